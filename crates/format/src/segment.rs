@@ -1,0 +1,371 @@
+//! Staging segments: what the preload library writes while the program runs.
+//!
+//! One file per process image (`<pid>-<nonce>.seg`; the nonce keeps an `exec`'d image from
+//! truncating its predecessor's file). The first [`HEADER_BYTES`] hold the process header;
+//! after that come chunks of [`CHUNK_BYTES`], each owned by one thread, filled with records.
+//!
+//! A record is an 8-byte header — a `u32` word `kind << 24 | body_length` and a `u32` extra
+//! value — followed by the body, padded to 8 bytes. The writer stores the body first and the
+//! header word last (release ordering), and chunks start zero-filled, so a reader stops at
+//! the first zero word and never sees a half-written record: a `SIGKILL` loses at most the
+//! record being written.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use crate::bytes::{ByteReader, ByteWriter};
+use crate::{FormatError, Result};
+
+pub const MAGIC: &[u8; 8] = b"CAIRNSEG";
+pub const VERSION: u32 = 1;
+pub const HEADER_BYTES: u64 = 64 * 1024;
+pub const CHUNK_BYTES: u64 = 256 * 1024;
+pub const CHUNK_MAGIC: u32 = u32::from_le_bytes(*b"CHNK");
+pub const CHUNK_HEADER_BYTES: usize = 32;
+pub const RECORD_HEADER_BYTES: usize = 8;
+/// Offset of the process-header payload inside the header area.
+pub const HEADER_PAYLOAD_OFFSET: usize = 16;
+
+/// Record kinds (the top byte of a record's header word).
+pub mod kind {
+    /// A traced call; extra = the call's id in this segment's call-name list.
+    pub const EVENT: u32 = 1;
+    /// A file path; extra = the per-process file id.
+    pub const PATH: u32 = 2;
+    /// A calling context; extra = the per-process context id.
+    pub const CONTEXT: u32 = 3;
+    /// A loaded module (executable or shared object); extra = the module id.
+    pub const MODULE: u32 = 4;
+    /// A lifecycle mark; extra = one of [`super::mark`].
+    pub const MARK: u32 = 5;
+    /// A diagnostic message from the tracer itself.
+    pub const MESSAGE: u32 = 6;
+}
+
+/// Lifecycle marks.
+pub mod mark {
+    /// `main` is about to run; value = 0.
+    pub const MAIN_START: u32 = 1;
+    /// The library's destructor ran (normal exit).
+    pub const EXIT: u32 = 2;
+    /// `_exit`/`_Exit` called; value = status.
+    pub const EXIT_CALL: u32 = 3;
+    /// The tracer switched itself off; value = reason code.
+    pub const DISABLED: u32 = 4;
+}
+
+/// How a path record's file became known.
+pub mod path_origin {
+    /// Opened by name by this process (open, fopen, creat...).
+    pub const OPENED: u32 = 1;
+    /// Found from a descriptor this process did not open (inherited, opened before the
+    /// tracer loaded, or by a raw system call), through `/proc/self/fd`.
+    pub const FROM_DESCRIPTOR: u32 = 2;
+    /// Named by a metadata call (stat, unlink, rename...).
+    pub const NAMED: u32 = 3;
+    /// Known to the parent when this process was forked.
+    pub const INHERITED: u32 = 4;
+}
+
+/// The body of an event record, exactly as stored.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RawEvent {
+    /// CLOCK_MONOTONIC nanoseconds.
+    pub start: u64,
+    pub duration: u64,
+    pub handle: u64,
+    pub offset: i64,
+    pub request: u64,
+    pub result: i64,
+    pub aux: u64,
+    /// Per-process file id, 0 = none.
+    pub file: u32,
+    pub context: u32,
+    pub errno: i32,
+    pub flags: u32,
+}
+
+pub const RAW_EVENT_BYTES: usize = std::mem::size_of::<RawEvent>();
+const _: () = assert!(RAW_EVENT_BYTES == 72);
+
+/// Maximum frames kept per calling context.
+pub const MAX_FRAMES: usize = 16;
+
+/// The process header, written once when a process image starts tracing.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProcessHeader {
+    pub pid: u32,
+    pub parent_pid: u32,
+    pub nonce: u64,
+    /// CLOCK_MONOTONIC and CLOCK_REALTIME at the start, nanoseconds.
+    pub start_monotonic: u64,
+    pub start_realtime: u64,
+    pub executable: Vec<u8>,
+    /// argv, NUL-separated as in /proc/self/cmdline.
+    pub command_line: Vec<u8>,
+    pub working_directory: Vec<u8>,
+    pub hostname: Vec<u8>,
+    /// The names of the calls, indexed by the call ids used in event records.
+    pub call_names: Vec<String>,
+    /// True when this image started as a forked child (not a fresh exec).
+    pub forked: bool,
+}
+
+impl ProcessHeader {
+    /// The complete header area: magic, version, payload length, payload.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut payload = ByteWriter::new();
+        payload.u64(self.pid as u64);
+        payload.u64(self.parent_pid as u64);
+        payload.u64(self.nonce);
+        payload.u64(self.start_monotonic);
+        payload.u64(self.start_realtime);
+        payload.bytes(&self.executable);
+        payload.bytes(&self.command_line);
+        payload.bytes(&self.working_directory);
+        payload.bytes(&self.hostname);
+        payload.u64(self.forked as u64);
+        payload.u64(self.call_names.len() as u64);
+        for name in &self.call_names {
+            payload.str(name);
+        }
+        let payload = payload.into_inner();
+        let mut out = Vec::with_capacity(HEADER_PAYLOAD_OFFSET + payload.len());
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&VERSION.to_le_bytes());
+        out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        out.extend_from_slice(&payload);
+        out
+    }
+
+    pub fn decode(area: &[u8]) -> Result<ProcessHeader> {
+        if area.len() < HEADER_PAYLOAD_OFFSET || &area[..8] != MAGIC {
+            return Err(FormatError::Corrupt("not a cairn staging segment".into()));
+        }
+        let version = u32::from_le_bytes(area[8..12].try_into().expect("4 bytes"));
+        if version != VERSION {
+            return Err(FormatError::Corrupt(format!("staging segment version {version} is not supported")));
+        }
+        let length = u32::from_le_bytes(area[12..16].try_into().expect("4 bytes")) as usize;
+        let payload = area
+            .get(HEADER_PAYLOAD_OFFSET..HEADER_PAYLOAD_OFFSET + length)
+            .ok_or_else(|| FormatError::Truncated("staging segment header".into()))?;
+        let mut reader = ByteReader::new(payload, "segment header");
+        let mut header = ProcessHeader {
+            pid: reader.u32()?,
+            parent_pid: reader.u32()?,
+            nonce: reader.u64()?,
+            start_monotonic: reader.u64()?,
+            start_realtime: reader.u64()?,
+            executable: reader.bytes()?.to_vec(),
+            command_line: reader.bytes()?.to_vec(),
+            working_directory: reader.bytes()?.to_vec(),
+            hostname: reader.bytes()?.to_vec(),
+            forked: reader.u64()? != 0,
+            call_names: Vec::new(),
+        };
+        let count = reader.count(1)?;
+        for _ in 0..count {
+            header.call_names.push(reader.string()?);
+        }
+        Ok(header)
+    }
+}
+
+/// One decoded record of a chunk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Record<'a> {
+    Event { call: u32, event: RawEvent },
+    Path { file: u32, origin: u32, path: &'a [u8] },
+    Context { context: u32, frames: Vec<(u32, u64)> },
+    Module { module: u32, path: &'a [u8] },
+    Mark { mark: u32, time: u64, value: u64 },
+    Message { text: &'a [u8] },
+    /// A record of a kind this reader does not know; skipped.
+    Unknown { kind: u32 },
+}
+
+/// The thread-owned header of a chunk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChunkHeader {
+    pub thread: u32,
+    /// Position of this chunk among the thread's chunks.
+    pub sequence: u32,
+}
+
+pub fn encode_chunk_header(header: ChunkHeader) -> [u8; CHUNK_HEADER_BYTES] {
+    let mut out = [0u8; CHUNK_HEADER_BYTES];
+    out[0..4].copy_from_slice(&CHUNK_MAGIC.to_le_bytes());
+    out[4..8].copy_from_slice(&header.thread.to_le_bytes());
+    out[8..12].copy_from_slice(&header.sequence.to_le_bytes());
+    out
+}
+
+/// Reads the chunk header; `None` for a chunk that was never handed to a thread.
+pub fn decode_chunk_header(chunk: &[u8]) -> Option<ChunkHeader> {
+    if chunk.len() < CHUNK_HEADER_BYTES || u32::from_le_bytes(chunk[0..4].try_into().ok()?) != CHUNK_MAGIC {
+        return None;
+    }
+    Some(ChunkHeader {
+        thread: u32::from_le_bytes(chunk[4..8].try_into().ok()?),
+        sequence: u32::from_le_bytes(chunk[8..12].try_into().ok()?),
+    })
+}
+
+pub fn record_word(kind: u32, body_length: usize) -> u32 {
+    (kind << 24) | body_length as u32
+}
+
+pub fn padded(length: usize) -> usize {
+    (length + 7) & !7
+}
+
+/// Decodes the records of one chunk, stopping at the first empty slot.
+pub fn records(chunk: &[u8]) -> Result<Vec<Record<'_>>> {
+    let mut records = Vec::new();
+    let mut position = CHUNK_HEADER_BYTES;
+    while position + RECORD_HEADER_BYTES <= chunk.len() {
+        let word = u32::from_le_bytes(chunk[position..position + 4].try_into().expect("4 bytes"));
+        if word == 0 {
+            break;
+        }
+        let extra = u32::from_le_bytes(chunk[position + 4..position + 8].try_into().expect("4 bytes"));
+        let kind = word >> 24;
+        let length = (word & 0x00ff_ffff) as usize;
+        let body_start = position + RECORD_HEADER_BYTES;
+        let body = chunk
+            .get(body_start..body_start + length)
+            .ok_or_else(|| FormatError::Corrupt(format!("record at {position} runs past its chunk")))?;
+        records.push(decode_record(kind, extra, body)?);
+        position = body_start + padded(length);
+    }
+    Ok(records)
+}
+
+fn decode_record(kind: u32, extra: u32, body: &[u8]) -> Result<Record<'_>> {
+    let u32_at = |at: usize| -> Result<u32> {
+        body.get(at..at + 4)
+            .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
+            .ok_or_else(|| FormatError::Corrupt("short record".into()))
+    };
+    let u64_at = |at: usize| -> Result<u64> {
+        body.get(at..at + 8)
+            .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+            .ok_or_else(|| FormatError::Corrupt("short record".into()))
+    };
+    Ok(match kind {
+        kind::EVENT => {
+            if body.len() != RAW_EVENT_BYTES {
+                return Err(FormatError::Corrupt("event record of the wrong size".into()));
+            }
+            let event = RawEvent {
+                start: u64_at(0)?,
+                duration: u64_at(8)?,
+                handle: u64_at(16)?,
+                offset: u64_at(24)? as i64,
+                request: u64_at(32)?,
+                result: u64_at(40)? as i64,
+                aux: u64_at(48)?,
+                file: u32_at(56)?,
+                context: u32_at(60)?,
+                errno: u32_at(64)? as i32,
+                flags: u32_at(68)?,
+            };
+            Record::Event { call: extra, event }
+        }
+        kind::PATH => {
+            let origin = u32_at(0)?;
+            let length = u32_at(4)? as usize;
+            let path = body.get(8..8 + length).ok_or_else(|| FormatError::Corrupt("short path record".into()))?;
+            Record::Path { file: extra, origin, path }
+        }
+        kind::CONTEXT => {
+            let count = u32_at(0)? as usize;
+            if count > MAX_FRAMES {
+                return Err(FormatError::Corrupt("context with too many frames".into()));
+            }
+            let mut frames = Vec::with_capacity(count);
+            for index in 0..count {
+                let at = 8 + index * 16;
+                frames.push((u32_at(at)?, u64_at(at + 8)?));
+            }
+            Record::Context { context: extra, frames }
+        }
+        kind::MODULE => Record::Module { module: extra, path: body },
+        kind::MARK => Record::Mark { mark: extra, time: u64_at(0)?, value: u64_at(8)? },
+        kind::MESSAGE => Record::Message { text: body },
+        other => Record::Unknown { kind: other },
+    })
+}
+
+/// Reads a staging segment file chunk by chunk.
+pub struct SegmentFile {
+    file: File,
+    pub header: ProcessHeader,
+    chunk_count: u64,
+}
+
+impl SegmentFile {
+    pub fn open(path: &Path) -> Result<SegmentFile> {
+        let file = File::open(path).map_err(|error| FormatError::io(path, error))?;
+        let length = file.metadata().map_err(|error| FormatError::io(path, error))?.len();
+        let mut area = vec![0u8; HEADER_BYTES.min(length) as usize];
+        file.read_exact_at(&mut area, 0).map_err(|error| FormatError::io(path, error))?;
+        let header = ProcessHeader::decode(&area)?;
+        let chunk_count = length.saturating_sub(HEADER_BYTES) / CHUNK_BYTES;
+        Ok(SegmentFile { file, header, chunk_count })
+    }
+
+    pub fn chunk_count(&self) -> u64 {
+        self.chunk_count
+    }
+
+    /// Reads chunk `index` into `buffer` (resized to one chunk).
+    pub fn read_chunk(&self, index: u64, buffer: &mut Vec<u8>) -> Result<()> {
+        buffer.resize(CHUNK_BYTES as usize, 0);
+        self.file
+            .read_exact_at(buffer, HEADER_BYTES + index * CHUNK_BYTES)
+            .map_err(|error| FormatError::Corrupt(format!("staging chunk {index}: {error}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_roundtrip() {
+        let header = ProcessHeader {
+            pid: 42,
+            parent_pid: 7,
+            nonce: 99,
+            start_monotonic: 5,
+            start_realtime: 6,
+            executable: b"/bin/x".to_vec(),
+            command_line: b"x\0-v\0".to_vec(),
+            working_directory: b"/tmp".to_vec(),
+            hostname: b"node1".to_vec(),
+            call_names: vec!["open".into(), "write".into()],
+            forked: true,
+        };
+        assert_eq!(ProcessHeader::decode(&header.encode()).unwrap(), header);
+    }
+
+    #[test]
+    fn records_stop_at_empty_slot_and_reject_overruns() {
+        let mut chunk = vec![0u8; 256];
+        chunk[..CHUNK_HEADER_BYTES].copy_from_slice(&encode_chunk_header(ChunkHeader { thread: 3, sequence: 0 }));
+        let body = [1u8, 0, 0, 0, 4, 0, 0, 0, b'/', b'a', b'b', b'c'];
+        let at = CHUNK_HEADER_BYTES;
+        chunk[at..at + 4].copy_from_slice(&record_word(kind::PATH, body.len()).to_le_bytes());
+        chunk[at + 4..at + 8].copy_from_slice(&5u32.to_le_bytes());
+        chunk[at + 8..at + 8 + body.len()].copy_from_slice(&body);
+        let parsed = records(&chunk).unwrap();
+        assert_eq!(parsed, vec![Record::Path { file: 5, origin: 1, path: b"/abc" }]);
+        let next = at + 8 + padded(body.len());
+        chunk[next..next + 4].copy_from_slice(&record_word(kind::MESSAGE, 10_000).to_le_bytes());
+        assert!(records(&chunk).is_err());
+    }
+}

@@ -1,0 +1,363 @@
+//! The call table: one row per hooked call.
+//!
+//! `for_each_call!(callback)` hands every row to `callback!`. This crate turns the rows
+//! into the [`Call`] enum and its metadata; the preload library turns the same rows into
+//! hooks. A row is
+//!
+//! ```text
+//! name  Layer  Class  generated (arg: Type, ...) -> Ret => adapter(arg, ...);
+//! name  Layer  Class  custom;
+//! ```
+//!
+//! `generated` rows get their hook written by the macro: time the real call and let the
+//! named adapter (a function in the preload crate) fill in file, offset and sizes from the
+//! arguments and the return value. `custom` rows are C-variadic or need handling that does
+//! not fit one adapter call (`open`, `fcntl`, `fprintf`, `_exit`); their hooks are written
+//! by hand in the preload crate, but they are still declared only here.
+//!
+//! The types in the signatures are only tokens to this crate; the preload crate resolves
+//! them against `libc`.
+
+/// Calls every row of the call table through `$callback!`.
+#[macro_export]
+macro_rules! for_each_call {
+    ($callback:path) => {
+        $callback! {
+            // ---- POSIX: open and close ------------------------------------------------
+            open       Posix Open  custom;
+            open64     Posix Open  custom;
+            openat     Posix Open  custom;
+            openat64   Posix Open  custom;
+            __open_2   Posix Open  generated (path: *const c_char, flags: c_int) -> c_int
+                => path_open(AT_FDCWD, path, flags, 0);
+            __open64_2 Posix Open  generated (path: *const c_char, flags: c_int) -> c_int
+                => path_open(AT_FDCWD, path, flags, 0);
+            __openat_2 Posix Open  generated (dirfd: c_int, path: *const c_char, flags: c_int) -> c_int
+                => path_open(dirfd, path, flags, 0);
+            __openat64_2 Posix Open generated (dirfd: c_int, path: *const c_char, flags: c_int) -> c_int
+                => path_open(dirfd, path, flags, 0);
+            creat      Posix Open  generated (path: *const c_char, mode: mode_t) -> c_int
+                => path_open(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode);
+            creat64    Posix Open  generated (path: *const c_char, mode: mode_t) -> c_int
+                => path_open(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode);
+            close      Posix Close generated (fd: c_int) -> c_int => fd_close(fd);
+
+            // ---- POSIX: data --------------------------------------------------------------
+            read       Posix Read  generated (fd: c_int, buf: *mut c_void, count: size_t) -> ssize_t
+                => fd_transfer(fd, count, -1);
+            __read_chk Posix Read  generated (fd: c_int, buf: *mut c_void, count: size_t, buflen: size_t) -> ssize_t
+                => fd_transfer(fd, count, -1);
+            write      Posix Write generated (fd: c_int, buf: *const c_void, count: size_t) -> ssize_t
+                => fd_transfer(fd, count, -1);
+            pread      Posix Read  generated (fd: c_int, buf: *mut c_void, count: size_t, offset: off_t) -> ssize_t
+                => fd_transfer(fd, count, offset);
+            pread64    Posix Read  generated (fd: c_int, buf: *mut c_void, count: size_t, offset: off64_t) -> ssize_t
+                => fd_transfer(fd, count, offset);
+            __pread_chk Posix Read generated (fd: c_int, buf: *mut c_void, count: size_t, offset: off_t, buflen: size_t) -> ssize_t
+                => fd_transfer(fd, count, offset);
+            __pread64_chk Posix Read generated (fd: c_int, buf: *mut c_void, count: size_t, offset: off64_t, buflen: size_t) -> ssize_t
+                => fd_transfer(fd, count, offset);
+            pwrite     Posix Write generated (fd: c_int, buf: *const c_void, count: size_t, offset: off_t) -> ssize_t
+                => fd_transfer(fd, count, offset);
+            pwrite64   Posix Write generated (fd: c_int, buf: *const c_void, count: size_t, offset: off64_t) -> ssize_t
+                => fd_transfer(fd, count, offset);
+            readv      Posix Read  generated (fd: c_int, iov: *const iovec, iovcnt: c_int) -> ssize_t
+                => fd_vector(fd, iov, iovcnt, -1);
+            writev     Posix Write generated (fd: c_int, iov: *const iovec, iovcnt: c_int) -> ssize_t
+                => fd_vector(fd, iov, iovcnt, -1);
+            preadv     Posix Read  generated (fd: c_int, iov: *const iovec, iovcnt: c_int, offset: off_t) -> ssize_t
+                => fd_vector(fd, iov, iovcnt, offset);
+            preadv64   Posix Read  generated (fd: c_int, iov: *const iovec, iovcnt: c_int, offset: off64_t) -> ssize_t
+                => fd_vector(fd, iov, iovcnt, offset);
+            pwritev    Posix Write generated (fd: c_int, iov: *const iovec, iovcnt: c_int, offset: off_t) -> ssize_t
+                => fd_vector(fd, iov, iovcnt, offset);
+            pwritev64  Posix Write generated (fd: c_int, iov: *const iovec, iovcnt: c_int, offset: off64_t) -> ssize_t
+                => fd_vector(fd, iov, iovcnt, offset);
+            preadv2    Posix Read  generated (fd: c_int, iov: *const iovec, iovcnt: c_int, offset: off_t, flags: c_int) -> ssize_t
+                => fd_vector(fd, iov, iovcnt, offset);
+            preadv64v2 Posix Read  generated (fd: c_int, iov: *const iovec, iovcnt: c_int, offset: off64_t, flags: c_int) -> ssize_t
+                => fd_vector(fd, iov, iovcnt, offset);
+            pwritev2   Posix Write generated (fd: c_int, iov: *const iovec, iovcnt: c_int, offset: off_t, flags: c_int) -> ssize_t
+                => fd_vector(fd, iov, iovcnt, offset);
+            pwritev64v2 Posix Write generated (fd: c_int, iov: *const iovec, iovcnt: c_int, offset: off64_t, flags: c_int) -> ssize_t
+                => fd_vector(fd, iov, iovcnt, offset);
+
+            // ---- POSIX: position, sync, size, descriptors, mappings -----------------------
+            lseek      Posix Seek  generated (fd: c_int, offset: off_t, whence: c_int) -> off_t
+                => fd_seek(fd, offset, whence);
+            lseek64    Posix Seek  generated (fd: c_int, offset: off64_t, whence: c_int) -> off64_t
+                => fd_seek(fd, offset, whence);
+            fsync      Posix Sync  generated (fd: c_int) -> c_int => fd_status(fd, 0);
+            fdatasync  Posix Sync  generated (fd: c_int) -> c_int => fd_status(fd, 0);
+            ftruncate  Posix Meta  generated (fd: c_int, length: off_t) -> c_int => fd_status(fd, length);
+            ftruncate64 Posix Meta generated (fd: c_int, length: off64_t) -> c_int => fd_status(fd, length);
+            dup        Posix Dup   generated (oldfd: c_int) -> c_int => fd_dup(oldfd);
+            dup2       Posix Dup   generated (oldfd: c_int, newfd: c_int) -> c_int => fd_dup(oldfd);
+            dup3       Posix Dup   generated (oldfd: c_int, newfd: c_int, flags: c_int) -> c_int => fd_dup(oldfd);
+            fcntl      Posix Dup   custom;
+            fcntl64    Posix Dup   custom;
+            mmap       Posix Mmap  generated (addr: *mut c_void, length: size_t, prot: c_int, flags: c_int, fd: c_int, offset: off_t) -> *mut c_void
+                => fd_map(fd, length, flags, offset);
+            mmap64     Posix Mmap  generated (addr: *mut c_void, length: size_t, prot: c_int, flags: c_int, fd: c_int, offset: off64_t) -> *mut c_void
+                => fd_map(fd, length, flags, offset);
+            munmap     Posix Mmap  custom;
+
+            // ---- POSIX: metadata by name or descriptor ------------------------------------
+            stat       Posix Stat  generated (path: *const c_char, buf: *mut c_void) -> c_int
+                => path_status(AT_FDCWD, path, 0);
+            stat64     Posix Stat  generated (path: *const c_char, buf: *mut c_void) -> c_int
+                => path_status(AT_FDCWD, path, 0);
+            lstat      Posix Stat  generated (path: *const c_char, buf: *mut c_void) -> c_int
+                => path_status(AT_FDCWD, path, 0);
+            lstat64    Posix Stat  generated (path: *const c_char, buf: *mut c_void) -> c_int
+                => path_status(AT_FDCWD, path, 0);
+            fstat      Posix Stat  generated (fd: c_int, buf: *mut c_void) -> c_int => fd_status(fd, 0);
+            fstat64    Posix Stat  generated (fd: c_int, buf: *mut c_void) -> c_int => fd_status(fd, 0);
+            fstatat    Posix Stat  generated (dirfd: c_int, path: *const c_char, buf: *mut c_void, flags: c_int) -> c_int
+                => path_status(dirfd, path, flags);
+            fstatat64  Posix Stat  generated (dirfd: c_int, path: *const c_char, buf: *mut c_void, flags: c_int) -> c_int
+                => path_status(dirfd, path, flags);
+            __xstat    Posix Stat  generated (version: c_int, path: *const c_char, buf: *mut c_void) -> c_int
+                => path_status(AT_FDCWD, path, 0);
+            __xstat64  Posix Stat  generated (version: c_int, path: *const c_char, buf: *mut c_void) -> c_int
+                => path_status(AT_FDCWD, path, 0);
+            __lxstat   Posix Stat  generated (version: c_int, path: *const c_char, buf: *mut c_void) -> c_int
+                => path_status(AT_FDCWD, path, 0);
+            __lxstat64 Posix Stat  generated (version: c_int, path: *const c_char, buf: *mut c_void) -> c_int
+                => path_status(AT_FDCWD, path, 0);
+            __fxstat   Posix Stat  generated (version: c_int, fd: c_int, buf: *mut c_void) -> c_int
+                => fd_status(fd, 0);
+            __fxstat64 Posix Stat  generated (version: c_int, fd: c_int, buf: *mut c_void) -> c_int
+                => fd_status(fd, 0);
+            __fxstatat Posix Stat  generated (version: c_int, dirfd: c_int, path: *const c_char, buf: *mut c_void, flags: c_int) -> c_int
+                => path_status(dirfd, path, flags);
+            __fxstatat64 Posix Stat generated (version: c_int, dirfd: c_int, path: *const c_char, buf: *mut c_void, flags: c_int) -> c_int
+                => path_status(dirfd, path, flags);
+            statx      Posix Stat  generated (dirfd: c_int, path: *const c_char, flags: c_int, mask: c_uint, buf: *mut c_void) -> c_int
+                => path_status(dirfd, path, flags);
+            access     Posix Meta  generated (path: *const c_char, mode: c_int) -> c_int
+                => path_status(AT_FDCWD, path, mode);
+            unlink     Posix Meta  generated (path: *const c_char) -> c_int => path_status(AT_FDCWD, path, 0);
+            unlinkat   Posix Meta  generated (dirfd: c_int, path: *const c_char, flags: c_int) -> c_int
+                => path_status(dirfd, path, flags);
+            rename     Posix Meta  generated (oldpath: *const c_char, newpath: *const c_char) -> c_int
+                => path_rename(oldpath, newpath);
+            mkdir      Posix Meta  generated (path: *const c_char, mode: mode_t) -> c_int
+                => path_status(AT_FDCWD, path, mode);
+            rmdir      Posix Meta  generated (path: *const c_char) -> c_int => path_status(AT_FDCWD, path, 0);
+
+            // ---- stdio ------------------------------------------------------------------
+            fopen      Stdio Open  generated (path: *const c_char, mode: *const c_char) -> *mut FILE
+                => stream_open(path, mode);
+            fopen64    Stdio Open  generated (path: *const c_char, mode: *const c_char) -> *mut FILE
+                => stream_open(path, mode);
+            fdopen     Stdio Open  generated (fd: c_int, mode: *const c_char) -> *mut FILE
+                => stream_fdopen(fd, mode);
+            freopen    Stdio Open  generated (path: *const c_char, mode: *const c_char, stream: *mut FILE) -> *mut FILE
+                => stream_open(path, mode);
+            freopen64  Stdio Open  generated (path: *const c_char, mode: *const c_char, stream: *mut FILE) -> *mut FILE
+                => stream_open(path, mode);
+            fclose     Stdio Close custom;
+            fread      Stdio Read  generated (ptr: *mut c_void, size: size_t, nmemb: size_t, stream: *mut FILE) -> size_t
+                => stream_items(stream, size, nmemb);
+            fread_unlocked Stdio Read generated (ptr: *mut c_void, size: size_t, nmemb: size_t, stream: *mut FILE) -> size_t
+                => stream_items(stream, size, nmemb);
+            __fread_chk Stdio Read generated (ptr: *mut c_void, ptrlen: size_t, size: size_t, nmemb: size_t, stream: *mut FILE) -> size_t
+                => stream_items(stream, size, nmemb);
+            fwrite     Stdio Write generated (ptr: *const c_void, size: size_t, nmemb: size_t, stream: *mut FILE) -> size_t
+                => stream_items(stream, size, nmemb);
+            fwrite_unlocked Stdio Write generated (ptr: *const c_void, size: size_t, nmemb: size_t, stream: *mut FILE) -> size_t
+                => stream_items(stream, size, nmemb);
+            fgets      Stdio Read  generated (buf: *mut c_char, size: c_int, stream: *mut FILE) -> *mut c_char
+                => stream_line(stream, size, buf);
+            __fgets_chk Stdio Read generated (buf: *mut c_char, buflen: size_t, size: c_int, stream: *mut FILE) -> *mut c_char
+                => stream_line(stream, size, buf);
+            getline    Stdio Read  generated (line: *mut *mut c_char, capacity: *mut size_t, stream: *mut FILE) -> ssize_t
+                => stream_count(stream);
+            getdelim   Stdio Read  generated (line: *mut *mut c_char, capacity: *mut size_t, delimiter: c_int, stream: *mut FILE) -> ssize_t
+                => stream_count(stream);
+            fputs      Stdio Write generated (text: *const c_char, stream: *mut FILE) -> c_int
+                => stream_text(stream, text);
+            fputc      Stdio Write generated (character: c_int, stream: *mut FILE) -> c_int
+                => stream_char(stream);
+            putc       Stdio Write generated (character: c_int, stream: *mut FILE) -> c_int
+                => stream_char(stream);
+            fprintf    Stdio Write custom;
+            vfprintf   Stdio Write custom;
+            __fprintf_chk  Stdio Write custom;
+            __vfprintf_chk Stdio Write custom;
+            fscanf     Stdio Read  custom;
+            __isoc99_fscanf Stdio Read custom;
+            vfscanf    Stdio Read  custom;
+            __isoc99_vfscanf Stdio Read custom;
+            fseek      Stdio Seek  generated (stream: *mut FILE, offset: c_long, whence: c_int) -> c_int
+                => stream_seek(stream, offset, whence);
+            fseeko     Stdio Seek  generated (stream: *mut FILE, offset: off_t, whence: c_int) -> c_int
+                => stream_seek(stream, offset, whence);
+            fseeko64   Stdio Seek  generated (stream: *mut FILE, offset: off64_t, whence: c_int) -> c_int
+                => stream_seek(stream, offset, whence);
+            ftell      Stdio Seek  generated (stream: *mut FILE) -> c_long => stream_tell(stream);
+            ftello     Stdio Seek  generated (stream: *mut FILE) -> off_t => stream_tell(stream);
+            ftello64   Stdio Seek  generated (stream: *mut FILE) -> off64_t => stream_tell(stream);
+            rewind     Stdio Seek  generated (stream: *mut FILE) -> () => stream_rewind(stream);
+            fflush     Stdio Flush generated (stream: *mut FILE) -> c_int => stream_flush(stream);
+
+            // ---- process lifecycle --------------------------------------------------------
+            __libc_start_main Process Lifecycle custom;
+            _exit      Process Lifecycle custom;
+            _Exit      Process Lifecycle custom;
+        }
+    };
+}
+
+/// The layer of the I/O stack a call belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Layer {
+    Posix,
+    Stdio,
+    Process,
+}
+
+impl Layer {
+    pub const ALL: [Layer; 3] = [Layer::Posix, Layer::Stdio, Layer::Process];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Layer::Posix => "posix",
+            Layer::Stdio => "stdio",
+            Layer::Process => "process",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Layer> {
+        Layer::ALL.into_iter().find(|layer| layer.name() == name)
+    }
+}
+
+/// What a call does, independent of its layer; analyses count by class.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CallClass {
+    Open,
+    Close,
+    Read,
+    Write,
+    Seek,
+    Sync,
+    Flush,
+    Stat,
+    Meta,
+    Dup,
+    Mmap,
+    Lifecycle,
+}
+
+impl CallClass {
+    pub const ALL: [CallClass; 12] = [
+        CallClass::Open,
+        CallClass::Close,
+        CallClass::Read,
+        CallClass::Write,
+        CallClass::Seek,
+        CallClass::Sync,
+        CallClass::Flush,
+        CallClass::Stat,
+        CallClass::Meta,
+        CallClass::Dup,
+        CallClass::Mmap,
+        CallClass::Lifecycle,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CallClass::Open => "open",
+            CallClass::Close => "close",
+            CallClass::Read => "read",
+            CallClass::Write => "write",
+            CallClass::Seek => "seek",
+            CallClass::Sync => "sync",
+            CallClass::Flush => "flush",
+            CallClass::Stat => "stat",
+            CallClass::Meta => "meta",
+            CallClass::Dup => "dup",
+            CallClass::Mmap => "mmap",
+            CallClass::Lifecycle => "lifecycle",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<CallClass> {
+        CallClass::ALL.into_iter().find(|class| class.name() == name)
+    }
+
+    /// Calls whose time Darshan counts as metadata time (open, close, seek, stat, sync...).
+    pub fn is_metadata(self) -> bool {
+        !matches!(self, CallClass::Read | CallClass::Write | CallClass::Lifecycle)
+    }
+}
+
+macro_rules! define_call_enum {
+    ($( $name:ident $layer:ident $class:ident $kind:ident
+        $( ( $($arg:ident : $ty:ty),* ) -> $ret:ty => $adapter:ident ( $($adapter_arg:expr),* ) )? ; )*) => {
+        /// Every hooked call of this build. The discriminant is only an in-memory id: files
+        /// store call names (see the CALLS section in docs/FORMAT.md).
+        #[allow(non_camel_case_types)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[repr(u16)]
+        pub enum Call {
+            $( $name, )*
+        }
+
+        impl Call {
+            /// All calls, in table order (`Call::ALL[c as usize] == c`).
+            pub const ALL: &'static [Call] = &[ $( Call::$name, )* ];
+
+            /// The symbol name of the call, e.g. `"pwrite64"`.
+            pub fn name(self) -> &'static str {
+                match self { $( Call::$name => stringify!($name), )* }
+            }
+
+            pub fn layer(self) -> Layer {
+                match self { $( Call::$name => Layer::$layer, )* }
+            }
+
+            pub fn class(self) -> CallClass {
+                match self { $( Call::$name => CallClass::$class, )* }
+            }
+        }
+    };
+}
+
+for_each_call!(define_call_enum);
+
+impl Call {
+    pub fn from_id(id: u16) -> Option<Call> {
+        Call::ALL.get(id as usize).copied()
+    }
+
+    pub fn from_name(name: &str) -> Option<Call> {
+        Call::ALL.iter().copied().find(|call| call.name() == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_follow_table_order() {
+        for (index, call) in Call::ALL.iter().enumerate() {
+            assert_eq!(*call as usize, index);
+            assert_eq!(Call::from_id(index as u16), Some(*call));
+            assert_eq!(Call::from_name(call.name()), Some(*call));
+        }
+    }
+
+    #[test]
+    fn classes_and_layers() {
+        assert_eq!(Call::pwrite64.class(), CallClass::Write);
+        assert_eq!(Call::fwrite.layer(), Layer::Stdio);
+        assert_eq!(Call::__xstat.class(), CallClass::Stat);
+        assert_eq!(Call::from_name("no_such_call"), None);
+        let names: std::collections::HashSet<_> = Call::ALL.iter().map(|c| c.name()).collect();
+        assert_eq!(names.len(), Call::ALL.len(), "call names are unique");
+    }
+}

@@ -1,0 +1,76 @@
+//! The vocabulary every other cairn crate speaks: the call table (one row per hooked call,
+//! see [`for_each_call!`]), the [`Layer`] and [`CallClass`] of each call, and the decoded
+//! [`Event`].
+//!
+//! Design decisions: no I/O and no `unsafe` here, so that the reader, the analyses and the
+//! preload library can all depend on it. The call table is a `macro_rules!` table (the Rust
+//! form of an X-macro) so that adding a hooked call is one row: this crate derives the enum
+//! and its metadata from the row, the preload crate derives the hook.
+
+mod calls;
+
+pub use calls::{Call, CallClass, Layer};
+
+/// Marks an offset or file that is not known.
+pub const UNKNOWN: i64 = -1;
+
+/// One execution of a hooked call, as the reader hands it out.
+///
+/// Fields that do not apply to a call are zero (or [`UNKNOWN`] for `offset`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Event {
+    /// Index into the trace's call-name table.
+    pub call: u16,
+    /// Start, in nanoseconds since the start of the run.
+    pub start: u64,
+    /// Duration in nanoseconds.
+    pub duration: u64,
+    /// Index into the trace's file table, or `None` when the call touched no known file.
+    pub file: Option<u32>,
+    /// File descriptor (POSIX) or stream address (stdio) the call used.
+    pub handle: u64,
+    /// File offset of the access: explicit (`pwrite`) or tracked (`write`); `UNKNOWN` if
+    /// neither (e.g. `O_APPEND`).
+    pub offset: i64,
+    /// Bytes (or items) asked for.
+    pub request: u64,
+    /// The call's result, in bytes for data calls; negative on failure.
+    pub result: i64,
+    /// `errno` after a failed call, else 0.
+    pub errno: i32,
+    /// Index into the process's calling-context table.
+    pub context: u32,
+    /// Call-specific extra value: open flags, new fd of a dup, seek whence, rename target.
+    pub aux: u64,
+    /// Bit set of [`event_flags`].
+    pub flags: u32,
+}
+
+/// Bits of [`Event::flags`].
+pub mod event_flags {
+    /// The call failed (result < 0 or a NULL stream).
+    pub const FAILED: u32 = 1;
+    /// The event happened before the program's `main` started.
+    pub const BEFORE_MAIN: u32 = 2;
+    /// The offset was given by the program (pread/pwrite), not tracked.
+    pub const EXPLICIT_OFFSET: u32 = 4;
+}
+
+impl Event {
+    pub fn failed(&self) -> bool {
+        self.flags & event_flags::FAILED != 0
+    }
+
+    /// Bytes actually moved by a data call.
+    pub fn bytes(&self) -> u64 {
+        if self.failed() {
+            0
+        } else {
+            self.result.max(0) as u64
+        }
+    }
+
+    pub fn end(&self) -> u64 {
+        self.start + self.duration
+    }
+}

@@ -1,0 +1,355 @@
+//! The exported hooks. `generated` rows of the call table become hooks here through
+//! [`generate_hooks!`]; `custom` rows (C variadics and calls needing state before the call)
+//! are written out below, and the variadic stdio ones live in `shim.c`.
+//!
+//! Every hook follows the same order: forward untraced unless a [`Scope`] can be entered;
+//! time the real call; save `errno`; capture the context; let the adapter fill the event;
+//! write it; restore `errno`; return the real result.
+
+#![allow(clippy::missing_safety_doc)]
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use cairn_format::segment::RawEvent;
+use cairn_model::event_flags::{BEFORE_MAIN, FAILED};
+use cairn_model::{for_each_call, Call};
+#[allow(unused_imports)]
+use libc::{
+    c_char, c_int, c_long, c_uint, c_ulong, c_void, iovec, mode_t, off64_t, off_t, size_t, ssize_t, AT_FDCWD, FILE,
+    O_CREAT, O_TRUNC, O_WRONLY,
+};
+
+use crate::adapters;
+use crate::recorder::{Scope, ThreadState};
+use crate::{clock, context, files, lifecycle};
+
+/// What a hook returns when the real function cannot be found (with errno = ENOSYS).
+pub trait FailureValue {
+    fn failure() -> Self;
+}
+
+macro_rules! failure_values {
+    ($($type:ty => $value:expr),*) => { $( impl FailureValue for $type { fn failure() -> Self { $value } } )* };
+}
+failure_values!(i32 => -1, i64 => -1, isize => -1, usize => 0, () => ());
+
+impl<T> FailureValue for *mut T {
+    fn failure() -> Self {
+        std::ptr::null_mut()
+    }
+}
+
+fn missing<R: FailureValue>() -> R {
+    errno_set(libc::ENOSYS);
+    R::failure()
+}
+
+#[inline(always)]
+fn errno_get() -> c_int {
+    // SAFETY: __errno_location is this thread's errno.
+    unsafe { *libc::__errno_location() }
+}
+
+#[inline(always)]
+fn errno_set(value: c_int) {
+    // SAFETY: as above.
+    unsafe { *libc::__errno_location() = value };
+}
+
+/// Fills and writes one event. Never unwinds into C: a panic disables tracing.
+#[inline(always)]
+fn record(
+    scope: &Scope,
+    call: Call,
+    start: u64,
+    end: u64,
+    errno: c_int,
+    context: u32,
+    fill: impl FnOnce(&mut RawEvent, &mut ThreadState) -> bool,
+) {
+    let state = scope.state();
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        let mut event = RawEvent {
+            start,
+            duration: end.saturating_sub(start),
+            offset: -1,
+            context,
+            flags: if lifecycle::main_started() { 0 } else { BEFORE_MAIN },
+            ..RawEvent::default()
+        };
+        if fill(&mut event, state) {
+            if event.flags & FAILED != 0 {
+                event.errno = errno;
+            }
+            state.write_event(call as u32, &event);
+        }
+    }));
+    if outcome.is_err() {
+        lifecycle::disable();
+    }
+}
+
+macro_rules! generate_hooks {
+    ($( $name:ident $layer:ident $class:ident $kind:ident
+        $( ( $($arg:ident : $ty:ty),* ) -> $ret:ty => $adapter:ident ( $($adapter_arg:expr),* ) )? ; )*) => {
+        $( generate_hooks!(@row $name $( ( $($arg : $ty),* ) -> $ret => $adapter ( $($adapter_arg),* ) )? ); )*
+    };
+    (@row $name:ident) => {};
+    (@row $name:ident ( $($arg:ident : $ty:ty),* ) -> $ret:ty => $adapter:ident ( $($adapter_arg:expr),* )) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $name($($arg: $ty),*) -> $ret {
+            type Real = unsafe extern "C" fn($($ty),*) -> $ret;
+            let Some(real) = crate::real::get(Call::$name) else { return missing() };
+            // SAFETY: `real` is the next definition of this very symbol.
+            let real = unsafe { std::mem::transmute::<usize, Real>(real) };
+            let Some(scope) = Scope::enter() else {
+                // SAFETY: forwarding the caller's own arguments.
+                return unsafe { real($($arg),*) };
+            };
+            let start = clock::now();
+            // SAFETY: forwarding the caller's own arguments.
+            let ret = unsafe { real($($arg),*) };
+            let errno = errno_get();
+            let end = clock::now();
+            let context = context::capture(scope.state(), 0);
+            #[allow(clippy::unit_arg)]
+            record(&scope, Call::$name, start, end, errno, context, |event, state| {
+                adapters::$adapter(event, state, $($adapter_arg,)* ret)
+            });
+            errno_set(errno);
+            ret
+        }
+    };
+}
+
+for_each_call!(generate_hooks);
+
+// ---- custom rows ---------------------------------------------------------------------------
+
+/// `open`-style calls are C-variadic: defined with `mode` as a fixed third argument (sound
+/// on the Linux ABIs we build for: the optional argument is in the third register) and
+/// forwarded through a variadic pointer so the callee sees a proper variadic call.
+macro_rules! open_hook {
+    ($name:ident, at) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(dirfd: c_int, path: *const c_char, flags: c_int, mode: c_uint) -> c_int {
+            type Real = unsafe extern "C" fn(c_int, *const c_char, c_int, ...) -> c_int;
+            let Some(real) = crate::real::get(Call::$name) else { return missing() };
+            // SAFETY: the next definition of this symbol, which is variadic.
+            let real = unsafe { std::mem::transmute::<usize, Real>(real) };
+            let Some(scope) = Scope::enter() else {
+                // SAFETY: forwarding the caller's arguments.
+                return unsafe { real(dirfd, path, flags, mode) };
+            };
+            let start = clock::now();
+            // SAFETY: forwarding the caller's arguments.
+            let ret = unsafe { real(dirfd, path, flags, mode) };
+            let errno = errno_get();
+            let end = clock::now();
+            let context = context::capture(scope.state(), 0);
+            record(&scope, Call::$name, start, end, errno, context, |event, state| {
+                adapters::path_open(event, state, dirfd, path, flags, mode, ret)
+            });
+            errno_set(errno);
+            ret
+        }
+    };
+    ($name:ident) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(path: *const c_char, flags: c_int, mode: c_uint) -> c_int {
+            type Real = unsafe extern "C" fn(*const c_char, c_int, ...) -> c_int;
+            let Some(real) = crate::real::get(Call::$name) else { return missing() };
+            // SAFETY: the next definition of this symbol, which is variadic.
+            let real = unsafe { std::mem::transmute::<usize, Real>(real) };
+            let Some(scope) = Scope::enter() else {
+                // SAFETY: forwarding the caller's arguments.
+                return unsafe { real(path, flags, mode) };
+            };
+            let start = clock::now();
+            // SAFETY: forwarding the caller's arguments.
+            let ret = unsafe { real(path, flags, mode) };
+            let errno = errno_get();
+            let end = clock::now();
+            let context = context::capture(scope.state(), 0);
+            record(&scope, Call::$name, start, end, errno, context, |event, state| {
+                adapters::path_open(event, state, AT_FDCWD, path, flags, mode, ret)
+            });
+            errno_set(errno);
+            ret
+        }
+    };
+}
+
+open_hook!(open);
+open_hook!(open64);
+open_hook!(openat, at);
+open_hook!(openat64, at);
+
+macro_rules! fcntl_hook {
+    ($name:ident) => {
+        /// Only descriptor duplication is recorded; every other command is forwarded as is.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(fd: c_int, command: c_int, argument: c_ulong) -> c_int {
+            type Real = unsafe extern "C" fn(c_int, c_int, ...) -> c_int;
+            let Some(real) = crate::real::get(Call::$name) else { return missing() };
+            // SAFETY: the next definition of this symbol, which is variadic.
+            let real = unsafe { std::mem::transmute::<usize, Real>(real) };
+            let duplicates = command == libc::F_DUPFD || command == libc::F_DUPFD_CLOEXEC;
+            let scope = if duplicates { Scope::enter() } else { None };
+            let Some(scope) = scope else {
+                // SAFETY: forwarding the caller's arguments.
+                return unsafe { real(fd, command, argument) };
+            };
+            let start = clock::now();
+            // SAFETY: forwarding the caller's arguments.
+            let ret = unsafe { real(fd, command, argument) };
+            let errno = errno_get();
+            let end = clock::now();
+            let context = context::capture(scope.state(), 0);
+            record(&scope, Call::$name, start, end, errno, context, |event, state| {
+                adapters::fd_dup(event, state, fd, ret)
+            });
+            errno_set(errno);
+            ret
+        }
+    };
+}
+
+fcntl_hook!(fcntl);
+fcntl_hook!(fcntl64);
+
+/// Recorded only for mappings of files that `mmap` recorded.
+#[no_mangle]
+pub unsafe extern "C" fn munmap(address: *mut c_void, length: size_t) -> c_int {
+    type Real = unsafe extern "C" fn(*mut c_void, size_t) -> c_int;
+    let Some(real) = crate::real::get(Call::munmap) else { return missing() };
+    // SAFETY: the next definition of munmap.
+    let real = unsafe { std::mem::transmute::<usize, Real>(real) };
+    let Some(scope) = Scope::enter() else {
+        // SAFETY: forwarding the caller's arguments.
+        return unsafe { real(address, length) };
+    };
+    let start = clock::now();
+    // SAFETY: forwarding the caller's arguments.
+    let ret = unsafe { real(address, length) };
+    let errno = errno_get();
+    let end = clock::now();
+    if let Some(mapping) = files::take_mapping(address as usize) {
+        let context = context::capture(scope.state(), 0);
+        record(&scope, Call::munmap, start, end, errno, context, |event, _| adapters::unmap(event, &mapping, ret));
+    }
+    errno_set(errno);
+    ret
+}
+
+/// Needs the stream's descriptor and file before the stream is gone.
+#[no_mangle]
+pub unsafe extern "C" fn fclose(stream: *mut FILE) -> c_int {
+    type Real = unsafe extern "C" fn(*mut FILE) -> c_int;
+    let Some(real) = crate::real::get(Call::fclose) else { return missing() };
+    // SAFETY: the next definition of fclose.
+    let real = unsafe { std::mem::transmute::<usize, Real>(real) };
+    let Some(scope) = Scope::enter() else {
+        // SAFETY: forwarding the caller's argument.
+        return unsafe { real(stream) };
+    };
+    let (file, fd) = files::file_for_stream(scope.state(), stream);
+    let start = clock::now();
+    // SAFETY: forwarding the caller's argument.
+    let ret = unsafe { real(stream) };
+    let errno = errno_get();
+    let end = clock::now();
+    let context = context::capture(scope.state(), 0);
+    record(&scope, Call::fclose, start, end, errno, context, |event, _| {
+        adapters::stream_close(event, file, fd, stream, ret)
+    });
+    errno_set(errno);
+    ret
+}
+
+macro_rules! exit_hook {
+    ($name:ident) => {
+        /// Marks the end of the process image; everything recorded is already in the
+        /// segment file, so nothing needs flushing.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(status: c_int) -> ! {
+            type Real = unsafe extern "C" fn(c_int) -> !;
+            lifecycle::record_exit_call(status);
+            if let Some(real) = crate::real::get(Call::$name) {
+                // SAFETY: the next definition of this symbol.
+                unsafe { std::mem::transmute::<usize, Real>(real)(status) }
+            }
+            loop {
+                // SAFETY: ends the process as _exit would.
+                unsafe { libc::syscall(libc::SYS_exit_group, status) };
+            }
+        }
+    };
+}
+
+exit_hook!(_exit);
+exit_hook!(_Exit);
+
+// ---- entry points for the C shim (shim.c) --------------------------------------------------
+
+/// The shim's call codes (`SHIM_*` in shim.c), in order.
+const SHIM_CALLS: [Call; 8] = [
+    Call::fprintf,
+    Call::vfprintf,
+    Call::__fprintf_chk,
+    Call::__vfprintf_chk,
+    Call::fscanf,
+    Call::__isoc99_fscanf,
+    Call::vfscanf,
+    Call::__isoc99_vfscanf,
+];
+
+fn shim_call(code: c_int) -> Option<Call> {
+    SHIM_CALLS.get(usize::try_from(code).ok()?).copied()
+}
+
+/// State kept by the shim between begin and end (`struct cairn_pending`).
+#[repr(C)]
+pub struct Pending {
+    slot: usize,
+    state: usize,
+    start: u64,
+    context: u64,
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cairn_real_function(code: c_int) -> *mut c_void {
+    shim_call(code).and_then(crate::real::get).map_or(std::ptr::null_mut(), |address| address as *mut c_void)
+}
+
+/// Starts tracing a shim call; returns 0 if it must go untraced.
+#[no_mangle]
+pub unsafe extern "C" fn cairn_stdio_begin(pending: *mut Pending) -> c_int {
+    let Some(scope) = Scope::enter() else { return 0 };
+    // Frames between the program and here: cairn_stdio_begin, traced_*, the shim hook.
+    let context = context::capture(scope.state(), 2);
+    // SAFETY: the shim passes a pointer to its own stack struct.
+    let pending = unsafe { &mut *pending };
+    pending.context = context as u64;
+    (pending.slot, pending.state) = scope.into_parts();
+    pending.start = clock::now();
+    1
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cairn_stdio_end(pending: *mut Pending, code: c_int, stream: *mut FILE, result: i64) {
+    let errno = errno_get();
+    let end = clock::now();
+    // SAFETY: the shim passes the struct that begin filled.
+    let pending = unsafe { &mut *pending };
+    // SAFETY: begin returned 1, so the parts come from Scope::into_parts on this thread.
+    let scope = unsafe { Scope::from_parts(pending.slot, pending.state) };
+    if let Some(call) = shim_call(code) {
+        let is_write = call.class() == cairn_model::CallClass::Write;
+        record(&scope, call, pending.start, end, errno, pending.context as u32, |event, state| {
+            adapters::stream_formatted(event, state, stream, result, is_write)
+        });
+    }
+    drop(scope);
+    errno_set(errno);
+}

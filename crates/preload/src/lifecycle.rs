@@ -1,0 +1,278 @@
+//! Start, fork, thread exit, `main`, and the end of a process image.
+//!
+//! Initialisation is lazy and may be triggered by any hook: another preload library's
+//! constructor can call `open` before ours has run. While one thread initialises, hooks on
+//! other threads forward untraced instead of waiting (no lock is ever held across the
+//! program's code).
+
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+
+use cairn_format::segment::{mark, ProcessHeader};
+use cairn_model::Call;
+use libc::{c_char, c_int, c_void};
+
+use crate::recorder::{self, Segment, ThreadState, GENERATION, SEGMENT};
+use crate::sys::{self, PathBuffer};
+
+const UNINITIALISED: u8 = 0;
+const INITIALISING: u8 = 1;
+const READY: u8 = 2;
+const DISABLED: u8 = 3;
+
+static STATUS: AtomicU8 = AtomicU8::new(UNINITIALISED);
+static MAIN_STARTED: AtomicBool = AtomicBool::new(false);
+static ONCE_PER_PROCESS_TREE: AtomicBool = AtomicBool::new(false);
+static THREAD_KEY: AtomicUsize = AtomicUsize::new(0);
+/// Directory of the staging segments, kept for forked children.
+static DIRECTORY: crate::spin::SpinLock<Option<Vec<u8>>> = crate::spin::SpinLock::new(None);
+
+#[inline(always)]
+pub fn is_ready() -> bool {
+    match STATUS.load(Ordering::Acquire) {
+        READY => true,
+        UNINITIALISED => {
+            initialise(false);
+            STATUS.load(Ordering::Acquire) == READY
+        }
+        _ => false,
+    }
+}
+
+pub fn main_started() -> bool {
+    MAIN_STARTED.load(Ordering::Relaxed)
+}
+
+/// Switches tracing off for the rest of this process image (internal failure); the
+/// program carries on untraced.
+pub fn disable() {
+    STATUS.store(DISABLED, Ordering::Release);
+}
+
+fn environment(name: &[u8]) -> Option<Vec<u8>> {
+    // SAFETY: name is NUL-terminated; getenv's result is copied at once.
+    unsafe {
+        let value = libc::getenv(name.as_ptr().cast());
+        if value.is_null() {
+            None
+        } else {
+            Some(std::ffi::CStr::from_ptr(value).to_bytes().to_vec())
+        }
+    }
+}
+
+fn initialise(from_constructor: bool) {
+    if STATUS.compare_exchange(UNINITIALISED, INITIALISING, Ordering::AcqRel, Ordering::Acquire).is_err() {
+        return;
+    }
+    if environment(b"CAIRN_DISABLE\0").is_some_and(|value| !value.is_empty() && value != b"0") {
+        STATUS.store(DISABLED, Ordering::Release);
+        return;
+    }
+    // Our panics must never print on the program's stderr; a panic disables tracing.
+    std::panic::set_hook(Box::new(|_| disable()));
+    crate::real::resolve_all();
+    let directory = match environment(b"CAIRN_DIR\0") {
+        Some(directory) if !directory.is_empty() => directory,
+        _ => {
+            let mut cwd = PathBuffer::new();
+            if !sys::getcwd(&mut cwd) || !cwd.push(b"/cairn-trace.d") {
+                STATUS.store(DISABLED, Ordering::Release);
+                return;
+            }
+            // Children must share the directory; setenv is only safe before threads exist.
+            if from_constructor {
+                // SAFETY: NUL-terminated strings; the constructor runs before other threads.
+                unsafe { libc::setenv(c"CAIRN_DIR".as_ptr(), cwd.as_ptr(), 0) };
+            }
+            cwd.as_bytes().to_vec()
+        }
+    };
+    DIRECTORY.with(|slot| *slot = Some(directory));
+    if !start_segment(false) {
+        STATUS.store(DISABLED, Ordering::Release);
+        return;
+    }
+    if !ONCE_PER_PROCESS_TREE.swap(true, Ordering::AcqRel) {
+        // SAFETY: registering plain extern "C" callbacks.
+        unsafe {
+            libc::pthread_atfork(Some(before_fork), Some(after_fork_in_parent), Some(after_fork_in_child));
+            let mut key: libc::pthread_key_t = 0;
+            if libc::pthread_key_create(&mut key, Some(thread_exit)) == 0 {
+                THREAD_KEY.store(key as usize + 1, Ordering::Release);
+            }
+        }
+    }
+    STATUS.store(READY, Ordering::Release);
+}
+
+/// Creates this process image's staging segment and writes its header.
+fn start_segment(forked: bool) -> bool {
+    let Some(directory) = DIRECTORY.with(|slot| slot.clone()) else { return false };
+    let pid = sys::getpid();
+    let nonce = sys::random_u64();
+    let mut path = PathBuffer::new();
+    if !path.push(&directory) {
+        return false;
+    }
+    sys::mkdir(&path);
+    let name = format!("/{pid}-{nonce:016x}.seg");
+    if !path.push(name.as_bytes()) {
+        return false;
+    }
+    let mut working_directory = PathBuffer::new();
+    sys::getcwd(&mut working_directory);
+    let header = ProcessHeader {
+        pid,
+        parent_pid: sys::getppid(),
+        nonce,
+        start_monotonic: sys::clock(libc::CLOCK_MONOTONIC),
+        start_realtime: sys::clock(libc::CLOCK_REALTIME),
+        executable: {
+            let mut link = PathBuffer::new();
+            link.push(b"/proc/self/exe");
+            let mut target = PathBuffer::new();
+            if sys::readlink(&link, &mut target) {
+                target.as_bytes().to_vec()
+            } else {
+                Vec::new()
+            }
+        },
+        command_line: sys::read_small_file(b"/proc/self/cmdline", 32 * 1024),
+        working_directory: working_directory.as_bytes().to_vec(),
+        hostname: sys::hostname(),
+        call_names: Call::ALL.iter().map(|call| call.name().to_string()).collect(),
+        forked,
+    }
+    .encode();
+    match Segment::create(path, &header) {
+        Some(segment) => {
+            SEGMENT.with(|slot| *slot = Some(segment));
+            true
+        }
+        None => false,
+    }
+}
+
+extern "C" fn before_fork() {
+    // Take every lock so the child gets consistent tables (same order everywhere).
+    crate::files::lock_tables();
+    crate::context::lock_tables();
+    SEGMENT.lock();
+}
+
+extern "C" fn after_fork_in_parent() {
+    SEGMENT.unlock();
+    crate::context::unlock_tables();
+    crate::files::unlock_tables();
+}
+
+extern "C" fn after_fork_in_child() {
+    SEGMENT.unlock();
+    crate::context::unlock_tables();
+    crate::files::unlock_tables();
+    if STATUS.load(Ordering::Acquire) != READY {
+        return;
+    }
+    GENERATION.fetch_add(1, Ordering::AcqRel);
+    if !start_segment(true) {
+        disable();
+        return;
+    }
+    // The child's file ids and contexts continue the parent's numbering, so its segment
+    // repeats the definitions it inherited.
+    recorder::with_current_state(|state| {
+        crate::files::replay_definitions(state);
+        crate::context::forget_after_fork();
+    });
+}
+
+/// Arranges for `state` to be released when the calling thread exits.
+pub fn register_thread_exit(state: *mut c_void) {
+    let key = THREAD_KEY.load(Ordering::Acquire);
+    if key != 0 {
+        // SAFETY: the key was created by pthread_key_create.
+        unsafe { libc::pthread_setspecific((key - 1) as libc::pthread_key_t, state) };
+    }
+}
+
+unsafe extern "C" fn thread_exit(state: *mut c_void) {
+    let state = state.cast::<ThreadState>();
+    if state.is_null() {
+        return;
+    }
+    recorder::forget_current_state(state);
+    // SAFETY: the pointer was made by Box::into_raw in ThreadState::create for this thread.
+    let mut state = unsafe { Box::from_raw(state) };
+    state.release();
+}
+
+// ---- main and exit ----------------------------------------------------------------------
+
+type MainFunction = unsafe extern "C" fn(c_int, *mut *mut c_char, *mut *mut c_char) -> c_int;
+type StartMain = unsafe extern "C" fn(
+    MainFunction,
+    c_int,
+    *mut *mut c_char,
+    Option<unsafe extern "C" fn()>,
+    Option<unsafe extern "C" fn()>,
+    Option<unsafe extern "C" fn()>,
+    *mut c_void,
+) -> c_int;
+
+static REAL_MAIN: AtomicUsize = AtomicUsize::new(0);
+
+unsafe extern "C" fn traced_main(argc: c_int, argv: *mut *mut c_char, environment: *mut *mut c_char) -> c_int {
+    MAIN_STARTED.store(true, Ordering::Release);
+    recorder::with_current_state(|state| state.write_mark(mark::MAIN_START, 0));
+    // SAFETY: REAL_MAIN holds the program's main, stored just before libc calls us.
+    let main: MainFunction = unsafe { std::mem::transmute::<usize, MainFunction>(REAL_MAIN.load(Ordering::Acquire)) };
+    // SAFETY: calling the program's main with its own arguments.
+    unsafe { main(argc, argv, environment) }
+}
+
+/// Wraps the program's `main` so the trace knows which I/O happened before it (the
+/// dynamic loader's and the C runtime's, not the program's).
+///
+/// # Safety
+/// Called by the C runtime's start code, with its arguments.
+#[no_mangle]
+pub unsafe extern "C" fn __libc_start_main(
+    main: MainFunction,
+    argc: c_int,
+    argv: *mut *mut c_char,
+    init: Option<unsafe extern "C" fn()>,
+    fini: Option<unsafe extern "C" fn()>,
+    rtld_fini: Option<unsafe extern "C" fn()>,
+    stack_end: *mut c_void,
+) -> c_int {
+    let Some(real) = crate::real::get(Call::__libc_start_main) else {
+        // SAFETY: without the real start code nothing can run; exit as the kernel would.
+        unsafe { libc::syscall(libc::SYS_exit_group, 127) };
+        unreachable!("exit_group returned");
+    };
+    // SAFETY: the pointer is libc's __libc_start_main.
+    let real: StartMain = unsafe { std::mem::transmute::<usize, StartMain>(real) };
+    REAL_MAIN.store(main as usize, Ordering::Release);
+    // SAFETY: forwarding the start code's own arguments, with main wrapped.
+    unsafe { real(traced_main, argc, argv, init, fini, rtld_fini, stack_end) }
+}
+
+pub fn record_exit_call(status: c_int) {
+    recorder::with_current_state(|state| state.write_mark(mark::EXIT_CALL, status as u32 as u64));
+}
+
+extern "C" fn at_load() {
+    initialise(true);
+}
+
+extern "C" fn at_unload() {
+    recorder::with_current_state(|state| state.write_mark(mark::EXIT, 0));
+}
+
+#[used]
+#[link_section = ".init_array"]
+static CONSTRUCTOR: extern "C" fn() = at_load;
+
+#[used]
+#[link_section = ".fini_array"]
+static DESTRUCTOR: extern "C" fn() = at_unload;

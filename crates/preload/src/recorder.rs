@@ -1,0 +1,285 @@
+//! Per-thread recording into the process's staging segment.
+//!
+//! Each thread owns one chunk of the segment file at a time, mapped `MAP_SHARED`: records
+//! written there are in the page cache at once, so they survive `_exit`, a crash, `SIGKILL`
+//! and `exec` without any flush. The hot path is: one thread-local access (the [`Slot`]),
+//! a bounds check, a 72-byte copy and one release store. Memory per thread is one chunk
+//! ([`CHUNK_BYTES`]); full chunks are unmapped and stay in the file.
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use cairn_format::segment::{
+    self, encode_chunk_header, record_word, ChunkHeader, RawEvent, CHUNK_BYTES, CHUNK_HEADER_BYTES, HEADER_BYTES,
+    RAW_EVENT_BYTES, RECORD_HEADER_BYTES,
+};
+
+use crate::context::CONTEXT_CACHE_SIZE;
+use crate::spin::SpinLock;
+use crate::sys::{self, PathBuffer};
+
+/// What the tracer knows about the current process image's staging file.
+pub struct Segment {
+    pub path: PathBuffer,
+    next_chunk: u64,
+    reserved_until: u64,
+}
+
+pub static SEGMENT: SpinLock<Option<Segment>> = SpinLock::new(None);
+
+/// Bumped in a forked child, so thread states inherited from the parent are never reused.
+pub static GENERATION: AtomicU32 = AtomicU32::new(0);
+
+pub struct ThreadState {
+    chunk: *mut u8,
+    cursor: usize,
+    sequence: u32,
+    tid: u32,
+    generation: u32,
+    pub stack_low: usize,
+    pub stack_high: usize,
+    /// Direct-mapped cache from stack hash to context id (see `context`).
+    pub context_cache: [(u64, u32); CONTEXT_CACHE_SIZE],
+}
+
+/// The thread-local part: a re-entry flag and the thread's state. `const`-initialised and
+/// without `Drop`, so access is one `__tls_get_addr` and never fails during thread exit.
+pub struct Slot {
+    busy: Cell<bool>,
+    state: Cell<*mut ThreadState>,
+}
+
+thread_local! {
+    static SLOT: Slot = const { Slot { busy: Cell::new(false), state: Cell::new(std::ptr::null_mut()) } };
+}
+
+impl Segment {
+    pub fn create(path: PathBuffer, header: &[u8]) -> Option<Segment> {
+        let fd = sys::open(
+            &path,
+            libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC,
+            0o600,
+        )
+        .ok()?;
+        let header_ok = header.len() as u64 <= HEADER_BYTES && sys::pwrite(fd, header, 0);
+        sys::close(fd);
+        header_ok.then_some(Segment { path, next_chunk: 0, reserved_until: HEADER_BYTES })
+    }
+
+    /// Maps the next free chunk of the file; `None` if the file cannot grow.
+    fn map_next_chunk(&mut self) -> Option<*mut u8> {
+        let offset = HEADER_BYTES + self.next_chunk * CHUNK_BYTES;
+        // Opened per chunk and closed at once: a long-lived descriptor could be closed or
+        // reused by the program (daemons close every descriptor).
+        let fd = sys::open(&self.path, libc::O_RDWR | libc::O_CLOEXEC, 0).ok()?;
+        let end = offset + CHUNK_BYTES;
+        let mut grown = end <= self.reserved_until;
+        if !grown {
+            grown = match sys::allocate(fd, offset, CHUNK_BYTES) {
+                Ok(()) => true,
+                Err(libc::EOPNOTSUPP) | Err(libc::ENOSYS) => {
+                    sys::fstat_size(fd).is_some_and(|size| size >= end) || sys::ftruncate(fd, end).is_ok()
+                }
+                Err(_) => false,
+            };
+        }
+        let mapping = if grown { sys::map_shared(fd, offset, CHUNK_BYTES as usize) } else { None };
+        sys::close(fd);
+        let mapping = mapping?;
+        self.reserved_until = self.reserved_until.max(end);
+        self.next_chunk += 1;
+        Some(mapping)
+    }
+}
+
+impl ThreadState {
+    fn create() -> *mut ThreadState {
+        let (stack_low, stack_high) = crate::context::stack_bounds();
+        let state = Box::new(ThreadState {
+            chunk: std::ptr::null_mut(),
+            cursor: 0,
+            sequence: 0,
+            tid: sys::gettid(),
+            generation: GENERATION.load(Ordering::Relaxed),
+            stack_low,
+            stack_high,
+            context_cache: [(0, 0); CONTEXT_CACHE_SIZE],
+        });
+        let state = Box::into_raw(state);
+        crate::lifecycle::register_thread_exit(state.cast());
+        state
+    }
+
+    /// Forgets the chunk inherited from the parent after `fork` (it belongs to the parent's
+    /// file and must not be written again).
+    pub fn reset_after_fork(&mut self) {
+        self.chunk = std::ptr::null_mut();
+        self.cursor = 0;
+        self.sequence = 0;
+        self.tid = sys::gettid();
+        self.generation = GENERATION.load(Ordering::Relaxed);
+        self.context_cache = [(0, 0); CONTEXT_CACHE_SIZE];
+    }
+
+    /// Releases the thread's chunk at thread exit.
+    pub fn release(&mut self) {
+        if !self.chunk.is_null() && self.generation == GENERATION.load(Ordering::Relaxed) {
+            sys::unmap(self.chunk, CHUNK_BYTES as usize);
+        }
+        self.chunk = std::ptr::null_mut();
+    }
+
+    fn next_chunk(&mut self) -> bool {
+        if !self.chunk.is_null() {
+            sys::unmap(self.chunk, CHUNK_BYTES as usize);
+            self.chunk = std::ptr::null_mut();
+        }
+        let Some(mapping) = SEGMENT.with(|segment| segment.as_mut().and_then(Segment::map_next_chunk)) else {
+            crate::lifecycle::disable();
+            return false;
+        };
+        let header = encode_chunk_header(ChunkHeader { thread: self.tid, sequence: self.sequence });
+        // SAFETY: the mapping is CHUNK_BYTES long and ours alone.
+        unsafe { std::ptr::copy_nonoverlapping(header.as_ptr(), mapping, CHUNK_HEADER_BYTES) };
+        self.chunk = mapping;
+        self.cursor = CHUNK_HEADER_BYTES;
+        self.sequence += 1;
+        true
+    }
+
+    /// Reserves room for a record with a body of `body_length` bytes; returns where the
+    /// body goes. The record becomes visible only through [`ThreadState::publish`].
+    #[inline(always)]
+    fn reserve(&mut self, body_length: usize) -> Option<*mut u8> {
+        let needed = RECORD_HEADER_BYTES + segment::padded(body_length);
+        if self.chunk.is_null() || self.cursor + needed > CHUNK_BYTES as usize {
+            if needed > CHUNK_BYTES as usize - CHUNK_HEADER_BYTES || !self.next_chunk() {
+                return None;
+            }
+        }
+        // SAFETY: cursor + needed <= CHUNK_BYTES, checked above.
+        Some(unsafe { self.chunk.add(self.cursor + RECORD_HEADER_BYTES) })
+    }
+
+    #[inline(always)]
+    fn publish(&mut self, kind: u32, extra: u32, body_length: usize) {
+        // SAFETY: `reserve` checked the space; the header slot is 8-aligned inside the chunk.
+        unsafe {
+            let header = self.chunk.add(self.cursor);
+            header.add(4).cast::<u32>().write(extra);
+            // The word goes last, with release ordering: a reader that sees it sees the body.
+            AtomicU32::from_ptr(header.cast::<u32>()).store(record_word(kind, body_length), Ordering::Release);
+        }
+        self.cursor += RECORD_HEADER_BYTES + segment::padded(body_length);
+    }
+
+    #[inline(always)]
+    pub fn write_event(&mut self, call: u32, event: &RawEvent) {
+        if let Some(body) = self.reserve(RAW_EVENT_BYTES) {
+            // SAFETY: `body` has room for RAW_EVENT_BYTES and is 8-aligned.
+            unsafe { body.cast::<RawEvent>().write(*event) };
+            self.publish(segment::kind::EVENT, call, RAW_EVENT_BYTES);
+        }
+    }
+
+    /// Writes a record whose body is the concatenation of `parts`.
+    pub fn write_record(&mut self, kind: u32, extra: u32, parts: &[&[u8]]) {
+        let length: usize = parts.iter().map(|part| part.len()).sum();
+        if let Some(body) = self.reserve(length) {
+            let mut at = 0;
+            for part in parts {
+                // SAFETY: the parts add up to `length`, which was reserved.
+                unsafe { std::ptr::copy_nonoverlapping(part.as_ptr(), body.add(at), part.len()) };
+                at += part.len();
+            }
+            self.publish(kind, extra, length);
+        }
+    }
+
+    pub fn write_mark(&mut self, mark: u32, value: u64) {
+        let time = crate::clock::now();
+        self.write_record(segment::kind::MARK, mark, &[&time.to_le_bytes(), &value.to_le_bytes()]);
+    }
+}
+
+/// An active hook on this thread: re-entry is blocked until it drops.
+pub struct Scope {
+    slot: *const Slot,
+    state: *mut ThreadState,
+}
+
+impl Scope {
+    /// Enters tracing for one call, or `None` if this call must not be traced (the tracer is
+    /// off, still starting, or already inside a hook on this thread).
+    #[inline(always)]
+    pub fn enter() -> Option<Scope> {
+        if !crate::lifecycle::is_ready() {
+            return None;
+        }
+        let slot = SLOT.with(|slot| slot as *const Slot);
+        // SAFETY: the slot lives as long as the thread; it has no destructor.
+        let slot_ref = unsafe { &*slot };
+        if slot_ref.busy.get() {
+            return None;
+        }
+        slot_ref.busy.set(true);
+        let mut state = slot_ref.state.get();
+        // SAFETY: a non-null state pointer was made by ThreadState::create for this thread.
+        if state.is_null() || unsafe { (*state).generation } != GENERATION.load(Ordering::Relaxed) {
+            if !state.is_null() {
+                // SAFETY: as above; an inherited state is reset, not freed (fork child).
+                unsafe { (*state).reset_after_fork() };
+            } else {
+                state = ThreadState::create();
+                slot_ref.state.set(state);
+            }
+        }
+        Some(Scope { slot, state })
+    }
+
+    /// Splits the scope into plain words for the C shim, which holds it across the call.
+    pub fn into_parts(self) -> (usize, usize) {
+        let parts = (self.slot as usize, self.state as usize);
+        std::mem::forget(self);
+        parts
+    }
+
+    /// Rebuilds a scope split by [`Scope::into_parts`].
+    ///
+    /// # Safety
+    /// The parts must come from `into_parts` on this thread, and be used once.
+    pub unsafe fn from_parts(slot: usize, state: usize) -> Scope {
+        Scope { slot: slot as *const Slot, state: state as *mut ThreadState }
+    }
+
+    #[inline(always)]
+    #[allow(clippy::mut_from_ref)]
+    pub fn state(&self) -> &mut ThreadState {
+        // SAFETY: the state belongs to this thread and the busy flag excludes re-entry.
+        unsafe { &mut *self.state }
+    }
+}
+
+impl Drop for Scope {
+    #[inline(always)]
+    fn drop(&mut self) {
+        // SAFETY: see Scope::enter.
+        unsafe { (*self.slot).busy.set(false) };
+    }
+}
+
+/// The current thread's state, if it has one, for lifecycle code that runs outside hooks.
+pub fn with_current_state(f: impl FnOnce(&mut ThreadState)) {
+    if let Some(scope) = Scope::enter() {
+        f(scope.state());
+    }
+}
+
+/// Clears the thread's slot pointer when its state is released at thread exit.
+pub fn forget_current_state(state: *mut ThreadState) {
+    SLOT.with(|slot| {
+        if slot.state.get() == state {
+            slot.state.set(std::ptr::null_mut());
+        }
+    });
+}

@@ -11,6 +11,10 @@ fn main() {
         .flag("-fvisibility=default")
         .warnings(true)
         .compile("cairn_shim");
-    let map = std::path::Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("exports.map");
-    println!("cargo:rustc-cdylib-link-arg=-Wl,--version-script={}", map.display());
+    let map =
+        std::path::Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("exports.map");
+    println!(
+        "cargo:rustc-cdylib-link-arg=-Wl,--version-script={}",
+        map.display()
+    );
 }

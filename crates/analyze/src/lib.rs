@@ -1,1 +1,11 @@
-//! placeholder
+//! Analyses of a [`cairn_trace::Trace`], one module each, all fed by walking the trace's
+//! event streams once.
+//!
+//! - [`summary`]: per file, per call, per layer and per process: counts, bytes, time, size
+//!   statistics, Darshan's access-size histogram, sequential and consecutive accesses.
+//!
+//! Design decision: figures are computed from the trace alone (never from the preload
+//! library), so any trace file can be analysed anywhere; runtime noise is excluded by
+//! default and counted separately, so what is hidden is always said.
+
+pub mod summary;

@@ -1,1 +1,130 @@
-fn main() {}
+//! `cairn`: trace a program's I/O and read the trace.
+//!
+//! Design decisions: the binary never links the preload library; it finds `libcairn.so`
+//! next to itself (or in `../lib/cairn/`), so an installed copy works. Every failure is one
+//! line on stderr and a nonzero exit; `cairn run` exits with the traced command's status.
+
+mod render;
+mod run;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "cairn",
+    version,
+    about = "Trace what programs do with files, and read the trace."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a command under the tracer and write one trace file.
+    ///
+    /// The trace is named after the command (`prog.cairn`, then `prog.1.cairn`, ...) unless
+    /// -o is given; an existing file is never overwritten silently. The exit status is the
+    /// command's own (128+N if it died of signal N).
+    Run {
+        /// Trace file to write (replaced if it exists, with a note).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Keep the staging directory of raw segments next to the trace.
+        #[arg(long)]
+        keep_staging: bool,
+        /// Print nothing but errors.
+        #[arg(short, long)]
+        quiet: bool,
+        /// The command and its arguments.
+        #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+        command: Vec<std::ffi::OsString>,
+    },
+    /// Print the path of the preload library, for `LD_PRELOAD=$(cairn lib) ...`.
+    Lib,
+    /// Build a trace from a staging directory (CAIRN_DIR) that a traced run left behind.
+    Merge {
+        /// The directory of `.seg` files.
+        directory: PathBuf,
+        /// Trace file to write.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// Print per-file and per-call tables.
+    Summary {
+        trace: PathBuf,
+        /// One JSON object instead of tables (schema: docs/SUMMARY-JSON.md).
+        #[arg(long)]
+        json: bool,
+        /// Include runtime noise (loader, /proc, language runtime, before main).
+        #[arg(long)]
+        all: bool,
+    },
+    /// Print the trace's processes, files and events.
+    Dump {
+        trace: PathBuf,
+        /// Include events on runtime-noise files.
+        #[arg(long)]
+        all: bool,
+        /// Print at most this many events per thread.
+        #[arg(long)]
+        limit: Option<u64>,
+    },
+}
+
+fn open_trace(path: &std::path::Path) -> Result<cairn_trace::Trace> {
+    cairn_trace::Trace::open(path).with_context(|| format!("{}", path.display()))
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run {
+            output,
+            keep_staging,
+            quiet,
+            command,
+        } => run::run(run::RunOptions {
+            output,
+            keep_staging,
+            quiet,
+            command,
+        }),
+        Command::Lib => run::library_path().map(|path| {
+            println!("{}", path.display());
+            ExitCode::SUCCESS
+        }),
+        Command::Merge { directory, output } => {
+            run::merge(&directory, &output).map(|_| ExitCode::SUCCESS)
+        }
+        Command::Summary { trace, json, all } => open_trace(&trace).and_then(|trace| {
+            let summary = cairn_analyze::summary::summarize(
+                &trace,
+                cairn_analyze::summary::Options { include_noise: all },
+            )?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&summary)?);
+            } else {
+                print!("{}", render::summary_text(&summary));
+            }
+            Ok(ExitCode::SUCCESS)
+        }),
+        Command::Dump { trace, all, limit } => open_trace(&trace).and_then(|trace| {
+            render::dump(&trace, all, limit, &mut std::io::stdout().lock())?;
+            Ok(ExitCode::SUCCESS)
+        }),
+    };
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            let message = format!("{error:#}").replace('\n', " ");
+            eprintln!("cairn: error: {message}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -20,7 +20,11 @@ impl Previous {
     fn advance(&mut self, event: &Event) {
         self.start = event.start;
         self.handle = event.handle;
-        self.next_offset = if event.offset >= 0 { event.offset + event.result.max(0) } else { event.offset };
+        self.next_offset = if event.offset >= 0 {
+            event.offset + event.result.max(0)
+        } else {
+            event.offset
+        };
         self.file = event.file.map_or(0, |f| f as u64 + 1);
         self.context = event.context;
     }
@@ -54,7 +58,12 @@ impl ColumnEncoder {
         call.u64(event.call as u64);
         start.i64(event.start.wrapping_sub(previous.start) as i64);
         duration.u64(event.duration);
-        file.i64(event.file.map_or(0, |f| f as u64 + 1).wrapping_sub(previous.file) as i64);
+        file.i64(
+            event
+                .file
+                .map_or(0, |f| f as u64 + 1)
+                .wrapping_sub(previous.file) as i64,
+        );
         handle.i64(event.handle.wrapping_sub(previous.handle) as i64);
         offset.i64(event.offset.wrapping_sub(previous.next_offset));
         request.u64(event.request);
@@ -98,7 +107,11 @@ impl<'a> ColumnDecoder<'a> {
             }
             columns.push(ByteReader::new(column, "event column"));
         }
-        Ok(ColumnDecoder { columns, previous: Previous::default(), remaining: count })
+        Ok(ColumnDecoder {
+            columns,
+            previous: Previous::default(),
+            remaining: count,
+        })
     }
 
     pub fn len(&self) -> u64 {
@@ -113,13 +126,17 @@ impl<'a> ColumnDecoder<'a> {
         let previous = &self.previous;
         let columns = &mut self.columns;
         let call = columns[0].u64()?;
-        let call = u16::try_from(call).map_err(|_| columns[0].corrupt("call index out of range"))?;
+        let call =
+            u16::try_from(call).map_err(|_| columns[0].corrupt("call index out of range"))?;
         let start = previous.start.wrapping_add(columns[1].i64()? as u64);
         let duration = columns[2].u64()?;
         let file_plus_one = previous.file.wrapping_add(columns[3].i64()? as u64);
         let file = match file_plus_one {
             0 => None,
-            value => Some(u32::try_from(value - 1).map_err(|_| columns[3].corrupt("file index out of range"))?),
+            value => Some(
+                u32::try_from(value - 1)
+                    .map_err(|_| columns[3].corrupt("file index out of range"))?,
+            ),
         };
         let handle = previous.handle.wrapping_add(columns[4].i64()? as u64);
         let offset = previous.next_offset.wrapping_add(columns[5].i64()?);
@@ -127,10 +144,24 @@ impl<'a> ColumnDecoder<'a> {
         let result = (request as i64).wrapping_add(columns[7].i64()?);
         let errno = columns[8].i32()?;
         let context = previous.context as i64 + columns[9].i64()?;
-        let context = u32::try_from(context).map_err(|_| columns[9].corrupt("context index out of range"))?;
+        let context =
+            u32::try_from(context).map_err(|_| columns[9].corrupt("context index out of range"))?;
         let aux = columns[10].u64()?;
         let flags = columns[11].u32()?;
-        let event = Event { call, start, duration, file, handle, offset, request, result, errno, context, aux, flags };
+        let event = Event {
+            call,
+            start,
+            duration,
+            file,
+            handle,
+            offset,
+            request,
+            result,
+            errno,
+            context,
+            aux,
+            flags,
+        };
         self.previous.advance(&event);
         Ok(event)
     }
@@ -164,12 +195,44 @@ mod tests {
 
     fn arbitrary_event() -> impl Strategy<Value = Event> {
         (
-            (any::<u16>(), any::<u64>(), any::<u64>(), proptest::option::of(any::<u32>()), any::<u64>(), any::<i64>()),
-            (any::<u64>(), any::<i64>(), any::<i32>(), any::<u32>(), any::<u64>(), any::<u32>()),
+            (
+                any::<u16>(),
+                any::<u64>(),
+                any::<u64>(),
+                proptest::option::of(any::<u32>()),
+                any::<u64>(),
+                any::<i64>(),
+            ),
+            (
+                any::<u64>(),
+                any::<i64>(),
+                any::<i32>(),
+                any::<u32>(),
+                any::<u64>(),
+                any::<u32>(),
+            ),
         )
-            .prop_map(|((call, start, duration, file, handle, offset), (request, result, errno, context, aux, flags))| {
-                Event { call, start, duration, file, handle, offset, request, result, errno, context, aux, flags }
-            })
+            .prop_map(
+                |(
+                    (call, start, duration, file, handle, offset),
+                    (request, result, errno, context, aux, flags),
+                )| {
+                    Event {
+                        call,
+                        start,
+                        duration,
+                        file,
+                        handle,
+                        offset,
+                        request,
+                        result,
+                        errno,
+                        context,
+                        aux,
+                        flags,
+                    }
+                },
+            )
     }
 
     proptest! {
@@ -213,6 +276,9 @@ mod tests {
         // Every column is one byte per event except start (2 bytes for 1000) and duration.
         assert!(bytes.len() < 10_000 * 15, "{}", bytes.len());
         let runs = bytes.windows(2).filter(|w| w[0] == w[1]).count();
-        assert!(runs > bytes.len() * 8 / 10, "columns are runs of equal bytes");
+        assert!(
+            runs > bytes.len() * 8 / 10,
+            "columns are runs of equal bytes"
+        );
     }
 }

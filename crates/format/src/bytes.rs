@@ -59,7 +59,11 @@ pub struct ByteReader<'a> {
 
 impl<'a> ByteReader<'a> {
     pub fn new(data: &'a [u8], context: &'a str) -> ByteReader<'a> {
-        ByteReader { data, position: 0, context }
+        ByteReader {
+            data,
+            position: 0,
+            context,
+        }
     }
 
     pub fn remaining(&self) -> usize {
@@ -71,17 +75,26 @@ impl<'a> ByteReader<'a> {
     }
 
     fn truncated(&self) -> FormatError {
-        FormatError::Truncated(format!("{} ends early at byte {}", self.context, self.position))
+        FormatError::Truncated(format!(
+            "{} ends early at byte {}",
+            self.context, self.position
+        ))
     }
 
     pub fn corrupt(&self, what: &str) -> FormatError {
-        FormatError::Corrupt(format!("{}: {} (at byte {})", self.context, what, self.position))
+        FormatError::Corrupt(format!(
+            "{}: {} (at byte {})",
+            self.context, what, self.position
+        ))
     }
 
     pub fn u64(&mut self) -> Result<u64> {
         let mut value: u64 = 0;
         for shift in (0..64).step_by(7) {
-            let byte = *self.data.get(self.position).ok_or_else(|| self.truncated())?;
+            let byte = *self
+                .data
+                .get(self.position)
+                .ok_or_else(|| self.truncated())?;
             self.position += 1;
             if shift == 63 && byte > 1 {
                 return Err(self.corrupt("varint overflows 64 bits"));

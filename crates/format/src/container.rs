@@ -57,7 +57,10 @@ pub struct TraceWriter {
 
 impl TraceWriter {
     pub fn new() -> TraceWriter {
-        TraceWriter { entries: Vec::new(), body: Vec::new() }
+        TraceWriter {
+            entries: Vec::new(),
+            body: Vec::new(),
+        }
     }
 
     /// Adds a section; `compress` selects zstd (level 9: traces are written once, read often).
@@ -92,7 +95,11 @@ impl TraceWriter {
         for entry in &self.entries {
             table.extend_from_slice(&entry.kind.0);
             table.extend_from_slice(&entry.version.to_le_bytes());
-            let encoding = if entry.compressed { ENCODING_ZSTD } else { ENCODING_RAW };
+            let encoding = if entry.compressed {
+                ENCODING_ZSTD
+            } else {
+                ENCODING_RAW
+            };
             table.extend_from_slice(&encoding.to_le_bytes());
             table.extend_from_slice(&entry.offset.to_le_bytes());
             table.extend_from_slice(&entry.stored_length.to_le_bytes());
@@ -124,7 +131,10 @@ pub fn write_file_atomically(path: &Path, data: &[u8]) -> Result<()> {
         Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
         _ => std::path::PathBuf::from("."),
     };
-    let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let temporary = directory.join(format!(".{file_name}.tmp-{}", std::process::id()));
     let result = (|| {
         let mut file = std::fs::File::create(&temporary)?;
@@ -183,7 +193,11 @@ impl TraceFile {
         let major = le_u16(&data, 8);
         let minor = le_u16(&data, 10);
         if major != MAJOR_VERSION {
-            return Err(FormatError::UnsupportedVersion { major, minor, supported: MAJOR_VERSION });
+            return Err(FormatError::UnsupportedVersion {
+                major,
+                minor,
+                supported: MAJOR_VERSION,
+            });
         }
         let footer = data.len() - FOOTER_SIZE;
         if &data[footer + 24..] != FOOTER_MAGIC {
@@ -195,8 +209,12 @@ impl TraceFile {
         let section_count = le_u32(&data, footer + 8) as u64;
         let table_checksum = le_u32(&data, footer + 12);
         let table_length = section_count * TABLE_ENTRY_SIZE as u64;
-        if table_offset < HEADER_SIZE as u64 || table_offset.saturating_add(table_length) != footer as u64 {
-            return Err(FormatError::Corrupt("section table position does not match the file".into()));
+        if table_offset < HEADER_SIZE as u64
+            || table_offset.saturating_add(table_length) != footer as u64
+        {
+            return Err(FormatError::Corrupt(
+                "section table position does not match the file".into(),
+            ));
         }
         let table = &data[table_offset as usize..footer];
         if crc32fast::hash(table) != table_checksum {
@@ -210,7 +228,11 @@ impl TraceFile {
                 compressed: match le_u16(raw, 6) {
                     ENCODING_RAW => false,
                     ENCODING_ZSTD => true,
-                    other => return Err(FormatError::Corrupt(format!("unknown section encoding {other}"))),
+                    other => {
+                        return Err(FormatError::Corrupt(format!(
+                            "unknown section encoding {other}"
+                        )))
+                    }
                 },
                 offset: le_u64(raw, 8),
                 stored_length: le_u64(raw, 16),
@@ -224,12 +246,22 @@ impl TraceFile {
                     entry.kind.name()
                 )));
             }
-            if entry.raw_length > MAX_SECTION_SIZE || (!entry.compressed && entry.raw_length != entry.stored_length) {
-                return Err(FormatError::Corrupt(format!("section {} has an impossible size", entry.kind.name())));
+            if entry.raw_length > MAX_SECTION_SIZE
+                || (!entry.compressed && entry.raw_length != entry.stored_length)
+            {
+                return Err(FormatError::Corrupt(format!(
+                    "section {} has an impossible size",
+                    entry.kind.name()
+                )));
             }
             entries.push(entry);
         }
-        Ok(TraceFile { data, entries, major, minor })
+        Ok(TraceFile {
+            data,
+            entries,
+            major,
+            minor,
+        })
     }
 
     pub fn entries(&self) -> &[SectionEntry] {
@@ -250,20 +282,24 @@ impl TraceFile {
         let Some(entry) = self.entries.iter().find(|entry| entry.kind == kind) else {
             return Ok(None);
         };
-        let stored = &self.data[entry.offset as usize..(entry.offset + entry.stored_length) as usize];
+        let stored =
+            &self.data[entry.offset as usize..(entry.offset + entry.stored_length) as usize];
         if crc32fast::hash(stored) != entry.checksum {
             return Err(FormatError::Checksum(kind.name()));
         }
         let decoded = if entry.compressed {
-            let decoder = zstd::stream::read::Decoder::new(stored)
-                .map_err(|error| FormatError::Corrupt(format!("section {}: {error}", kind.name())))?;
+            let decoder = zstd::stream::read::Decoder::new(stored).map_err(|error| {
+                FormatError::Corrupt(format!("section {}: {error}", kind.name()))
+            })?;
             // Grow the output only as real data arrives: the declared size is a limit, not
             // an allocation request.
             let mut decoded = Vec::with_capacity(entry.raw_length.min(1 << 20) as usize);
             decoder
                 .take(entry.raw_length + 1)
                 .read_to_end(&mut decoded)
-                .map_err(|error| FormatError::Corrupt(format!("section {}: {error}", kind.name())))?;
+                .map_err(|error| {
+                    FormatError::Corrupt(format!("section {}: {error}", kind.name()))
+                })?;
             decoded
         } else {
             stored.to_vec()
@@ -294,8 +330,14 @@ mod tests {
     #[test]
     fn roundtrip() {
         let file = TraceFile::from_bytes(sample()).unwrap();
-        assert_eq!(file.section(SectionKind::META).unwrap(), Some((1, b"hello".to_vec())));
-        assert_eq!(file.section(SectionKind::EVENTS).unwrap(), Some((2, vec![7u8; 10_000])));
+        assert_eq!(
+            file.section(SectionKind::META).unwrap(),
+            Some((1, b"hello".to_vec()))
+        );
+        assert_eq!(
+            file.section(SectionKind::EVENTS).unwrap(),
+            Some((2, vec![7u8; 10_000]))
+        );
         assert_eq!(file.section(SectionKind::FILES).unwrap(), None);
     }
 
@@ -328,8 +370,14 @@ mod tests {
 
     #[test]
     fn foreign_file() {
-        assert!(matches!(TraceFile::from_bytes(b"\x7fELF.......".to_vec()), Err(FormatError::NotATrace)));
-        assert!(matches!(TraceFile::from_bytes(Vec::new()), Err(FormatError::NotATrace)));
+        assert!(matches!(
+            TraceFile::from_bytes(b"\x7fELF.......".to_vec()),
+            Err(FormatError::NotATrace)
+        ));
+        assert!(matches!(
+            TraceFile::from_bytes(Vec::new()),
+            Err(FormatError::NotATrace)
+        ));
     }
 
     #[test]

@@ -31,8 +31,14 @@ pub enum FormatError {
     },
     #[error("not a cairn trace (bad magic number)")]
     NotATrace,
-    #[error("trace format version {major}.{minor} is not supported (this cairn reads {supported}.x)")]
-    UnsupportedVersion { major: u16, minor: u16, supported: u16 },
+    #[error(
+        "trace format version {major}.{minor} is not supported (this cairn reads {supported}.x)"
+    )]
+    UnsupportedVersion {
+        major: u16,
+        minor: u16,
+        supported: u16,
+    },
     #[error("truncated: {0}")]
     Truncated(String),
     #[error("corrupt: {0}")]
@@ -43,7 +49,10 @@ pub enum FormatError {
 
 impl FormatError {
     pub fn io(path: &std::path::Path, source: std::io::Error) -> FormatError {
-        FormatError::Io { path: path.display().to_string(), source }
+        FormatError::Io {
+            path: path.display().to_string(),
+            source,
+        }
     }
 }
 

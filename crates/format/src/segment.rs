@@ -146,7 +146,9 @@ impl ProcessHeader {
         }
         let version = u32::from_le_bytes(area[8..12].try_into().expect("4 bytes"));
         if version != VERSION {
-            return Err(FormatError::Corrupt(format!("staging segment version {version} is not supported")));
+            return Err(FormatError::Corrupt(format!(
+                "staging segment version {version} is not supported"
+            )));
         }
         let length = u32::from_le_bytes(area[12..16].try_into().expect("4 bytes")) as usize;
         let payload = area
@@ -177,14 +179,35 @@ impl ProcessHeader {
 /// One decoded record of a chunk.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Record<'a> {
-    Event { call: u32, event: RawEvent },
-    Path { file: u32, origin: u32, path: &'a [u8] },
-    Context { context: u32, frames: Vec<(u32, u64)> },
-    Module { module: u32, path: &'a [u8] },
-    Mark { mark: u32, time: u64, value: u64 },
-    Message { text: &'a [u8] },
+    Event {
+        call: u32,
+        event: RawEvent,
+    },
+    Path {
+        file: u32,
+        origin: u32,
+        path: &'a [u8],
+    },
+    Context {
+        context: u32,
+        frames: Vec<(u32, u64)>,
+    },
+    Module {
+        module: u32,
+        path: &'a [u8],
+    },
+    Mark {
+        mark: u32,
+        time: u64,
+        value: u64,
+    },
+    Message {
+        text: &'a [u8],
+    },
     /// A record of a kind this reader does not know; skipped.
-    Unknown { kind: u32 },
+    Unknown {
+        kind: u32,
+    },
 }
 
 /// The thread-owned header of a chunk.
@@ -205,7 +228,9 @@ pub fn encode_chunk_header(header: ChunkHeader) -> [u8; CHUNK_HEADER_BYTES] {
 
 /// Reads the chunk header; `None` for a chunk that was never handed to a thread.
 pub fn decode_chunk_header(chunk: &[u8]) -> Option<ChunkHeader> {
-    if chunk.len() < CHUNK_HEADER_BYTES || u32::from_le_bytes(chunk[0..4].try_into().ok()?) != CHUNK_MAGIC {
+    if chunk.len() < CHUNK_HEADER_BYTES
+        || u32::from_le_bytes(chunk[0..4].try_into().ok()?) != CHUNK_MAGIC
+    {
         return None;
     }
     Some(ChunkHeader {
@@ -231,13 +256,17 @@ pub fn records(chunk: &[u8]) -> Result<Vec<Record<'_>>> {
         if word == 0 {
             break;
         }
-        let extra = u32::from_le_bytes(chunk[position + 4..position + 8].try_into().expect("4 bytes"));
+        let extra = u32::from_le_bytes(
+            chunk[position + 4..position + 8]
+                .try_into()
+                .expect("4 bytes"),
+        );
         let kind = word >> 24;
         let length = (word & 0x00ff_ffff) as usize;
         let body_start = position + RECORD_HEADER_BYTES;
-        let body = chunk
-            .get(body_start..body_start + length)
-            .ok_or_else(|| FormatError::Corrupt(format!("record at {position} runs past its chunk")))?;
+        let body = chunk.get(body_start..body_start + length).ok_or_else(|| {
+            FormatError::Corrupt(format!("record at {position} runs past its chunk"))
+        })?;
         records.push(decode_record(kind, extra, body)?);
         position = body_start + padded(length);
     }
@@ -258,7 +287,9 @@ fn decode_record(kind: u32, extra: u32, body: &[u8]) -> Result<Record<'_>> {
     Ok(match kind {
         kind::EVENT => {
             if body.len() != RAW_EVENT_BYTES {
-                return Err(FormatError::Corrupt("event record of the wrong size".into()));
+                return Err(FormatError::Corrupt(
+                    "event record of the wrong size".into(),
+                ));
             }
             let event = RawEvent {
                 start: u64_at(0)?,
@@ -278,8 +309,14 @@ fn decode_record(kind: u32, extra: u32, body: &[u8]) -> Result<Record<'_>> {
         kind::PATH => {
             let origin = u32_at(0)?;
             let length = u32_at(4)? as usize;
-            let path = body.get(8..8 + length).ok_or_else(|| FormatError::Corrupt("short path record".into()))?;
-            Record::Path { file: extra, origin, path }
+            let path = body
+                .get(8..8 + length)
+                .ok_or_else(|| FormatError::Corrupt("short path record".into()))?;
+            Record::Path {
+                file: extra,
+                origin,
+                path,
+            }
         }
         kind::CONTEXT => {
             let count = u32_at(0)? as usize;
@@ -291,10 +328,20 @@ fn decode_record(kind: u32, extra: u32, body: &[u8]) -> Result<Record<'_>> {
                 let at = 8 + index * 16;
                 frames.push((u32_at(at)?, u64_at(at + 8)?));
             }
-            Record::Context { context: extra, frames }
+            Record::Context {
+                context: extra,
+                frames,
+            }
         }
-        kind::MODULE => Record::Module { module: extra, path: body },
-        kind::MARK => Record::Mark { mark: extra, time: u64_at(0)?, value: u64_at(8)? },
+        kind::MODULE => Record::Module {
+            module: extra,
+            path: body,
+        },
+        kind::MARK => Record::Mark {
+            mark: extra,
+            time: u64_at(0)?,
+            value: u64_at(8)?,
+        },
         kind::MESSAGE => Record::Message { text: body },
         other => Record::Unknown { kind: other },
     })
@@ -310,12 +357,20 @@ pub struct SegmentFile {
 impl SegmentFile {
     pub fn open(path: &Path) -> Result<SegmentFile> {
         let file = File::open(path).map_err(|error| FormatError::io(path, error))?;
-        let length = file.metadata().map_err(|error| FormatError::io(path, error))?.len();
+        let length = file
+            .metadata()
+            .map_err(|error| FormatError::io(path, error))?
+            .len();
         let mut area = vec![0u8; HEADER_BYTES.min(length) as usize];
-        file.read_exact_at(&mut area, 0).map_err(|error| FormatError::io(path, error))?;
+        file.read_exact_at(&mut area, 0)
+            .map_err(|error| FormatError::io(path, error))?;
         let header = ProcessHeader::decode(&area)?;
         let chunk_count = length.saturating_sub(HEADER_BYTES) / CHUNK_BYTES;
-        Ok(SegmentFile { file, header, chunk_count })
+        Ok(SegmentFile {
+            file,
+            header,
+            chunk_count,
+        })
     }
 
     pub fn chunk_count(&self) -> u64 {
@@ -356,14 +411,24 @@ mod tests {
     #[test]
     fn records_stop_at_empty_slot_and_reject_overruns() {
         let mut chunk = vec![0u8; 256];
-        chunk[..CHUNK_HEADER_BYTES].copy_from_slice(&encode_chunk_header(ChunkHeader { thread: 3, sequence: 0 }));
+        chunk[..CHUNK_HEADER_BYTES].copy_from_slice(&encode_chunk_header(ChunkHeader {
+            thread: 3,
+            sequence: 0,
+        }));
         let body = [1u8, 0, 0, 0, 4, 0, 0, 0, b'/', b'a', b'b', b'c'];
         let at = CHUNK_HEADER_BYTES;
         chunk[at..at + 4].copy_from_slice(&record_word(kind::PATH, body.len()).to_le_bytes());
         chunk[at + 4..at + 8].copy_from_slice(&5u32.to_le_bytes());
         chunk[at + 8..at + 8 + body.len()].copy_from_slice(&body);
         let parsed = records(&chunk).unwrap();
-        assert_eq!(parsed, vec![Record::Path { file: 5, origin: 1, path: b"/abc" }]);
+        assert_eq!(
+            parsed,
+            vec![Record::Path {
+                file: 5,
+                origin: 1,
+                path: b"/abc"
+            }]
+        );
         let next = at + 8 + padded(body.len());
         chunk[next..next + 4].copy_from_slice(&record_word(kind::MESSAGE, 10_000).to_le_bytes());
         assert!(records(&chunk).is_err());

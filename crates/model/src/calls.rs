@@ -285,12 +285,17 @@ impl CallClass {
     }
 
     pub fn from_name(name: &str) -> Option<CallClass> {
-        CallClass::ALL.into_iter().find(|class| class.name() == name)
+        CallClass::ALL
+            .into_iter()
+            .find(|class| class.name() == name)
     }
 
     /// Calls whose time Darshan counts as metadata time (open, close, seek, stat, sync...).
     pub fn is_metadata(self) -> bool {
-        !matches!(self, CallClass::Read | CallClass::Write | CallClass::Lifecycle)
+        !matches!(
+            self,
+            CallClass::Read | CallClass::Write | CallClass::Lifecycle
+        )
     }
 }
 

@@ -123,7 +123,14 @@ pub fn fd_vector(
     true
 }
 
-pub fn fd_seek(event: &mut RawEvent, state: &mut ThreadState, fd: c_int, offset: i64, whence: c_int, ret: i64) -> bool {
+pub fn fd_seek(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    fd: c_int,
+    offset: i64,
+    whence: c_int,
+    ret: i64,
+) -> bool {
     descriptor(event, state, fd);
     event.request = offset as u64;
     event.aux = whence as u32 as u64;
@@ -135,7 +142,13 @@ pub fn fd_seek(event: &mut RawEvent, state: &mut ThreadState, fd: c_int, offset:
     true
 }
 
-pub fn fd_status(event: &mut RawEvent, state: &mut ThreadState, fd: c_int, value: i64, ret: c_int) -> bool {
+pub fn fd_status(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    fd: c_int,
+    value: i64,
+    ret: c_int,
+) -> bool {
     descriptor(event, state, fd);
     event.aux = value as u64;
     event.result = ret as i64;
@@ -173,7 +186,12 @@ pub fn fd_map(
     event.result = if failed { -1 } else { 0 };
     fail_if(event, failed);
     if !failed {
-        files::remember_mapping(Mapping { address: ret as usize, length, file: event.file, fd });
+        files::remember_mapping(Mapping {
+            address: ret as usize,
+            length,
+            file: event.file,
+            fd,
+        });
     }
     true
 }
@@ -271,7 +289,13 @@ pub fn stream_fdopen(
     true
 }
 
-pub fn stream_close(event: &mut RawEvent, file: u32, fd: c_int, handle: *mut FILE, ret: c_int) -> bool {
+pub fn stream_close(
+    event: &mut RawEvent,
+    file: u32,
+    fd: c_int,
+    handle: *mut FILE,
+    ret: c_int,
+) -> bool {
     event.file = file;
     event.handle = handle as u64;
     event.aux = fd as i64 as u64;
@@ -318,7 +342,12 @@ pub fn stream_line(
     true
 }
 
-pub fn stream_count(event: &mut RawEvent, state: &mut ThreadState, handle: *mut FILE, ret: ssize_t) -> bool {
+pub fn stream_count(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    handle: *mut FILE,
+    ret: ssize_t,
+) -> bool {
     stream(event, state, handle);
     event.result = ret.max(0) as i64;
     fail_if(event, ret < 0 && stream_error(handle));
@@ -355,12 +384,21 @@ pub fn stream_text(
         // SAFETY: fputs was given a NUL-terminated string.
         event.request = unsafe { std::ffi::CStr::from_ptr(text) }.to_bytes().len() as u64;
     }
-    event.result = if ret == libc::EOF { -1 } else { event.request as i64 };
+    event.result = if ret == libc::EOF {
+        -1
+    } else {
+        event.request as i64
+    };
     fail_if(event, ret == libc::EOF);
     true
 }
 
-pub fn stream_char(event: &mut RawEvent, state: &mut ThreadState, handle: *mut FILE, ret: c_int) -> bool {
+pub fn stream_char(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    handle: *mut FILE,
+    ret: c_int,
+) -> bool {
     stream(event, state, handle);
     event.request = 1;
     event.result = if ret == libc::EOF { -1 } else { 1 };
@@ -389,7 +427,12 @@ pub fn stream_seek(
     true
 }
 
-pub fn stream_tell(event: &mut RawEvent, state: &mut ThreadState, handle: *mut FILE, ret: impl Into<i64>) -> bool {
+pub fn stream_tell(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    handle: *mut FILE,
+    ret: impl Into<i64>,
+) -> bool {
     stream(event, state, handle);
     let ret = ret.into();
     event.result = ret;
@@ -398,13 +441,23 @@ pub fn stream_tell(event: &mut RawEvent, state: &mut ThreadState, handle: *mut F
     true
 }
 
-pub fn stream_rewind(event: &mut RawEvent, state: &mut ThreadState, handle: *mut FILE, _ret: ()) -> bool {
+pub fn stream_rewind(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    handle: *mut FILE,
+    _ret: (),
+) -> bool {
     stream(event, state, handle);
     event.offset = 0;
     true
 }
 
-pub fn stream_flush(event: &mut RawEvent, state: &mut ThreadState, handle: *mut FILE, ret: c_int) -> bool {
+pub fn stream_flush(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    handle: *mut FILE,
+    ret: c_int,
+) -> bool {
     stream(event, state, handle);
     event.result = ret as i64;
     fail_if(event, ret != 0);

@@ -101,7 +101,8 @@ pub fn capture(state: &mut ThreadState, skip: usize) -> u32 {
         let mut depth = 0;
         while count < MAX_FRAMES && frame >= low && frame + 16 <= high && frame % 8 == 0 {
             // SAFETY: checked above.
-            let (next, return_address) = unsafe { (*(frame as *const usize), *((frame + 8) as *const usize)) };
+            let (next, return_address) =
+                unsafe { (*(frame as *const usize), *((frame + 8) as *const usize)) };
             if return_address == 0 {
                 break;
             }
@@ -130,12 +131,17 @@ pub fn capture(state: &mut ThreadState, skip: usize) -> u32 {
 
 #[cold]
 fn lookup_or_define(state: &mut ThreadState, hash: u64, frames: &[usize]) -> u32 {
-    let existing = CONTEXTS.with(|table| table.as_ref().and_then(|table| table.ids.get(&hash).copied()));
+    let existing = CONTEXTS.with(|table| {
+        table
+            .as_ref()
+            .and_then(|table| table.ids.get(&hash).copied())
+    });
     if let Some(id) = existing {
         return id;
     }
     // Locate frames in their modules without holding our lock (dladdr takes the loader's).
-    let mut located: [(usize, usize, *const libc::c_char); MAX_FRAMES] = [(0, 0, std::ptr::null()); MAX_FRAMES];
+    let mut located: [(usize, usize, *const libc::c_char); MAX_FRAMES] =
+        [(0, 0, std::ptr::null()); MAX_FRAMES];
     for (slot, address) in located.iter_mut().zip(frames) {
         // SAFETY: dladdr only reads loader tables; an unknown address returns 0.
         unsafe {
@@ -150,7 +156,10 @@ fn lookup_or_define(state: &mut ThreadState, hash: u64, frames: &[usize]) -> u32
     let mut new_modules: Vec<(u32, usize)> = Vec::new();
     let mut encoded: Vec<(u32, u64)> = Vec::with_capacity(frames.len());
     let (id, is_new) = CONTEXTS.with(|table| {
-        let table = table.get_or_insert_with(|| ContextTable { ids: HashMap::default(), modules: HashMap::default() });
+        let table = table.get_or_insert_with(|| ContextTable {
+            ids: HashMap::default(),
+            modules: HashMap::default(),
+        });
         if let Some(id) = table.ids.get(&hash) {
             return (*id, false);
         }

@@ -20,7 +20,8 @@ const DESCRIPTOR_TABLE_SIZE: usize = 1 << 16;
 /// path (file id 0) and the trace says so once.
 const MAX_PATHS: usize = 1 << 20;
 
-static DESCRIPTOR_FILES: [AtomicU32; DESCRIPTOR_TABLE_SIZE] = [const { AtomicU32::new(0) }; DESCRIPTOR_TABLE_SIZE];
+static DESCRIPTOR_FILES: [AtomicU32; DESCRIPTOR_TABLE_SIZE] =
+    [const { AtomicU32::new(0) }; DESCRIPTOR_TABLE_SIZE];
 
 type FixedHasher = BuildHasherDefault<std::collections::hash_map::DefaultHasher>;
 
@@ -47,7 +48,11 @@ fn write_path_record(state: &mut ThreadState, id: u32, origin: u32, path: &[u8])
     state.write_record(
         kind::PATH,
         id,
-        &[&origin.to_le_bytes(), &(path.len() as u32).to_le_bytes(), path],
+        &[
+            &origin.to_le_bytes(),
+            &(path.len() as u32).to_le_bytes(),
+            path,
+        ],
     );
 }
 
@@ -76,7 +81,11 @@ pub fn intern(state: &mut ThreadState, path: &[u8], origin: u32) -> u32 {
         write_path_record(state, id, origin, path);
     }
     if overflow {
-        state.write_record(kind::MESSAGE, 0, &[b"path table full: later files are recorded without a path"]);
+        state.write_record(
+            kind::MESSAGE,
+            0,
+            &[b"path table full: later files are recorded without a path"],
+        );
     }
     id
 }
@@ -85,7 +94,12 @@ pub fn intern(state: &mut ThreadState, path: &[u8], origin: u32) -> u32 {
 pub fn replay_definitions(state: &mut ThreadState) {
     let paths: Vec<(u32, Box<[u8]>, u32)> = PATHS.with(|table| {
         table.as_ref().map_or_else(Vec::new, |table| {
-            table.paths.iter().enumerate().map(|(index, (path, origin))| (index as u32 + 1, path.clone(), *origin)).collect()
+            table
+                .paths
+                .iter()
+                .enumerate()
+                .map(|(index, (path, origin))| (index as u32 + 1, path.clone(), *origin))
+                .collect()
         })
     });
     for (id, path, _origin) in paths {
@@ -178,7 +192,12 @@ pub fn absolute(dirfd: c_int, path: *const c_char, out: &mut PathBuffer) -> bool
 }
 
 /// The file a path-based call names (`stat`, `unlink`, `fstatat(fd, "", AT_EMPTY_PATH)`).
-pub fn file_for_path(state: &mut ThreadState, dirfd: c_int, path: *const c_char, origin: u32) -> u32 {
+pub fn file_for_path(
+    state: &mut ThreadState,
+    dirfd: c_int,
+    path: *const c_char,
+    origin: u32,
+) -> u32 {
     if !path.is_null() && dirfd != libc::AT_FDCWD {
         // SAFETY: NUL-terminated path from the program.
         if unsafe { *path } == 0 {
@@ -220,7 +239,9 @@ pub fn take_mapping(address: usize) -> Option<Mapping> {
         return None;
     }
     MAPPINGS.with(|mappings| {
-        let index = mappings.iter().position(|mapping| mapping.address == address)?;
+        let index = mappings
+            .iter()
+            .position(|mapping| mapping.address == address)?;
         let mapping = mappings.swap_remove(index);
         MAPPING_COUNT.store(mappings.len() as u32, Ordering::Relaxed);
         Some(mapping)

@@ -15,8 +15,8 @@ use cairn_model::event_flags::{BEFORE_MAIN, FAILED};
 use cairn_model::{for_each_call, Call};
 #[allow(unused_imports)]
 use libc::{
-    c_char, c_int, c_long, c_uint, c_ulong, c_void, iovec, mode_t, off64_t, off_t, size_t, ssize_t, AT_FDCWD, FILE,
-    O_CREAT, O_TRUNC, O_WRONLY,
+    c_char, c_int, c_long, c_uint, c_ulong, c_void, iovec, mode_t, off64_t, off_t, size_t, ssize_t,
+    AT_FDCWD, FILE, O_CREAT, O_TRUNC, O_WRONLY,
 };
 
 use crate::adapters;
@@ -74,7 +74,11 @@ fn record(
             duration: end.saturating_sub(start),
             offset: -1,
             context,
-            flags: if lifecycle::main_started() { 0 } else { BEFORE_MAIN },
+            flags: if lifecycle::main_started() {
+                0
+            } else {
+                BEFORE_MAIN
+            },
             ..RawEvent::default()
         };
         if fill(&mut event, state) {
@@ -132,9 +136,16 @@ for_each_call!(generate_hooks);
 macro_rules! open_hook {
     ($name:ident, at) => {
         #[no_mangle]
-        pub unsafe extern "C" fn $name(dirfd: c_int, path: *const c_char, flags: c_int, mode: c_uint) -> c_int {
+        pub unsafe extern "C" fn $name(
+            dirfd: c_int,
+            path: *const c_char,
+            flags: c_int,
+            mode: c_uint,
+        ) -> c_int {
             type Real = unsafe extern "C" fn(c_int, *const c_char, c_int, ...) -> c_int;
-            let Some(real) = crate::real::get(Call::$name) else { return missing() };
+            let Some(real) = crate::real::get(Call::$name) else {
+                return missing();
+            };
             // SAFETY: the next definition of this symbol, which is variadic.
             let real = unsafe { std::mem::transmute::<usize, Real>(real) };
             let Some(scope) = Scope::enter() else {
@@ -147,9 +158,15 @@ macro_rules! open_hook {
             let errno = errno_get();
             let end = clock::now();
             let context = context::capture(scope.state(), 0);
-            record(&scope, Call::$name, start, end, errno, context, |event, state| {
-                adapters::path_open(event, state, dirfd, path, flags, mode, ret)
-            });
+            record(
+                &scope,
+                Call::$name,
+                start,
+                end,
+                errno,
+                context,
+                |event, state| adapters::path_open(event, state, dirfd, path, flags, mode, ret),
+            );
             errno_set(errno);
             ret
         }
@@ -158,7 +175,9 @@ macro_rules! open_hook {
         #[no_mangle]
         pub unsafe extern "C" fn $name(path: *const c_char, flags: c_int, mode: c_uint) -> c_int {
             type Real = unsafe extern "C" fn(*const c_char, c_int, ...) -> c_int;
-            let Some(real) = crate::real::get(Call::$name) else { return missing() };
+            let Some(real) = crate::real::get(Call::$name) else {
+                return missing();
+            };
             // SAFETY: the next definition of this symbol, which is variadic.
             let real = unsafe { std::mem::transmute::<usize, Real>(real) };
             let Some(scope) = Scope::enter() else {
@@ -171,9 +190,15 @@ macro_rules! open_hook {
             let errno = errno_get();
             let end = clock::now();
             let context = context::capture(scope.state(), 0);
-            record(&scope, Call::$name, start, end, errno, context, |event, state| {
-                adapters::path_open(event, state, AT_FDCWD, path, flags, mode, ret)
-            });
+            record(
+                &scope,
+                Call::$name,
+                start,
+                end,
+                errno,
+                context,
+                |event, state| adapters::path_open(event, state, AT_FDCWD, path, flags, mode, ret),
+            );
             errno_set(errno);
             ret
         }
@@ -191,7 +216,9 @@ macro_rules! fcntl_hook {
         #[no_mangle]
         pub unsafe extern "C" fn $name(fd: c_int, command: c_int, argument: c_ulong) -> c_int {
             type Real = unsafe extern "C" fn(c_int, c_int, ...) -> c_int;
-            let Some(real) = crate::real::get(Call::$name) else { return missing() };
+            let Some(real) = crate::real::get(Call::$name) else {
+                return missing();
+            };
             // SAFETY: the next definition of this symbol, which is variadic.
             let real = unsafe { std::mem::transmute::<usize, Real>(real) };
             let duplicates = command == libc::F_DUPFD || command == libc::F_DUPFD_CLOEXEC;
@@ -206,9 +233,15 @@ macro_rules! fcntl_hook {
             let errno = errno_get();
             let end = clock::now();
             let context = context::capture(scope.state(), 0);
-            record(&scope, Call::$name, start, end, errno, context, |event, state| {
-                adapters::fd_dup(event, state, fd, ret)
-            });
+            record(
+                &scope,
+                Call::$name,
+                start,
+                end,
+                errno,
+                context,
+                |event, state| adapters::fd_dup(event, state, fd, ret),
+            );
             errno_set(errno);
             ret
         }
@@ -222,7 +255,9 @@ fcntl_hook!(fcntl64);
 #[no_mangle]
 pub unsafe extern "C" fn munmap(address: *mut c_void, length: size_t) -> c_int {
     type Real = unsafe extern "C" fn(*mut c_void, size_t) -> c_int;
-    let Some(real) = crate::real::get(Call::munmap) else { return missing() };
+    let Some(real) = crate::real::get(Call::munmap) else {
+        return missing();
+    };
     // SAFETY: the next definition of munmap.
     let real = unsafe { std::mem::transmute::<usize, Real>(real) };
     let Some(scope) = Scope::enter() else {
@@ -236,7 +271,15 @@ pub unsafe extern "C" fn munmap(address: *mut c_void, length: size_t) -> c_int {
     let end = clock::now();
     if let Some(mapping) = files::take_mapping(address as usize) {
         let context = context::capture(scope.state(), 0);
-        record(&scope, Call::munmap, start, end, errno, context, |event, _| adapters::unmap(event, &mapping, ret));
+        record(
+            &scope,
+            Call::munmap,
+            start,
+            end,
+            errno,
+            context,
+            |event, _| adapters::unmap(event, &mapping, ret),
+        );
     }
     errno_set(errno);
     ret
@@ -246,7 +289,9 @@ pub unsafe extern "C" fn munmap(address: *mut c_void, length: size_t) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn fclose(stream: *mut FILE) -> c_int {
     type Real = unsafe extern "C" fn(*mut FILE) -> c_int;
-    let Some(real) = crate::real::get(Call::fclose) else { return missing() };
+    let Some(real) = crate::real::get(Call::fclose) else {
+        return missing();
+    };
     // SAFETY: the next definition of fclose.
     let real = unsafe { std::mem::transmute::<usize, Real>(real) };
     let Some(scope) = Scope::enter() else {
@@ -260,9 +305,15 @@ pub unsafe extern "C" fn fclose(stream: *mut FILE) -> c_int {
     let errno = errno_get();
     let end = clock::now();
     let context = context::capture(scope.state(), 0);
-    record(&scope, Call::fclose, start, end, errno, context, |event, _| {
-        adapters::stream_close(event, file, fd, stream, ret)
-    });
+    record(
+        &scope,
+        Call::fclose,
+        start,
+        end,
+        errno,
+        context,
+        |event, _| adapters::stream_close(event, file, fd, stream, ret),
+    );
     errno_set(errno);
     ret
 }
@@ -319,13 +370,17 @@ pub struct Pending {
 
 #[no_mangle]
 pub unsafe extern "C" fn cairn_real_function(code: c_int) -> *mut c_void {
-    shim_call(code).and_then(crate::real::get).map_or(std::ptr::null_mut(), |address| address as *mut c_void)
+    shim_call(code)
+        .and_then(crate::real::get)
+        .map_or(std::ptr::null_mut(), |address| address as *mut c_void)
 }
 
 /// Starts tracing a shim call; returns 0 if it must go untraced.
 #[no_mangle]
 pub unsafe extern "C" fn cairn_stdio_begin(pending: *mut Pending) -> c_int {
-    let Some(scope) = Scope::enter() else { return 0 };
+    let Some(scope) = Scope::enter() else {
+        return 0;
+    };
     // Frames between the program and here: cairn_stdio_begin, traced_*, the shim hook.
     let context = context::capture(scope.state(), 2);
     // SAFETY: the shim passes a pointer to its own stack struct.
@@ -337,7 +392,12 @@ pub unsafe extern "C" fn cairn_stdio_begin(pending: *mut Pending) -> c_int {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn cairn_stdio_end(pending: *mut Pending, code: c_int, stream: *mut FILE, result: i64) {
+pub unsafe extern "C" fn cairn_stdio_end(
+    pending: *mut Pending,
+    code: c_int,
+    stream: *mut FILE,
+    result: i64,
+) {
     let errno = errno_get();
     let end = clock::now();
     // SAFETY: the shim passes the struct that begin filled.
@@ -346,9 +406,15 @@ pub unsafe extern "C" fn cairn_stdio_end(pending: *mut Pending, code: c_int, str
     let scope = unsafe { Scope::from_parts(pending.slot, pending.state) };
     if let Some(call) = shim_call(code) {
         let is_write = call.class() == cairn_model::CallClass::Write;
-        record(&scope, call, pending.start, end, errno, pending.context as u32, |event, state| {
-            adapters::stream_formatted(event, state, stream, result, is_write)
-        });
+        record(
+            &scope,
+            call,
+            pending.start,
+            end,
+            errno,
+            pending.context as u32,
+            |event, state| adapters::stream_formatted(event, state, stream, result, is_write),
+        );
     }
     drop(scope);
     errno_set(errno);

@@ -61,7 +61,15 @@ fn environment(name: &[u8]) -> Option<Vec<u8>> {
 }
 
 fn initialise(from_constructor: bool) {
-    if STATUS.compare_exchange(UNINITIALISED, INITIALISING, Ordering::AcqRel, Ordering::Acquire).is_err() {
+    if STATUS
+        .compare_exchange(
+            UNINITIALISED,
+            INITIALISING,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        )
+        .is_err()
+    {
         return;
     }
     if environment(b"CAIRN_DISABLE\0").is_some_and(|value| !value.is_empty() && value != b"0") {
@@ -95,7 +103,11 @@ fn initialise(from_constructor: bool) {
     if !ONCE_PER_PROCESS_TREE.swap(true, Ordering::AcqRel) {
         // SAFETY: registering plain extern "C" callbacks.
         unsafe {
-            libc::pthread_atfork(Some(before_fork), Some(after_fork_in_parent), Some(after_fork_in_child));
+            libc::pthread_atfork(
+                Some(before_fork),
+                Some(after_fork_in_parent),
+                Some(after_fork_in_child),
+            );
             let mut key: libc::pthread_key_t = 0;
             if libc::pthread_key_create(&mut key, Some(thread_exit)) == 0 {
                 THREAD_KEY.store(key as usize + 1, Ordering::Release);
@@ -107,7 +119,9 @@ fn initialise(from_constructor: bool) {
 
 /// Creates this process image's staging segment and writes its header.
 fn start_segment(forked: bool) -> bool {
-    let Some(directory) = DIRECTORY.with(|slot| slot.clone()) else { return false };
+    let Some(directory) = DIRECTORY.with(|slot| slot.clone()) else {
+        return false;
+    };
     let pid = sys::getpid();
     let nonce = sys::random_u64();
     let mut path = PathBuffer::new();
@@ -140,7 +154,10 @@ fn start_segment(forked: bool) -> bool {
         command_line: sys::read_small_file(b"/proc/self/cmdline", 32 * 1024),
         working_directory: working_directory.as_bytes().to_vec(),
         hostname: sys::hostname(),
-        call_names: Call::ALL.iter().map(|call| call.name().to_string()).collect(),
+        call_names: Call::ALL
+            .iter()
+            .map(|call| call.name().to_string())
+            .collect(),
         forked,
     }
     .encode();
@@ -221,11 +238,16 @@ type StartMain = unsafe extern "C" fn(
 
 static REAL_MAIN: AtomicUsize = AtomicUsize::new(0);
 
-unsafe extern "C" fn traced_main(argc: c_int, argv: *mut *mut c_char, environment: *mut *mut c_char) -> c_int {
+unsafe extern "C" fn traced_main(
+    argc: c_int,
+    argv: *mut *mut c_char,
+    environment: *mut *mut c_char,
+) -> c_int {
     MAIN_STARTED.store(true, Ordering::Release);
     recorder::with_current_state(|state| state.write_mark(mark::MAIN_START, 0));
     // SAFETY: REAL_MAIN holds the program's main, stored just before libc calls us.
-    let main: MainFunction = unsafe { std::mem::transmute::<usize, MainFunction>(REAL_MAIN.load(Ordering::Acquire)) };
+    let main: MainFunction =
+        unsafe { std::mem::transmute::<usize, MainFunction>(REAL_MAIN.load(Ordering::Acquire)) };
     // SAFETY: calling the program's main with its own arguments.
     unsafe { main(argc, argv, environment) }
 }

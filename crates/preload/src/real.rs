@@ -42,7 +42,8 @@ fn resolve(call: Call) -> Option<usize> {
         return None;
     }
     // SAFETY: the symbol name is NUL-terminated; RTLD_NEXT searches after this library.
-    let address = unsafe { libc::dlsym(libc::RTLD_NEXT, SYMBOLS[call as usize].as_ptr().cast()) } as usize;
+    let address =
+        unsafe { libc::dlsym(libc::RTLD_NEXT, SYMBOLS[call as usize].as_ptr().cast()) } as usize;
     RESOLVING.with(|flag| flag.set(false));
     if address == 0 {
         return None;

@@ -10,8 +10,8 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use cairn_format::segment::{
-    self, encode_chunk_header, record_word, ChunkHeader, RawEvent, CHUNK_BYTES, CHUNK_HEADER_BYTES, HEADER_BYTES,
-    RAW_EVENT_BYTES, RECORD_HEADER_BYTES,
+    self, encode_chunk_header, record_word, ChunkHeader, RawEvent, CHUNK_BYTES, CHUNK_HEADER_BYTES,
+    HEADER_BYTES, RAW_EVENT_BYTES, RECORD_HEADER_BYTES,
 };
 
 use crate::context::CONTEXT_CACHE_SIZE;
@@ -63,7 +63,11 @@ impl Segment {
         .ok()?;
         let header_ok = header.len() as u64 <= HEADER_BYTES && sys::pwrite(fd, header, 0);
         sys::close(fd);
-        header_ok.then_some(Segment { path, next_chunk: 0, reserved_until: HEADER_BYTES })
+        header_ok.then_some(Segment {
+            path,
+            next_chunk: 0,
+            reserved_until: HEADER_BYTES,
+        })
     }
 
     /// Maps the next free chunk of the file; `None` if the file cannot grow.
@@ -78,12 +82,17 @@ impl Segment {
             grown = match sys::allocate(fd, offset, CHUNK_BYTES) {
                 Ok(()) => true,
                 Err(libc::EOPNOTSUPP) | Err(libc::ENOSYS) => {
-                    sys::fstat_size(fd).is_some_and(|size| size >= end) || sys::ftruncate(fd, end).is_ok()
+                    sys::fstat_size(fd).is_some_and(|size| size >= end)
+                        || sys::ftruncate(fd, end).is_ok()
                 }
                 Err(_) => false,
             };
         }
-        let mapping = if grown { sys::map_shared(fd, offset, CHUNK_BYTES as usize) } else { None };
+        let mapping = if grown {
+            sys::map_shared(fd, offset, CHUNK_BYTES as usize)
+        } else {
+            None
+        };
         sys::close(fd);
         let mapping = mapping?;
         self.reserved_until = self.reserved_until.max(end);
@@ -134,11 +143,16 @@ impl ThreadState {
             sys::unmap(self.chunk, CHUNK_BYTES as usize);
             self.chunk = std::ptr::null_mut();
         }
-        let Some(mapping) = SEGMENT.with(|segment| segment.as_mut().and_then(Segment::map_next_chunk)) else {
+        let Some(mapping) =
+            SEGMENT.with(|segment| segment.as_mut().and_then(Segment::map_next_chunk))
+        else {
             crate::lifecycle::disable();
             return false;
         };
-        let header = encode_chunk_header(ChunkHeader { thread: self.tid, sequence: self.sequence });
+        let header = encode_chunk_header(ChunkHeader {
+            thread: self.tid,
+            sequence: self.sequence,
+        });
         // SAFETY: the mapping is CHUNK_BYTES long and ours alone.
         unsafe { std::ptr::copy_nonoverlapping(header.as_ptr(), mapping, CHUNK_HEADER_BYTES) };
         self.chunk = mapping;
@@ -168,7 +182,8 @@ impl ThreadState {
             let header = self.chunk.add(self.cursor);
             header.add(4).cast::<u32>().write(extra);
             // The word goes last, with release ordering: a reader that sees it sees the body.
-            AtomicU32::from_ptr(header.cast::<u32>()).store(record_word(kind, body_length), Ordering::Release);
+            AtomicU32::from_ptr(header.cast::<u32>())
+                .store(record_word(kind, body_length), Ordering::Release);
         }
         self.cursor += RECORD_HEADER_BYTES + segment::padded(body_length);
     }
@@ -198,7 +213,11 @@ impl ThreadState {
 
     pub fn write_mark(&mut self, mark: u32, value: u64) {
         let time = crate::clock::now();
-        self.write_record(segment::kind::MARK, mark, &[&time.to_le_bytes(), &value.to_le_bytes()]);
+        self.write_record(
+            segment::kind::MARK,
+            mark,
+            &[&time.to_le_bytes(), &value.to_le_bytes()],
+        );
     }
 }
 
@@ -249,7 +268,10 @@ impl Scope {
     /// # Safety
     /// The parts must come from `into_parts` on this thread, and be used once.
     pub unsafe fn from_parts(slot: usize, state: usize) -> Scope {
-        Scope { slot: slot as *const Slot, state: state as *mut ThreadState }
+        Scope {
+            slot: slot as *const Slot,
+            state: state as *mut ThreadState,
+        }
     }
 
     #[inline(always)]

@@ -11,7 +11,10 @@ pub struct PathBuffer {
 
 impl PathBuffer {
     pub fn new() -> PathBuffer {
-        PathBuffer { bytes: [0; 4096], length: 0 }
+        PathBuffer {
+            bytes: [0; 4096],
+            length: 0,
+        }
     }
 
     pub fn push(&mut self, part: &[u8]) -> bool {
@@ -83,7 +86,9 @@ pub fn read_small_file(path: &[u8], limit: usize) -> Vec<u8> {
     if !buffer.push(path) {
         return out;
     }
-    let Ok(fd) = open(&buffer, libc::O_RDONLY | libc::O_CLOEXEC, 0) else { return out };
+    let Ok(fd) = open(&buffer, libc::O_RDONLY | libc::O_CLOEXEC, 0) else {
+        return out;
+    };
     let mut chunk = [0u8; 4096];
     while out.len() < limit {
         // SAFETY: reading into a stack buffer of the given size.
@@ -197,7 +202,14 @@ pub fn getppid() -> u32 {
 pub fn random_u64() -> u64 {
     let mut value = 0u64;
     // SAFETY: writes 8 bytes into `value`.
-    let got = unsafe { libc::syscall(libc::SYS_getrandom, &mut value as *mut u64, 8, libc::GRND_NONBLOCK) };
+    let got = unsafe {
+        libc::syscall(
+            libc::SYS_getrandom,
+            &mut value as *mut u64,
+            8,
+            libc::GRND_NONBLOCK,
+        )
+    };
     if got != 8 {
         value = crate::clock::now() ^ ((getpid() as u64) << 32);
     }
@@ -205,7 +217,10 @@ pub fn random_u64() -> u64 {
 }
 
 pub fn clock(id: libc::clockid_t) -> u64 {
-    let mut time = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut time = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: valid timespec pointer; clock_gettime is not hooked.
     unsafe { libc::clock_gettime(id, &mut time) };
     time.tv_sec as u64 * 1_000_000_000 + time.tv_nsec as u64
@@ -218,6 +233,8 @@ pub fn hostname() -> Vec<u8> {
         if libc::uname(&mut name) != 0 {
             return Vec::new();
         }
-        std::ffi::CStr::from_ptr(name.nodename.as_ptr()).to_bytes().to_vec()
+        std::ffi::CStr::from_ptr(name.nodename.as_ptr())
+            .to_bytes()
+            .to_vec()
     }
 }

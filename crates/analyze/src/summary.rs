@@ -1,0 +1,500 @@
+//! The summary: what the program did with each file, and with each call.
+//!
+//! Counting rules (docs/SUMMARY-JSON.md): every call counts once, at the level the program
+//! called it — an `fwrite` is one stdio write, and the `write` glibc issues inside it is
+//! never seen, so nothing is counted twice. Bytes are what the call returned (bytes moved),
+//! failed calls count as calls with zero bytes. Times are the calls' durations in seconds.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use cairn_model::{event_flags, CallClass, Event, Layer};
+use cairn_trace::{Result, Trace};
+use serde::Serialize;
+
+/// Upper bounds (inclusive) of Darshan's access-size bins; the last bin is open.
+pub const SIZE_BINS: [u64; 9] = [
+    100,
+    1 << 10,
+    10 << 10,
+    100 << 10,
+    1 << 20,
+    4 << 20,
+    10 << 20,
+    100 << 20,
+    1 << 30,
+];
+pub const SIZE_BIN_NAMES: [&str; 10] = [
+    "0-100", "100-1K", "1K-10K", "10K-100K", "100K-1M", "1M-4M", "4M-10M", "10M-100M", "100M-1G",
+    "1G+",
+];
+
+pub fn size_bin(size: u64) -> usize {
+    SIZE_BINS
+        .iter()
+        .position(|bound| size <= *bound)
+        .unwrap_or(SIZE_BINS.len())
+}
+
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq)]
+pub struct SizeStats {
+    pub count: u64,
+    pub min: u64,
+    pub max: u64,
+    pub mean: f64,
+    pub stddev: f64,
+    #[serde(skip)]
+    sum: f64,
+    #[serde(skip)]
+    sum_of_squares: f64,
+}
+
+impl SizeStats {
+    fn add(&mut self, size: u64) {
+        if self.count == 0 || size < self.min {
+            self.min = size;
+        }
+        self.max = self.max.max(size);
+        self.count += 1;
+        self.sum += size as f64;
+        self.sum_of_squares += (size as f64) * (size as f64);
+        self.mean = self.sum / self.count as f64;
+        let variance = (self.sum_of_squares / self.count as f64 - self.mean * self.mean).max(0.0);
+        self.stddev = variance.sqrt();
+    }
+}
+
+/// Everything about one file.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FileSummary {
+    /// The absolute path; bytes that are not UTF-8 appear as `\xNN` and a backslash as
+    /// `\\`, and then `path_escaped` is true (see docs/SUMMARY-JSON.md).
+    pub path: String,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub path_escaped: bool,
+    pub opens: u64,
+    pub closes: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    pub seeks: u64,
+    pub syncs: u64,
+    pub flushes: u64,
+    pub stats: u64,
+    /// unlink, rename, mkdir, rmdir, access, ftruncate.
+    pub metas: u64,
+    pub dups: u64,
+    pub mmaps: u64,
+    pub failures: u64,
+    pub read_time: f64,
+    pub write_time: f64,
+    pub meta_time: f64,
+    /// Bytes per second while reading (bytes_read / read_time), 0 without reads.
+    pub read_bandwidth: f64,
+    pub write_bandwidth: f64,
+    pub read_sizes: SizeStats,
+    pub write_sizes: SizeStats,
+    /// Darshan's bins, see [`SIZE_BIN_NAMES`].
+    pub read_histogram: [u64; 10],
+    pub write_histogram: [u64; 10],
+    /// Accesses starting exactly where the previous one (same process, same file) ended.
+    pub consecutive_reads: u64,
+    pub consecutive_writes: u64,
+    /// Accesses starting after the previous one ended (consecutive ones included).
+    pub sequential_reads: u64,
+    pub sequential_writes: u64,
+    /// Largest offset + size accessed.
+    pub max_offset: u64,
+    /// Calls per layer (`posix`, `stdio`).
+    pub layers: BTreeMap<String, u64>,
+    /// Process ids that touched the file.
+    pub pids: BTreeSet<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub noise: Option<String>,
+    #[serde(skip)]
+    last_end: BTreeMap<(u32, bool), u64>,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct CallSummary {
+    pub layer: String,
+    pub class: String,
+    pub count: u64,
+    pub bytes: u64,
+    pub time: f64,
+    pub failures: u64,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ProcessSummary {
+    pub pid: u32,
+    pub parent_pid: u32,
+    pub executable: String,
+    pub arguments: Vec<String>,
+    pub forked: bool,
+    pub exec_of_pid: Option<u32>,
+    pub ending: String,
+    pub threads: u32,
+    pub start: f64,
+    pub end: f64,
+    pub events: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Filtered {
+    pub files: u64,
+    pub events: u64,
+    /// Files per reason.
+    pub reasons: BTreeMap<String, u64>,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Summary {
+    pub schema: &'static str,
+    pub command: Vec<String>,
+    pub exit_status: Option<i32>,
+    /// Seconds from the first process's start to the last event.
+    pub duration: f64,
+    pub processes: u64,
+    /// Events counted (runtime noise excluded unless asked for).
+    pub events: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    pub files: Vec<FileSummary>,
+    pub calls: BTreeMap<String, CallSummary>,
+    pub layers: BTreeMap<String, CallSummary>,
+    pub process_list: Vec<ProcessSummary>,
+    pub filtered: Filtered,
+    pub diagnostics: Vec<String>,
+}
+
+/// What to include.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    /// Also count runtime noise (loader, /proc, language runtime, before main).
+    pub include_noise: bool,
+}
+
+/// Escapes a path for JSON reversibly: valid UTF-8 stays, a backslash becomes `\\`, and
+/// every byte of an invalid sequence becomes `\xNN`. Returns whether anything was escaped.
+pub fn escape_path(bytes: &[u8]) -> (String, bool) {
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        return (text.to_string(), false);
+    }
+    let mut out = String::new();
+    for chunk in bytes.utf8_chunks() {
+        out.push_str(&chunk.valid().replace('\\', "\\\\"));
+        for byte in chunk.invalid() {
+            out.push_str(&format!("\\x{byte:02x}"));
+        }
+    }
+    (out, true)
+}
+
+/// Reverses [`escape_path`] for an escaped path.
+pub fn unescape_path(text: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() {
+        if bytes[at] == b'\\' {
+            match bytes.get(at + 1)? {
+                b'\\' => {
+                    out.push(b'\\');
+                    at += 2;
+                }
+                b'x' => {
+                    let hex = std::str::from_utf8(bytes.get(at + 2..at + 4)?).ok()?;
+                    out.push(u8::from_str_radix(hex, 16).ok()?);
+                    at += 4;
+                }
+                _ => return None,
+            }
+        } else {
+            out.push(bytes[at]);
+            at += 1;
+        }
+    }
+    Some(out)
+}
+
+fn lossy(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn seconds(nanoseconds: u64) -> f64 {
+    nanoseconds as f64 / 1e9
+}
+
+impl FileSummary {
+    fn add(&mut self, pid: u32, layer: Layer, class: CallClass, event: &Event) {
+        let time = seconds(event.duration);
+        *self.layers.entry(layer.name().to_string()).or_default() += 1;
+        self.pids.insert(pid);
+        if event.failed() {
+            self.failures += 1;
+        }
+        match class {
+            CallClass::Read | CallClass::Write => {
+                let is_read = class == CallClass::Read;
+                let bytes = event.bytes();
+                if is_read {
+                    self.reads += 1;
+                    self.bytes_read += bytes;
+                    self.read_time += time;
+                } else {
+                    self.writes += 1;
+                    self.bytes_written += bytes;
+                    self.write_time += time;
+                }
+                if !event.failed() {
+                    let (sizes, histogram) = if is_read {
+                        (&mut self.read_sizes, &mut self.read_histogram)
+                    } else {
+                        (&mut self.write_sizes, &mut self.write_histogram)
+                    };
+                    sizes.add(bytes);
+                    histogram[size_bin(bytes)] += 1;
+                }
+                if event.offset >= 0 && !event.failed() {
+                    let offset = event.offset as u64;
+                    self.max_offset = self.max_offset.max(offset + bytes);
+                    if let Some(previous_end) = self.last_end.insert((pid, is_read), offset + bytes)
+                    {
+                        let (consecutive, sequential) = if is_read {
+                            (&mut self.consecutive_reads, &mut self.sequential_reads)
+                        } else {
+                            (&mut self.consecutive_writes, &mut self.sequential_writes)
+                        };
+                        if offset == previous_end {
+                            *consecutive += 1;
+                        }
+                        if offset >= previous_end {
+                            *sequential += 1;
+                        }
+                    }
+                }
+            }
+            other => {
+                self.meta_time += time;
+                let counter = match other {
+                    CallClass::Open => &mut self.opens,
+                    CallClass::Close => &mut self.closes,
+                    CallClass::Seek => &mut self.seeks,
+                    CallClass::Sync => &mut self.syncs,
+                    CallClass::Flush => &mut self.flushes,
+                    CallClass::Stat => &mut self.stats,
+                    CallClass::Dup => &mut self.dups,
+                    CallClass::Mmap => &mut self.mmaps,
+                    _ => &mut self.metas,
+                };
+                *counter += 1;
+            }
+        }
+    }
+
+    fn finish(&mut self) {
+        if self.read_time > 0.0 {
+            self.read_bandwidth = self.bytes_read as f64 / self.read_time;
+        }
+        if self.write_time > 0.0 {
+            self.write_bandwidth = self.bytes_written as f64 / self.write_time;
+        }
+    }
+}
+
+fn add_call(summary: &mut CallSummary, layer: Layer, class: CallClass, event: &Event) {
+    summary.layer = layer.name().to_string();
+    summary.class = class.name().to_string();
+    summary.count += 1;
+    if matches!(class, CallClass::Read | CallClass::Write) {
+        summary.bytes += event.bytes();
+    }
+    summary.time += seconds(event.duration);
+    if event.failed() {
+        summary.failures += 1;
+    }
+}
+
+fn ending_name(ending: cairn_trace::Ending) -> String {
+    match ending {
+        cairn_trace::Ending::Exited => "exit".into(),
+        cairn_trace::Ending::ExitCall(status) => format!("_exit({status})"),
+        cairn_trace::Ending::Exec => "exec".into(),
+        cairn_trace::Ending::Unknown => "killed or crashed (no exit seen)".into(),
+    }
+}
+
+/// Summarises a trace.
+pub fn summarize(trace: &Trace, options: Options) -> Result<Summary> {
+    let mut files: Vec<Option<FileSummary>> = vec![None; trace.files.len()];
+    let mut summary = Summary {
+        schema: "cairn-summary/1",
+        command: trace
+            .meta
+            .command
+            .iter()
+            .map(|argument| lossy(argument))
+            .collect(),
+        exit_status: trace.meta.exit_status,
+        duration: seconds(trace.meta.duration),
+        processes: trace.processes.len() as u64,
+        diagnostics: trace.diagnostics.clone(),
+        ..Summary::default()
+    };
+    summary.process_list = trace
+        .processes
+        .iter()
+        .map(|process| ProcessSummary {
+            pid: process.pid,
+            parent_pid: process.parent_pid,
+            executable: lossy(&process.executable),
+            arguments: process
+                .arguments
+                .iter()
+                .map(|argument| lossy(argument))
+                .collect(),
+            forked: process.forked,
+            exec_of_pid: process
+                .exec_of
+                .map(|index| trace.processes[index as usize].pid),
+            ending: ending_name(process.ending),
+            threads: process.threads,
+            start: seconds(process.start),
+            end: seconds(process.end),
+            ..ProcessSummary::default()
+        })
+        .collect();
+    let mut filtered_files = BTreeSet::new();
+    for stream in &trace.streams {
+        let process = &trace.processes[stream.process as usize];
+        let pid = process.pid;
+        for event in stream.events()? {
+            let event = event?;
+            let info = trace.call(&event);
+            let (Some(layer), Some(class)) = (info.layer(), info.class()) else {
+                continue;
+            };
+            let noise = event.file.and_then(|file| trace.files[file as usize].noise);
+            let before_main = event.flags & event_flags::BEFORE_MAIN != 0;
+            if !options.include_noise && (noise.is_some() || before_main) {
+                summary.filtered.events += 1;
+                if let Some(file) = event.file {
+                    filtered_files.insert(file);
+                }
+                continue;
+            }
+            summary.events += 1;
+            let process_summary = &mut summary.process_list[stream.process as usize];
+            process_summary.events += 1;
+            if !event.failed() {
+                match class {
+                    CallClass::Read => {
+                        process_summary.bytes_read += event.bytes();
+                        summary.bytes_read += event.bytes();
+                    }
+                    CallClass::Write => {
+                        process_summary.bytes_written += event.bytes();
+                        summary.bytes_written += event.bytes();
+                    }
+                    _ => {}
+                }
+            }
+            add_call(
+                summary.calls.entry(info.name.clone()).or_default(),
+                layer,
+                class,
+                &event,
+            );
+            add_call(
+                summary.layers.entry(layer.name().to_string()).or_default(),
+                layer,
+                class,
+                &event,
+            );
+            if let Some(file) = event.file {
+                let entry = files[file as usize].get_or_insert_with(|| {
+                    let info = &trace.files[file as usize];
+                    let (path, path_escaped) = escape_path(&info.path);
+                    FileSummary {
+                        path,
+                        path_escaped,
+                        noise: info.noise.map(|noise| noise.name().to_string()),
+                        ..FileSummary::default()
+                    }
+                });
+                entry.add(pid, layer, class, &event);
+            }
+        }
+    }
+    for layer in summary.layers.values_mut() {
+        layer.class.clear();
+    }
+    for file in &filtered_files {
+        if files[*file as usize].is_none() {
+            summary.filtered.files += 1;
+            let reason = trace.files[*file as usize]
+                .noise
+                .map_or("before main", |noise| noise.name());
+            *summary
+                .filtered
+                .reasons
+                .entry(reason.to_string())
+                .or_default() += 1;
+        }
+    }
+    summary.files = files.into_iter().flatten().collect();
+    for file in &mut summary.files {
+        file.finish();
+    }
+    summary.files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn darshan_bins() {
+        assert_eq!(size_bin(0), 0);
+        assert_eq!(size_bin(100), 0);
+        assert_eq!(size_bin(101), 1);
+        assert_eq!(size_bin(1024), 1);
+        assert_eq!(size_bin(4 << 20), 5);
+        assert_eq!(size_bin((4 << 20) + 1), 6);
+        assert_eq!(size_bin(1 << 30), 8);
+        assert_eq!(size_bin((1 << 30) + 1), 9);
+    }
+
+    #[test]
+    fn path_escaping_is_reversible() {
+        for path in [
+            &b"/tmp/plain"[..],
+            b"/tmp/caf\xc3\xa9",
+            b"/tmp/bad\xff\xfename",
+            b"/tmp/back\\slash\xff",
+        ] {
+            let (text, escaped) = escape_path(path);
+            if escaped {
+                assert_eq!(unescape_path(&text).as_deref(), Some(path));
+            } else {
+                assert_eq!(text.as_bytes(), path);
+            }
+        }
+        assert_eq!(escape_path(b"/a\xffb"), ("/a\\xffb".to_string(), true));
+    }
+
+    #[test]
+    fn size_statistics() {
+        let mut stats = SizeStats::default();
+        for size in [2, 4, 4, 4, 5, 5, 7, 9] {
+            stats.add(size);
+        }
+        assert_eq!((stats.count, stats.min, stats.max), (8, 2, 9));
+        assert!((stats.mean - 5.0).abs() < 1e-12);
+        assert!((stats.stddev - 2.0).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,309 @@
+//! Text output of `summary` and `dump`.
+
+use std::fmt::Write as _;
+use std::io::Write;
+
+use cairn_analyze::summary::{Summary, SIZE_BIN_NAMES};
+use cairn_model::{event_flags, CallClass, Event};
+use cairn_trace::Trace;
+
+fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+fn shorten(path: &str, width: usize) -> String {
+    if path.chars().count() <= width {
+        return path.to_string();
+    }
+    let tail: String = path
+        .chars()
+        .rev()
+        .take(width - 1)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    format!("…{tail}")
+}
+
+pub fn summary_text(summary: &Summary) -> String {
+    let mut out = String::new();
+    let command = summary.command.join(" ");
+    let status = summary
+        .exit_status
+        .map_or_else(String::new, |status| format!(", exit status {status}"));
+    let _ = writeln!(
+        out,
+        "{}{status}: {} process{}, {} events, {} read, {} written, {:.3} s",
+        if command.is_empty() {
+            "trace".to_string()
+        } else {
+            command
+        },
+        summary.processes,
+        if summary.processes == 1 { "" } else { "es" },
+        summary.events,
+        human_bytes(summary.bytes_read),
+        human_bytes(summary.bytes_written),
+        summary.duration
+    );
+    let _ = writeln!(out, "\nFiles");
+    let _ = writeln!(
+        out,
+        "  {:<44} {:>5} {:>7} {:>7} {:>10} {:>10} {:>9} {:>9} {:>9}",
+        "path", "opens", "reads", "writes", "read", "written", "read s", "write s", "meta s"
+    );
+    for file in &summary.files {
+        let _ = writeln!(
+            out,
+            "  {:<44} {:>5} {:>7} {:>7} {:>10} {:>10} {:>9.6} {:>9.6} {:>9.6}",
+            shorten(&file.path, 44),
+            file.opens,
+            file.reads,
+            file.writes,
+            human_bytes(file.bytes_read),
+            human_bytes(file.bytes_written),
+            file.read_time,
+            file.write_time,
+            file.meta_time
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nRequest sizes (bytes): count, min / mean / max, stddev"
+    );
+    for file in &summary.files {
+        for (what, stats, bandwidth) in [
+            ("reads", &file.read_sizes, file.read_bandwidth),
+            ("writes", &file.write_sizes, file.write_bandwidth),
+        ] {
+            if stats.count > 0 {
+                let _ = writeln!(
+                    out,
+                    "  {:<44} {what:<6} {:>8}  {} / {:.1} / {}, {:.1}  ({}/s)",
+                    shorten(&file.path, 44),
+                    stats.count,
+                    stats.min,
+                    stats.mean,
+                    stats.max,
+                    stats.stddev,
+                    human_bytes(bandwidth as u64)
+                );
+            }
+        }
+    }
+    let _ = writeln!(out, "\nAccess sizes (Darshan bins)");
+    let _ = write!(out, "  {:<44} {:<6}", "path", "");
+    for name in SIZE_BIN_NAMES {
+        let _ = write!(out, " {name:>8}");
+    }
+    let _ = writeln!(out);
+    for file in &summary.files {
+        for (what, histogram) in [
+            ("reads", &file.read_histogram),
+            ("writes", &file.write_histogram),
+        ] {
+            if histogram.iter().any(|count| *count > 0) {
+                let _ = write!(out, "  {:<44} {what:<6}", shorten(&file.path, 44));
+                for count in histogram {
+                    let _ = write!(out, " {count:>8}");
+                }
+                let _ = writeln!(out);
+            }
+        }
+    }
+    let _ = writeln!(out, "\nCalls");
+    let _ = writeln!(
+        out,
+        "  {:<20} {:<6} {:<6} {:>10} {:>12} {:>10}",
+        "call", "layer", "class", "count", "bytes", "time s"
+    );
+    for (name, call) in &summary.calls {
+        let _ = writeln!(
+            out,
+            "  {:<20} {:<6} {:<6} {:>10} {:>12} {:>10.6}",
+            name, call.layer, call.class, call.count, call.bytes, call.time
+        );
+    }
+    if summary.processes > 1 {
+        let _ = writeln!(out, "\nProcesses");
+        for process in &summary.process_list {
+            let _ = writeln!(
+                out,
+                "  pid {:<7} parent {:<7} {:<9} {:>7} events  {}{}",
+                process.pid,
+                process.parent_pid,
+                process.ending,
+                process.events,
+                process.arguments.join(" "),
+                process
+                    .exec_of_pid
+                    .map_or(String::new(), |pid| format!("  (exec in pid {pid})")),
+            );
+        }
+    }
+    if summary.filtered.events > 0 {
+        let reasons: Vec<String> = summary
+            .filtered
+            .reasons
+            .iter()
+            .map(|(reason, count)| format!("{count} {reason}"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "\n{} events on {} files of runtime noise hidden ({}); --all shows them",
+            summary.filtered.events,
+            summary.filtered.files,
+            reasons.join(", ")
+        );
+    }
+    for message in &summary.diagnostics {
+        let _ = writeln!(out, "note: {message}");
+    }
+    out
+}
+
+fn describe(trace: &Trace, event: &Event) -> String {
+    let info = trace.call(event);
+    let file = event
+        .file
+        .map(|file| String::from_utf8_lossy(&trace.files[file as usize].path).into_owned())
+        .unwrap_or_else(|| "?".into());
+    let mut text = format!("{}(", info.name);
+    match info.class() {
+        Some(CallClass::Read | CallClass::Write) => {
+            let _ = write!(text, "{file}, {} bytes", event.request);
+            if event.offset >= 0 {
+                let _ = write!(text, " @ {}", event.offset);
+            }
+        }
+        Some(CallClass::Open) => {
+            let _ = write!(text, "{file}, flags 0x{:x}", event.aux);
+        }
+        Some(CallClass::Seek) => {
+            let _ = write!(text, "{file}, {}", event.request as i64);
+        }
+        _ => text.push_str(&file),
+    }
+    let _ = write!(text, ") = {}", event.result);
+    if event.failed() {
+        let _ = write!(text, " errno {}", event.errno);
+    }
+    if event.flags & event_flags::BEFORE_MAIN != 0 {
+        text.push_str("  [before main]");
+    }
+    text
+}
+
+pub fn dump(
+    trace: &Trace,
+    all: bool,
+    limit: Option<u64>,
+    out: &mut impl Write,
+) -> anyhow::Result<()> {
+    let result =
+        (|| -> anyhow::Result<()> {
+            let command: Vec<String> = trace
+                .meta
+                .command
+                .iter()
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect();
+            writeln!(
+                out,
+                "trace by {}; command: {}; exit status: {}; duration {:.6} s",
+                trace.meta.writer,
+                command.join(" "),
+                trace
+                    .meta
+                    .exit_status
+                    .map_or("unknown".into(), |s| s.to_string()),
+                trace.meta.duration as f64 / 1e9
+            )?;
+            for (index, process) in trace.processes.iter().enumerate() {
+                let arguments: Vec<String> = process
+                    .arguments
+                    .iter()
+                    .map(|a| String::from_utf8_lossy(a).into_owned())
+                    .collect();
+                writeln!(
+                out,
+                "process #{index}: pid {} parent pid {}{}{} threads {} [{:.6} .. {:.6}] {:?}: {}",
+                process.pid,
+                process.parent_pid,
+                if process.forked { " (forked)" } else { "" },
+                process.exec_of.map_or(String::new(), |p| format!(" (exec after #{p})")),
+                process.threads,
+                process.start as f64 / 1e9,
+                process.end as f64 / 1e9,
+                process.ending,
+                arguments.join(" ")
+            )?;
+            }
+            writeln!(out, "files:")?;
+            for (index, file) in trace.files.iter().enumerate() {
+                if all || file.noise.is_none() {
+                    let noise = file
+                        .noise
+                        .map_or(String::new(), |noise| format!("  [{}]", noise.name()));
+                    writeln!(
+                        out,
+                        "  #{index} {}{noise}",
+                        String::from_utf8_lossy(&file.path)
+                    )?;
+                }
+            }
+            for stream in &trace.streams {
+                let process = &trace.processes[stream.process as usize];
+                writeln!(
+                    out,
+                    "pid {} thread {}: {} events",
+                    process.pid, stream.thread, stream.count
+                )?;
+                let mut shown = 0;
+                for event in stream.events()? {
+                    let event = event?;
+                    let noise = event
+                        .file
+                        .is_some_and(|file| trace.files[file as usize].noise.is_some());
+                    if !all && (noise || event.flags & event_flags::BEFORE_MAIN != 0) {
+                        continue;
+                    }
+                    if limit.is_some_and(|limit| shown >= limit) {
+                        writeln!(out, "  ...")?;
+                        break;
+                    }
+                    shown += 1;
+                    writeln!(
+                        out,
+                        "  {:>12.6} {:>10.6}  {}",
+                        event.start as f64 / 1e9,
+                        event.duration as f64 / 1e9,
+                        describe(trace, &event)
+                    )?;
+                }
+            }
+            Ok(())
+        })();
+    match result {
+        Err(error)
+            if error
+                .downcast_ref::<std::io::Error>()
+                .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) =>
+        {
+            Ok(())
+        }
+        other => other,
+    }
+}

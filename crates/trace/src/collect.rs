@@ -1,0 +1,517 @@
+//! Builds a [`Trace`] from the staging segments the preload library left in a directory.
+//!
+//! Two passes per segment keep memory bounded by one chunk per thread plus the encoded
+//! output: the first reads the definitions (paths, contexts, marks) and indexes each
+//! thread's chunks; the second merges the threads' events in time order — needed because
+//! threads share descriptors and their offsets — and encodes them.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::path::{Path, PathBuf};
+
+use cairn_compress::columns::ColumnEncoder;
+use cairn_format::segment::{self, mark, ProcessHeader, RawEvent, Record, SegmentFile};
+use cairn_model::{event_flags, Call, CallClass, Event, Layer, UNKNOWN};
+
+use crate::noise::{self, Noise};
+use crate::{
+    CallInfo, Context, Ending, FileInfo, Meta, Process, Result, Stream, Trace, TraceError,
+};
+
+/// What the caller knows about the run that the segments do not.
+#[derive(Clone, Debug, Default)]
+pub struct RunInfo {
+    pub writer: String,
+    pub command: Vec<Vec<u8>>,
+    pub exit_status: Option<i32>,
+}
+
+/// Everything learned about one segment in the first pass.
+struct SegmentSummary {
+    path: PathBuf,
+    header: ProcessHeader,
+    paths: HashMap<u32, Vec<u8>>,
+    modules: HashMap<u32, Vec<u8>>,
+    contexts: HashMap<u32, Vec<(u32, u64)>>,
+    /// Chunk indices of each thread, in the thread's order.
+    threads: HashMap<u32, Vec<(u32, u64)>>,
+    main_start: Option<u64>,
+    ending: Ending,
+    last_time: u64,
+}
+
+fn first_pass(path: &Path, diagnostics: &mut Vec<String>) -> Result<SegmentSummary> {
+    let file = SegmentFile::open(path)?;
+    let mut summary = SegmentSummary {
+        path: path.to_path_buf(),
+        last_time: file.header.start_monotonic,
+        header: file.header.clone(),
+        paths: HashMap::new(),
+        modules: HashMap::new(),
+        contexts: HashMap::new(),
+        threads: HashMap::new(),
+        main_start: None,
+        ending: Ending::Unknown,
+    };
+    let mut buffer = Vec::new();
+    for index in 0..file.chunk_count() {
+        file.read_chunk(index, &mut buffer)?;
+        let Some(chunk) = segment::decode_chunk_header(&buffer) else {
+            continue;
+        };
+        summary
+            .threads
+            .entry(chunk.thread)
+            .or_default()
+            .push((chunk.sequence, index));
+        let records = match segment::records(&buffer) {
+            Ok(records) => records,
+            Err(error) => {
+                diagnostics.push(format!(
+                    "pid {}: chunk {index} is damaged ({error}); its events are skipped",
+                    file.header.pid
+                ));
+                continue;
+            }
+        };
+        for record in records {
+            match record {
+                Record::Event { event, .. } => {
+                    summary.last_time = summary.last_time.max(event.start + event.duration)
+                }
+                Record::Path { file, path, .. } => {
+                    summary.paths.insert(file, path.to_vec());
+                }
+                Record::Module { module, path } => {
+                    summary.modules.insert(module, path.to_vec());
+                }
+                Record::Context { context, frames } => {
+                    summary.contexts.insert(context, frames);
+                }
+                Record::Mark {
+                    mark: kind,
+                    time,
+                    value,
+                } => {
+                    summary.last_time = summary.last_time.max(time);
+                    match kind {
+                        mark::MAIN_START => summary.main_start = Some(time),
+                        mark::EXIT => {
+                            if summary.ending == Ending::Unknown {
+                                summary.ending = Ending::Exited;
+                            }
+                        }
+                        mark::EXIT_CALL => summary.ending = Ending::ExitCall(value as u32 as i32),
+                        mark::DISABLED => diagnostics.push(format!(
+                            "pid {}: the tracer disabled itself",
+                            file.header.pid
+                        )),
+                        _ => {}
+                    }
+                }
+                Record::Message { text } => {
+                    diagnostics.push(format!(
+                        "pid {}: {}",
+                        file.header.pid,
+                        String::from_utf8_lossy(text)
+                    ));
+                }
+                Record::Unknown { .. } => {}
+            }
+        }
+    }
+    for chunks in summary.threads.values_mut() {
+        chunks.sort_unstable();
+    }
+    Ok(summary)
+}
+
+/// A thread's events, read one chunk at a time.
+struct ThreadCursor {
+    thread: u32,
+    chunks: std::vec::IntoIter<(u32, u64)>,
+    events: std::vec::IntoIter<(u32, RawEvent)>,
+}
+
+impl ThreadCursor {
+    fn next(&mut self, file: &SegmentFile, buffer: &mut Vec<u8>) -> Option<(u32, RawEvent)> {
+        loop {
+            if let Some(event) = self.events.next() {
+                return Some(event);
+            }
+            let (_, index) = self.chunks.next()?;
+            if file.read_chunk(index, buffer).is_err() {
+                continue;
+            }
+            let events: Vec<(u32, RawEvent)> = segment::records(buffer)
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|record| match record {
+                    Record::Event { call, event } => Some((call, event)),
+                    _ => None,
+                })
+                .collect();
+            self.events = events.into_iter();
+        }
+    }
+}
+
+/// File offsets the hot path does not record: positions of open file descriptions (shared
+/// through `dup`) and of stdio streams.
+#[derive(Default)]
+struct OffsetTracker {
+    descriptors: HashMap<u64, usize>,
+    positions: Vec<Option<i64>>,
+    streams: HashMap<u64, Option<i64>>,
+}
+
+impl OffsetTracker {
+    fn new_description(&mut self, position: Option<i64>) -> usize {
+        self.positions.push(position);
+        self.positions.len() - 1
+    }
+
+    fn description(&mut self, fd: u64) -> usize {
+        if let Some(description) = self.descriptors.get(&fd) {
+            return *description;
+        }
+        let description = self.new_description(None);
+        self.descriptors.insert(fd, description);
+        description
+    }
+
+    fn apply(&mut self, call: Call, event: &mut Event) {
+        let ok = !event.failed();
+        let explicit = event.flags & event_flags::EXPLICIT_OFFSET != 0;
+        let start_position = |flags: u64| {
+            if flags & libc_append() != 0 {
+                None
+            } else {
+                Some(0)
+            }
+        };
+        match (call.layer(), call.class()) {
+            (Layer::Posix, CallClass::Open) if ok => {
+                let description = self.new_description(start_position(event.aux));
+                self.descriptors.insert(event.result as u64, description);
+            }
+            (Layer::Posix, CallClass::Close) if ok => {
+                self.descriptors.remove(&event.handle);
+            }
+            (Layer::Posix, CallClass::Dup) if ok => {
+                let description = self.description(event.handle);
+                self.descriptors.insert(event.result as u64, description);
+            }
+            (Layer::Posix, CallClass::Read | CallClass::Write) if !explicit => {
+                let description = self.description(event.handle);
+                let position = &mut self.positions[description];
+                event.offset = position.unwrap_or(UNKNOWN);
+                if let Some(position) = position {
+                    *position += event.bytes() as i64;
+                }
+            }
+            (Layer::Posix, CallClass::Seek) if ok => {
+                let description = self.description(event.handle);
+                self.positions[description] = Some(event.result);
+            }
+            (Layer::Stdio, CallClass::Open) if ok => {
+                let position = if call == Call::fdopen {
+                    let description = self.description(event.aux);
+                    self.positions[description]
+                } else {
+                    start_position(event.request)
+                };
+                self.streams.insert(event.handle, position);
+            }
+            (Layer::Stdio, CallClass::Close) => {
+                self.streams.remove(&event.handle);
+                if ok {
+                    self.descriptors.remove(&event.aux);
+                }
+            }
+            (Layer::Stdio, CallClass::Read | CallClass::Write) => {
+                let position = self.streams.entry(event.handle).or_insert(None);
+                event.offset = position.unwrap_or(UNKNOWN);
+                if let Some(position) = position {
+                    *position += event.bytes() as i64;
+                }
+            }
+            (Layer::Stdio, CallClass::Seek) if ok && event.offset >= 0 => {
+                self.streams.insert(event.handle, Some(event.offset));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `O_APPEND` on Linux (the same on every architecture cairn builds for).
+const fn libc_append() -> u64 {
+    0o2000
+}
+
+/// Lists the staging segments of a directory.
+pub fn segment_files(directory: &Path) -> Result<Vec<PathBuf>> {
+    let entries = std::fs::read_dir(directory).map_err(|source| TraceError::Io {
+        path: directory.display().to_string(),
+        source,
+    })?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .filter(|path| path.extension().is_some_and(|extension| extension == "seg"))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// Builds the trace of everything in `directory`.
+pub fn collect(directory: &Path, run: RunInfo) -> Result<Trace> {
+    let mut diagnostics = Vec::new();
+    let mut segments = Vec::new();
+    for path in segment_files(directory)? {
+        match first_pass(&path, &mut diagnostics) {
+            Ok(summary) => segments.push(summary),
+            Err(error) => diagnostics.push(format!("{}: skipped ({error})", path.display())),
+        }
+    }
+    // Process images in start order: parents and exec predecessors come first.
+    segments.sort_by_key(|segment| (segment.header.start_monotonic, segment.header.pid));
+    let run_start = segments
+        .iter()
+        .map(|segment| segment.header.start_monotonic)
+        .min()
+        .unwrap_or(0);
+    let run_end = segments
+        .iter()
+        .map(|segment| segment.last_time)
+        .max()
+        .unwrap_or(run_start);
+    let relative = |time: u64| time.saturating_sub(run_start);
+
+    let mut processes: Vec<Process> = Vec::with_capacity(segments.len());
+    for (index, segment) in segments.iter().enumerate() {
+        let header = &segment.header;
+        let earlier = |pid: u32| {
+            (0..index)
+                .rev()
+                .find(|&other| segments[other].header.pid == pid)
+        };
+        let exec_of = if header.forked {
+            None
+        } else {
+            earlier(header.pid)
+        };
+        let parent = match exec_of {
+            Some(previous) => processes[previous].parent.map(|p| p as usize),
+            None => earlier(header.parent_pid),
+        };
+        if let Some(previous) = exec_of {
+            if processes[previous].ending == Ending::Unknown {
+                processes[previous].ending = Ending::Exec;
+            }
+        }
+        processes.push(Process {
+            pid: header.pid,
+            parent_pid: header.parent_pid,
+            parent: parent.map(|p| p as u32),
+            exec_of: exec_of.map(|p| p as u32),
+            forked: header.forked,
+            executable: header.executable.clone(),
+            arguments: header
+                .command_line
+                .split(|byte| *byte == 0)
+                .filter(|argument| !argument.is_empty())
+                .map(<[u8]>::to_vec)
+                .collect(),
+            working_directory: header.working_directory.clone(),
+            hostname: header.hostname.clone(),
+            start: relative(header.start_monotonic),
+            end: relative(segment.last_time),
+            main_start: segment.main_start.map(relative),
+            ending: segment.ending,
+            threads: segment.threads.len() as u32,
+        });
+    }
+
+    let python_prefixes: Vec<Vec<u8>> = {
+        let mut prefixes: Vec<Vec<u8>> = processes
+            .iter()
+            .filter_map(|process| noise::python_prefix(&process.executable))
+            .collect();
+        prefixes.sort();
+        prefixes.dedup();
+        prefixes
+    };
+
+    let mut calls: Vec<CallInfo> = Vec::new();
+    let mut call_index: HashMap<String, u16> = HashMap::new();
+    let mut files: Vec<FileInfo> = Vec::new();
+    let mut file_index: HashMap<Vec<u8>, u32> = HashMap::new();
+    // (used by any event, used by an event after main) per file.
+    let mut file_use: Vec<(bool, bool)> = Vec::new();
+    let mut modules: Vec<Vec<u8>> = Vec::new();
+    let mut module_index: HashMap<Vec<u8>, u32> = HashMap::new();
+    let mut contexts: Vec<Context> = Vec::new();
+    let mut context_index: HashMap<Context, u32> = HashMap::new();
+    let mut streams = Vec::new();
+
+    for (process_index, segment) in segments.iter().enumerate() {
+        let header = &segment.header;
+        // Per-process ids → trace-wide indices.
+        let calls_here: Vec<Option<(u16, Call)>> = header
+            .call_names
+            .iter()
+            .map(|name| {
+                let call = Call::from_name(name)?;
+                let index = *call_index.entry(name.clone()).or_insert_with(|| {
+                    calls.push(CallInfo::new(name));
+                    (calls.len() - 1) as u16
+                });
+                Some((index, call))
+            })
+            .collect();
+        let mut files_here: HashMap<u32, u32> = HashMap::new();
+        for (id, path) in &segment.paths {
+            let index = *file_index.entry(path.clone()).or_insert_with(|| {
+                files.push(FileInfo {
+                    path: path.clone(),
+                    noise: noise::classify_path(path, &python_prefixes),
+                });
+                file_use.push((false, false));
+                (files.len() - 1) as u32
+            });
+            files_here.insert(*id, index);
+        }
+        let mut contexts_here: HashMap<u32, u32> = HashMap::new();
+        for (id, frames) in &segment.contexts {
+            let frames = frames
+                .iter()
+                .map(|(module, offset)| {
+                    let module = segment.modules.get(module).map(|path| {
+                        *module_index.entry(path.clone()).or_insert_with(|| {
+                            modules.push(path.clone());
+                            (modules.len() - 1) as u32
+                        })
+                    });
+                    (module, *offset)
+                })
+                .collect();
+            let context = Context { frames };
+            let index = *context_index.entry(context.clone()).or_insert_with(|| {
+                contexts.push(context);
+                contexts.len() as u32
+            });
+            contexts_here.insert(*id, index);
+        }
+
+        let file = SegmentFile::open(&segment.path)?;
+        let mut buffer = Vec::new();
+        let mut cursors: Vec<ThreadCursor> = segment
+            .threads
+            .iter()
+            .map(|(thread, chunks)| ThreadCursor {
+                thread: *thread,
+                chunks: chunks.clone().into_iter(),
+                events: Vec::new().into_iter(),
+            })
+            .collect();
+        cursors.sort_by_key(|cursor| cursor.thread);
+        let mut encoders: Vec<ColumnEncoder> =
+            cursors.iter().map(|_| ColumnEncoder::new()).collect();
+        let mut heap = BinaryHeap::new();
+        let mut pending: Vec<Option<(u32, RawEvent)>> = Vec::with_capacity(cursors.len());
+        for (slot, cursor) in cursors.iter_mut().enumerate() {
+            let next = cursor.next(&file, &mut buffer);
+            if let Some((_, event)) = &next {
+                heap.push(Reverse((event.start, slot)));
+            }
+            pending.push(next);
+        }
+        let main_known = segment.main_start.is_some();
+        let mut tracker = OffsetTracker::default();
+        while let Some(Reverse((_, slot))) = heap.pop() {
+            let Some((call_id, raw)) = pending[slot].take() else {
+                continue;
+            };
+            let next = cursors[slot].next(&file, &mut buffer);
+            if let Some((_, event)) = &next {
+                heap.push(Reverse((event.start, slot)));
+            }
+            pending[slot] = next;
+
+            let Some(Some((call_index, call))) = calls_here.get(call_id as usize).copied() else {
+                diagnostics.push(format!(
+                    "pid {}: event of unknown call #{call_id} skipped",
+                    header.pid
+                ));
+                continue;
+            };
+            let mut flags = raw.flags;
+            if !main_known {
+                flags &= !event_flags::BEFORE_MAIN;
+            }
+            let file_index = files_here.get(&raw.file).copied();
+            let mut event = Event {
+                call: call_index,
+                start: relative(raw.start),
+                duration: raw.duration,
+                file: file_index,
+                handle: raw.handle,
+                offset: raw.offset,
+                request: raw.request,
+                result: raw.result,
+                errno: raw.errno,
+                context: contexts_here.get(&raw.context).copied().unwrap_or(0),
+                aux: raw.aux,
+                flags,
+            };
+            if call == Call::rename {
+                // aux holds the per-process file id of the new name.
+                event.aux = files_here
+                    .get(&(raw.aux as u32))
+                    .map_or(0, |index| *index as u64 + 1);
+            }
+            tracker.apply(call, &mut event);
+            if let Some(index) = file_index {
+                let usage = &mut file_use[index as usize];
+                usage.0 = true;
+                usage.1 |= flags & event_flags::BEFORE_MAIN == 0;
+            }
+            encoders[slot].push(&event);
+        }
+        for (cursor, encoder) in cursors.iter().zip(encoders) {
+            if !encoder.is_empty() {
+                let count = encoder.len();
+                streams.push(Stream::new(
+                    process_index as u32,
+                    cursor.thread,
+                    count,
+                    encoder.finish(),
+                ));
+            }
+        }
+    }
+    for (file, (used, used_after_main)) in files.iter_mut().zip(&file_use) {
+        if file.noise.is_none() && *used && !used_after_main {
+            file.noise = Some(Noise::BeforeMain);
+        }
+    }
+
+    Ok(Trace {
+        meta: Meta {
+            writer: run.writer,
+            command: run.command,
+            exit_status: run.exit_status,
+            start_realtime: segments
+                .first()
+                .map_or(0, |segment| segment.header.start_realtime),
+            duration: run_end.saturating_sub(run_start),
+        },
+        calls,
+        processes,
+        files,
+        modules,
+        contexts,
+        streams,
+        diagnostics,
+    })
+}

@@ -1,0 +1,461 @@
+//! The trace's contents and their sections on disk (see docs/FORMAT.md, "Sections").
+
+use std::path::Path;
+
+use cairn_compress::columns::ColumnDecoder;
+use cairn_format::bytes::{ByteReader, ByteWriter};
+use cairn_format::container::{SectionKind, TraceFile, TraceWriter};
+use cairn_model::{Call, CallClass, Event, Layer};
+
+use crate::noise::Noise;
+use crate::{Result, TraceError};
+
+/// Section versions this reader understands.
+const VERSION: u16 = 1;
+
+/// Facts about the whole run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Meta {
+    /// The cairn version that wrote the trace.
+    pub writer: String,
+    /// The command that was traced, one entry per argument.
+    pub command: Vec<Vec<u8>>,
+    /// Exit status of the command as the shell reports it (128+N for signal N), if known.
+    pub exit_status: Option<i32>,
+    /// Wall-clock time of the run's start, nanoseconds since the Unix epoch.
+    pub start_realtime: u64,
+    /// Run duration in nanoseconds (first process start to last event or exit).
+    pub duration: u64,
+}
+
+/// A call named in the trace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallInfo {
+    pub name: String,
+    /// The call as this build knows it; `None` for a call from a newer cairn.
+    pub call: Option<Call>,
+}
+
+impl CallInfo {
+    pub fn new(name: &str) -> CallInfo {
+        CallInfo {
+            name: name.to_string(),
+            call: Call::from_name(name),
+        }
+    }
+
+    pub fn layer(&self) -> Option<Layer> {
+        self.call.map(Call::layer)
+    }
+
+    pub fn class(&self) -> Option<CallClass> {
+        self.call.map(Call::class)
+    }
+}
+
+/// How a process image ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ending {
+    /// Normal exit (the library's destructor ran).
+    Exited,
+    /// `_exit`/`_Exit` with this status.
+    ExitCall(i32),
+    /// Replaced by `exec`: the next image of the same pid continues it.
+    Exec,
+    /// No end mark: killed by a signal, crashed, or still running when collected.
+    Unknown,
+}
+
+/// One process image (a fork or an exec starts a new one).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Process {
+    pub pid: u32,
+    pub parent_pid: u32,
+    /// Index of the parent's image in [`Trace::processes`], if it was traced.
+    pub parent: Option<u32>,
+    /// Index of the image this one replaced through `exec`.
+    pub exec_of: Option<u32>,
+    pub forked: bool,
+    pub executable: Vec<u8>,
+    pub arguments: Vec<Vec<u8>>,
+    pub working_directory: Vec<u8>,
+    pub hostname: Vec<u8>,
+    /// Nanoseconds since the start of the run.
+    pub start: u64,
+    pub end: u64,
+    /// When `main` started, if the tracer saw it.
+    pub main_start: Option<u64>,
+    pub ending: Ending,
+    pub threads: u32,
+}
+
+/// One file (or other descriptor target) the run touched.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileInfo {
+    /// The path as the program named it, made absolute; `pipe:[…]`-style names for
+    /// descriptors that are not files.
+    pub path: Vec<u8>,
+    /// Why the file is not the program's own I/O, or `None` if it is.
+    pub noise: Option<Noise>,
+}
+
+/// A calling context: frames from the call site outwards, as (module, offset).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Context {
+    /// (index into [`Trace::modules`] or `None` if unknown, offset or raw address).
+    pub frames: Vec<(Option<u32>, u64)>,
+}
+
+/// One thread's events.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stream {
+    pub process: u32,
+    pub thread: u32,
+    pub count: u64,
+    encoded: Vec<u8>,
+}
+
+impl Stream {
+    pub fn new(process: u32, thread: u32, count: u64, encoded: Vec<u8>) -> Stream {
+        Stream {
+            process,
+            thread,
+            count,
+            encoded,
+        }
+    }
+
+    /// Decodes the stream one event at a time.
+    pub fn events(&self) -> Result<impl Iterator<Item = Result<Event>> + '_> {
+        let decoder = ColumnDecoder::new(&self.encoded)?;
+        if decoder.len() != self.count {
+            return Err(TraceError::Invalid(format!(
+                "stream of thread {} holds {} events, the trace says {}",
+                self.thread,
+                decoder.len(),
+                self.count
+            )));
+        }
+        Ok(decoder.map(|event| event.map_err(TraceError::from)))
+    }
+}
+
+/// A whole trace.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Trace {
+    pub meta: Meta,
+    pub calls: Vec<CallInfo>,
+    pub processes: Vec<Process>,
+    pub files: Vec<FileInfo>,
+    pub modules: Vec<Vec<u8>>,
+    pub contexts: Vec<Context>,
+    pub streams: Vec<Stream>,
+    /// Messages from the tracer (it disabled itself, a table filled up...).
+    pub diagnostics: Vec<String>,
+}
+
+fn ending_code(ending: Ending) -> (u64, i64) {
+    match ending {
+        Ending::Exited => (1, 0),
+        Ending::ExitCall(status) => (2, status as i64),
+        Ending::Exec => (3, 0),
+        Ending::Unknown => (0, 0),
+    }
+}
+
+fn optional(writer: &mut ByteWriter, value: Option<u32>) {
+    writer.u64(value.map_or(0, |v| v as u64 + 1));
+}
+
+fn read_optional(reader: &mut ByteReader, limit: usize, what: &str) -> Result<Option<u32>> {
+    match reader.u64()? {
+        0 => Ok(None),
+        value if value - 1 < limit as u64 => Ok(Some((value - 1) as u32)),
+        _ => Err(TraceError::Invalid(format!("{what} index out of range"))),
+    }
+}
+
+impl Trace {
+    pub fn open(path: &Path) -> Result<Trace> {
+        Trace::from_file(&TraceFile::open(path)?)
+    }
+
+    pub fn from_bytes(bytes: Vec<u8>) -> Result<Trace> {
+        Trace::from_file(&TraceFile::from_bytes(bytes)?)
+    }
+
+    pub fn call(&self, event: &Event) -> &CallInfo {
+        &self.calls[event.call as usize]
+    }
+
+    pub fn event_count(&self) -> u64 {
+        self.streams.iter().map(|stream| stream.count).sum()
+    }
+
+    /// Encodes the trace into a file image.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut writer = TraceWriter::new();
+        let mut meta = ByteWriter::new();
+        meta.str(&self.meta.writer);
+        meta.u64(self.meta.command.len() as u64);
+        for argument in &self.meta.command {
+            meta.bytes(argument);
+        }
+        meta.u64(self.meta.exit_status.is_some() as u64);
+        meta.i64(self.meta.exit_status.unwrap_or(0) as i64);
+        meta.u64(self.meta.start_realtime);
+        meta.u64(self.meta.duration);
+        writer.add_section(SectionKind::META, VERSION, &meta.into_inner(), false);
+
+        let mut calls = ByteWriter::new();
+        calls.u64(self.calls.len() as u64);
+        for call in &self.calls {
+            calls.str(&call.name);
+        }
+        writer.add_section(SectionKind::CALLS, VERSION, &calls.into_inner(), false);
+
+        let mut processes = ByteWriter::new();
+        processes.u64(self.processes.len() as u64);
+        for process in &self.processes {
+            processes.u64(process.pid as u64);
+            processes.u64(process.parent_pid as u64);
+            optional(&mut processes, process.parent);
+            optional(&mut processes, process.exec_of);
+            processes.u64(process.forked as u64);
+            processes.bytes(&process.executable);
+            processes.u64(process.arguments.len() as u64);
+            for argument in &process.arguments {
+                processes.bytes(argument);
+            }
+            processes.bytes(&process.working_directory);
+            processes.bytes(&process.hostname);
+            processes.u64(process.start);
+            processes.u64(process.end);
+            processes.u64(process.main_start.map_or(0, |t| t + 1));
+            let (code, status) = ending_code(process.ending);
+            processes.u64(code);
+            processes.i64(status);
+            processes.u64(process.threads as u64);
+        }
+        writer.add_section(
+            SectionKind::PROCESSES,
+            VERSION,
+            &processes.into_inner(),
+            true,
+        );
+
+        let mut files = ByteWriter::new();
+        files.u64(self.files.len() as u64);
+        for file in &self.files {
+            files.bytes(&file.path);
+            files.u64(file.noise.map_or(0, |noise| noise.code()));
+        }
+        writer.add_section(SectionKind::FILES, VERSION, &files.into_inner(), true);
+
+        let mut contexts = ByteWriter::new();
+        contexts.u64(self.modules.len() as u64);
+        for module in &self.modules {
+            contexts.bytes(module);
+        }
+        contexts.u64(self.contexts.len() as u64);
+        for context in &self.contexts {
+            contexts.u64(context.frames.len() as u64);
+            for (module, offset) in &context.frames {
+                optional(&mut contexts, *module);
+                contexts.u64(*offset);
+            }
+        }
+        writer.add_section(SectionKind::CONTEXTS, VERSION, &contexts.into_inner(), true);
+
+        let mut events = ByteWriter::new();
+        events.u64(self.streams.len() as u64);
+        for stream in &self.streams {
+            events.u64(stream.process as u64);
+            events.u64(stream.thread as u64);
+            events.u64(stream.count);
+            events.bytes(&stream.encoded);
+        }
+        writer.add_section(SectionKind::EVENTS, VERSION, &events.into_inner(), true);
+
+        let mut diagnostics = ByteWriter::new();
+        diagnostics.u64(self.diagnostics.len() as u64);
+        for message in &self.diagnostics {
+            diagnostics.str(message);
+        }
+        writer.add_section(
+            SectionKind::DIAGNOSTICS,
+            VERSION,
+            &diagnostics.into_inner(),
+            true,
+        );
+        writer.finish()
+    }
+
+    /// Writes the trace atomically (temporary file + rename); returns its size.
+    pub fn write(&self, path: &Path) -> Result<u64> {
+        let bytes = self.to_bytes();
+        cairn_format::container::write_file_atomically(path, &bytes)?;
+        Ok(bytes.len() as u64)
+    }
+
+    fn from_file(file: &TraceFile) -> Result<Trace> {
+        let section = |kind: SectionKind| -> Result<Vec<u8>> {
+            match file.section(kind)? {
+                Some((VERSION, bytes)) => Ok(bytes),
+                Some((version, _)) => Err(TraceError::Invalid(format!(
+                    "section {} has version {version}, this cairn reads version {VERSION}",
+                    kind.name()
+                ))),
+                None => Err(TraceError::Invalid(format!(
+                    "section {} is missing",
+                    kind.name()
+                ))),
+            }
+        };
+        let mut trace = Trace::default();
+
+        let bytes = section(SectionKind::META)?;
+        let mut reader = ByteReader::new(&bytes, "section META");
+        trace.meta.writer = reader.string()?;
+        for _ in 0..reader.count(1)? {
+            trace.meta.command.push(reader.bytes()?.to_vec());
+        }
+        let has_status = reader.u64()? != 0;
+        let status = reader.i32()?;
+        trace.meta.exit_status = has_status.then_some(status);
+        trace.meta.start_realtime = reader.u64()?;
+        trace.meta.duration = reader.u64()?;
+
+        let bytes = section(SectionKind::CALLS)?;
+        let mut reader = ByteReader::new(&bytes, "section CALL");
+        for _ in 0..reader.count(1)? {
+            trace.calls.push(CallInfo::new(&reader.string()?));
+        }
+
+        let bytes = section(SectionKind::PROCESSES)?;
+        let mut reader = ByteReader::new(&bytes, "section PROC");
+        let count = reader.count(16)?;
+        for _ in 0..count {
+            let pid = reader.u32()?;
+            let parent_pid = reader.u32()?;
+            let parent = read_optional(&mut reader, count, "parent process")?;
+            let exec_of = read_optional(&mut reader, count, "exec'd process")?;
+            let forked = reader.u64()? != 0;
+            let executable = reader.bytes()?.to_vec();
+            let mut arguments = Vec::new();
+            for _ in 0..reader.count(1)? {
+                arguments.push(reader.bytes()?.to_vec());
+            }
+            let working_directory = reader.bytes()?.to_vec();
+            let hostname = reader.bytes()?.to_vec();
+            let start = reader.u64()?;
+            let end = reader.u64()?;
+            let main_start = reader.u64()?.checked_sub(1);
+            let ending = match (reader.u64()?, reader.i32()?) {
+                (1, _) => Ending::Exited,
+                (2, status) => Ending::ExitCall(status),
+                (3, _) => Ending::Exec,
+                _ => Ending::Unknown,
+            };
+            let threads = reader.u32()?;
+            trace.processes.push(Process {
+                pid,
+                parent_pid,
+                parent,
+                exec_of,
+                forked,
+                executable,
+                arguments,
+                working_directory,
+                hostname,
+                start,
+                end,
+                main_start,
+                ending,
+                threads,
+            });
+        }
+
+        let bytes = section(SectionKind::FILES)?;
+        let mut reader = ByteReader::new(&bytes, "section FILE");
+        for _ in 0..reader.count(2)? {
+            let path = reader.bytes()?.to_vec();
+            let noise = Noise::from_code(reader.u64()?);
+            trace.files.push(FileInfo { path, noise });
+        }
+
+        let bytes = section(SectionKind::CONTEXTS)?;
+        let mut reader = ByteReader::new(&bytes, "section CTXT");
+        for _ in 0..reader.count(1)? {
+            trace.modules.push(reader.bytes()?.to_vec());
+        }
+        let modules = trace.modules.len();
+        for _ in 0..reader.count(1)? {
+            let mut frames = Vec::new();
+            for _ in 0..reader.count(2)? {
+                let module = read_optional(&mut reader, modules, "module")?;
+                frames.push((module, reader.u64()?));
+            }
+            trace.contexts.push(Context { frames });
+        }
+
+        let bytes = section(SectionKind::EVENTS)?;
+        let mut reader = ByteReader::new(&bytes, "section EVNT");
+        for _ in 0..reader.count(4)? {
+            let process = reader.u32()?;
+            if process as usize >= trace.processes.len() {
+                return Err(TraceError::Invalid(
+                    "event stream of an unknown process".into(),
+                ));
+            }
+            let thread = reader.u32()?;
+            let count = reader.u64()?;
+            let encoded = reader.bytes()?.to_vec();
+            trace.streams.push(Stream {
+                process,
+                thread,
+                count,
+                encoded,
+            });
+        }
+
+        if let Some((_, bytes)) = file.section(SectionKind::DIAGNOSTICS)? {
+            let mut reader = ByteReader::new(&bytes, "section DIAG");
+            for _ in 0..reader.count(1)? {
+                trace.diagnostics.push(reader.string()?);
+            }
+        }
+        trace.validate()?;
+        Ok(trace)
+    }
+
+    /// Checks that every event refers to calls, files and contexts that exist, so readers
+    /// can index without checks.
+    fn validate(&self) -> Result<()> {
+        for stream in &self.streams {
+            for event in stream.events()? {
+                let event = event?;
+                if event.call as usize >= self.calls.len() {
+                    return Err(TraceError::Invalid(format!(
+                        "event names call #{} that the trace lacks",
+                        event.call
+                    )));
+                }
+                if event
+                    .file
+                    .is_some_and(|file| file as usize >= self.files.len())
+                {
+                    return Err(TraceError::Invalid(
+                        "event names a file that the trace lacks".into(),
+                    ));
+                }
+                if event.context as usize > self.contexts.len() {
+                    return Err(TraceError::Invalid(
+                        "event names a context that the trace lacks".into(),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}

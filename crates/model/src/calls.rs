@@ -174,6 +174,8 @@ macro_rules! for_each_call {
                 => stream_line(stream, size, buf);
             getline    Stdio Read  generated (line: *mut *mut c_char, capacity: *mut size_t, stream: *mut FILE) -> ssize_t
                 => stream_count(stream);
+            __getdelim Stdio Read  generated (line: *mut *mut c_char, capacity: *mut size_t, delimiter: c_int, stream: *mut FILE) -> ssize_t
+                => stream_count(stream);
             getdelim   Stdio Read  generated (line: *mut *mut c_char, capacity: *mut size_t, delimiter: c_int, stream: *mut FILE) -> ssize_t
                 => stream_count(stream);
             fputs      Stdio Write generated (text: *const c_char, stream: *mut FILE) -> c_int

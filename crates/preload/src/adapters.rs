@@ -366,8 +366,11 @@ pub fn stream_formatted(
     stream(event, state, handle);
     if is_write {
         event.request = ret.max(0) as u64;
+        event.result = ret.max(0);
+    } else {
+        // scanf returns items matched, not bytes: keep it in aux, count no bytes.
+        event.aux = ret as u64;
     }
-    event.result = ret.max(0);
     fail_if(event, ret < 0 && stream_error(handle));
     true
 }

@@ -232,7 +232,10 @@ impl OffsetTracker {
             (Layer::Stdio, CallClass::Read | CallClass::Write) => {
                 let position = self.streams.entry(event.handle).or_insert(None);
                 event.offset = position.unwrap_or(UNKNOWN);
-                if let Some(position) = position {
+                if is_scanf(call) {
+                    // scanf does not say how many bytes it consumed.
+                    *position = None;
+                } else if let Some(position) = position {
                     *position += event.bytes() as i64;
                 }
             }
@@ -242,6 +245,13 @@ impl OffsetTracker {
             _ => {}
         }
     }
+}
+
+fn is_scanf(call: Call) -> bool {
+    matches!(
+        call,
+        Call::fscanf | Call::__isoc99_fscanf | Call::vfscanf | Call::__isoc99_vfscanf
+    )
 }
 
 /// `O_APPEND` on Linux (the same on every architecture cairn builds for).

@@ -130,7 +130,8 @@ pub fn classify_path(path: &[u8], python_prefixes: &[Vec<u8>]) -> Option<Noise> 
     if !python_prefixes.is_empty()
         && (contains(path, b"/__pycache__/")
             || contains(path, b"/site-packages")
-            || contains(path, b"/dist-packages"))
+            || contains(path, b"/dist-packages")
+            || contains(path, b"/lib/python"))
     {
         return Some(Noise::LanguageRuntime);
     }

@@ -1,0 +1,213 @@
+//! The command line itself: naming, exit status, `lib`, `merge`, and bad input.
+
+mod common;
+
+use std::process::Command;
+
+use common::*;
+
+fn cairn() -> Command {
+    Command::new(cairn_binary())
+}
+
+#[test]
+fn lib_prints_the_preload_library() {
+    let output = cairn().arg("lib").output().unwrap();
+    assert!(output.status.success());
+    let printed = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(
+        std::path::Path::new(printed.trim()),
+        library().canonicalize().unwrap()
+    );
+}
+
+#[test]
+fn default_trace_names_never_overwrite() {
+    let directory = tempfile::tempdir().unwrap();
+    library();
+    for expected in ["true.cairn", "true.1.cairn", "true.2.cairn"] {
+        let output = cairn()
+            .current_dir(directory.path())
+            .args(["run", "--", "true"])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0));
+        let message = String::from_utf8_lossy(&output.stderr);
+        assert!(message.contains(&format!("-> {expected}")), "{message}");
+        assert!(directory.path().join(expected).is_file());
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(directory.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with('.'))
+        .collect();
+    assert!(
+        leftovers.is_empty(),
+        "staging directories are removed: {leftovers:?}"
+    );
+}
+
+#[test]
+fn exit_status_is_the_commands() {
+    let directory = tempfile::tempdir().unwrap();
+    library();
+    let trace = directory.path().join("t.cairn");
+    for (script, expected) in [("exit 0", 0), ("exit 42", 42), ("kill -TERM $$", 128 + 15)] {
+        let status = cairn()
+            .args(["run", "-q", "-o"])
+            .arg(&trace)
+            .args(["--", "sh", "-c", script])
+            .status()
+            .unwrap();
+        assert_eq!(status.code(), Some(expected), "{script}");
+        assert_eq!(
+            summary_json(&trace, &[])["exit_status"].as_i64(),
+            Some(expected as i64)
+        );
+    }
+    let missing = cairn()
+        .args(["run", "-q", "--", "/nonexistent/program"])
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr)
+        .starts_with("cairn: error: cannot run /nonexistent/program"));
+}
+
+#[test]
+fn environment_configuration_and_merge() {
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile("twenty_writes", directory.path(), &[]);
+    let staging = directory.path().join("staging");
+    let status = Command::new(&program)
+        .arg(directory.path())
+        .env("LD_PRELOAD", library())
+        .env("CAIRN_DIR", &staging)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let trace = directory.path().join("merged.cairn");
+    let output = cairn()
+        .arg("merge")
+        .arg(&staging)
+        .arg("-o")
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let summary = summary_json(&trace, &[]);
+    let file = summary["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"].as_str().unwrap().ends_with("/out.dat"))
+        .unwrap();
+    assert_fields(file, &[("writes", 20), ("bytes_written", 200)]);
+    // CAIRN_DISABLE=1 loads the library but records nothing.
+    let disabled = directory.path().join("disabled");
+    Command::new(&program)
+        .arg(directory.path())
+        .env("LD_PRELOAD", library())
+        .env("CAIRN_DIR", &disabled)
+        .env("CAIRN_DISABLE", "1")
+        .status()
+        .unwrap();
+    assert!(!disabled.exists());
+}
+
+fn assert_one_line_error(path: &std::path::Path, expected: &str) {
+    for command in ["summary", "dump"] {
+        let output = cairn().arg(command).arg(path).output().unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{command} {}",
+            path.display()
+        );
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+        assert!(stderr.starts_with("cairn: error: "), "{stderr}");
+        assert!(
+            stderr.contains(expected),
+            "{stderr:?} should mention {expected:?}"
+        );
+        assert!(!stderr.contains("panicked"));
+    }
+}
+
+#[test]
+fn bad_input_gives_one_line_errors() {
+    let directory = tempfile::tempdir().unwrap();
+    library();
+    let good = directory.path().join("good.cairn");
+    let status = cairn()
+        .args(["run", "-q", "-o"])
+        .arg(&good)
+        .args(["--", "sh", "-c", "echo hi > out.txt"])
+        .current_dir(directory.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let bytes = std::fs::read(&good).unwrap();
+
+    assert_one_line_error(&directory.path().join("missing.cairn"), "No such file");
+    let empty = directory.path().join("empty.cairn");
+    std::fs::write(&empty, b"").unwrap();
+    assert_one_line_error(&empty, "not a cairn trace");
+    let foreign = directory.path().join("foreign.cairn");
+    std::fs::copy("/bin/sh", &foreign).unwrap();
+    assert_one_line_error(&foreign, "not a cairn trace");
+    let truncated = directory.path().join("truncated.cairn");
+    std::fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
+    assert_one_line_error(&truncated, "truncated");
+    let corrupt = directory.path().join("corrupt.cairn");
+    let mut damaged = bytes.clone();
+    damaged[40] ^= 0xff;
+    std::fs::write(&corrupt, &damaged).unwrap();
+    assert_one_line_error(&corrupt, "checksum mismatch");
+    let newer = directory.path().join("newer.cairn");
+    let mut future = bytes.clone();
+    future[8] = 9;
+    std::fs::write(&newer, &future).unwrap();
+    assert_one_line_error(&newer, "version 9.0 is not supported");
+}
+
+#[test]
+fn failed_write_keeps_the_previous_trace() {
+    let directory = tempfile::tempdir().unwrap();
+    library();
+    let trace = directory.path().join("keep.cairn");
+    let status = cairn()
+        .args(["run", "-q", "-o"])
+        .arg(&trace)
+        .args(["--", "true"])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let before = std::fs::read(&trace).unwrap();
+    // A trace path inside a directory that does not exist cannot be written...
+    let output = cairn()
+        .args(["run", "-q", "-o"])
+        .arg(directory.path().join("no/such/dir/t.cairn"))
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    // ...and a merge into a read-only directory fails without touching the old file.
+    let staging = directory.path().join("empty-staging");
+    std::fs::create_dir(&staging).unwrap();
+    let output = cairn()
+        .arg("merge")
+        .arg(&staging)
+        .arg("-o")
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("no staging segments"));
+    assert_eq!(std::fs::read(&trace).unwrap(), before);
+}

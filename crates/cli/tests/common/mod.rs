@@ -1,0 +1,156 @@
+//! Shared helpers: build the test programs, run them under `cairn run`, read the summary.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+pub fn cairn_binary() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_cairn"))
+}
+
+/// The preload library must sit beside the binary (`cargo build --workspace` puts it there).
+pub fn library() -> PathBuf {
+    let path = cairn_binary().with_file_name("libcairn.so");
+    assert!(
+        path.is_file(),
+        "{} is missing: run `cargo build --workspace` before the tests",
+        path.display()
+    );
+    path
+}
+
+pub fn programs_directory() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/programs")
+}
+
+/// Compiles `tests/programs/<name>.c` into `directory` and returns the executable.
+pub fn compile(name: &str, directory: &Path, extra: &[&str]) -> PathBuf {
+    let source = programs_directory().join(format!("{name}.c"));
+    let output = directory.join(name);
+    let status = Command::new("cc")
+        .args(["-O1", "-fno-builtin", "-g", "-o"])
+        .arg(&output)
+        .arg(&source)
+        .args(extra)
+        .status()
+        .expect("cc runs");
+    assert!(status.success(), "compiling {name}");
+    output
+}
+
+/// Compiles `tests/programs/<name>.c` into a shared library.
+pub fn compile_library(name: &str, directory: &Path) -> PathBuf {
+    let source = programs_directory().join(format!("{name}.c"));
+    let output = directory.join(format!("lib{name}.so"));
+    let status = Command::new("cc")
+        .args(["-O1", "-shared", "-fPIC", "-o"])
+        .arg(&output)
+        .arg(&source)
+        .arg("-ldl")
+        .status()
+        .expect("cc runs");
+    assert!(status.success(), "compiling {name}");
+    output
+}
+
+pub struct Traced {
+    pub output: Output,
+    pub trace: PathBuf,
+    pub summary: Value,
+}
+
+impl Traced {
+    pub fn exit_code(&self) -> Option<i32> {
+        self.output.status.code()
+    }
+
+    /// The summary entry of the file whose path ends with `suffix`.
+    pub fn file(&self, suffix: &str) -> &Value {
+        let files = self.summary["files"].as_array().expect("files array");
+        let matches: Vec<&Value> = files
+            .iter()
+            .filter(|file| {
+                file["path"]
+                    .as_str()
+                    .is_some_and(|path| path.ends_with(suffix))
+            })
+            .collect();
+        assert_eq!(
+            matches.len(),
+            1,
+            "exactly one file ending in {suffix}: {:#?}",
+            self.paths()
+        );
+        matches[0]
+    }
+
+    pub fn paths(&self) -> Vec<String> {
+        self.summary["files"]
+            .as_array()
+            .expect("files")
+            .iter()
+            .map(|file| file["path"].as_str().unwrap_or_default().to_string())
+            .collect()
+    }
+}
+
+pub fn summary_json(trace: &Path, extra: &[&str]) -> Value {
+    let output = Command::new(cairn_binary())
+        .arg("summary")
+        .arg("--json")
+        .args(extra)
+        .arg(trace)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "summary failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("summary --json is JSON")
+}
+
+/// Runs `cairn run -q -o <dir>/trace.cairn -- program args...` and reads the summary.
+pub fn trace(directory: &Path, program: &Path, arguments: &[&str]) -> Traced {
+    library();
+    let trace = directory.join("trace.cairn");
+    let output = Command::new(cairn_binary())
+        .args(["run", "-q", "-o"])
+        .arg(&trace)
+        .arg("--")
+        .arg(program)
+        .args(arguments)
+        .output()
+        .expect("cairn run starts");
+    let summary = summary_json(&trace, &[]);
+    Traced {
+        output,
+        trace,
+        summary,
+    }
+}
+
+/// Asserts exact integer fields of a summary entry.
+pub fn assert_fields(entry: &Value, expected: &[(&str, u64)]) {
+    for (field, value) in expected {
+        assert_eq!(
+            entry[field].as_u64(),
+            Some(*value),
+            "field {field} of {}",
+            entry["path"]
+        );
+    }
+}
+
+/// The real Python interpreter (not a version manager's shell shim), so the test traces
+/// Python itself.
+pub fn python() -> PathBuf {
+    let output = Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .expect("python3 runs");
+    PathBuf::from(String::from_utf8(output.stdout).unwrap().trim())
+}

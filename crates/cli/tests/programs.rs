@@ -1,0 +1,602 @@
+//! Real programs under the real preload library; every figure asserted is known exactly
+//! from the program's source (tests/programs/).
+
+mod common;
+
+use std::process::Command;
+
+use common::*;
+
+#[test]
+fn posix_calls_on_one_file() {
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile("posix_basic", directory.path(), &[]);
+    let traced = trace(
+        directory.path(),
+        &program,
+        &[directory.path().to_str().unwrap()],
+    );
+    assert_eq!(traced.exit_code(), Some(0));
+    assert_fields(
+        traced.file("/data.bin"),
+        &[
+            ("opens", 1),
+            ("closes", 1),
+            ("writes", 18),
+            ("bytes_written", 65536 + 100 + 60),
+            ("reads", 9),
+            ("bytes_read", 32768 + 100),
+            ("seeks", 1),
+            ("syncs", 2),
+            ("stats", 2),
+            ("metas", 3),
+            ("max_offset", (1 << 20) + 100),
+            // The 16 writes and 8 reads follow each other; writev lands at the tracked offset.
+            ("consecutive_writes", 15),
+            ("consecutive_reads", 7),
+        ],
+    );
+    assert_fields(traced.file("/moved.bin"), &[("metas", 1), ("opens", 0)]);
+    let writes = &traced.file("/data.bin")["write_histogram"];
+    assert_eq!(
+        writes[0].as_u64(),
+        Some(2),
+        "100 B and 60 B are in the 0-100 bin"
+    );
+    assert_eq!(writes[2].as_u64(), Some(16), "4096 B is in the 1K-10K bin");
+    let calls = &traced.summary["calls"];
+    assert_eq!(calls["write"]["count"].as_u64(), Some(16));
+    assert_eq!(calls["write"]["bytes"].as_u64(), Some(65536));
+    assert_eq!(
+        calls["pwrite64"]["count"]
+            .as_u64()
+            .or(calls["pwrite"]["count"].as_u64()),
+        Some(1)
+    );
+    assert_eq!(calls["writev"]["bytes"].as_u64(), Some(60));
+    assert_eq!(traced.summary["processes"].as_u64(), Some(1));
+}
+
+#[test]
+fn eight_threads() {
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile("threads", directory.path(), &["-pthread"]);
+    let traced = trace(
+        directory.path(),
+        &program,
+        &[directory.path().to_str().unwrap()],
+    );
+    assert_eq!(traced.exit_code(), Some(0));
+    for index in 0..8 {
+        assert_fields(
+            traced.file(&format!("/t{index}.dat")),
+            &[
+                ("opens", 1),
+                ("closes", 1),
+                ("writes", 1000),
+                ("bytes_written", 512_000),
+                ("consecutive_writes", 999),
+            ],
+        );
+    }
+    assert_fields(
+        traced.file("/shared.dat"),
+        &[
+            ("opens", 1),
+            ("closes", 1),
+            ("writes", 800),
+            ("bytes_written", 51_200),
+        ],
+    );
+    let process = &traced.summary["process_list"][0];
+    assert_eq!(
+        process["threads"].as_u64(),
+        Some(9),
+        "main thread plus 8 workers"
+    );
+}
+
+#[test]
+fn fork_traces_both_processes() {
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile("forks", directory.path(), &[]);
+    let traced = trace(
+        directory.path(),
+        &program,
+        &[directory.path().to_str().unwrap()],
+    );
+    assert_eq!(traced.exit_code(), Some(0));
+    assert_fields(
+        traced.file("/parent.dat"),
+        &[
+            ("opens", 1),
+            ("closes", 1),
+            ("writes", 23),
+            ("bytes_written", 2030),
+        ],
+    );
+    assert_fields(
+        traced.file("/child.dat"),
+        &[
+            ("opens", 1),
+            ("closes", 1),
+            ("writes", 5),
+            ("bytes_written", 1000),
+        ],
+    );
+    let processes = traced.summary["process_list"].as_array().unwrap();
+    assert_eq!(processes.len(), 2);
+    let parent_pid = processes[0]["pid"].as_u64().unwrap();
+    assert_eq!(processes[1]["forked"], true);
+    assert_eq!(processes[1]["parent_pid"].as_u64(), Some(parent_pid));
+    assert_eq!(processes[0]["events"].as_u64(), Some(1 + 20 + 1));
+    assert_eq!(processes[1]["events"].as_u64(), Some(1 + 5 + 1 + 3));
+    let pids = traced.file("/parent.dat")["pids"].as_array().unwrap().len();
+    assert_eq!(pids, 2, "the child wrote the inherited descriptor");
+}
+
+#[test]
+fn exec_keeps_both_images() {
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile("execs", directory.path(), &[]);
+    let traced = trace(
+        directory.path(),
+        &program,
+        &[directory.path().to_str().unwrap(), "first"],
+    );
+    assert_eq!(traced.exit_code(), Some(0));
+    // The second image writes through the descriptor it inherited across exec.
+    assert_fields(
+        traced.file("/first.dat"),
+        &[
+            ("opens", 1),
+            ("closes", 1),
+            ("writes", 6),
+            ("bytes_written", 5000),
+        ],
+    );
+    assert_fields(
+        traced.file("/second.dat"),
+        &[
+            ("opens", 1),
+            ("closes", 1),
+            ("writes", 3),
+            ("bytes_written", 900),
+        ],
+    );
+    let processes = traced.summary["process_list"].as_array().unwrap();
+    assert_eq!(processes.len(), 2);
+    assert_eq!(processes[0]["pid"], processes[1]["pid"]);
+    assert_eq!(processes[0]["ending"], "exec");
+    assert_eq!(processes[1]["exec_of_pid"], processes[0]["pid"]);
+}
+
+#[test]
+fn stdio_calls() {
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile("stdio", directory.path(), &[]);
+    let traced = trace(
+        directory.path(),
+        &program,
+        &[directory.path().to_str().unwrap()],
+    );
+    assert_eq!(
+        traced.exit_code(),
+        Some(0),
+        "the program checks its own results"
+    );
+    assert_fields(
+        traced.file("/stdio.txt"),
+        &[
+            ("opens", 1),
+            ("closes", 1),
+            ("writes", 5),
+            ("bytes_written", 123),
+            ("reads", 4),
+            ("bytes_read", 12 + 9 + 50),
+            ("seeks", 3),
+            ("flushes", 1),
+        ],
+    );
+    let file = traced.file("/stdio.txt");
+    assert_eq!(file["layers"]["stdio"].as_u64(), Some(15));
+    assert!(
+        file["layers"].get("posix").is_none(),
+        "stdio's own write() calls are not seen: {file}"
+    );
+    let calls = &traced.summary["calls"];
+    for (call, count) in [
+        ("fprintf", 1),
+        ("fputs", 1),
+        ("fputc", 2),
+        ("fwrite", 1),
+        ("fgets", 1),
+        ("fread", 1),
+    ] {
+        assert_eq!(calls[call]["count"].as_u64(), Some(count), "{call}");
+    }
+    // glibc's headers inline getline() into __getdelim() when optimising.
+    let getline = calls["__getdelim"]["count"]
+        .as_u64()
+        .or(calls["getline"]["count"].as_u64());
+    assert_eq!(getline, Some(1));
+    let scanf = calls["__isoc99_fscanf"]["count"]
+        .as_u64()
+        .or(calls["fscanf"]["count"].as_u64());
+    assert_eq!(scanf, Some(1));
+}
+
+#[test]
+fn underscore_exit_keeps_everything() {
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile("early_exit", directory.path(), &[]);
+    let traced = trace(
+        directory.path(),
+        &program,
+        &[directory.path().to_str().unwrap()],
+    );
+    assert_eq!(traced.exit_code(), Some(7));
+    assert_eq!(traced.summary["exit_status"].as_i64(), Some(7));
+    assert_fields(
+        traced.file("/out.dat"),
+        &[("opens", 1), ("writes", 3), ("bytes_written", 300)],
+    );
+    assert_fields(
+        traced.file("/buffered.dat"),
+        &[("opens", 1), ("writes", 1), ("bytes_written", 50)],
+    );
+    assert_eq!(traced.summary["process_list"][0]["ending"], "_exit(7)");
+}
+
+#[test]
+fn sigsegv_keeps_everything_before_it() {
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile("crash", directory.path(), &[]);
+    let traced = trace(
+        directory.path(),
+        &program,
+        &[directory.path().to_str().unwrap()],
+    );
+    assert_eq!(traced.exit_code(), Some(128 + 11));
+    assert_fields(
+        traced.file("/out.dat"),
+        &[("opens", 1), ("writes", 5), ("bytes_written", 500)],
+    );
+}
+
+#[test]
+fn sigkill_keeps_everything_before_it() {
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile("killed", directory.path(), &[]);
+    library();
+    let trace_path = directory.path().join("trace.cairn");
+    let mut child = Command::new(cairn_binary())
+        .args(["run", "-q", "-o"])
+        .arg(&trace_path)
+        .arg("--")
+        .arg(&program)
+        .arg(directory.path())
+        .spawn()
+        .unwrap();
+    let pid_file = directory.path().join("pid.txt");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !pid_file.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the program never wrote pid.txt"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // SAFETY: sending a signal to the test's own grandchild.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(128 + 9));
+    let summary = summary_json(&trace_path, &[]);
+    let traced = Traced {
+        output: Command::new("true").output().unwrap(),
+        trace: trace_path,
+        summary,
+    };
+    assert_fields(
+        traced.file("/out.dat"),
+        &[("opens", 1), ("writes", 4), ("bytes_written", 400)],
+    );
+    assert_fields(
+        traced.file("/pid.tmp"),
+        &[("opens", 1), ("writes", 1), ("closes", 1), ("metas", 1)],
+    );
+    assert_eq!(
+        traced.summary["process_list"][0]["ending"],
+        "killed or crashed (no exit seen)"
+    );
+}
+
+#[test]
+fn errno_and_results_are_unchanged() {
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile("errors", directory.path(), &[]);
+    let untraced = Command::new(&program)
+        .arg(directory.path())
+        .output()
+        .unwrap();
+    let traced = trace(
+        directory.path(),
+        &program,
+        &[directory.path().to_str().unwrap()],
+    );
+    assert_eq!(untraced.status.code(), Some(5));
+    assert_eq!(traced.exit_code(), Some(5));
+    assert_eq!(
+        String::from_utf8_lossy(&traced.output.stdout),
+        String::from_utf8_lossy(&untraced.stdout)
+    );
+    assert_eq!(
+        traced.output.stderr, b"",
+        "the tracer prints nothing on the program's stderr"
+    );
+    let expected = "open missing: -1 errno 2\nwrite to read-only: -1 errno 9\nread of closed fd: -1 errno 9\n\
+                    fopen missing: NULL errno 2\nerrno after a successful open: 77\nlseek to -5: -1 errno 22\n";
+    assert_eq!(String::from_utf8_lossy(&untraced.stdout), expected);
+    // The failures are in the trace, with their errno.
+    assert_fields(
+        traced.file("/nonexistent-dir/x"),
+        &[("opens", 1), ("failures", 1)],
+    );
+    assert_fields(
+        traced.file("/exists.txt"),
+        &[
+            ("opens", 3),
+            ("closes", 3),
+            ("writes", 1),
+            ("bytes_written", 0),
+            ("seeks", 1),
+            ("failures", 2),
+        ],
+    );
+    assert_eq!(
+        traced.summary["calls"]["read"]["failures"].as_u64(),
+        Some(1)
+    );
+}
+
+#[test]
+fn python_file_io() {
+    let directory = tempfile::tempdir().unwrap();
+    let script = programs_directory().join("python_io.py");
+    let traced = trace(
+        directory.path(),
+        &python(),
+        &[script.to_str().unwrap(), directory.path().to_str().unwrap()],
+    );
+    assert_eq!(
+        traced.exit_code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&traced.output.stderr)
+    );
+    assert_fields(
+        traced.file("/py.dat"),
+        &[
+            ("opens", 2),
+            ("closes", 2),
+            ("writes", 50),
+            ("bytes_written", 50_000),
+            ("reads", 14),
+            ("bytes_read", 50_000),
+        ],
+    );
+    // The interpreter's own start-up files are filtered out by default, and counted.
+    for path in traced.paths() {
+        assert!(
+            !path.contains("/lib/python3") && !path.ends_with(".so"),
+            "runtime noise shown: {path}"
+        );
+    }
+    assert!(traced.summary["filtered"]["events"].as_u64().unwrap() > 50);
+    let everything = summary_json(&traced.trace, &["--all"]);
+    let all_paths: Vec<&str> = everything["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert!(
+        all_paths.iter().any(|path| path.contains("/lib/python3")),
+        "--all shows the runtime's files"
+    );
+}
+
+#[test]
+fn python_multiprocessing_pool() {
+    let directory = tempfile::tempdir().unwrap();
+    let script = programs_directory().join("python_pool.py");
+    let traced = trace(
+        directory.path(),
+        &python(),
+        &[script.to_str().unwrap(), directory.path().to_str().unwrap()],
+    );
+    assert_eq!(
+        traced.exit_code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&traced.output.stderr)
+    );
+    for index in 0..4 {
+        assert_fields(
+            traced.file(&format!("/mp-{index}.dat")),
+            &[
+                ("opens", 1),
+                ("closes", 1),
+                ("writes", 10),
+                ("bytes_written", 10_000),
+            ],
+        );
+    }
+    let processes = traced.summary["process_list"].as_array().unwrap();
+    let root = processes[0]["pid"].as_u64().unwrap();
+    let workers = processes
+        .iter()
+        .filter(|p| p["parent_pid"].as_u64() == Some(root) && p["forked"] == true)
+        .count();
+    assert!(
+        workers >= 2,
+        "pool workers are traced as children: {processes:#?}"
+    );
+}
+
+#[test]
+fn shell_script_children() {
+    let directory = tempfile::tempdir().unwrap();
+    let script = "dd if=/dev/zero of=dd.out bs=4096 count=10 status=none; dd if=dd.out of=/dev/null bs=1024 status=none";
+    let traced = {
+        library();
+        let trace_path = directory.path().join("trace.cairn");
+        let output = Command::new(cairn_binary())
+            .current_dir(directory.path())
+            .args(["run", "-q", "-o"])
+            .arg(&trace_path)
+            .args(["--", "sh", "-c", script])
+            .output()
+            .unwrap();
+        let summary = summary_json(&trace_path, &[]);
+        Traced {
+            output,
+            trace: trace_path,
+            summary,
+        }
+    };
+    assert_eq!(traced.exit_code(), Some(0));
+    assert_fields(
+        traced.file("/dd.out"),
+        &[
+            ("writes", 10),
+            ("bytes_written", 40_960),
+            ("reads", 41),
+            ("bytes_read", 40_960),
+        ],
+    );
+    assert_fields(
+        traced.file("/dev/zero"),
+        &[("reads", 10), ("bytes_read", 40_960)],
+    );
+    let processes = traced.summary["process_list"].as_array().unwrap();
+    let shell = processes[0]["pid"].as_u64().unwrap();
+    let children = processes
+        .iter()
+        .filter(|p| p["parent_pid"].as_u64() == Some(shell))
+        .count();
+    assert!(
+        children >= 2,
+        "both dd processes are children of the shell: {processes:#?}"
+    );
+}
+
+#[test]
+fn coexists_with_another_preload_library() {
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile("twenty_writes", directory.path(), &[]);
+    let wrapper = compile_library("wrap_write", directory.path());
+    let library = library();
+    for (order, preload) in [
+        (
+            "cairn first",
+            format!("{}:{}", library.display(), wrapper.display()),
+        ),
+        (
+            "wrapper first",
+            format!("{}:{}", wrapper.display(), library.display()),
+        ),
+    ] {
+        let staging = directory.path().join(format!("staging {order}"));
+        std::fs::create_dir(&staging).unwrap();
+        let report = directory.path().join("report.txt");
+        let status = Command::new(&program)
+            .arg(directory.path())
+            .env("LD_PRELOAD", &preload)
+            .env("CAIRN_DIR", &staging)
+            .env("WRAP_WRITE_REPORT", &report)
+            .status()
+            .unwrap();
+        assert_eq!(status.code(), Some(0), "{order}");
+        assert_eq!(
+            std::fs::read_to_string(&report).unwrap(),
+            "20\n",
+            "{order}: the other library saw every write"
+        );
+        assert_eq!(
+            std::fs::read_to_string(directory.path().join("out.dat"))
+                .unwrap()
+                .len(),
+            200,
+            "{order}"
+        );
+        let trace_path = directory.path().join(format!("{order}.cairn"));
+        let merged = Command::new(cairn_binary())
+            .arg("merge")
+            .arg(&staging)
+            .arg("-o")
+            .arg(&trace_path)
+            .output()
+            .unwrap();
+        assert!(
+            merged.status.success(),
+            "{}",
+            String::from_utf8_lossy(&merged.stderr)
+        );
+        let summary = summary_json(&trace_path, &[]);
+        let traced = Traced {
+            output: merged,
+            trace: trace_path,
+            summary,
+        };
+        assert_fields(
+            traced.file("/out.dat"),
+            &[("writes", 20), ("bytes_written", 200)],
+        );
+    }
+}
+
+#[test]
+fn ten_million_calls_in_bounded_memory() {
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile("many_calls", directory.path(), &[]);
+    let target = directory.path().join("target.dat");
+    let count = "10000000";
+    let untraced = Command::new(&program)
+        .arg(&target)
+        .arg(count)
+        .output()
+        .unwrap();
+    let traced = trace(
+        directory.path(),
+        &program,
+        &[target.to_str().unwrap(), count],
+    );
+    assert_eq!(traced.exit_code(), Some(0));
+    let peak = |output: &std::process::Output| -> i64 {
+        String::from_utf8_lossy(&output.stdout)
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    let added_kib = peak(&traced.output) - peak(&untraced);
+    // The documented bound (README): one 256 KiB chunk per thread, the descriptor table
+    // pages that are touched, the path/context tables, and the Rust runtime: under 8 MiB.
+    assert!(
+        added_kib < 8 * 1024,
+        "the tracer added {added_kib} KiB of resident memory"
+    );
+    assert_fields(
+        traced.file("/target.dat"),
+        &[
+            ("writes", 10_000_000),
+            ("bytes_written", 10_000_000),
+            ("opens", 1),
+        ],
+    );
+}

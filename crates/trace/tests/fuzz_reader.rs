@@ -1,0 +1,185 @@
+//! A deterministic mutation fuzzer for the trace reader (runs in the normal test suite; the
+//! libFuzzer target in fuzz/ runs the same check for as long as one likes on nightly).
+//!
+//! Two levels: mutations of the file's bytes (mostly stopped by checksums), and mutations
+//! of each section's decoded contents re-wrapped with valid checksums, which reach every
+//! decoder. Either way the reader must return an error or a trace, never panic, and never
+//! allocate more than the input justifies.
+
+use cairn_format::container::{SectionKind, TraceFile, TraceWriter};
+use cairn_model::Event;
+use cairn_trace::{CallInfo, Context, Ending, FileInfo, Meta, Process, Stream, Trace};
+
+/// xorshift64*: deterministic, so a failure reproduces.
+struct Random(u64);
+
+impl Random {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, limit: usize) -> usize {
+        (self.next() % limit.max(1) as u64) as usize
+    }
+}
+
+fn sample_trace() -> Trace {
+    let mut encoder = cairn_compress::columns::ColumnEncoder::new();
+    for index in 0..200u64 {
+        encoder.push(&Event {
+            call: (index % 3) as u16,
+            start: index * 1000,
+            duration: 150 + index % 7,
+            file: Some((index % 2) as u32),
+            handle: 3,
+            offset: (index * 4096) as i64,
+            request: 4096,
+            result: 4096,
+            errno: 0,
+            context: 1,
+            aux: 0,
+            flags: 0,
+        });
+    }
+    let count = encoder.len();
+    Trace {
+        meta: Meta {
+            writer: "test".into(),
+            command: vec![b"prog".to_vec()],
+            exit_status: Some(0),
+            start_realtime: 1,
+            duration: 2,
+        },
+        calls: vec![
+            CallInfo::new("write"),
+            CallInfo::new("pwrite64"),
+            CallInfo::new("read"),
+        ],
+        processes: vec![Process {
+            pid: 10,
+            parent_pid: 1,
+            parent: None,
+            exec_of: None,
+            forked: false,
+            executable: b"/bin/prog".to_vec(),
+            arguments: vec![b"prog".to_vec()],
+            working_directory: b"/tmp".to_vec(),
+            hostname: b"host".to_vec(),
+            start: 0,
+            end: 200_000,
+            main_start: Some(5),
+            ending: Ending::Exited,
+            threads: 1,
+        }],
+        files: vec![
+            FileInfo {
+                path: b"/tmp/a".to_vec(),
+                noise: None,
+            },
+            FileInfo {
+                path: b"/tmp/b".to_vec(),
+                noise: None,
+            },
+        ],
+        modules: vec![b"/bin/prog".to_vec()],
+        contexts: vec![Context {
+            frames: vec![(Some(0), 0x1234)],
+        }],
+        streams: vec![Stream::new(0, 10, count, encoder.finish())],
+        diagnostics: vec!["note".into()],
+    }
+}
+
+fn exercise(bytes: Vec<u8>) {
+    if let Ok(trace) = Trace::from_bytes(bytes) {
+        for stream in &trace.streams {
+            if let Ok(events) = stream.events() {
+                for event in events {
+                    if event.is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn mutate(random: &mut Random, data: &mut Vec<u8>) {
+    match random.below(5) {
+        0 => {
+            let at = random.below(data.len());
+            data[at] ^= 1 << random.below(8);
+        }
+        1 => data.truncate(random.below(data.len())),
+        2 => {
+            let at = random.below(data.len());
+            data[at] = random.next() as u8;
+        }
+        3 => {
+            // A huge varint where a length or count was.
+            let at = random.below(data.len());
+            for byte in data.iter_mut().skip(at).take(9) {
+                *byte = 0xff;
+            }
+        }
+        _ => {
+            let at = random.below(data.len() + 1);
+            data.insert(at, random.next() as u8);
+        }
+    }
+}
+
+#[test]
+fn sample_roundtrips() {
+    let trace = sample_trace();
+    assert_eq!(Trace::from_bytes(trace.to_bytes()).unwrap(), trace);
+}
+
+#[test]
+fn mutated_files_never_panic() {
+    let original = sample_trace().to_bytes();
+    let mut random = Random(0x5eed_1234_abcd_ef01);
+    for _ in 0..20_000 {
+        let mut data = original.clone();
+        for _ in 0..1 + random.below(3) {
+            if !data.is_empty() {
+                mutate(&mut random, &mut data);
+            }
+        }
+        exercise(data);
+    }
+}
+
+#[test]
+fn mutated_sections_never_panic() {
+    let original = sample_trace().to_bytes();
+    let file = TraceFile::from_bytes(original).unwrap();
+    let kinds: Vec<SectionKind> = file.entries().iter().map(|entry| entry.kind).collect();
+    let sections: Vec<(SectionKind, u16, Vec<u8>)> = kinds
+        .iter()
+        .map(|kind| {
+            let (version, bytes) = file.section(*kind).unwrap().unwrap();
+            (*kind, version, bytes)
+        })
+        .collect();
+    let mut random = Random(0x0dd_ba11_cafe_f00d);
+    for _ in 0..20_000 {
+        let target = random.below(sections.len());
+        let mut writer = TraceWriter::new();
+        for (index, (kind, version, bytes)) in sections.iter().enumerate() {
+            let mut bytes = bytes.clone();
+            if index == target && !bytes.is_empty() {
+                for _ in 0..1 + random.below(3) {
+                    if !bytes.is_empty() {
+                        mutate(&mut random, &mut bytes);
+                    }
+                }
+            }
+            writer.add_section(*kind, *version, &bytes, false);
+        }
+        exercise(writer.finish());
+    }
+}

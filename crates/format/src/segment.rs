@@ -111,7 +111,18 @@ pub struct ProcessHeader {
     pub call_names: Vec<String>,
     /// True when this image started as a forked child (not a fresh exec).
     pub forked: bool,
+    /// What event and mark times count: [`CLOCK_MONOTONIC_NS`] or [`CLOCK_TSC`].
+    pub clock: u32,
+    /// (clock value, CLOCK_MONOTONIC ns) pairs taken at start, to convert ticks to time;
+    /// every chunk header adds one more.
+    pub calibration: Vec<(u64, u64)>,
 }
+
+/// Times are CLOCK_MONOTONIC nanoseconds.
+pub const CLOCK_MONOTONIC_NS: u32 = 0;
+/// Times are time-stamp-counter ticks (constant and non-stop TSC), converted with the
+/// calibration pairs.
+pub const CLOCK_TSC: u32 = 1;
 
 impl ProcessHeader {
     /// The complete header area: magic, version, payload length, payload.
@@ -130,6 +141,12 @@ impl ProcessHeader {
         payload.u64(self.call_names.len() as u64);
         for name in &self.call_names {
             payload.str(name);
+        }
+        payload.u64(self.clock as u64);
+        payload.u64(self.calibration.len() as u64);
+        for (ticks, nanoseconds) in &self.calibration {
+            payload.u64(*ticks);
+            payload.u64(*nanoseconds);
         }
         let payload = payload.into_inner();
         let mut out = Vec::with_capacity(HEADER_PAYLOAD_OFFSET + payload.len());
@@ -167,10 +184,16 @@ impl ProcessHeader {
             hostname: reader.bytes()?.to_vec(),
             forked: reader.u64()? != 0,
             call_names: Vec::new(),
+            clock: CLOCK_MONOTONIC_NS,
+            calibration: Vec::new(),
         };
         let count = reader.count(1)?;
         for _ in 0..count {
             header.call_names.push(reader.string()?);
+        }
+        header.clock = reader.u32()?;
+        for _ in 0..reader.count(2)? {
+            header.calibration.push((reader.u64()?, reader.u64()?));
         }
         Ok(header)
     }
@@ -216,6 +239,9 @@ pub struct ChunkHeader {
     pub thread: u32,
     /// Position of this chunk among the thread's chunks.
     pub sequence: u32,
+    /// A calibration pair taken when the chunk was started: (clock value, monotonic ns).
+    pub clock: u64,
+    pub monotonic: u64,
 }
 
 pub fn encode_chunk_header(header: ChunkHeader) -> [u8; CHUNK_HEADER_BYTES] {
@@ -223,6 +249,8 @@ pub fn encode_chunk_header(header: ChunkHeader) -> [u8; CHUNK_HEADER_BYTES] {
     out[0..4].copy_from_slice(&CHUNK_MAGIC.to_le_bytes());
     out[4..8].copy_from_slice(&header.thread.to_le_bytes());
     out[8..12].copy_from_slice(&header.sequence.to_le_bytes());
+    out[16..24].copy_from_slice(&header.clock.to_le_bytes());
+    out[24..32].copy_from_slice(&header.monotonic.to_le_bytes());
     out
 }
 
@@ -236,6 +264,8 @@ pub fn decode_chunk_header(chunk: &[u8]) -> Option<ChunkHeader> {
     Some(ChunkHeader {
         thread: u32::from_le_bytes(chunk[4..8].try_into().ok()?),
         sequence: u32::from_le_bytes(chunk[8..12].try_into().ok()?),
+        clock: u64::from_le_bytes(chunk[16..24].try_into().ok()?),
+        monotonic: u64::from_le_bytes(chunk[24..32].try_into().ok()?),
     })
 }
 
@@ -404,6 +434,8 @@ mod tests {
             hostname: b"node1".to_vec(),
             call_names: vec!["open".into(), "write".into()],
             forked: true,
+            clock: CLOCK_TSC,
+            calibration: vec![(1000, 10), (3000, 1010)],
         };
         assert_eq!(ProcessHeader::decode(&header.encode()).unwrap(), header);
     }
@@ -414,6 +446,8 @@ mod tests {
         chunk[..CHUNK_HEADER_BYTES].copy_from_slice(&encode_chunk_header(ChunkHeader {
             thread: 3,
             sequence: 0,
+            clock: 5,
+            monotonic: 6,
         }));
         let body = [1u8, 0, 0, 0, 4, 0, 0, 0, b'/', b'a', b'b', b'c'];
         let at = CHUNK_HEADER_BYTES;

@@ -135,6 +135,7 @@ fn start_segment(forked: bool) -> bool {
     }
     let mut working_directory = PathBuffer::new();
     sys::getcwd(&mut working_directory);
+    let (clock, calibration) = crate::clock::initialise();
     let header = ProcessHeader {
         pid,
         parent_pid: sys::getppid(),
@@ -159,6 +160,8 @@ fn start_segment(forked: bool) -> bool {
             .map(|call| call.name().to_string())
             .collect(),
         forked,
+        clock,
+        calibration,
     }
     .encode();
     match Segment::create(path, &header) {

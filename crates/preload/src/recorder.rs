@@ -152,6 +152,8 @@ impl ThreadState {
         let header = encode_chunk_header(ChunkHeader {
             thread: self.tid,
             sequence: self.sequence,
+            clock: crate::clock::now(),
+            monotonic: crate::clock::monotonic(),
         });
         // SAFETY: the mapping is CHUNK_BYTES long and ours alone.
         unsafe { std::ptr::copy_nonoverlapping(header.as_ptr(), mapping, CHUNK_HEADER_BYTES) };
@@ -166,10 +168,9 @@ impl ThreadState {
     #[inline(always)]
     fn reserve(&mut self, body_length: usize) -> Option<*mut u8> {
         let needed = RECORD_HEADER_BYTES + segment::padded(body_length);
-        if self.chunk.is_null() || self.cursor + needed > CHUNK_BYTES as usize {
-            if needed > CHUNK_BYTES as usize - CHUNK_HEADER_BYTES || !self.next_chunk() {
-                return None;
-            }
+        let full = self.chunk.is_null() || self.cursor + needed > CHUNK_BYTES as usize;
+        if full && (needed > CHUNK_BYTES as usize - CHUNK_HEADER_BYTES || !self.next_chunk()) {
+            return None;
         }
         // SAFETY: cursor + needed <= CHUNK_BYTES, checked above.
         Some(unsafe { self.chunk.add(self.cursor + RECORD_HEADER_BYTES) })

@@ -211,7 +211,7 @@ pub fn random_u64() -> u64 {
         )
     };
     if got != 8 {
-        value = crate::clock::now() ^ ((getpid() as u64) << 32);
+        value = crate::clock::monotonic() ^ ((getpid() as u64) << 32);
     }
     value
 }

@@ -26,6 +26,51 @@ pub struct RunInfo {
     pub exit_status: Option<i32>,
 }
 
+/// Converts a segment's raw times (TSC ticks or nanoseconds) to monotonic nanoseconds by
+/// interpolating between calibration pairs; outside them, the slope over all pairs is used.
+#[derive(Clone, Debug)]
+struct TimeConverter {
+    pairs: Vec<(u64, u64)>,
+}
+
+impl TimeConverter {
+    fn new(header: &ProcessHeader, mut pairs: Vec<(u64, u64)>) -> TimeConverter {
+        if header.clock != segment::CLOCK_TSC {
+            return TimeConverter { pairs: Vec::new() };
+        }
+        pairs.extend_from_slice(&header.calibration);
+        pairs.retain(|(ticks, nanoseconds)| *ticks > 0 && *nanoseconds > 0);
+        pairs.sort_unstable();
+        pairs.dedup_by_key(|(ticks, _)| *ticks);
+        TimeConverter { pairs }
+    }
+
+    fn along(from: (u64, u64), to: (u64, u64), ticks: u64) -> u64 {
+        let (span_ticks, span_time) = (
+            to.0.saturating_sub(from.0) as i128,
+            to.1 as i128 - from.1 as i128,
+        );
+        if span_ticks == 0 {
+            return from.1;
+        }
+        let offset = ticks as i128 - from.0 as i128;
+        (from.1 as i128 + offset * span_time / span_ticks).max(0) as u64
+    }
+
+    fn nanoseconds(&self, ticks: u64) -> u64 {
+        let pairs = &self.pairs;
+        if pairs.len() < 2 {
+            return if pairs.is_empty() { ticks } else { pairs[0].1 };
+        }
+        let (first, last) = (pairs[0], pairs[pairs.len() - 1]);
+        if ticks <= first.0 || ticks >= last.0 {
+            return Self::along(first, last, ticks);
+        }
+        let next = pairs.partition_point(|(pair_ticks, _)| *pair_ticks <= ticks);
+        Self::along(pairs[next - 1], pairs[next], ticks)
+    }
+}
+
 /// Everything learned about one segment in the first pass.
 struct SegmentSummary {
     path: PathBuf,
@@ -37,14 +82,17 @@ struct SegmentSummary {
     threads: HashMap<u32, Vec<(u32, u64)>>,
     main_start: Option<u64>,
     ending: Ending,
+    /// In monotonic nanoseconds.
     last_time: u64,
+    clock: TimeConverter,
 }
 
 fn first_pass(path: &Path, diagnostics: &mut Vec<String>) -> Result<SegmentSummary> {
     let file = SegmentFile::open(path)?;
     let mut summary = SegmentSummary {
         path: path.to_path_buf(),
-        last_time: file.header.start_monotonic,
+        last_time: 0,
+        clock: TimeConverter { pairs: Vec::new() },
         header: file.header.clone(),
         paths: HashMap::new(),
         modules: HashMap::new(),
@@ -54,11 +102,14 @@ fn first_pass(path: &Path, diagnostics: &mut Vec<String>) -> Result<SegmentSumma
         ending: Ending::Unknown,
     };
     let mut buffer = Vec::new();
+    let mut pairs = Vec::new();
+    let mut last_raw_time = 0;
     for index in 0..file.chunk_count() {
         file.read_chunk(index, &mut buffer)?;
         let Some(chunk) = segment::decode_chunk_header(&buffer) else {
             continue;
         };
+        pairs.push((chunk.clock, chunk.monotonic));
         summary
             .threads
             .entry(chunk.thread)
@@ -77,7 +128,7 @@ fn first_pass(path: &Path, diagnostics: &mut Vec<String>) -> Result<SegmentSumma
         for record in records {
             match record {
                 Record::Event { event, .. } => {
-                    summary.last_time = summary.last_time.max(event.start + event.duration)
+                    last_raw_time = last_raw_time.max(event.start + event.duration)
                 }
                 Record::Path { file, path, .. } => {
                     summary.paths.insert(file, path.to_vec());
@@ -93,13 +144,11 @@ fn first_pass(path: &Path, diagnostics: &mut Vec<String>) -> Result<SegmentSumma
                     time,
                     value,
                 } => {
-                    summary.last_time = summary.last_time.max(time);
+                    last_raw_time = last_raw_time.max(time);
                     match kind {
                         mark::MAIN_START => summary.main_start = Some(time),
-                        mark::EXIT => {
-                            if summary.ending == Ending::Unknown {
-                                summary.ending = Ending::Exited;
-                            }
+                        mark::EXIT if summary.ending == Ending::Unknown => {
+                            summary.ending = Ending::Exited;
                         }
                         mark::EXIT_CALL => summary.ending = Ending::ExitCall(value as u32 as i32),
                         mark::DISABLED => diagnostics.push(format!(
@@ -123,6 +172,14 @@ fn first_pass(path: &Path, diagnostics: &mut Vec<String>) -> Result<SegmentSumma
     for chunks in summary.threads.values_mut() {
         chunks.sort_unstable();
     }
+    summary.clock = TimeConverter::new(&summary.header, pairs);
+    summary.main_start = summary
+        .main_start
+        .map(|time| summary.clock.nanoseconds(time));
+    summary.last_time = summary
+        .header
+        .start_monotonic
+        .max(summary.clock.nanoseconds(last_raw_time));
     Ok(summary)
 }
 
@@ -460,10 +517,15 @@ pub fn collect(directory: &Path, run: RunInfo) -> Result<Trace> {
                 flags &= !event_flags::BEFORE_MAIN;
             }
             let file_index = files_here.get(&raw.file).copied();
+            let start = segment.clock.nanoseconds(raw.start);
+            let end = segment
+                .clock
+                .nanoseconds(raw.start.saturating_add(raw.duration))
+                .max(start);
             let mut event = Event {
                 call: call_index,
-                start: relative(raw.start),
-                duration: raw.duration,
+                start: relative(start),
+                duration: end - start,
                 file: file_index,
                 handle: raw.handle,
                 offset: raw.offset,
@@ -524,4 +586,28 @@ pub fn collect(directory: &Path, run: RunInfo) -> Result<Trace> {
         streams,
         diagnostics,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tsc_conversion_interpolates_and_extrapolates() {
+        let header = ProcessHeader {
+            clock: segment::CLOCK_TSC,
+            calibration: vec![(1_000, 100), (3_000, 1_100)],
+            ..ProcessHeader::default()
+        };
+        // 2 ticks per ns up to tick 3000, then 4 ticks per ns (a later chunk's pair).
+        let clock = TimeConverter::new(&header, vec![(7_000, 2_100)]);
+        assert_eq!(clock.nanoseconds(1_000), 100);
+        assert_eq!(clock.nanoseconds(2_000), 600);
+        assert_eq!(clock.nanoseconds(5_000), 1_600);
+        // Outside the pairs: the slope from the first to the last pair (6000 ticks, 2000 ns).
+        assert_eq!(clock.nanoseconds(10_000), 3_100);
+        assert_eq!(clock.nanoseconds(0), 0);
+        let plain = TimeConverter::new(&ProcessHeader::default(), vec![(5, 6)]);
+        assert_eq!(plain.nanoseconds(12_345), 12_345);
+    }
 }

@@ -1,0 +1,21 @@
+/* N one-byte pwrite() calls to a file; prints the mean nanoseconds per call of the loop. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+int main(int argc, char **argv) {
+    if (argc < 3) return 2;
+    long count = atol(argv[2]);
+    int fd = open(argv[1], O_CREAT | O_WRONLY | O_TRUNC, 0644);
+    if (fd < 0) return 3;
+    struct timespec start, end;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (long i = 0; i < count; i++) pwrite(fd, "x", 1, 0);
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    close(fd);
+    double elapsed = (end.tv_sec - start.tv_sec) * 1e9 + (end.tv_nsec - start.tv_nsec);
+    printf("%.2f\n", elapsed / count);
+    return 0;
+}

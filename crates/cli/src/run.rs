@@ -160,15 +160,21 @@ pub fn run(options: RunOptions) -> Result<ExitCode> {
     }
     if !options.quiet {
         eprintln!(
-            "cairn: {} events from {} process{} -> {} ({} bytes)",
-            trace.event_count(),
-            trace.processes.len(),
-            if trace.processes.len() == 1 { "" } else { "es" },
-            output.display(),
-            size
+            "cairn: {} -> {} ({size} bytes)",
+            describe(&trace),
+            output.display()
         );
     }
     Ok(ExitCode::from(code.clamp(0, 255) as u8))
+}
+
+fn describe(trace: &cairn_trace::Trace) -> String {
+    let processes = trace.processes.len();
+    let plural = if processes == 1 { "" } else { "es" };
+    format!(
+        "{} events from {processes} process{plural}",
+        trace.event_count()
+    )
 }
 
 pub fn merge(directory: &Path, output: &Path) -> Result<()> {
@@ -185,11 +191,9 @@ pub fn merge(directory: &Path, output: &Path) -> Result<()> {
     }
     let size = trace.write(output)?;
     eprintln!(
-        "cairn: {} events from {} processes -> {} ({} bytes)",
-        trace.event_count(),
-        trace.processes.len(),
-        output.display(),
-        size
+        "cairn: {} -> {} ({size} bytes)",
+        describe(&trace),
+        output.display()
     );
     Ok(())
 }

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs what cairn's build, example and tests need from Debian's packages, and nothing
+# that is already there (safe to run any number of times). Needs root or sudo only when
+# something is missing.
+set -euo pipefail
+
+needed=()
+command -v cc >/dev/null 2>&1 || needed+=(gcc libc6-dev)
+command -v python3 >/dev/null 2>&1 || needed+=(python3)
+command -v dd >/dev/null 2>&1 || needed+=(coreutils)
+
+if [ ${#needed[@]} -eq 0 ]; then
+    exit 0
+fi
+echo "install-deps: installing ${needed[*]}" >&2
+sudo_if_needed=()
+if [ "$(id -u)" -ne 0 ]; then
+    sudo_if_needed=(sudo)
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_if_needed[@]}" apt-get update -qq
+"${sudo_if_needed[@]}" apt-get install -y -qq --no-install-recommends "${needed[@]}"

@@ -264,6 +264,23 @@ pub fn dump(
                     )?;
                 }
             }
+            writeln!(out, "calling contexts (call site first, as module+offset):")?;
+            for (index, context) in trace.contexts.iter().enumerate() {
+                let frames: Vec<String> = context
+                    .frames
+                    .iter()
+                    .map(|(module, offset)| match module {
+                        Some(module) => {
+                            let path = String::from_utf8_lossy(&trace.modules[*module as usize])
+                                .into_owned();
+                            let name = path.rsplit('/').next().unwrap_or_default().to_string();
+                            format!("{}+0x{offset:x}", if name.is_empty() { "?" } else { &name })
+                        }
+                        None => format!("0x{offset:x}"),
+                    })
+                    .collect();
+                writeln!(out, "  @{} {}", index + 1, frames.join(" < "))?;
+            }
             for stream in &trace.streams {
                 let process = &trace.processes[stream.process as usize];
                 writeln!(
@@ -287,10 +304,11 @@ pub fn dump(
                     shown += 1;
                     writeln!(
                         out,
-                        "  {:>12.6} {:>10.6}  {}",
+                        "  {:>12.6} {:>10.6}  {}  @{}",
                         event.start as f64 / 1e9,
                         event.duration as f64 / 1e9,
-                        describe(trace, &event)
+                        describe(trace, &event),
+                        event.context
                     )?;
                 }
             }

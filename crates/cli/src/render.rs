@@ -37,9 +37,24 @@ fn shorten(path: &str, width: usize) -> String {
     format!("…{tail}")
 }
 
+/// Quotes an argument for display the way a shell would need it, on one line.
+fn shell_quote(argument: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-=:,+@%".contains(c);
+    if !argument.is_empty() && argument.chars().all(plain) {
+        return argument.to_string();
+    }
+    let escaped: String = argument.chars().flat_map(char::escape_debug).collect();
+    format!("'{escaped}'")
+}
+
 pub fn summary_text(summary: &Summary) -> String {
     let mut out = String::new();
-    let command = summary.command.join(" ");
+    let command: Vec<String> = summary
+        .command
+        .iter()
+        .map(|argument| shell_quote(argument))
+        .collect();
+    let command = command.join(" ");
     let status = summary
         .exit_status
         .map_or_else(String::new, |status| format!(", exit status {status}"));

@@ -122,6 +122,7 @@ pub fn classify_path(path: &[u8], python_prefixes: &[Vec<u8>]) -> Option<Noise> 
                 || rest == b"/pyvenv.cfg"
                 || rest == b"/bin/pyvenv.cfg"
                 || rest == b"/bin/pybuilddir.txt"
+                || rest == b"/bin/Modules/Setup.local"
             {
                 return Some(Noise::LanguageRuntime);
             }

@@ -93,6 +93,28 @@ fn record(
     }
 }
 
+/// The body every traced hook shares: time the real call, keep its `errno`, capture the
+/// context, let `fill` describe the event, restore `errno`, return the real result.
+/// Inlined into the hook so the context walk starts at the hook's own frame.
+#[inline(always)]
+fn traced<R: Copy>(
+    scope: &Scope,
+    call: Call,
+    invoke: impl FnOnce() -> R,
+    fill: impl FnOnce(&mut RawEvent, &mut ThreadState, R) -> bool,
+) -> R {
+    let start = clock::now();
+    let ret = invoke();
+    let errno = errno_get();
+    let end = clock::now();
+    let context = context::capture(scope.state(), 0);
+    record(scope, call, start, end, errno, context, |event, state| {
+        fill(event, state, ret)
+    });
+    errno_set(errno);
+    ret
+}
+
 macro_rules! generate_hooks {
     ($( $name:ident $layer:ident $class:ident $kind:ident
         $( ( $($arg:ident : $ty:ty),* ) -> $ret:ty => $adapter:ident ( $($adapter_arg:expr),* ) )? ; )*) => {
@@ -110,18 +132,14 @@ macro_rules! generate_hooks {
                 // SAFETY: forwarding the caller's own arguments.
                 return unsafe { real($($arg),*) };
             };
-            let start = clock::now();
-            // SAFETY: forwarding the caller's own arguments.
-            let ret = unsafe { real($($arg),*) };
-            let errno = errno_get();
-            let end = clock::now();
-            let context = context::capture(scope.state(), 0);
-            #[allow(clippy::unit_arg)]
-            record(&scope, Call::$name, start, end, errno, context, |event, state| {
-                adapters::$adapter(event, state, $($adapter_arg,)* ret)
-            });
-            errno_set(errno);
-            ret
+            traced(
+                &scope,
+                Call::$name,
+                // SAFETY: forwarding the caller's own arguments.
+                || unsafe { real($($arg),*) },
+                #[allow(clippy::unit_arg)]
+                |event, state, ret| adapters::$adapter(event, state, $($adapter_arg,)* ret),
+            )
         }
     };
 }
@@ -152,23 +170,15 @@ macro_rules! open_hook {
                 // SAFETY: forwarding the caller's arguments.
                 return unsafe { real(dirfd, path, flags, mode) };
             };
-            let start = clock::now();
-            // SAFETY: forwarding the caller's arguments.
-            let ret = unsafe { real(dirfd, path, flags, mode) };
-            let errno = errno_get();
-            let end = clock::now();
-            let context = context::capture(scope.state(), 0);
-            record(
+            traced(
                 &scope,
                 Call::$name,
-                start,
-                end,
-                errno,
-                context,
-                |event, state| adapters::path_open(event, state, dirfd, path, flags, mode, ret),
-            );
-            errno_set(errno);
-            ret
+                // SAFETY: forwarding the caller's arguments.
+                || unsafe { real(dirfd, path, flags, mode) },
+                |event, state, ret| {
+                    adapters::path_open(event, state, dirfd, path, flags, mode, ret)
+                },
+            )
         }
     };
     ($name:ident) => {
@@ -184,23 +194,15 @@ macro_rules! open_hook {
                 // SAFETY: forwarding the caller's arguments.
                 return unsafe { real(path, flags, mode) };
             };
-            let start = clock::now();
-            // SAFETY: forwarding the caller's arguments.
-            let ret = unsafe { real(path, flags, mode) };
-            let errno = errno_get();
-            let end = clock::now();
-            let context = context::capture(scope.state(), 0);
-            record(
+            traced(
                 &scope,
                 Call::$name,
-                start,
-                end,
-                errno,
-                context,
-                |event, state| adapters::path_open(event, state, AT_FDCWD, path, flags, mode, ret),
-            );
-            errno_set(errno);
-            ret
+                // SAFETY: forwarding the caller's arguments.
+                || unsafe { real(path, flags, mode) },
+                |event, state, ret| {
+                    adapters::path_open(event, state, AT_FDCWD, path, flags, mode, ret)
+                },
+            )
         }
     };
 }
@@ -227,23 +229,13 @@ macro_rules! fcntl_hook {
                 // SAFETY: forwarding the caller's arguments.
                 return unsafe { real(fd, command, argument) };
             };
-            let start = clock::now();
-            // SAFETY: forwarding the caller's arguments.
-            let ret = unsafe { real(fd, command, argument) };
-            let errno = errno_get();
-            let end = clock::now();
-            let context = context::capture(scope.state(), 0);
-            record(
+            traced(
                 &scope,
                 Call::$name,
-                start,
-                end,
-                errno,
-                context,
-                |event, state| adapters::fd_dup(event, state, fd, ret),
-            );
-            errno_set(errno);
-            ret
+                // SAFETY: forwarding the caller's arguments.
+                || unsafe { real(fd, command, argument) },
+                |event, state, ret| adapters::fd_dup(event, state, fd, ret),
+            )
         }
     };
 }
@@ -264,25 +256,16 @@ pub unsafe extern "C" fn munmap(address: *mut c_void, length: size_t) -> c_int {
         // SAFETY: forwarding the caller's arguments.
         return unsafe { real(address, length) };
     };
-    let start = clock::now();
-    // SAFETY: forwarding the caller's arguments.
-    let ret = unsafe { real(address, length) };
-    let errno = errno_get();
-    let end = clock::now();
-    if let Some(mapping) = files::take_mapping(address as usize) {
-        let context = context::capture(scope.state(), 0);
-        record(
-            &scope,
-            Call::munmap,
-            start,
-            end,
-            errno,
-            context,
-            |event, _| adapters::unmap(event, &mapping, ret),
-        );
-    }
-    errno_set(errno);
-    ret
+    traced(
+        &scope,
+        Call::munmap,
+        // SAFETY: forwarding the caller's arguments.
+        || unsafe { real(address, length) },
+        |event, _, ret| {
+            files::take_mapping(address as usize)
+                .is_some_and(|mapping| adapters::unmap(event, &mapping, ret))
+        },
+    )
 }
 
 /// Needs the stream's descriptor and file before the stream is gone.
@@ -299,23 +282,13 @@ pub unsafe extern "C" fn fclose(stream: *mut FILE) -> c_int {
         return unsafe { real(stream) };
     };
     let (file, fd) = files::file_for_stream(scope.state(), stream);
-    let start = clock::now();
-    // SAFETY: forwarding the caller's argument.
-    let ret = unsafe { real(stream) };
-    let errno = errno_get();
-    let end = clock::now();
-    let context = context::capture(scope.state(), 0);
-    record(
+    traced(
         &scope,
         Call::fclose,
-        start,
-        end,
-        errno,
-        context,
-        |event, _| adapters::stream_close(event, file, fd, stream, ret),
-    );
-    errno_set(errno);
-    ret
+        // SAFETY: forwarding the caller's argument.
+        || unsafe { real(stream) },
+        |event, _, ret| adapters::stream_close(event, file, fd, stream, ret),
+    )
 }
 
 macro_rules! exit_hook {

@@ -17,6 +17,7 @@ fn posix_calls_on_one_file() {
         &[directory.path().to_str().unwrap()],
     );
     assert_eq!(traced.exit_code(), Some(0));
+    traced.assert_files(&["/data.bin", "/moved.bin"]);
     assert_fields(
         traced.file("/data.bin"),
         &[
@@ -67,6 +68,17 @@ fn eight_threads() {
         &[directory.path().to_str().unwrap()],
     );
     assert_eq!(traced.exit_code(), Some(0));
+    traced.assert_files(&[
+        "/t0.dat",
+        "/t1.dat",
+        "/t2.dat",
+        "/t3.dat",
+        "/t4.dat",
+        "/t5.dat",
+        "/t6.dat",
+        "/t7.dat",
+        "/shared.dat",
+    ]);
     for index in 0..8 {
         assert_fields(
             traced.file(&format!("/t{index}.dat")),
@@ -106,6 +118,7 @@ fn fork_traces_both_processes() {
         &[directory.path().to_str().unwrap()],
     );
     assert_eq!(traced.exit_code(), Some(0));
+    traced.assert_files(&["/parent.dat", "/child.dat"]);
     assert_fields(
         traced.file("/parent.dat"),
         &[
@@ -145,6 +158,7 @@ fn exec_keeps_both_images() {
         &[directory.path().to_str().unwrap(), "first"],
     );
     assert_eq!(traced.exit_code(), Some(0));
+    traced.assert_files(&["/first.dat", "/second.dat"]);
     // The second image writes through the descriptor it inherited across exec.
     assert_fields(
         traced.file("/first.dat"),
@@ -185,6 +199,7 @@ fn stdio_calls() {
         Some(0),
         "the program checks its own results"
     );
+    traced.assert_files(&["/stdio.txt"]);
     assert_fields(
         traced.file("/stdio.txt"),
         &[
@@ -236,6 +251,7 @@ fn underscore_exit_keeps_everything() {
         &[directory.path().to_str().unwrap()],
     );
     assert_eq!(traced.exit_code(), Some(7));
+    traced.assert_files(&["/out.dat", "/buffered.dat"]);
     assert_eq!(traced.summary["exit_status"].as_i64(), Some(7));
     assert_fields(
         traced.file("/out.dat"),
@@ -258,6 +274,7 @@ fn sigsegv_keeps_everything_before_it() {
         &[directory.path().to_str().unwrap()],
     );
     assert_eq!(traced.exit_code(), Some(128 + 11));
+    traced.assert_files(&["/out.dat"]);
     assert_fields(
         traced.file("/out.dat"),
         &[("opens", 1), ("writes", 5), ("bytes_written", 500)],

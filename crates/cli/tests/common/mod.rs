@@ -87,6 +87,18 @@ impl Traced {
         matches[0]
     }
 
+    /// Asserts that the summary lists exactly these files (by path suffix, in any order).
+    pub fn assert_files(&self, suffixes: &[&str]) {
+        let paths = self.paths();
+        assert_eq!(paths.len(), suffixes.len(), "files: {paths:#?}");
+        for suffix in suffixes {
+            assert!(
+                paths.iter().any(|path| path.ends_with(suffix)),
+                "{suffix} missing from {paths:#?}"
+            );
+        }
+    }
+
     pub fn paths(&self) -> Vec<String> {
         self.summary["files"]
             .as_array()

@@ -8,3 +8,6 @@
 //! ScalaTrace / thesis structures) will sit on top of the same columns.
 
 pub mod columns;
+pub mod fold;
+pub mod stats;
+pub mod stream;

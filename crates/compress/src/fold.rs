@@ -1,0 +1,420 @@
+//! Online loop folding: a stream of leaves becomes a tree of leaves and loops.
+//!
+//! The folder keeps a window of recent top-level nodes. After each new leaf it tries, in
+//! order, until nothing changes:
+//! 1. *extend*: the last `k` nodes repeat the body of the loop just before them → that loop
+//!    gains an iteration (its leaves merge the new iteration's statistics);
+//! 2. *fold*: the last `k` nodes repeat the `k` nodes before them → both become one loop
+//!    of two iterations.
+//!
+//! Smallest `k` first, so inner loops form before outer ones; a closed loop is an ordinary
+//! node, so `[loop ×100 {read}, seek]` repeated folds into `loop ×N { loop ×100 {read}, seek }`.
+//! This is ScalaTrace's RSD/PRSD construction restricted to a window (see the crate docs for
+//! why this rather than a grammar). Nodes carry a structural hash so comparisons are cheap;
+//! equal hashes are confirmed by a structural comparison.
+//!
+//! Cost: amortised O(`max_body`) hash comparisons per leaf; memory: at most `max_window`
+//! top-level nodes and `max_nodes` nodes in all — older nodes leave the window for the
+//! output and can no longer fold.
+
+use std::hash::{Hash, Hasher};
+
+use crate::stats::Stats;
+
+/// One event of the folded stream: its exactly-kept key and statistics of what varies.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Leaf<K> {
+    pub key: K,
+    /// Durations of the occurrences (ns).
+    pub duration: Stats,
+    /// Compute time before each occurrence: start minus the previous event's end (ns).
+    pub gap: Stats,
+    /// Lowest offset accessed and highest offset + bytes, over all occurrences; -1 if none.
+    pub offset_low: i64,
+    pub offset_high: i64,
+}
+
+impl<K> Leaf<K> {
+    fn merge_statistics(&mut self, other: &Leaf<K>) {
+        self.duration.merge(&other.duration);
+        self.gap.merge(&other.gap);
+        if other.offset_low >= 0 && (self.offset_low < 0 || other.offset_low < self.offset_low) {
+            self.offset_low = other.offset_low;
+        }
+        self.offset_high = self.offset_high.max(other.offset_high);
+    }
+
+    /// How many times this leaf occurred in the stream (over all loop iterations).
+    pub fn occurrences(&self) -> u64 {
+        self.duration.count
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Node<K> {
+    Leaf(Leaf<K>),
+    Loop { count: u64, body: Vec<Node<K>> },
+}
+
+/// A node with its structural hash (key for leaves; count and body for loops).
+#[derive(Clone, Debug)]
+struct Hashed<K> {
+    hash: u64,
+    size: usize,
+    /// For a loop: the hashes of its body's nodes, so extending it compares hashes only.
+    body_hashes: Vec<u64>,
+    node: Node<K>,
+}
+
+fn combine(hash: u64, value: u64) -> u64 {
+    (hash.rotate_left(5) ^ value).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+fn key_hash<K: Hash>(key: &K) -> u64 {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    key.hash(&mut hasher);
+    hasher.finish()
+}
+
+fn loop_hash(count: u64, body_hashes: &[u64]) -> u64 {
+    body_hashes
+        .iter()
+        .fold(combine(0x6c6f_6f70, count), |hash, child| {
+            combine(hash, *child)
+        })
+}
+
+fn node_hash<K: Hash>(node: &Node<K>) -> u64 {
+    match node {
+        Node::Leaf(leaf) => key_hash(&leaf.key),
+        Node::Loop { count, body } => {
+            let hashes: Vec<u64> = body.iter().map(node_hash).collect();
+            loop_hash(*count, &hashes)
+        }
+    }
+}
+
+fn node_size<K>(node: &Node<K>) -> usize {
+    match node {
+        Node::Leaf(_) => 1,
+        Node::Loop { body, .. } => 1 + body.iter().map(node_size).sum::<usize>(),
+    }
+}
+
+/// Same structure and keys (statistics ignored).
+fn same_shape<K: PartialEq>(a: &Node<K>, b: &Node<K>) -> bool {
+    match (a, b) {
+        (Node::Leaf(a), Node::Leaf(b)) => a.key == b.key,
+        (Node::Loop { count: a, body: x }, Node::Loop { count: b, body: y }) => {
+            a == b && x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same_shape(x, y))
+        }
+        _ => false,
+    }
+}
+
+/// Adds `source`'s statistics into `target` (same shape).
+fn merge_into<K>(target: &mut Node<K>, source: &Node<K>) {
+    match (target, source) {
+        (Node::Leaf(target), Node::Leaf(source)) => target.merge_statistics(source),
+        (Node::Loop { body: target, .. }, Node::Loop { body: source, .. }) => {
+            for (target, source) in target.iter_mut().zip(source) {
+                merge_into(target, source);
+            }
+        }
+        _ => unreachable!("merge_into is only called on nodes of the same shape"),
+    }
+}
+
+/// Limits of the folder.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Longest loop body, in top-level nodes, that can be discovered.
+    pub max_body: usize,
+    /// Top-level nodes kept for folding.
+    pub max_window: usize,
+    /// Nodes (all levels) kept for folding.
+    pub max_nodes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_body: 64,
+            max_window: 256,
+            max_nodes: 1 << 16,
+        }
+    }
+}
+
+pub struct Folder<K> {
+    window: Vec<Hashed<K>>,
+    window_nodes: usize,
+    output: Vec<Node<K>>,
+    limits: Limits,
+}
+
+impl<K: Clone + PartialEq + Hash> Default for Folder<K> {
+    fn default() -> Folder<K> {
+        Folder::new(Limits::default())
+    }
+}
+
+impl<K: Clone + PartialEq + Hash> Folder<K> {
+    pub fn new(limits: Limits) -> Folder<K> {
+        Folder {
+            window: Vec::new(),
+            window_nodes: 0,
+            output: Vec::new(),
+            limits,
+        }
+    }
+
+    pub fn push(&mut self, leaf: Leaf<K>) {
+        let node = Node::Leaf(leaf);
+        self.window.push(Hashed {
+            hash: node_hash(&node),
+            size: 1,
+            body_hashes: Vec::new(),
+            node,
+        });
+        self.window_nodes += 1;
+        while self.extend_loop() || self.fold_repeat() {}
+        while self.window.len() > self.limits.max_window
+            || self.window_nodes > self.limits.max_nodes
+        {
+            let oldest = self.window.remove(0);
+            self.window_nodes -= oldest.size;
+            self.output.push(oldest.node);
+        }
+    }
+
+    /// Nodes that left the window so far; they will not change any more.
+    pub fn take_finished(&mut self) -> Vec<Node<K>> {
+        std::mem::take(&mut self.output)
+    }
+
+    /// The whole folded stream.
+    pub fn finish(mut self) -> Vec<Node<K>> {
+        let mut nodes = std::mem::take(&mut self.output);
+        nodes.extend(self.window.drain(..).map(|hashed| hashed.node));
+        nodes
+    }
+
+    fn tail_equals(&self, start: usize, other_start: usize, length: usize) -> bool {
+        (0..length).all(|i| {
+            let (a, b) = (&self.window[start + i], &self.window[other_start + i]);
+            a.hash == b.hash && same_shape(&a.node, &b.node)
+        })
+    }
+
+    fn extend_loop(&mut self) -> bool {
+        let length = self.window.len();
+        for k in 1..=self.limits.max_body.min(length.saturating_sub(1)) {
+            let candidate = length - 1 - k;
+            let Node::Loop { body, .. } = &self.window[candidate].node else {
+                continue;
+            };
+            if body.len() != k {
+                continue;
+            }
+            let body_hashes = &self.window[candidate].body_hashes;
+            let matches = (0..k).all(|i| {
+                let hashed = &self.window[candidate + 1 + i];
+                hashed.hash == body_hashes[i] && same_shape(&hashed.node, &body[i])
+            });
+            if !matches {
+                continue;
+            }
+            let iteration: Vec<Hashed<K>> = self.window.drain(candidate + 1..).collect();
+            let removed: usize = iteration.iter().map(|hashed| hashed.size).sum();
+            let target = &mut self.window[candidate];
+            if let Node::Loop { count, body } = &mut target.node {
+                for (node, hashed) in body.iter_mut().zip(&iteration) {
+                    merge_into(node, &hashed.node);
+                }
+                *count += 1;
+            }
+            if let Node::Loop { count, .. } = &target.node {
+                target.hash = loop_hash(*count, &target.body_hashes);
+            }
+            self.window_nodes -= removed;
+            return true;
+        }
+        false
+    }
+
+    fn fold_repeat(&mut self) -> bool {
+        let length = self.window.len();
+        for k in 1..=self.limits.max_body.min(length / 2) {
+            if self.window[length - 1].hash != self.window[length - 1 - k].hash {
+                continue;
+            }
+            if !self.tail_equals(length - k, length - 2 * k, k) {
+                continue;
+            }
+            let second: Vec<Hashed<K>> = self.window.drain(length - k..).collect();
+            let first: Vec<Hashed<K>> = self.window.drain(length - 2 * k..).collect();
+            let body_hashes: Vec<u64> = first.iter().map(|hashed| hashed.hash).collect();
+            let mut body: Vec<Node<K>> = first.into_iter().map(|hashed| hashed.node).collect();
+            for (node, hashed) in body.iter_mut().zip(&second) {
+                merge_into(node, &hashed.node);
+            }
+            let removed: usize = second.iter().map(|hashed| hashed.size).sum();
+            let node = Node::Loop { count: 2, body };
+            let size = node_size(&node);
+            self.window_nodes = self.window_nodes - 2 * removed + size;
+            let hash = loop_hash(2, &body_hashes);
+            self.window.push(Hashed {
+                hash,
+                size,
+                body_hashes,
+                node,
+            });
+            return true;
+        }
+        false
+    }
+}
+
+/// Calls `visit` for every leaf occurrence in stream order (expands loops).
+pub fn for_each_occurrence<K>(nodes: &[Node<K>], visit: &mut impl FnMut(&Leaf<K>)) {
+    for node in nodes {
+        match node {
+            Node::Leaf(leaf) => visit(leaf),
+            Node::Loop { count, body } => {
+                for _ in 0..*count {
+                    for_each_occurrence(body, visit);
+                }
+            }
+        }
+    }
+}
+
+/// Number of leaf occurrences the nodes stand for.
+pub fn occurrence_count<K>(nodes: &[Node<K>]) -> u64 {
+    nodes
+        .iter()
+        .map(|node| match node {
+            Node::Leaf(_) => 1,
+            Node::Loop { count, body } => count.saturating_mul(occurrence_count(body)),
+        })
+        .fold(0u64, u64::saturating_add)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn leaf(key: u32) -> Leaf<u32> {
+        Leaf {
+            key,
+            duration: Stats::of(10),
+            gap: Stats::of(1),
+            offset_low: -1,
+            offset_high: -1,
+        }
+    }
+
+    fn fold(keys: &[u32]) -> Vec<Node<u32>> {
+        let mut folder = Folder::default();
+        for key in keys {
+            folder.push(leaf(*key));
+        }
+        folder.finish()
+    }
+
+    fn shape(nodes: &[Node<u32>]) -> String {
+        nodes
+            .iter()
+            .map(|node| match node {
+                Node::Leaf(leaf) => leaf.key.to_string(),
+                Node::Loop { count, body } => format!("{count}x[{}]", shape(body)),
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    fn expand(nodes: &[Node<u32>]) -> Vec<u32> {
+        let mut keys = Vec::new();
+        for_each_occurrence(nodes, &mut |leaf| keys.push(leaf.key));
+        keys
+    }
+
+    #[test]
+    fn simple_and_nested_loops() {
+        assert_eq!(shape(&fold(&[1, 1, 1, 1])), "4x[1]");
+        assert_eq!(shape(&fold(&[1, 2, 1, 2, 1, 2, 3])), "3x[1 2] 3");
+        let mut keys = Vec::new();
+        for _ in 0..50 {
+            keys.extend(std::iter::repeat_n(7, 100));
+            keys.push(8);
+        }
+        let nodes = fold(&keys);
+        assert_eq!(shape(&nodes), "50x[100x[7] 8]");
+        let Node::Loop { body, .. } = &nodes[0] else {
+            panic!()
+        };
+        let Node::Loop { body: inner, .. } = &body[0] else {
+            panic!()
+        };
+        let Node::Leaf(seven) = &inner[0] else {
+            panic!()
+        };
+        assert_eq!(
+            seven.occurrences(),
+            5000,
+            "statistics cover every occurrence"
+        );
+        assert_eq!(occurrence_count(&nodes), 5050);
+    }
+
+    #[test]
+    fn size_does_not_grow_with_iterations() {
+        let run = |outer: usize| {
+            let mut folder = Folder::default();
+            for _ in 0..outer {
+                for key in [1, 2, 2, 2, 3, 4, 4] {
+                    folder.push(leaf(key));
+                }
+            }
+            shape(&folder.finish())
+        };
+        assert_eq!(
+            run(1000).replace("1000x", "Nx"),
+            run(100_000).replace("100000x", "Nx")
+        );
+    }
+
+    #[test]
+    fn irregular_streams_stay_bounded() {
+        let mut folder: Folder<u32> = Folder::new(Limits {
+            max_body: 8,
+            max_window: 32,
+            max_nodes: 64,
+        });
+        for key in 0..10_000 {
+            folder.push(leaf(key));
+            assert!(folder.window.len() <= 32 && folder.window_nodes <= 64);
+        }
+        assert_eq!(folder.finish().len(), 10_000);
+    }
+
+    proptest! {
+        #[test]
+        fn expansion_gives_back_the_stream(keys in proptest::collection::vec(0u32..4, 0..400)) {
+            let nodes = fold(&keys);
+            prop_assert_eq!(expand(&nodes), keys.clone());
+            prop_assert_eq!(occurrence_count(&nodes), keys.len() as u64);
+        }
+
+        #[test]
+        fn repeated_blocks_expand_exactly(block in proptest::collection::vec(0u32..5, 1..6), repeats in 1usize..60, tail in proptest::collection::vec(0u32..5, 0..5)) {
+            let mut keys = Vec::new();
+            for _ in 0..repeats { keys.extend_from_slice(&block); }
+            keys.extend_from_slice(&tail);
+            let nodes = fold(&keys);
+            prop_assert_eq!(expand(&nodes), keys);
+        }
+    }
+}

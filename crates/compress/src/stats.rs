@@ -1,0 +1,155 @@
+//! Running statistics of a value (a duration, a compute gap): count, min, max, mean,
+//! variance (Welford, mergeable) and a small fixed histogram with decade bins.
+
+use cairn_format::bytes::{ByteReader, ByteWriter};
+use cairn_format::Result;
+
+/// Upper bounds (exclusive) of the histogram's bins, in nanoseconds: <100 ns, <1 µs,
+/// <10 µs, <100 µs, <1 ms, <10 ms, <100 ms, and the rest.
+pub const BIN_BOUNDS: [u64; 7] = [
+    100,
+    1_000,
+    10_000,
+    100_000,
+    1_000_000,
+    10_000_000,
+    100_000_000,
+];
+pub const BINS: usize = BIN_BOUNDS.len() + 1;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Stats {
+    pub count: u64,
+    pub min: u64,
+    pub max: u64,
+    pub mean: f64,
+    /// Sum of squared differences from the mean (variance = m2 / count).
+    pub m2: f64,
+    pub histogram: [u64; BINS],
+}
+
+impl Stats {
+    pub fn of(value: u64) -> Stats {
+        let mut stats = Stats::default();
+        stats.add(value);
+        stats
+    }
+
+    pub fn add(&mut self, value: u64) {
+        if self.count == 0 || value < self.min {
+            self.min = value;
+        }
+        self.max = self.max.max(value);
+        self.count += 1;
+        let delta = value as f64 - self.mean;
+        self.mean += delta / self.count as f64;
+        self.m2 += delta * (value as f64 - self.mean);
+        self.histogram[BIN_BOUNDS
+            .iter()
+            .position(|bound| value < *bound)
+            .unwrap_or(BINS - 1)] += 1;
+    }
+
+    /// Combines two sets of observations (Chan et al.'s parallel update).
+    pub fn merge(&mut self, other: &Stats) {
+        if other.count == 0 {
+            return;
+        }
+        if self.count == 0 {
+            *self = *other;
+            return;
+        }
+        let count = self.count + other.count;
+        let delta = other.mean - self.mean;
+        self.mean += delta * other.count as f64 / count as f64;
+        self.m2 += other.m2 + delta * delta * self.count as f64 * other.count as f64 / count as f64;
+        self.count = count;
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
+        for (mine, theirs) in self.histogram.iter_mut().zip(&other.histogram) {
+            *mine += theirs;
+        }
+    }
+
+    pub fn total(&self) -> f64 {
+        self.mean * self.count as f64
+    }
+
+    pub fn variance(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.m2 / self.count as f64
+        }
+    }
+
+    pub fn encode(&self, out: &mut ByteWriter) {
+        out.u64(self.count);
+        if self.count == 0 {
+            return;
+        }
+        out.u64(self.min);
+        out.u64(self.max - self.min);
+        out.u64(self.mean.to_bits());
+        out.u64(self.m2.to_bits());
+        for bin in &self.histogram {
+            out.u64(*bin);
+        }
+    }
+
+    pub fn decode(reader: &mut ByteReader) -> Result<Stats> {
+        let mut stats = Stats {
+            count: reader.u64()?,
+            ..Stats::default()
+        };
+        if stats.count == 0 {
+            return Ok(stats);
+        }
+        stats.min = reader.u64()?;
+        stats.max = stats.min.saturating_add(reader.u64()?);
+        stats.mean = f64::from_bits(reader.u64()?);
+        stats.m2 = f64::from_bits(reader.u64()?);
+        for bin in &mut stats.histogram {
+            *bin = reader.u64()?;
+        }
+        Ok(stats)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn merge_equals_sequential(values in proptest::collection::vec(0u64..10_000_000_000, 1..100), split in 0usize..100) {
+            let split = split.min(values.len());
+            let mut all = Stats::default();
+            values.iter().for_each(|v| all.add(*v));
+            let (mut left, mut right) = (Stats::default(), Stats::default());
+            values[..split].iter().for_each(|v| left.add(*v));
+            values[split..].iter().for_each(|v| right.add(*v));
+            left.merge(&right);
+            prop_assert_eq!((left.count, left.min, left.max, left.histogram), (all.count, all.min, all.max, all.histogram));
+            prop_assert!((left.mean - all.mean).abs() <= 1e-6 * all.mean.abs().max(1.0));
+            prop_assert!((left.variance() - all.variance()).abs() <= 1e-6 * all.variance().max(1.0));
+            let mut writer = ByteWriter::new();
+            left.encode(&mut writer);
+            let bytes = writer.into_inner();
+            prop_assert_eq!(Stats::decode(&mut ByteReader::new(&bytes, "t")).unwrap(), left);
+        }
+    }
+
+    #[test]
+    fn known_values() {
+        let mut stats = Stats::default();
+        for value in [2, 4, 4, 4, 5, 5, 7, 9] {
+            stats.add(value);
+        }
+        assert_eq!((stats.count, stats.min, stats.max), (8, 2, 9));
+        assert_eq!(stats.mean, 5.0);
+        assert_eq!(stats.variance(), 4.0);
+        assert_eq!(stats.histogram[0], 8);
+    }
+}

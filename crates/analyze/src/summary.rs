@@ -7,7 +7,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use cairn_model::{event_flags, CallClass, Event, Layer};
+use cairn_model::CallClass;
+use cairn_trace::walk::{self, Occurrence, Visitor};
 use cairn_trace::{Result, Trace};
 use serde::Serialize;
 
@@ -49,14 +50,23 @@ pub struct SizeStats {
 }
 
 impl SizeStats {
+    #[cfg(test)]
     fn add(&mut self, size: u64) {
+        self.add_many(size, 1);
+    }
+
+    /// `count` accesses of `size` bytes each.
+    fn add_many(&mut self, size: u64, count: u64) {
+        if count == 0 {
+            return;
+        }
         if self.count == 0 || size < self.min {
             self.min = size;
         }
         self.max = self.max.max(size);
-        self.count += 1;
-        self.sum += size as f64;
-        self.sum_of_squares += (size as f64) * (size as f64);
+        self.count += count;
+        self.sum += size as f64 * count as f64;
+        self.sum_of_squares += (size as f64) * (size as f64) * count as f64;
         self.mean = self.sum / self.count as f64;
         let variance = (self.sum_of_squares / self.count as f64 - self.mean * self.mean).max(0.0);
         self.stddev = variance.sqrt();
@@ -111,8 +121,6 @@ pub struct FileSummary {
     pub pids: BTreeSet<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub noise: Option<String>,
-    #[serde(skip)]
-    last_end: BTreeMap<(u32, bool), u64>,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -229,51 +237,52 @@ fn seconds(nanoseconds: u64) -> f64 {
 }
 
 impl FileSummary {
-    fn add(&mut self, pid: u32, layer: Layer, class: CallClass, event: &Event) {
-        let time = seconds(event.duration);
-        *self.layers.entry(layer.name().to_string()).or_default() += 1;
-        self.pids.insert(pid);
-        if event.failed() {
-            self.failures += 1;
+    fn add(&mut self, occurrence: &Occurrence) {
+        let count = occurrence.count;
+        let time = occurrence.time / 1e9;
+        *self
+            .layers
+            .entry(occurrence.layer.name().to_string())
+            .or_default() += count;
+        self.pids.insert(occurrence.process.pid);
+        if occurrence.failed() {
+            self.failures += count;
         }
-        match class {
+        match occurrence.class {
             CallClass::Read | CallClass::Write => {
-                let is_read = class == CallClass::Read;
-                let bytes = event.bytes();
+                let is_read = occurrence.class == CallClass::Read;
+                let bytes = occurrence.bytes();
                 if is_read {
-                    self.reads += 1;
+                    self.reads += count;
                     self.bytes_read += bytes;
                     self.read_time += time;
                 } else {
-                    self.writes += 1;
+                    self.writes += count;
                     self.bytes_written += bytes;
                     self.write_time += time;
                 }
-                if !event.failed() {
+                if !occurrence.failed() {
                     let (sizes, histogram) = if is_read {
                         (&mut self.read_sizes, &mut self.read_histogram)
                     } else {
                         (&mut self.write_sizes, &mut self.write_histogram)
                     };
-                    sizes.add(bytes);
-                    histogram[size_bin(bytes)] += 1;
-                }
-                if event.offset >= 0 && !event.failed() {
-                    let offset = event.offset as u64;
-                    self.max_offset = self.max_offset.max(offset + bytes);
-                    if let Some(previous_end) = self.last_end.insert((pid, is_read), offset + bytes)
-                    {
-                        let (consecutive, sequential) = if is_read {
-                            (&mut self.consecutive_reads, &mut self.sequential_reads)
-                        } else {
-                            (&mut self.consecutive_writes, &mut self.sequential_writes)
-                        };
-                        if offset == previous_end {
-                            *consecutive += 1;
-                        }
-                        if offset >= previous_end {
-                            *sequential += 1;
-                        }
+                    let size = occurrence.key.bytes();
+                    sizes.add_many(size, count);
+                    histogram[size_bin(size)] += count;
+                    if occurrence.offset_high >= 0 {
+                        self.max_offset = self.max_offset.max(occurrence.offset_high as u64);
+                    }
+                    let (consecutive, sequential) = if is_read {
+                        (&mut self.consecutive_reads, &mut self.sequential_reads)
+                    } else {
+                        (&mut self.consecutive_writes, &mut self.sequential_writes)
+                    };
+                    if occurrence.key.is_consecutive() {
+                        *consecutive += count;
+                    }
+                    if occurrence.key.is_sequential() {
+                        *sequential += count;
                     }
                 }
             }
@@ -290,7 +299,7 @@ impl FileSummary {
                     CallClass::Mmap => &mut self.mmaps,
                     _ => &mut self.metas,
                 };
-                *counter += 1;
+                *counter += count;
             }
         }
     }
@@ -305,16 +314,16 @@ impl FileSummary {
     }
 }
 
-fn add_call(summary: &mut CallSummary, layer: Layer, class: CallClass, event: &Event) {
-    summary.layer = layer.name().to_string();
-    summary.class = class.name().to_string();
-    summary.count += 1;
-    if matches!(class, CallClass::Read | CallClass::Write) {
-        summary.bytes += event.bytes();
+fn add_call(summary: &mut CallSummary, occurrence: &Occurrence) {
+    summary.layer = occurrence.layer.name().to_string();
+    summary.class = occurrence.class.name().to_string();
+    summary.count += occurrence.count;
+    if matches!(occurrence.class, CallClass::Read | CallClass::Write) {
+        summary.bytes += occurrence.bytes();
     }
-    summary.time += seconds(event.duration);
-    if event.failed() {
-        summary.failures += 1;
+    summary.time += occurrence.time / 1e9;
+    if occurrence.failed() {
+        summary.failures += occurrence.count;
     }
 }
 
@@ -327,9 +336,77 @@ fn ending_name(ending: cairn_trace::Ending) -> String {
     }
 }
 
+/// The summary is itself a [`Visitor`]: every class goes through [`Visitor::event`].
+struct Builder {
+    options: Options,
+    summary: Summary,
+    files: Vec<Option<FileSummary>>,
+    filtered_files: BTreeSet<u32>,
+}
+
+impl Visitor for Builder {
+    fn event(&mut self, occurrence: &Occurrence) {
+        let trace = occurrence.trace;
+        let noise = occurrence
+            .file
+            .and_then(|file| trace.files[file as usize].noise);
+        if !self.options.include_noise && (noise.is_some() || occurrence.before_main()) {
+            self.summary.filtered.events += occurrence.count;
+            if let Some(file) = occurrence.file {
+                self.filtered_files.insert(file);
+            }
+            return;
+        }
+        let summary = &mut self.summary;
+        summary.events += occurrence.count;
+        let process_summary = &mut summary.process_list[occurrence.stream.process as usize];
+        process_summary.events += occurrence.count;
+        if !occurrence.failed() {
+            match occurrence.class {
+                CallClass::Read => {
+                    process_summary.bytes_read += occurrence.bytes();
+                    summary.bytes_read += occurrence.bytes();
+                }
+                CallClass::Write => {
+                    process_summary.bytes_written += occurrence.bytes();
+                    summary.bytes_written += occurrence.bytes();
+                }
+                _ => {}
+            }
+        }
+        add_call(
+            summary
+                .calls
+                .entry(occurrence.call.name.clone())
+                .or_default(),
+            occurrence,
+        );
+        add_call(
+            summary
+                .layers
+                .entry(occurrence.layer.name().to_string())
+                .or_default(),
+            occurrence,
+        );
+        if let Some(file) = occurrence.file {
+            let entry = self.files[file as usize].get_or_insert_with(|| {
+                let info = &trace.files[file as usize];
+                let (path, path_escaped) = escape_path(&info.path);
+                FileSummary {
+                    path,
+                    path_escaped,
+                    noise: info.noise.map(|noise| noise.name().to_string()),
+                    ..FileSummary::default()
+                }
+            });
+            entry.add(occurrence);
+        }
+    }
+}
+
 /// Summarises a trace.
 pub fn summarize(trace: &Trace, options: Options) -> Result<Summary> {
-    let mut files: Vec<Option<FileSummary>> = vec![None; trace.files.len()];
+    let files: Vec<Option<FileSummary>> = vec![None; trace.files.len()];
     let mut summary = Summary {
         schema: "cairn-summary/1",
         command: trace
@@ -367,68 +444,19 @@ pub fn summarize(trace: &Trace, options: Options) -> Result<Summary> {
             ..ProcessSummary::default()
         })
         .collect();
-    let mut filtered_files = BTreeSet::new();
-    for stream in &trace.streams {
-        let process = &trace.processes[stream.process as usize];
-        let pid = process.pid;
-        for event in stream.events()? {
-            let event = event?;
-            let info = trace.call(&event);
-            let (Some(layer), Some(class)) = (info.layer(), info.class()) else {
-                continue;
-            };
-            let noise = event.file.and_then(|file| trace.files[file as usize].noise);
-            let before_main = event.flags & event_flags::BEFORE_MAIN != 0;
-            if !options.include_noise && (noise.is_some() || before_main) {
-                summary.filtered.events += 1;
-                if let Some(file) = event.file {
-                    filtered_files.insert(file);
-                }
-                continue;
-            }
-            summary.events += 1;
-            let process_summary = &mut summary.process_list[stream.process as usize];
-            process_summary.events += 1;
-            if !event.failed() {
-                match class {
-                    CallClass::Read => {
-                        process_summary.bytes_read += event.bytes();
-                        summary.bytes_read += event.bytes();
-                    }
-                    CallClass::Write => {
-                        process_summary.bytes_written += event.bytes();
-                        summary.bytes_written += event.bytes();
-                    }
-                    _ => {}
-                }
-            }
-            add_call(
-                summary.calls.entry(info.name.clone()).or_default(),
-                layer,
-                class,
-                &event,
-            );
-            add_call(
-                summary.layers.entry(layer.name().to_string()).or_default(),
-                layer,
-                class,
-                &event,
-            );
-            if let Some(file) = event.file {
-                let entry = files[file as usize].get_or_insert_with(|| {
-                    let info = &trace.files[file as usize];
-                    let (path, path_escaped) = escape_path(&info.path);
-                    FileSummary {
-                        path,
-                        path_escaped,
-                        noise: info.noise.map(|noise| noise.name().to_string()),
-                        ..FileSummary::default()
-                    }
-                });
-                entry.add(pid, layer, class, &event);
-            }
-        }
-    }
+    let mut builder = Builder {
+        options,
+        summary,
+        files,
+        filtered_files: BTreeSet::new(),
+    };
+    walk::walk(trace, &mut builder);
+    let Builder {
+        mut summary,
+        files,
+        filtered_files,
+        ..
+    } = builder;
     for layer in summary.layers.values_mut() {
         layer.class.clear();
     }

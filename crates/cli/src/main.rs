@@ -71,7 +71,10 @@ enum Command {
         /// Include events on runtime-noise files.
         #[arg(long)]
         all: bool,
-        /// Print at most this many events per thread.
+        /// Print every event (loops expanded) instead of the folded structure.
+        #[arg(long)]
+        expand: bool,
+        /// With --expand: print at most this many events per thread.
         #[arg(long)]
         limit: Option<u64>,
     },
@@ -114,8 +117,13 @@ fn main() -> ExitCode {
             }
             Ok(ExitCode::SUCCESS)
         }),
-        Command::Dump { trace, all, limit } => open_trace(&trace).and_then(|trace| {
-            render::dump(&trace, all, limit, &mut std::io::stdout().lock())?;
+        Command::Dump {
+            trace,
+            all,
+            expand,
+            limit,
+        } => open_trace(&trace).and_then(|trace| {
+            render::dump(&trace, all, expand, limit, &mut std::io::stdout().lock())?;
             Ok(ExitCode::SUCCESS)
         }),
     };

@@ -4,6 +4,8 @@ use std::fmt::Write as _;
 use std::io::Write;
 
 use cairn_analyze::summary::{Summary, SIZE_BIN_NAMES};
+use cairn_compress::fold::Node;
+use cairn_compress::stream::{EventKey, OffsetRef, Relative};
 use cairn_model::{event_flags, CallClass, Event};
 use cairn_trace::Trace;
 
@@ -221,9 +223,70 @@ fn describe(trace: &Trace, event: &Event) -> String {
     text
 }
 
+/// Prints the folded structure: loops with their counts, leaves with how many events they
+/// stand for and their mean duration. Files are shown as resolved on the first iteration.
+fn structure(
+    trace: &Trace,
+    nodes: &[Node<EventKey>],
+    relative: &mut Relative,
+    depth: usize,
+    all: bool,
+    out: &mut impl Write,
+) -> std::io::Result<()> {
+    let indent = "  ".repeat(depth);
+    for node in nodes {
+        match node {
+            Node::Leaf(leaf) => {
+                let key = &leaf.key;
+                let (file_plus_one, _) = relative.decode(key, trace.class_of(key.call));
+                let file = file_plus_one
+                    .checked_sub(1)
+                    .and_then(|file| trace.files.get(file as usize));
+                if !all
+                    && (file.is_some_and(|file| file.noise.is_some())
+                        || key.flags & event_flags::BEFORE_MAIN != 0)
+                {
+                    continue;
+                }
+                let path = file.map_or("?".into(), |file| {
+                    String::from_utf8_lossy(&file.path).into_owned()
+                });
+                let offset_note = match key.offset {
+                    OffsetRef::Unknown => String::new(),
+                    OffsetRef::Delta(0) => " at +0".to_string(),
+                    OffsetRef::Delta(delta) => format!(" at {delta:+}"),
+                    OffsetRef::First(offset) => format!(" @{offset}"),
+                };
+                writeln!(
+                    out,
+                    "{indent}{}({path}, {}{offset_note}) = {}{}  ×{}  mean {:.3} µs  ctx @{}",
+                    trace.calls[key.call as usize].name,
+                    key.request,
+                    key.result(),
+                    if key.failed() {
+                        format!(" errno {}", key.errno)
+                    } else {
+                        String::new()
+                    },
+                    leaf.occurrences(),
+                    leaf.duration.mean / 1e3,
+                    key.context
+                )?;
+            }
+            Node::Loop { count, body } => {
+                writeln!(out, "{indent}loop ×{count} {{")?;
+                structure(trace, body, relative, depth + 1, all, out)?;
+                writeln!(out, "{indent}}}")?;
+            }
+        }
+    }
+    Ok(())
+}
+
 pub fn dump(
     trace: &Trace,
     all: bool,
+    expand: bool,
     limit: Option<u64>,
     out: &mut impl Write,
 ) -> anyhow::Result<()> {
@@ -303,27 +366,38 @@ pub fn dump(
                     "pid {} thread {}: {} events",
                     process.pid, stream.thread, stream.count
                 )?;
-                let mut shown = 0;
-                for event in stream.events()? {
-                    let event = event?;
-                    let noise = event
-                        .file
-                        .is_some_and(|file| trace.files[file as usize].noise.is_some());
-                    if !all && (noise || event.flags & event_flags::BEFORE_MAIN != 0) {
-                        continue;
-                    }
-                    if limit.is_some_and(|limit| shown >= limit) {
-                        writeln!(out, "  ...")?;
-                        break;
-                    }
-                    shown += 1;
-                    writeln!(
+                if expand {
+                    let mut shown = 0u64;
+                    let mut failure: std::io::Result<()> = Ok(());
+                    trace.expand(stream, |event| {
+                        if failure.is_err() || limit.is_some_and(|limit| shown >= limit) {
+                            return;
+                        }
+                        let noise = event
+                            .file
+                            .is_some_and(|file| trace.files[file as usize].noise.is_some());
+                        if !all && (noise || event.flags & event_flags::BEFORE_MAIN != 0) {
+                            return;
+                        }
+                        shown += 1;
+                        failure = writeln!(
+                            out,
+                            "  {:>12.6} {:>10.6}  {}  @{}",
+                            event.start as f64 / 1e9,
+                            event.duration as f64 / 1e9,
+                            describe(trace, &event),
+                            event.context
+                        );
+                    });
+                    failure?;
+                } else {
+                    structure(
+                        trace,
+                        &stream.tree.nodes,
+                        &mut Relative::default(),
+                        1,
+                        all,
                         out,
-                        "  {:>12.6} {:>10.6}  {}  @{}",
-                        event.start as f64 / 1e9,
-                        event.duration as f64 / 1e9,
-                        describe(trace, &event),
-                        event.context
                     )?;
                 }
             }

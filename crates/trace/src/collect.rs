@@ -9,7 +9,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::path::{Path, PathBuf};
 
-use cairn_compress::columns::ColumnEncoder;
+use cairn_compress::stream::StreamEncoder;
 use cairn_format::segment::{self, mark, ProcessHeader, RawEvent, Record, SegmentFile};
 use cairn_model::{event_flags, Call, CallClass, Event, Layer, UNKNOWN};
 
@@ -482,8 +482,8 @@ pub fn collect(directory: &Path, run: RunInfo) -> Result<Trace> {
             })
             .collect();
         cursors.sort_by_key(|cursor| cursor.thread);
-        let mut encoders: Vec<ColumnEncoder> =
-            cursors.iter().map(|_| ColumnEncoder::new()).collect();
+        let mut encoders: Vec<StreamEncoder> =
+            cursors.iter().map(|_| StreamEncoder::default()).collect();
         let mut heap = BinaryHeap::new();
         let mut pending: Vec<Option<(u32, RawEvent)>> = Vec::with_capacity(cursors.len());
         for (slot, cursor) in cursors.iter_mut().enumerate() {
@@ -548,15 +548,13 @@ pub fn collect(directory: &Path, run: RunInfo) -> Result<Trace> {
                 usage.0 = true;
                 usage.1 |= flags & event_flags::BEFORE_MAIN == 0;
             }
-            encoders[slot].push(&event);
+            encoders[slot].push(&event, Some(call.class()));
         }
         for (cursor, encoder) in cursors.iter().zip(encoders) {
             if !encoder.is_empty() {
-                let count = encoder.len();
                 streams.push(Stream::new(
                     process_index as u32,
                     cursor.thread,
-                    count,
                     encoder.finish(),
                 ));
             }

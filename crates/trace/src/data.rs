@@ -2,7 +2,9 @@
 
 use std::path::Path;
 
-use cairn_compress::columns::ColumnDecoder;
+use cairn_compress::fold::Node;
+use cairn_compress::stream::EventKey;
+use cairn_compress::stream::StreamTree;
 use cairn_format::bytes::{ByteReader, ByteWriter};
 use cairn_format::container::{SectionKind, TraceFile, TraceWriter};
 use cairn_model::{Call, CallClass, Event, Layer};
@@ -12,6 +14,8 @@ use crate::{Result, TraceError};
 
 /// Section versions this reader understands.
 const VERSION: u16 = 1;
+/// Version 2 of EVNT: folded streams (version 1 held flat columns).
+const EVENTS_VERSION: u16 = 2;
 
 /// Facts about the whole run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -106,42 +110,28 @@ pub struct Context {
     pub frames: Vec<(Option<u32>, u64)>,
 }
 
-/// One thread's events.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One thread's events, folded into loops (see `cairn_compress::stream`).
+#[derive(Clone, Debug, PartialEq)]
 pub struct Stream {
     pub process: u32,
     pub thread: u32,
     pub count: u64,
-    encoded: Vec<u8>,
+    pub tree: StreamTree,
 }
 
 impl Stream {
-    pub fn new(process: u32, thread: u32, count: u64, encoded: Vec<u8>) -> Stream {
+    pub fn new(process: u32, thread: u32, tree: StreamTree) -> Stream {
         Stream {
             process,
             thread,
-            count,
-            encoded,
+            count: tree.count,
+            tree,
         }
-    }
-
-    /// Decodes the stream one event at a time.
-    pub fn events(&self) -> Result<impl Iterator<Item = Result<Event>> + '_> {
-        let decoder = ColumnDecoder::new(&self.encoded)?;
-        if decoder.len() != self.count {
-            return Err(TraceError::Invalid(format!(
-                "stream of thread {} holds {} events, the trace says {}",
-                self.thread,
-                decoder.len(),
-                self.count
-            )));
-        }
-        Ok(decoder.map(|event| event.map_err(TraceError::from)))
     }
 }
 
 /// A whole trace.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Trace {
     pub meta: Meta,
     pub calls: Vec<CallInfo>,
@@ -272,10 +262,14 @@ impl Trace {
         for stream in &self.streams {
             events.u64(stream.process as u64);
             events.u64(stream.thread as u64);
-            events.u64(stream.count);
-            events.bytes(&stream.encoded);
+            events.bytes(&stream.tree.encode());
         }
-        writer.add_section(SectionKind::EVENTS, VERSION, &events.into_inner(), true);
+        writer.add_section(
+            SectionKind::EVENTS,
+            EVENTS_VERSION,
+            &events.into_inner(),
+            true,
+        );
 
         let mut diagnostics = ByteWriter::new();
         diagnostics.u64(self.diagnostics.len() as u64);
@@ -299,11 +293,11 @@ impl Trace {
     }
 
     fn from_file(file: &TraceFile) -> Result<Trace> {
-        let section = |kind: SectionKind| -> Result<Vec<u8>> {
+        let versioned = |kind: SectionKind, expected: u16| -> Result<Vec<u8>> {
             match file.section(kind)? {
-                Some((VERSION, bytes)) => Ok(bytes),
+                Some((version, bytes)) if version == expected => Ok(bytes),
                 Some((version, _)) => Err(TraceError::Invalid(format!(
-                    "section {} has version {version}, this cairn reads version {VERSION}",
+                    "section {} has version {version}, this cairn reads version {expected}",
                     kind.name()
                 ))),
                 None => Err(TraceError::Invalid(format!(
@@ -312,6 +306,7 @@ impl Trace {
                 ))),
             }
         };
+        let section = |kind: SectionKind| versioned(kind, VERSION);
         let mut trace = Trace::default();
 
         let bytes = section(SectionKind::META)?;
@@ -399,7 +394,7 @@ impl Trace {
             trace.contexts.push(Context { frames });
         }
 
-        let bytes = section(SectionKind::EVENTS)?;
+        let bytes = versioned(SectionKind::EVENTS, EVENTS_VERSION)?;
         let mut reader = ByteReader::new(&bytes, "section EVNT");
         for _ in 0..reader.count(4)? {
             let process = reader.u32()?;
@@ -409,14 +404,8 @@ impl Trace {
                 ));
             }
             let thread = reader.u32()?;
-            let count = reader.u64()?;
-            let encoded = reader.bytes()?.to_vec();
-            trace.streams.push(Stream {
-                process,
-                thread,
-                count,
-                encoded,
-            });
+            let tree = StreamTree::decode(reader.bytes()?)?;
+            trace.streams.push(Stream::new(process, thread, tree));
         }
 
         if let Some((_, bytes)) = file.section(SectionKind::DIAGNOSTICS)? {
@@ -429,33 +418,53 @@ impl Trace {
         Ok(trace)
     }
 
-    /// Checks that every event refers to calls, files and contexts that exist, so readers
-    /// can index without checks.
+    /// Checks that every leaf refers to calls and contexts that exist, so readers can index
+    /// without checks. (Files are resolved while walking and checked there.)
     fn validate(&self) -> Result<()> {
-        for stream in &self.streams {
-            for event in stream.events()? {
-                let event = event?;
-                if event.call as usize >= self.calls.len() {
-                    return Err(TraceError::Invalid(format!(
-                        "event names call #{} that the trace lacks",
-                        event.call
-                    )));
-                }
-                if event
-                    .file
-                    .is_some_and(|file| file as usize >= self.files.len())
-                {
-                    return Err(TraceError::Invalid(
-                        "event names a file that the trace lacks".into(),
-                    ));
-                }
-                if event.context as usize > self.contexts.len() {
-                    return Err(TraceError::Invalid(
-                        "event names a context that the trace lacks".into(),
-                    ));
+        fn check(trace: &Trace, nodes: &[Node<EventKey>]) -> Result<()> {
+            for node in nodes {
+                match node {
+                    Node::Leaf(leaf) => {
+                        if leaf.key.call as usize >= trace.calls.len() {
+                            return Err(TraceError::Invalid(format!(
+                                "event names call #{} that the trace lacks",
+                                leaf.key.call
+                            )));
+                        }
+                        if leaf.key.context as usize > trace.contexts.len() {
+                            return Err(TraceError::Invalid(
+                                "event names a context that the trace lacks".into(),
+                            ));
+                        }
+                    }
+                    Node::Loop { body, .. } => check(trace, body)?,
                 }
             }
+            Ok(())
+        }
+        for stream in &self.streams {
+            check(self, &stream.tree.nodes)?;
         }
         Ok(())
+    }
+
+    /// The class of the call at `index` in the trace's call table.
+    pub fn class_of(&self, index: u16) -> Option<CallClass> {
+        self.calls.get(index as usize).and_then(CallInfo::class)
+    }
+
+    /// Every event of a stream in order, with exact calls, files, offsets, sizes and
+    /// results; start and duration are the leaf's mean values (see `StreamTree::expand`).
+    pub fn expand(&self, stream: &Stream, mut visit: impl FnMut(Event)) {
+        let files = self.files.len() as u32;
+        stream.tree.expand(
+            |call| self.class_of(call),
+            |mut event| {
+                if event.file.is_some_and(|file| file >= files) {
+                    event.file = None;
+                }
+                visit(event)
+            },
+        );
     }
 }

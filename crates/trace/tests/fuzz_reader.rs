@@ -27,9 +27,9 @@ impl Random {
 }
 
 fn sample_trace() -> Trace {
-    let mut encoder = cairn_compress::columns::ColumnEncoder::new();
+    let mut encoder = cairn_compress::stream::StreamEncoder::default();
     for index in 0..200u64 {
-        encoder.push(&Event {
+        let event = Event {
             call: (index % 3) as u16,
             start: index * 1000,
             duration: 150 + index % 7,
@@ -42,9 +42,9 @@ fn sample_trace() -> Trace {
             context: 1,
             aux: 0,
             flags: 0,
-        });
+        };
+        encoder.push(&event, Some(cairn_model::CallClass::Write));
     }
-    let count = encoder.len();
     Trace {
         meta: Meta {
             writer: "test".into(),
@@ -88,20 +88,25 @@ fn sample_trace() -> Trace {
         contexts: vec![Context {
             frames: vec![(Some(0), 0x1234)],
         }],
-        streams: vec![Stream::new(0, 10, count, encoder.finish())],
+        streams: vec![Stream::new(0, 10, encoder.finish())],
         diagnostics: vec!["note".into()],
+    }
+}
+
+struct Everything(u64);
+
+impl cairn_trace::walk::Visitor for Everything {
+    fn event(&mut self, occurrence: &cairn_trace::walk::Occurrence) {
+        self.0 = self.0.wrapping_add(occurrence.count);
     }
 }
 
 fn exercise(bytes: Vec<u8>) {
     if let Ok(trace) = Trace::from_bytes(bytes) {
+        cairn_trace::walk::walk(&trace, &mut Everything(0));
         for stream in &trace.streams {
-            if let Ok(events) = stream.events() {
-                for event in events {
-                    if event.is_err() {
-                        break;
-                    }
-                }
+            if stream.count < 100_000 {
+                trace.expand(stream, |_| {});
             }
         }
     }

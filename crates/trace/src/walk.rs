@@ -1,0 +1,226 @@
+//! Walking a trace without expanding it: the visitor API every analysis uses.
+//!
+//! The walk visits each leaf of each folded stream with the number of occurrences it stands
+//! for, so a loop of 10^9 identical iterations costs what two iterations cost. A loop whose
+//! iterations touch different files (`open("ckpt-%d")` in a loop) is walked iteration by
+//! iteration, because its figures belong to different files; as soon as two iterations in a
+//! row resolve the same files, the rest are taken in bulk.
+//!
+//! Writing an analysis is implementing [`Visitor`]: one method per call class, each
+//! defaulting to [`Visitor::event`], and calling [`walk`].
+
+use cairn_compress::fold::{Leaf, Node};
+use cairn_compress::stats::Stats;
+use cairn_compress::stream::{EventKey, Relative};
+use cairn_model::{CallClass, Layer};
+
+use crate::{CallInfo, Process, Stream, Trace};
+
+/// One leaf of a folded stream, standing for `count` events.
+pub struct Occurrence<'a> {
+    pub trace: &'a Trace,
+    pub process: &'a Process,
+    pub stream: &'a Stream,
+    pub call: &'a CallInfo,
+    pub layer: Layer,
+    pub class: CallClass,
+    /// The exactly-kept fields (sizes, result, errno, handle, flags, offset encoding).
+    pub key: &'a EventKey,
+    /// The file these `count` events touched.
+    pub file: Option<u32>,
+    /// How many events this visit stands for.
+    pub count: u64,
+    /// Their total duration in ns: exact when the leaf stands for exactly these events,
+    /// otherwise this visit's share of the leaf's total.
+    pub time: f64,
+    /// Statistics of the leaf's durations over all its occurrences in the stream.
+    pub duration: &'a Stats,
+    /// Statistics of the compute time before each occurrence.
+    pub gap: &'a Stats,
+    /// Lowest offset and highest offset + size over all the leaf's occurrences (-1: none).
+    pub offset_low: i64,
+    pub offset_high: i64,
+}
+
+impl Occurrence<'_> {
+    pub fn failed(&self) -> bool {
+        self.key.failed()
+    }
+
+    /// Bytes moved by all `count` events.
+    pub fn bytes(&self) -> u64 {
+        self.key.bytes().saturating_mul(self.count)
+    }
+
+    pub fn before_main(&self) -> bool {
+        self.key.flags & cairn_model::event_flags::BEFORE_MAIN != 0
+    }
+}
+
+/// An analysis: one handler per call class. Each defaults to [`Visitor::event`].
+#[allow(unused_variables)]
+pub trait Visitor {
+    fn event(&mut self, occurrence: &Occurrence) {}
+    fn open(&mut self, occurrence: &Occurrence) {
+        self.event(occurrence)
+    }
+    fn close(&mut self, occurrence: &Occurrence) {
+        self.event(occurrence)
+    }
+    fn read(&mut self, occurrence: &Occurrence) {
+        self.event(occurrence)
+    }
+    fn write(&mut self, occurrence: &Occurrence) {
+        self.event(occurrence)
+    }
+    fn seek(&mut self, occurrence: &Occurrence) {
+        self.event(occurrence)
+    }
+    fn sync(&mut self, occurrence: &Occurrence) {
+        self.event(occurrence)
+    }
+    fn flush(&mut self, occurrence: &Occurrence) {
+        self.event(occurrence)
+    }
+    fn stat(&mut self, occurrence: &Occurrence) {
+        self.event(occurrence)
+    }
+    fn meta(&mut self, occurrence: &Occurrence) {
+        self.event(occurrence)
+    }
+    fn dup(&mut self, occurrence: &Occurrence) {
+        self.event(occurrence)
+    }
+    fn mmap(&mut self, occurrence: &Occurrence) {
+        self.event(occurrence)
+    }
+    /// A call this build does not know (from a newer cairn): no class, no layer.
+    fn unknown(&mut self, stream: &Stream, call: &CallInfo, count: u64) {}
+}
+
+fn dispatch(visitor: &mut impl Visitor, occurrence: &Occurrence) {
+    match occurrence.class {
+        CallClass::Open => visitor.open(occurrence),
+        CallClass::Close => visitor.close(occurrence),
+        CallClass::Read => visitor.read(occurrence),
+        CallClass::Write => visitor.write(occurrence),
+        CallClass::Seek => visitor.seek(occurrence),
+        CallClass::Sync => visitor.sync(occurrence),
+        CallClass::Flush => visitor.flush(occurrence),
+        CallClass::Stat => visitor.stat(occurrence),
+        CallClass::Meta => visitor.meta(occurrence),
+        CallClass::Dup => visitor.dup(occurrence),
+        CallClass::Mmap => visitor.mmap(occurrence),
+        CallClass::Lifecycle => visitor.event(occurrence),
+    }
+}
+
+struct StreamWalk<'a, V> {
+    trace: &'a Trace,
+    stream: &'a Stream,
+    process: &'a Process,
+    relative: Relative,
+    visitor: &'a mut V,
+}
+
+impl<V: Visitor> StreamWalk<'_, V> {
+    fn visit_leaf(
+        &mut self,
+        leaf: &Leaf<EventKey>,
+        multiplier: u64,
+        share: f64,
+        files: &mut Vec<u64>,
+    ) {
+        let key = &leaf.key;
+        let (file_plus_one, _) = self.relative.decode(key, self.trace.class_of(key.call));
+        files.push(file_plus_one);
+        let call = &self.trace.calls[key.call as usize];
+        let (Some(layer), Some(class)) = (call.layer(), call.class()) else {
+            self.visitor.unknown(self.stream, call, multiplier);
+            return;
+        };
+        let file = file_plus_one
+            .checked_sub(1)
+            .filter(|file| *file < self.trace.files.len() as u64);
+        let occurrence = Occurrence {
+            trace: self.trace,
+            process: self.process,
+            stream: self.stream,
+            call,
+            layer,
+            class,
+            key,
+            file: file.map(|file| file as u32),
+            count: multiplier,
+            time: leaf.duration.total() * share,
+            duration: &leaf.duration,
+            gap: &leaf.gap,
+            offset_low: leaf.offset_low,
+            offset_high: leaf.offset_high,
+        };
+        dispatch(self.visitor, &occurrence);
+    }
+
+    /// Visits `nodes` once, each leaf standing for `multiplier` events and `share` of its
+    /// leaf's time; appends the files it resolved to `files`.
+    ///
+    /// A loop is walked iteration by iteration until one iteration resolves exactly the
+    /// files of the one before: the relative state then repeats (each leaf writes back what
+    /// it resolved), so every remaining iteration is the same and they are visited at once.
+    fn walk(
+        &mut self,
+        nodes: &[Node<EventKey>],
+        multiplier: u64,
+        share: f64,
+        files: &mut Vec<u64>,
+    ) {
+        for node in nodes {
+            match node {
+                Node::Leaf(leaf) => self.visit_leaf(leaf, multiplier, share, files),
+                Node::Loop { count, body } => {
+                    let count = *count;
+                    let mut remaining = count;
+                    let mut previous: Option<Vec<u64>> = None;
+                    while remaining > 0 {
+                        let mut current = Vec::new();
+                        self.walk(body, multiplier, share / count as f64, &mut current);
+                        remaining -= 1;
+                        let settled = previous.as_ref() == Some(&current);
+                        files.extend_from_slice(&current);
+                        if settled && remaining > 0 {
+                            let mut bulk = Vec::new();
+                            self.walk(
+                                body,
+                                multiplier.saturating_mul(remaining),
+                                share * remaining as f64 / count as f64,
+                                &mut bulk,
+                            );
+                            files.push(u64::MAX);
+                            files.push(remaining);
+                            break;
+                        }
+                        previous = Some(current);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Walks every stream of the trace.
+pub fn walk(trace: &Trace, visitor: &mut impl Visitor) {
+    for stream in &trace.streams {
+        walk_stream(trace, stream, visitor);
+    }
+}
+
+pub fn walk_stream(trace: &Trace, stream: &Stream, visitor: &mut impl Visitor) {
+    let mut walker = StreamWalk {
+        trace,
+        stream,
+        process: &trace.processes[stream.process as usize],
+        relative: Relative::default(),
+        visitor,
+    };
+    walker.walk(&stream.tree.nodes, 1, 1.0, &mut Vec::new());
+}

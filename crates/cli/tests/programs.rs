@@ -617,3 +617,46 @@ fn ten_million_calls_in_bounded_memory() {
         ],
     );
 }
+
+#[test]
+fn loop_structured_trace_does_not_grow_with_iterations() {
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile("loops", directory.path(), &[]);
+    let mut sizes = Vec::new();
+    for outer in [1_000u64, 1_000_000] {
+        let traced = trace(
+            directory.path(),
+            &program,
+            &[directory.path().to_str().unwrap(), &outer.to_string()],
+        );
+        assert_eq!(traced.exit_code(), Some(0));
+        traced.assert_files(&["/loops.dat", "/loops.log"]);
+        assert_fields(
+            traced.file("/loops.dat"),
+            &[
+                ("opens", 1),
+                ("closes", 1),
+                ("seeks", outer),
+                ("reads", 4 * outer),
+                ("bytes_read", 256 * outer),
+                ("writes", 8 + outer),
+                ("bytes_written", 64 * (8 + outer)),
+                ("consecutive_reads", 3 * outer),
+            ],
+        );
+        assert_fields(
+            traced.file("/loops.log"),
+            &[
+                ("writes", 8 * outer / 10),
+                ("bytes_written", 48 * outer / 10),
+            ],
+        );
+        sizes.push(std::fs::metadata(&traced.trace).unwrap().len());
+    }
+    let (small, large) = (sizes[0] as f64, sizes[1] as f64);
+    assert!(
+        (large - small).abs() <= 0.05 * small,
+        "trace size {small} B for 10^3 iterations, {large} B for 10^6"
+    );
+    assert!(large < 16.0 * 1024.0, "{large} B");
+}

@@ -17,6 +17,7 @@
 //! top-level nodes and `max_nodes` nodes in all — older nodes leave the window for the
 //! output and can no longer fold.
 
+use std::collections::VecDeque;
 use std::hash::{Hash, Hasher};
 
 use crate::stats::Stats;
@@ -147,7 +148,7 @@ impl Default for Limits {
 }
 
 pub struct Folder<K> {
-    window: Vec<Hashed<K>>,
+    window: VecDeque<Hashed<K>>,
     window_nodes: usize,
     output: Vec<Node<K>>,
     limits: Limits,
@@ -162,7 +163,7 @@ impl<K: Clone + PartialEq + Hash> Default for Folder<K> {
 impl<K: Clone + PartialEq + Hash> Folder<K> {
     pub fn new(limits: Limits) -> Folder<K> {
         Folder {
-            window: Vec::new(),
+            window: VecDeque::new(),
             window_nodes: 0,
             output: Vec::new(),
             limits,
@@ -171,7 +172,7 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
 
     pub fn push(&mut self, leaf: Leaf<K>) {
         let node = Node::Leaf(leaf);
-        self.window.push(Hashed {
+        self.window.push_back(Hashed {
             hash: node_hash(&node),
             size: 1,
             body_hashes: Vec::new(),
@@ -182,7 +183,7 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
         while self.window.len() > self.limits.max_window
             || self.window_nodes > self.limits.max_nodes
         {
-            let oldest = self.window.remove(0);
+            let oldest = self.window.pop_front().expect("window is not empty");
             self.window_nodes -= oldest.size;
             self.output.push(oldest.node);
         }
@@ -264,7 +265,7 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
             let size = node_size(&node);
             self.window_nodes = self.window_nodes - 2 * removed + size;
             let hash = loop_hash(2, &body_hashes);
-            self.window.push(Hashed {
+            self.window.push_back(Hashed {
                 hash,
                 size,
                 body_hashes,

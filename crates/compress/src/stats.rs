@@ -88,6 +88,11 @@ impl Stats {
         if self.count == 0 {
             return;
         }
+        if self.count == 1 {
+            // One observation: the value says everything (mean = value, no spread).
+            out.u64(self.min);
+            return;
+        }
         out.u64(self.min);
         out.u64(self.max - self.min);
         out.u64(self.mean.to_bits());
@@ -98,13 +103,17 @@ impl Stats {
     }
 
     pub fn decode(reader: &mut ByteReader) -> Result<Stats> {
+        let count = reader.u64()?;
+        if count == 0 {
+            return Ok(Stats::default());
+        }
+        if count == 1 {
+            return Ok(Stats::of(reader.u64()?));
+        }
         let mut stats = Stats {
-            count: reader.u64()?,
+            count,
             ..Stats::default()
         };
-        if stats.count == 0 {
-            return Ok(stats);
-        }
         stats.min = reader.u64()?;
         stats.max = stats.min.saturating_add(reader.u64()?);
         stats.mean = f64::from_bits(reader.u64()?);

@@ -105,7 +105,10 @@ pub fn classify_path(path: &[u8], python_prefixes: &[Vec<u8>]) -> Option<Noise> 
     {
         return Some(Noise::NotAFile);
     }
-    if path.starts_with(b"/etc/ld.so") || is_shared_object(path) {
+    // The dynamic loader opens libraries through its own internal calls, which no hook
+    // sees; shared objects that show up are read by the program itself (tar, cp) — except
+    // in an interpreter, which probes its extension modules by name.
+    if path.starts_with(b"/etc/ld.so") || (!python_prefixes.is_empty() && is_shared_object(path)) {
         return Some(Noise::Loader);
     }
     if C_RUNTIME
@@ -187,6 +190,7 @@ mod tests {
                 String::from_utf8_lossy(path)
             );
         }
+        assert_eq!(classify_path(b"/usr/lib/x86_64-linux-gnu/libz.so.1", &[]), None, "tar reading a library");
         assert_eq!(python_prefix(b"/usr/bin/python3"), Some(b"/usr".to_vec()));
         assert_eq!(python_prefix(b"/usr/bin/perl"), None);
         for noise in Noise::ALL {

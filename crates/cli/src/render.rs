@@ -4,8 +4,7 @@ use std::fmt::Write as _;
 use std::io::Write;
 
 use cairn_analyze::summary::{Summary, SIZE_BIN_NAMES};
-use cairn_compress::fold::Node;
-use cairn_compress::stream::{EventKey, OffsetRef, Relative};
+use cairn_compress::stream::{Body, Item, OffsetRef, Relative};
 use cairn_model::{event_flags, CallClass, Event};
 use cairn_trace::Trace;
 
@@ -227,16 +226,16 @@ fn describe(trace: &Trace, event: &Event) -> String {
 /// stand for and their mean duration. Files are shown as resolved on the first iteration.
 fn structure(
     trace: &Trace,
-    nodes: &[Node<EventKey>],
+    nodes: Body,
     relative: &mut Relative,
     depth: usize,
     all: bool,
     out: &mut impl Write,
 ) -> std::io::Result<()> {
     let indent = "  ".repeat(depth);
-    for node in nodes {
-        match node {
-            Node::Leaf(leaf) => {
+    for item in nodes.iter() {
+        match item {
+            Item::Leaf(leaf) => {
                 let key = &leaf.key;
                 let (file_plus_one, _) = relative.decode(key, trace.class_of(key.call));
                 let file = file_plus_one
@@ -273,7 +272,7 @@ fn structure(
                     key.context
                 )?;
             }
-            Node::Loop { count, body } => {
+            Item::Loop { count, body } => {
                 writeln!(out, "{indent}loop ×{count} {{")?;
                 structure(trace, body, relative, depth + 1, all, out)?;
                 writeln!(out, "{indent}}}")?;
@@ -393,7 +392,7 @@ pub fn dump(
                 } else {
                     structure(
                         trace,
-                        &stream.tree.nodes,
+                        stream.events.nodes(),
                         &mut Relative::default(),
                         1,
                         all,

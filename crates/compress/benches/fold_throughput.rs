@@ -78,8 +78,8 @@ fn measure(name: &str, generate: fn(u64) -> (Event, CallClass)) {
         for (event, class) in &events {
             encoder.push(event, Some(*class));
         }
-        let tree = encoder.finish();
-        let bytes = tree.encode();
+        let stream = encoder.finish();
+        let bytes = stream.bytes();
         rates.push(EVENTS as f64 / start.elapsed().as_secs_f64());
         size = bytes.len();
     }

@@ -22,7 +22,7 @@ use cairn_format::bytes::{ByteReader, ByteWriter};
 use cairn_format::{FormatError, Result};
 use cairn_model::{event_flags, CallClass, Event, UNKNOWN};
 
-use crate::fold::{for_each_occurrence, Folder, Leaf, Limits, Node};
+use crate::fold::{Folder, Leaf, Limits, Node};
 use crate::stats::Stats;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -213,10 +213,127 @@ impl Relative {
     }
 }
 
-/// Folds one thread's events as they come.
+/// Keys remembered for reference by index; further new keys are written inline each time,
+/// so neither writer nor reader memory grows with an irregular stream.
+pub const MAX_DICTIONARY: usize = 1 << 16;
+/// Loops nested deeper than this are rejected when reading.
+const MAX_DEPTH: usize = 64;
+
+const TAG_KEY_REFERENCE: u64 = 0;
+const TAG_LOOP: u64 = 1;
+const TAG_KEY_DEFINED: u64 = 2;
+const TAG_KEY_INLINE: u64 = 3;
+
+fn encode_key(key: &EventKey, out: &mut ByteWriter) {
+    out.u64(key.call as u64);
+    out.u64(key.context as u64);
+    out.u64(key.handle);
+    match key.file {
+        FileRef::None => out.u64(0),
+        FileRef::Bound => out.u64(1),
+        FileRef::Delta(delta) => {
+            out.u64(2);
+            out.i64(delta);
+        }
+    }
+    match key.offset {
+        OffsetRef::Unknown => out.u64(0),
+        OffsetRef::Delta(delta) => {
+            out.u64(1);
+            out.i64(delta);
+        }
+        OffsetRef::First(offset) => {
+            out.u64(2);
+            out.i64(offset);
+        }
+    }
+    out.u64(key.request);
+    out.i64(key.result);
+    out.i64(key.errno as i64);
+    out.u64(key.aux);
+    out.u64(key.flags as u64);
+    out.u64(key.order as u64);
+}
+
+fn decode_key(reader: &mut ByteReader) -> Result<EventKey> {
+    let call =
+        u16::try_from(reader.u64()?).map_err(|_| reader.corrupt("call index out of range"))?;
+    let context = reader.u32()?;
+    let handle = reader.u64()?;
+    let file = match reader.u64()? {
+        0 => FileRef::None,
+        1 => FileRef::Bound,
+        2 => FileRef::Delta(reader.i64()?),
+        _ => return Err(reader.corrupt("unknown file encoding")),
+    };
+    let offset = match reader.u64()? {
+        0 => OffsetRef::Unknown,
+        1 => OffsetRef::Delta(reader.i64()?),
+        2 => OffsetRef::First(reader.i64()?),
+        _ => return Err(reader.corrupt("unknown offset encoding")),
+    };
+    Ok(EventKey {
+        call,
+        context,
+        handle,
+        file,
+        offset,
+        request: reader.u64()?,
+        result: reader.i64()?,
+        errno: reader.i32()?,
+        aux: reader.u64()?,
+        flags: reader.u32()?,
+        order: u8::try_from(reader.u64()?).map_err(|_| reader.corrupt("bad access order"))?,
+    })
+}
+
+/// Writes finished nodes: keys by dictionary index where possible.
+#[derive(Default)]
+struct NodeWriter {
+    dictionary: HashMap<EventKey, u64>,
+}
+
+impl NodeWriter {
+    fn node(&mut self, node: &Node<EventKey>, out: &mut ByteWriter) {
+        match node {
+            Node::Leaf(leaf) => {
+                if let Some(index) = self.dictionary.get(&leaf.key) {
+                    out.u64(index << 2 | TAG_KEY_REFERENCE);
+                } else if self.dictionary.len() < MAX_DICTIONARY {
+                    self.dictionary
+                        .insert(leaf.key, self.dictionary.len() as u64);
+                    out.u64(TAG_KEY_DEFINED);
+                    encode_key(&leaf.key, out);
+                } else {
+                    out.u64(TAG_KEY_INLINE);
+                    encode_key(&leaf.key, out);
+                }
+                leaf.duration.encode(out);
+                leaf.gap.encode(out);
+                out.i64(leaf.offset_low);
+                out.i64(leaf.offset_high.wrapping_sub(leaf.offset_low));
+            }
+            Node::Loop { count, body } => {
+                let mut inner = ByteWriter::new();
+                for child in body {
+                    self.node(child, &mut inner);
+                }
+                out.u64(count << 2 | TAG_LOOP);
+                out.u64(body.len() as u64);
+                out.bytes(&inner.buffer);
+            }
+        }
+    }
+}
+
+/// Folds one thread's events as they come and writes finished nodes out at once, so its
+/// memory is the folding window and the key dictionary, whatever the stream's length.
 pub struct StreamEncoder {
     relative: Relative,
     folder: Folder<EventKey>,
+    writer: NodeWriter,
+    body: ByteWriter,
+    top_level_nodes: u64,
     first_start: Option<u64>,
     last_end: u64,
     count: u64,
@@ -233,6 +350,9 @@ impl StreamEncoder {
         StreamEncoder {
             relative: Relative::default(),
             folder: Folder::new(limits),
+            writer: NodeWriter::default(),
+            body: ByteWriter::new(),
+            top_level_nodes: 0,
             first_start: None,
             last_end: 0,
             count: 0,
@@ -278,199 +398,230 @@ impl StreamEncoder {
             offset_high,
         });
         self.count += 1;
+        for node in self.folder.take_finished() {
+            self.write(&node);
+        }
     }
 
-    pub fn finish(self) -> StreamTree {
-        StreamTree {
-            first_start: self.first_start.unwrap_or(0),
-            last_end: self.last_end,
-            count: self.count,
-            nodes: self.folder.finish(),
+    fn write(&mut self, node: &Node<EventKey>) {
+        self.writer.node(node, &mut self.body);
+        self.top_level_nodes += 1;
+    }
+
+    pub fn finish(mut self) -> EncodedStream {
+        let folder = std::mem::take(&mut self.folder);
+        for node in folder.finish() {
+            self.write(&node);
+        }
+        let first_start = self.first_start.unwrap_or(0);
+        let mut out = ByteWriter::new();
+        out.u64(first_start);
+        out.u64(self.last_end.saturating_sub(first_start));
+        out.u64(self.count);
+        out.u64(self.top_level_nodes);
+        out.buffer.extend_from_slice(&self.body.buffer);
+        EncodedStream::from_bytes(out.into_inner()).expect("a stream this encoder wrote reads back")
+    }
+}
+
+/// One node read from an encoded stream.
+pub enum Item<'a> {
+    Leaf(Leaf<EventKey>),
+    Loop { count: u64, body: Body<'a> },
+}
+
+/// A sequence of encoded nodes (a stream's top level, or a loop's body); walking it twice
+/// reads it twice, nothing is materialised.
+#[derive(Clone, Copy)]
+pub struct Body<'a> {
+    data: &'a [u8],
+    nodes: u64,
+    dictionary: &'a [EventKey],
+}
+
+impl<'a> Body<'a> {
+    pub fn len(&self) -> u64 {
+        self.nodes
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nodes == 0
+    }
+
+    /// The nodes in order. The stream was checked when it was opened, so reading cannot fail.
+    pub fn iter(&self) -> impl Iterator<Item = Item<'a>> + 'a {
+        let mut reader = ByteReader::new(self.data, "event stream");
+        let dictionary = self.dictionary;
+        (0..self.nodes).map_while(move |_| read_item(&mut reader, dictionary).ok())
+    }
+}
+
+fn read_leaf(reader: &mut ByteReader, key: EventKey) -> Result<Leaf<EventKey>> {
+    let duration = Stats::decode(reader)?;
+    let gap = Stats::decode(reader)?;
+    let offset_low = reader.i64()?;
+    let offset_high = offset_low.wrapping_add(reader.i64()?);
+    Ok(Leaf {
+        key,
+        duration,
+        gap,
+        offset_low,
+        offset_high,
+    })
+}
+
+fn read_item<'a>(reader: &mut ByteReader<'a>, dictionary: &'a [EventKey]) -> Result<Item<'a>> {
+    let tag = reader.u64()?;
+    match tag & 3 {
+        TAG_KEY_REFERENCE => {
+            let key = *dictionary
+                .get((tag >> 2) as usize)
+                .ok_or_else(|| reader.corrupt("key index out of range"))?;
+            Ok(Item::Leaf(read_leaf(reader, key)?))
+        }
+        TAG_LOOP => {
+            let nodes = reader.u64()?;
+            let data = reader.bytes()?;
+            Ok(Item::Loop {
+                count: tag >> 2,
+                body: Body {
+                    data,
+                    nodes,
+                    dictionary,
+                },
+            })
+        }
+        _ => {
+            let key = decode_key(reader)?;
+            Ok(Item::Leaf(read_leaf(reader, key)?))
         }
     }
 }
 
-/// A folded stream.
+/// An encoded, checked stream (EVNT version 2, docs/FORMAT.md).
 #[derive(Clone, Debug, PartialEq)]
-pub struct StreamTree {
+pub struct EncodedStream {
+    data: Vec<u8>,
+    body_start: usize,
+    top_level_nodes: u64,
+    dictionary: Vec<EventKey>,
     pub first_start: u64,
     pub last_end: u64,
-    /// Events the tree stands for.
+    /// Events the stream stands for.
     pub count: u64,
-    pub nodes: Vec<Node<EventKey>>,
+    /// Highest call index and context any key uses, for the trace to check.
+    pub max_call: u16,
+    pub max_context: u32,
 }
 
-const MAX_DEPTH: usize = 64;
-
-fn file_ref_code(file: FileRef) -> (u64, i64) {
-    match file {
-        FileRef::None => (0, 0),
-        FileRef::Bound => (1, 0),
-        FileRef::Delta(delta) => (2, delta),
-    }
-}
-
-impl StreamTree {
-    pub fn encode(&self) -> Vec<u8> {
-        let mut keys: Vec<EventKey> = Vec::new();
-        let mut key_index: HashMap<EventKey, u64> = HashMap::new();
-        let mut tree = ByteWriter::new();
-        fn walk(
-            nodes: &[Node<EventKey>],
-            keys: &mut Vec<EventKey>,
-            key_index: &mut HashMap<EventKey, u64>,
-            out: &mut ByteWriter,
-        ) {
-            out.u64(nodes.len() as u64);
-            for node in nodes {
-                match node {
-                    Node::Leaf(leaf) => {
-                        let index = *key_index.entry(leaf.key).or_insert_with(|| {
-                            keys.push(leaf.key);
-                            keys.len() as u64 - 1
-                        });
-                        out.u64(index << 1);
-                        leaf.duration.encode(out);
-                        leaf.gap.encode(out);
-                        out.i64(leaf.offset_low);
-                        out.i64(leaf.offset_high.wrapping_sub(leaf.offset_low));
-                    }
-                    Node::Loop { count, body } => {
-                        out.u64(1 | (count << 1));
-                        walk(body, keys, key_index, out);
-                    }
-                }
-            }
-        }
-        walk(&self.nodes, &mut keys, &mut key_index, &mut tree);
-        let mut out = ByteWriter::new();
-        out.u64(self.first_start);
-        out.u64(self.last_end.saturating_sub(self.first_start));
-        out.u64(self.count);
-        out.u64(keys.len() as u64);
-        for key in &keys {
-            out.u64(key.call as u64);
-            out.u64(key.context as u64);
-            out.u64(key.handle);
-            let (file_kind, file_delta) = file_ref_code(key.file);
-            out.u64(file_kind);
-            out.i64(file_delta);
-            match key.offset {
-                OffsetRef::Unknown => out.u64(0),
-                OffsetRef::Delta(delta) => {
-                    out.u64(1);
-                    out.i64(delta);
-                }
-                OffsetRef::First(offset) => {
-                    out.u64(2);
-                    out.i64(offset);
-                }
-            }
-            out.u64(key.request);
-            out.i64(key.result);
-            out.i64(key.errno as i64);
-            out.u64(key.aux);
-            out.u64(key.flags as u64);
-            out.u64(key.order as u64);
-        }
-        out.buffer.extend_from_slice(&tree.buffer);
-        out.into_inner()
-    }
-
-    pub fn decode(data: &[u8]) -> Result<StreamTree> {
-        let mut reader = ByteReader::new(data, "event stream");
+impl EncodedStream {
+    /// Checks the whole structure once (sizes, key references, nesting depth, and that the
+    /// loops add up to the event count) and builds the key dictionary.
+    pub fn from_bytes(data: Vec<u8>) -> Result<EncodedStream> {
+        let mut reader = ByteReader::new(&data, "event stream");
         let first_start = reader.u64()?;
         let last_end = first_start.saturating_add(reader.u64()?);
         let count = reader.u64()?;
-        let key_count = reader.count(12)?;
-        let mut keys = Vec::with_capacity(key_count);
-        for _ in 0..key_count {
-            let call = u16::try_from(reader.u64()?)
-                .map_err(|_| reader.corrupt("call index out of range"))?;
-            let context = reader.u32()?;
-            let handle = reader.u64()?;
-            let file = match (reader.u64()?, reader.i64()?) {
-                (0, _) => FileRef::None,
-                (1, _) => FileRef::Bound,
-                (2, delta) => FileRef::Delta(delta),
-                _ => return Err(reader.corrupt("unknown file encoding")),
-            };
-            let offset = match reader.u64()? {
-                0 => OffsetRef::Unknown,
-                1 => OffsetRef::Delta(reader.i64()?),
-                2 => OffsetRef::First(reader.i64()?),
-                _ => return Err(reader.corrupt("unknown offset encoding")),
-            };
-            keys.push(EventKey {
-                call,
-                context,
-                handle,
-                file,
-                offset,
-                request: reader.u64()?,
-                result: reader.i64()?,
-                errno: reader.i32()?,
-                aux: reader.u64()?,
-                flags: reader.u32()?,
-                order: u8::try_from(reader.u64()?)
-                    .map_err(|_| reader.corrupt("bad access order"))?,
-            });
+        let top_level_nodes = reader.u64()?;
+        let body_start = data.len() - reader.remaining();
+        struct Check {
+            dictionary: Vec<EventKey>,
+            max_call: u16,
+            max_context: u32,
         }
-        fn walk(
+        fn check(
             reader: &mut ByteReader,
-            keys: &[EventKey],
+            nodes: u64,
             depth: usize,
-        ) -> Result<Vec<Node<EventKey>>> {
+            state: &mut Check,
+        ) -> Result<u64> {
             if depth > MAX_DEPTH {
                 return Err(reader.corrupt("loops nested too deeply"));
             }
-            let length = reader.count(1)?;
-            let mut nodes = Vec::with_capacity(length);
-            for _ in 0..length {
+            let mut occurrences: u64 = 0;
+            for _ in 0..nodes {
                 let tag = reader.u64()?;
-                if tag & 1 == 0 {
-                    let key = *keys
-                        .get((tag >> 1) as usize)
-                        .ok_or_else(|| reader.corrupt("key index out of range"))?;
-                    let duration = Stats::decode(reader)?;
-                    let gap = Stats::decode(reader)?;
-                    let offset_low = reader.i64()?;
-                    let offset_high = offset_low.wrapping_add(reader.i64()?);
-                    nodes.push(Node::Leaf(Leaf {
-                        key,
-                        duration,
-                        gap,
-                        offset_low,
-                        offset_high,
-                    }));
-                } else {
-                    let count = tag >> 1;
-                    nodes.push(Node::Loop {
-                        count,
-                        body: walk(reader, keys, depth + 1)?,
-                    });
+                let key = match tag & 3 {
+                    TAG_KEY_REFERENCE => Some(
+                        *state
+                            .dictionary
+                            .get((tag >> 2) as usize)
+                            .ok_or_else(|| reader.corrupt("key index out of range"))?,
+                    ),
+                    TAG_LOOP => None,
+                    kind => {
+                        let key = decode_key(reader)?;
+                        if kind == TAG_KEY_DEFINED {
+                            if state.dictionary.len() >= MAX_DICTIONARY {
+                                return Err(reader.corrupt("key dictionary too large"));
+                            }
+                            state.dictionary.push(key);
+                        }
+                        Some(key)
+                    }
+                };
+                match key {
+                    Some(key) => {
+                        state.max_call = state.max_call.max(key.call);
+                        state.max_context = state.max_context.max(key.context);
+                        read_leaf(reader, key)?;
+                        occurrences = occurrences.saturating_add(1);
+                    }
+                    None => {
+                        let inner_nodes = reader.u64()?;
+                        let body = reader.bytes()?;
+                        let mut inner = ByteReader::new(body, "loop body");
+                        let per_iteration = check(&mut inner, inner_nodes, depth + 1, state)?;
+                        if !inner.is_empty() {
+                            return Err(reader.corrupt("loop body has trailing bytes"));
+                        }
+                        occurrences =
+                            occurrences.saturating_add(per_iteration.saturating_mul(tag >> 2));
+                    }
                 }
             }
-            Ok(nodes)
+            Ok(occurrences)
         }
-        let nodes = walk(&mut reader, &keys, 0)?;
+        let mut state = Check {
+            dictionary: Vec::new(),
+            max_call: 0,
+            max_context: 0,
+        };
+        let occurrences = check(&mut reader, top_level_nodes, 0, &mut state)?;
         if !reader.is_empty() {
             return Err(FormatError::Corrupt(
                 "event stream has trailing bytes".into(),
             ));
         }
-        let tree = StreamTree {
-            first_start,
-            last_end,
-            count,
-            nodes,
-        };
-        if crate::fold::occurrence_count(&tree.nodes) != count {
+        if occurrences != count {
             return Err(FormatError::Corrupt(
                 "event stream's loops do not add up to its event count".into(),
             ));
         }
-        Ok(tree)
+        Ok(EncodedStream {
+            data,
+            body_start,
+            top_level_nodes,
+            dictionary: state.dictionary,
+            first_start,
+            last_end,
+            count,
+            max_call: state.max_call,
+            max_context: state.max_context,
+        })
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        &self.data
+    }
+
+    /// The stream's top level.
+    pub fn nodes(&self) -> Body<'_> {
+        Body {
+            data: &self.data[self.body_start..],
+            nodes: self.top_level_nodes,
+            dictionary: &self.dictionary,
+        }
     }
 
     /// Every event in order, with exact keys, files and offsets; start and duration come
@@ -480,35 +631,62 @@ impl StreamTree {
         class_of: impl Fn(u16) -> Option<CallClass>,
         mut visit: impl FnMut(Event),
     ) {
-        let mut relative = Relative::default();
-        let mut clock = self.first_start;
-        let mut first = true;
-        for_each_occurrence(&self.nodes, &mut |leaf: &Leaf<EventKey>| {
-            let key = &leaf.key;
-            let (file_plus_one, offset) = relative.decode(key, class_of(key.call));
-            let start = if first {
-                clock
-            } else {
-                clock.saturating_add(leaf.gap.mean.round() as u64)
-            };
-            first = false;
-            let duration = leaf.duration.mean.round() as u64;
-            clock = start.saturating_add(duration);
-            visit(Event {
-                call: key.call,
-                start,
-                duration,
-                file: file_plus_one.checked_sub(1).map(|file| file as u32),
-                handle: key.handle,
-                offset,
-                request: key.request,
-                result: key.result(),
-                errno: key.errno,
-                context: key.context,
-                aux: key.aux,
-                flags: key.flags,
-            });
-        });
+        struct Expansion<'f, C, V> {
+            relative: Relative,
+            clock: u64,
+            started: bool,
+            class_of: C,
+            visit: &'f mut V,
+        }
+        impl<C: Fn(u16) -> Option<CallClass>, V: FnMut(Event)> Expansion<'_, C, V> {
+            fn body(&mut self, body: Body) {
+                for item in body.iter() {
+                    match item {
+                        Item::Leaf(leaf) => self.leaf(&leaf),
+                        Item::Loop { count, body } => {
+                            for _ in 0..count {
+                                self.body(body);
+                            }
+                        }
+                    }
+                }
+            }
+
+            fn leaf(&mut self, leaf: &Leaf<EventKey>) {
+                let key = &leaf.key;
+                let (file_plus_one, offset) = self.relative.decode(key, (self.class_of)(key.call));
+                let start = if self.started {
+                    self.clock.saturating_add(leaf.gap.mean.round() as u64)
+                } else {
+                    self.clock
+                };
+                self.started = true;
+                let duration = leaf.duration.mean.round() as u64;
+                self.clock = start.saturating_add(duration);
+                (self.visit)(Event {
+                    call: key.call,
+                    start,
+                    duration,
+                    file: file_plus_one.checked_sub(1).map(|file| file as u32),
+                    handle: key.handle,
+                    offset,
+                    request: key.request,
+                    result: key.result(),
+                    errno: key.errno,
+                    context: key.context,
+                    aux: key.aux,
+                    flags: key.flags,
+                });
+            }
+        }
+        let mut expansion = Expansion {
+            relative: Relative::default(),
+            clock: self.first_start,
+            started: false,
+            class_of,
+            visit: &mut visit,
+        };
+        expansion.body(self.nodes());
     }
 }
 
@@ -614,8 +792,9 @@ mod tests {
                 encoder.push(event, class_of(event.call));
             }
             let tree = encoder.finish();
-            let decoded = StreamTree::decode(&tree.encode()).unwrap();
+            let decoded = EncodedStream::from_bytes(tree.bytes().to_vec()).unwrap();
             prop_assert_eq!(&decoded, &tree);
+            prop_assert_eq!(decoded.count, events.len() as u64);
             let mut expanded = Vec::new();
             decoded.expand(class_of, |event| expanded.push(event));
             prop_assert_eq!(expanded.len(), events.len());
@@ -630,12 +809,51 @@ mod tests {
 
         #[test]
         fn garbage_never_panics(data in proptest::collection::vec(any::<u8>(), 0..300)) {
-            if let Ok(tree) = StreamTree::decode(&data) {
+            if let Ok(tree) = EncodedStream::from_bytes(data) {
                 if tree.count < 10_000 {
                     tree.expand(class_of, |_| {});
                 }
             }
         }
+    }
+
+    /// splitmix64's finaliser: consecutive inputs give unrelated outputs.
+    fn mix(value: u64) -> u64 {
+        let mut z = value.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    #[test]
+    fn irregular_streams_past_the_dictionary_roundtrip() {
+        let total = MAX_DICTIONARY as u64 + 5_000;
+        let mut encoder = StreamEncoder::default();
+        let event = |index: u64| Event {
+            call: 1,
+            start: index * 10,
+            duration: 5,
+            file: Some(0),
+            handle: 3,
+            offset: (mix(index) % 1_000_003) as i64 * 512,
+            request: 512,
+            result: 512,
+            errno: 0,
+            context: 1,
+            aux: 0,
+            flags: 0,
+        };
+        for index in 0..total {
+            encoder.push(&event(index), class_of(1));
+        }
+        let stream = encoder.finish();
+        assert_eq!(stream.dictionary.len(), MAX_DICTIONARY);
+        let mut index = 0;
+        stream.expand(class_of, |back| {
+            assert_eq!(exact(&back), exact(&event(index)));
+            index += 1;
+        });
+        assert_eq!(index, total);
     }
 
     #[test]
@@ -673,7 +891,7 @@ mod tests {
             }
             let tree = encoder.finish();
             assert_eq!(tree.count, steps * 19);
-            tree.encode().len()
+            tree.bytes().len()
         };
         // Only the counters (loop count, statistics counts) get wider varints.
         let (small, large) = (size(10), size(100_000));

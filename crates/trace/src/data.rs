@@ -2,9 +2,7 @@
 
 use std::path::Path;
 
-use cairn_compress::fold::Node;
-use cairn_compress::stream::EventKey;
-use cairn_compress::stream::StreamTree;
+use cairn_compress::stream::EncodedStream;
 use cairn_format::bytes::{ByteReader, ByteWriter};
 use cairn_format::container::{SectionKind, TraceFile, TraceWriter};
 use cairn_model::{Call, CallClass, Event, Layer};
@@ -116,16 +114,16 @@ pub struct Stream {
     pub process: u32,
     pub thread: u32,
     pub count: u64,
-    pub tree: StreamTree,
+    pub events: EncodedStream,
 }
 
 impl Stream {
-    pub fn new(process: u32, thread: u32, tree: StreamTree) -> Stream {
+    pub fn new(process: u32, thread: u32, events: EncodedStream) -> Stream {
         Stream {
             process,
             thread,
-            count: tree.count,
-            tree,
+            count: events.count,
+            events,
         }
     }
 }
@@ -262,7 +260,7 @@ impl Trace {
         for stream in &self.streams {
             events.u64(stream.process as u64);
             events.u64(stream.thread as u64);
-            events.bytes(&stream.tree.encode());
+            events.bytes(stream.events.bytes());
         }
         writer.add_section(
             SectionKind::EVENTS,
@@ -404,8 +402,8 @@ impl Trace {
                 ));
             }
             let thread = reader.u32()?;
-            let tree = StreamTree::decode(reader.bytes()?)?;
-            trace.streams.push(Stream::new(process, thread, tree));
+            let encoded = EncodedStream::from_bytes(reader.bytes()?.to_vec())?;
+            trace.streams.push(Stream::new(process, thread, encoded));
         }
 
         if let Some((_, bytes)) = file.section(SectionKind::DIAGNOSTICS)? {
@@ -421,29 +419,18 @@ impl Trace {
     /// Checks that every leaf refers to calls and contexts that exist, so readers can index
     /// without checks. (Files are resolved while walking and checked there.)
     fn validate(&self) -> Result<()> {
-        fn check(trace: &Trace, nodes: &[Node<EventKey>]) -> Result<()> {
-            for node in nodes {
-                match node {
-                    Node::Leaf(leaf) => {
-                        if leaf.key.call as usize >= trace.calls.len() {
-                            return Err(TraceError::Invalid(format!(
-                                "event names call #{} that the trace lacks",
-                                leaf.key.call
-                            )));
-                        }
-                        if leaf.key.context as usize > trace.contexts.len() {
-                            return Err(TraceError::Invalid(
-                                "event names a context that the trace lacks".into(),
-                            ));
-                        }
-                    }
-                    Node::Loop { body, .. } => check(trace, body)?,
-                }
-            }
-            Ok(())
-        }
         for stream in &self.streams {
-            check(self, &stream.tree.nodes)?;
+            if stream.events.count > 0 && stream.events.max_call as usize >= self.calls.len() {
+                return Err(TraceError::Invalid(format!(
+                    "event names call #{} that the trace lacks",
+                    stream.events.max_call
+                )));
+            }
+            if stream.events.max_context as usize > self.contexts.len() {
+                return Err(TraceError::Invalid(
+                    "event names a context that the trace lacks".into(),
+                ));
+            }
         }
         Ok(())
     }
@@ -454,10 +441,10 @@ impl Trace {
     }
 
     /// Every event of a stream in order, with exact calls, files, offsets, sizes and
-    /// results; start and duration are the leaf's mean values (see `StreamTree::expand`).
+    /// results; start and duration are the leaf's mean values (see `EncodedStream::expand`).
     pub fn expand(&self, stream: &Stream, mut visit: impl FnMut(Event)) {
         let files = self.files.len() as u32;
-        stream.tree.expand(
+        stream.events.expand(
             |call| self.class_of(call),
             |mut event| {
                 if event.file.is_some_and(|file| file >= files) {

@@ -190,7 +190,11 @@ mod tests {
                 String::from_utf8_lossy(path)
             );
         }
-        assert_eq!(classify_path(b"/usr/lib/x86_64-linux-gnu/libz.so.1", &[]), None, "tar reading a library");
+        assert_eq!(
+            classify_path(b"/usr/lib/x86_64-linux-gnu/libz.so.1", &[]),
+            None,
+            "tar reading a library"
+        );
         assert_eq!(python_prefix(b"/usr/bin/python3"), Some(b"/usr".to_vec()));
         assert_eq!(python_prefix(b"/usr/bin/perl"), None);
         for noise in Noise::ALL {

@@ -9,9 +9,9 @@
 //! Writing an analysis is implementing [`Visitor`]: one method per call class, each
 //! defaulting to [`Visitor::event`], and calling [`walk`].
 
-use cairn_compress::fold::{Leaf, Node};
+use cairn_compress::fold::Leaf;
 use cairn_compress::stats::Stats;
-use cairn_compress::stream::{EventKey, Relative};
+use cairn_compress::stream::{Body, EventKey, Item, Relative};
 use cairn_model::{CallClass, Layer};
 
 use crate::{CallInfo, Process, Stream, Trace};
@@ -133,7 +133,10 @@ impl<V: Visitor> StreamWalk<'_, V> {
     ) {
         let key = &leaf.key;
         let (file_plus_one, _) = self.relative.decode(key, self.trace.class_of(key.call));
-        files.push(file_plus_one);
+        // Out-of-range files (only in a damaged trace) compare as "none", so a loop whose
+        // file steps past the table settles instead of being walked forever.
+        let in_range = file_plus_one <= self.trace.files.len() as u64;
+        files.push(if in_range { file_plus_one } else { 0 });
         let call = &self.trace.calls[key.call as usize];
         let (Some(layer), Some(class)) = (call.layer(), call.class()) else {
             self.visitor.unknown(self.stream, call, multiplier);
@@ -167,42 +170,44 @@ impl<V: Visitor> StreamWalk<'_, V> {
     /// A loop is walked iteration by iteration until one iteration resolves exactly the
     /// files of the one before: the relative state then repeats (each leaf writes back what
     /// it resolved), so every remaining iteration is the same and they are visited at once.
-    fn walk(
+    fn walk(&mut self, nodes: Body, multiplier: u64, share: f64, files: &mut Vec<u64>) {
+        for item in nodes.iter() {
+            match item {
+                Item::Leaf(leaf) => self.visit_leaf(&leaf, multiplier, share, files),
+                Item::Loop { count, body } => self.walk_loop(count, body, multiplier, share, files),
+            }
+        }
+    }
+
+    fn walk_loop(
         &mut self,
-        nodes: &[Node<EventKey>],
+        count: u64,
+        body: Body,
         multiplier: u64,
         share: f64,
         files: &mut Vec<u64>,
     ) {
-        for node in nodes {
-            match node {
-                Node::Leaf(leaf) => self.visit_leaf(leaf, multiplier, share, files),
-                Node::Loop { count, body } => {
-                    let count = *count;
-                    let mut remaining = count;
-                    let mut previous: Option<Vec<u64>> = None;
-                    while remaining > 0 {
-                        let mut current = Vec::new();
-                        self.walk(body, multiplier, share / count as f64, &mut current);
-                        remaining -= 1;
-                        let settled = previous.as_ref() == Some(&current);
-                        files.extend_from_slice(&current);
-                        if settled && remaining > 0 {
-                            let mut bulk = Vec::new();
-                            self.walk(
-                                body,
-                                multiplier.saturating_mul(remaining),
-                                share * remaining as f64 / count as f64,
-                                &mut bulk,
-                            );
-                            files.push(u64::MAX);
-                            files.push(remaining);
-                            break;
-                        }
-                        previous = Some(current);
-                    }
-                }
+        let mut remaining = count;
+        let mut previous: Option<Vec<u64>> = None;
+        while remaining > 0 {
+            let mut current = Vec::new();
+            self.walk(body, multiplier, share / count as f64, &mut current);
+            remaining -= 1;
+            let settled = previous.as_ref() == Some(&current);
+            files.extend_from_slice(&current);
+            if settled && remaining > 0 {
+                let mut bulk = Vec::new();
+                self.walk(
+                    body,
+                    multiplier.saturating_mul(remaining),
+                    share * remaining as f64 / count as f64,
+                    &mut bulk,
+                );
+                files.push(u64::MAX);
+                files.push(remaining);
+                break;
             }
+            previous = Some(current);
         }
     }
 }
@@ -222,5 +227,13 @@ pub fn walk_stream(trace: &Trace, stream: &Stream, visitor: &mut impl Visitor) {
         relative: Relative::default(),
         visitor,
     };
-    walker.walk(&stream.tree.nodes, 1, 1.0, &mut Vec::new());
+    // The top level is not compared with anything: resolve it item by item.
+    let mut files = Vec::new();
+    for item in stream.events.nodes().iter() {
+        match item {
+            Item::Leaf(leaf) => walker.visit_leaf(&leaf, 1, 1.0, &mut files),
+            Item::Loop { count, body } => walker.walk_loop(count, body, 1, 1.0, &mut files),
+        }
+        files.clear();
+    }
 }

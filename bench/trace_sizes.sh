@@ -47,10 +47,17 @@ measure "dd 4k x 100000" dd if=/dev/zero of=dd.out bs=4k count=100000 status=non
 measure "tar /usr/include" tar cf include.tar -C /usr include
 measure "python arrays" "$python" "$root/bench/python_arrays.py" .
 echo
-echo "loops.c trace size against outer iterations:"
+echo "loops.c trace size and summary time (median of 5) against outer iterations:"
 for iterations in 1000 10000 100000 1000000; do
     run="$work/iterations-$iterations"
     mkdir -p "$run"
     (cd "$run" && "$cairn" run -q -o trace.cairn -- "$work/loops" . "$iterations")
-    printf '  %8s iterations: %6s B\n' "$iterations" "$(stat -c %s "$run/trace.cairn")"
+    times=()
+    for _ in 1 2 3 4 5; do
+        start=$(date +%s%N)
+        "$cairn" summary --json "$run/trace.cairn" >/dev/null
+        times+=($(( ($(date +%s%N) - start) / 1000 )))
+    done
+    median=$(printf '%s\n' "${times[@]}" | sort -n | sed -n 3p)
+    printf '  %8s iterations (%8s events): %6s B, summary %6s us\n' "$iterations" "$((iterations * 6 + 8 * iterations / 10 + 12))" "$(stat -c %s "$run/trace.cairn")" "$median"
 done

@@ -425,6 +425,9 @@ impl StreamEncoder {
 }
 
 /// One node read from an encoded stream.
+// Items live on the stack for one step of a walk; boxing the leaf would cost an
+// allocation per event visited.
+#[allow(clippy::large_enum_variant)]
 pub enum Item<'a> {
     Leaf(Leaf<EventKey>),
     Loop { count: u64, body: Body<'a> },

@@ -282,6 +282,23 @@ fn sigsegv_keeps_everything_before_it() {
 }
 
 #[test]
+fn abort_keeps_everything_before_it() {
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile("crash", directory.path(), &[]);
+    let traced = trace(
+        directory.path(),
+        &program,
+        &[directory.path().to_str().unwrap(), "abort"],
+    );
+    assert_eq!(traced.exit_code(), Some(128 + 6));
+    traced.assert_files(&["/out.dat"]);
+    assert_fields(
+        traced.file("/out.dat"),
+        &[("opens", 1), ("writes", 5), ("bytes_written", 500)],
+    );
+}
+
+#[test]
 fn sigkill_keeps_everything_before_it() {
     let directory = tempfile::tempdir().unwrap();
     let program = compile("killed", directory.path(), &[]);

@@ -6,6 +6,7 @@ use std::io::Write;
 use cairn_analyze::summary::{Summary, SIZE_BIN_NAMES};
 use cairn_compress::stream::{Body, Item, OffsetRef, Relative};
 use cairn_model::{event_flags, CallClass, Event};
+use cairn_trace::symbols::Symbolizer;
 use cairn_trace::Trace;
 
 fn human_bytes(bytes: u64) -> String {
@@ -341,22 +342,18 @@ pub fn dump(
                     )?;
                 }
             }
-            writeln!(out, "calling contexts (call site first, as module+offset):")?;
-            for (index, context) in trace.contexts.iter().enumerate() {
-                let frames: Vec<String> = context
-                    .frames
-                    .iter()
-                    .map(|(module, offset)| match module {
-                        Some(module) => {
-                            let path = String::from_utf8_lossy(&trace.modules[*module as usize])
-                                .into_owned();
-                            let name = path.rsplit('/').next().unwrap_or_default().to_string();
-                            format!("{}+0x{offset:x}", if name.is_empty() { "?" } else { &name })
-                        }
-                        None => format!("0x{offset:x}"),
-                    })
+            writeln!(out, "calling contexts (outermost first):")?;
+            let mut symbols = Symbolizer::new(trace);
+            for index in 0..trace.contexts.len() as u32 {
+                let frames = symbols.frames(index + 1);
+                let site = frames.first().and_then(|frame| frame.location.clone());
+                let chain: Vec<String> = frames
+                    .into_iter()
+                    .rev()
+                    .map(|frame| frame.function)
                     .collect();
-                writeln!(out, "  @{} {}", index + 1, frames.join(" < "))?;
+                let site = site.map_or(String::new(), |site| format!("  ({site})"));
+                writeln!(out, "  @{} {}{site}", index + 1, chain.join(" → "))?;
             }
             for stream in &trace.streams {
                 let process = &trace.processes[stream.process as usize];

@@ -677,3 +677,61 @@ fn loop_structured_trace_does_not_grow_with_iterations() {
     );
     assert!(large < 16.0 * 1024.0, "{large} B");
 }
+
+#[test]
+fn calling_contexts_are_told_apart_and_symbolised() {
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile(
+        "contexts",
+        directory.path(),
+        &["-O0", "-fno-omit-frame-pointer"],
+    );
+    let traced = trace(
+        directory.path(),
+        &program,
+        &[directory.path().to_str().unwrap()],
+    );
+    assert_eq!(traced.exit_code(), Some(0));
+    assert_fields(
+        traced.file("/contexts.dat"),
+        &[("writes", 5), ("bytes_written", 50)],
+    );
+    let output = Command::new(cairn_binary())
+        .arg("dump")
+        .arg(&traced.trace)
+        .output()
+        .unwrap();
+    let dump = String::from_utf8(output.stdout).unwrap();
+    let context_of = |chain: &str| -> String {
+        let line = dump
+            .lines()
+            .find(|line| line.contains(chain))
+            .unwrap_or_else(|| panic!("no context {chain} in:\n{dump}"));
+        line.split_whitespace().next().unwrap().to_string()
+    };
+    let checkpoint = context_of("main → write_checkpoint → write_block  (contexts.c:6)");
+    let log = context_of("main → write_log → write_block  (contexts.c:6)");
+    assert_ne!(checkpoint, log);
+    // Each leaf says how many events it stands for and its context: 3 writes came from
+    // one path and 2 from the other.
+    let mut per_context = std::collections::BTreeMap::new();
+    for line in dump
+        .lines()
+        .filter(|line| line.trim_start().starts_with("write("))
+    {
+        let count: u64 = line
+            .split('×')
+            .nth(1)
+            .unwrap()
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let context = line.rsplit("ctx ").next().unwrap().to_string();
+        *per_context.entry(context).or_insert(0) += count;
+    }
+    assert_eq!(per_context.get(&checkpoint), Some(&3), "{dump}");
+    assert_eq!(per_context.get(&log), Some(&2), "{dump}");
+    assert_eq!(per_context.len(), 2);
+}

@@ -45,6 +45,15 @@ pub fn forget_after_fork() {
     CONTEXTS.with(|table| *table = None);
 }
 
+fn executable_path() -> crate::sys::PathBuffer {
+    let mut link = crate::sys::PathBuffer::new();
+    let mut target = crate::sys::PathBuffer::new();
+    if link.push(b"/proc/self/exe") {
+        crate::sys::readlink(&link, &mut target);
+    }
+    target
+}
+
 /// The calling thread's stack range, for bounds-checking the frame walk.
 pub fn stack_bounds() -> (usize, usize) {
     // SAFETY: pthread_getattr_np fills an attribute object that is destroyed after use.
@@ -189,6 +198,15 @@ fn lookup_or_define(state: &mut ThreadState, hash: u64, frames: &[usize]) -> u32
             } else {
                 // SAFETY: dli_fname points to the loader's NUL-terminated module name.
                 unsafe { std::ffi::CStr::from_ptr(name as *const libc::c_char) }.to_bytes()
+            };
+            // The main program's name is argv[0] as typed (often relative): record the
+            // executable's absolute path so the reader can open it from anywhere.
+            let executable;
+            let name = if name.first() == Some(&b'/') {
+                name
+            } else {
+                executable = executable_path();
+                executable.as_bytes()
             };
             state.write_record(kind::MODULE, module, &[name]);
         }

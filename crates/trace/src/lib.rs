@@ -17,6 +17,7 @@
 pub mod collect;
 mod data;
 pub mod noise;
+pub mod symbols;
 pub mod walk;
 
 pub use data::*;

@@ -9,13 +9,7 @@ use common::*;
 
 #[test]
 fn posix_calls_on_one_file() {
-    let directory = tempfile::tempdir().unwrap();
-    let program = compile("posix_basic", directory.path(), &[]);
-    let traced = trace(
-        directory.path(),
-        &program,
-        &[directory.path().to_str().unwrap()],
-    );
+    let (_directory, traced) = trace_program("posix_basic", &[], &[]);
     assert_eq!(traced.exit_code(), Some(0));
     traced.assert_files(&["/data.bin", "/moved.bin"]);
     assert_fields(
@@ -60,13 +54,7 @@ fn posix_calls_on_one_file() {
 
 #[test]
 fn eight_threads() {
-    let directory = tempfile::tempdir().unwrap();
-    let program = compile("threads", directory.path(), &["-pthread"]);
-    let traced = trace(
-        directory.path(),
-        &program,
-        &[directory.path().to_str().unwrap()],
-    );
+    let (_directory, traced) = trace_program("threads", &["-pthread"], &[]);
     assert_eq!(traced.exit_code(), Some(0));
     traced.assert_files(&[
         "/t0.dat",
@@ -110,13 +98,7 @@ fn eight_threads() {
 
 #[test]
 fn fork_traces_both_processes() {
-    let directory = tempfile::tempdir().unwrap();
-    let program = compile("forks", directory.path(), &[]);
-    let traced = trace(
-        directory.path(),
-        &program,
-        &[directory.path().to_str().unwrap()],
-    );
+    let (_directory, traced) = trace_program("forks", &[], &[]);
     assert_eq!(traced.exit_code(), Some(0));
     traced.assert_files(&["/parent.dat", "/child.dat"]);
     assert_fields(
@@ -150,13 +132,7 @@ fn fork_traces_both_processes() {
 
 #[test]
 fn exec_keeps_both_images() {
-    let directory = tempfile::tempdir().unwrap();
-    let program = compile("execs", directory.path(), &[]);
-    let traced = trace(
-        directory.path(),
-        &program,
-        &[directory.path().to_str().unwrap(), "first"],
-    );
+    let (_directory, traced) = trace_program("execs", &[], &["first"]);
     assert_eq!(traced.exit_code(), Some(0));
     traced.assert_files(&["/first.dat", "/second.dat"]);
     // The second image writes through the descriptor it inherited across exec.
@@ -187,13 +163,7 @@ fn exec_keeps_both_images() {
 
 #[test]
 fn stdio_calls() {
-    let directory = tempfile::tempdir().unwrap();
-    let program = compile("stdio", directory.path(), &[]);
-    let traced = trace(
-        directory.path(),
-        &program,
-        &[directory.path().to_str().unwrap()],
-    );
+    let (_directory, traced) = trace_program("stdio", &[], &[]);
     assert_eq!(
         traced.exit_code(),
         Some(0),
@@ -243,13 +213,7 @@ fn stdio_calls() {
 
 #[test]
 fn underscore_exit_keeps_everything() {
-    let directory = tempfile::tempdir().unwrap();
-    let program = compile("early_exit", directory.path(), &[]);
-    let traced = trace(
-        directory.path(),
-        &program,
-        &[directory.path().to_str().unwrap()],
-    );
+    let (_directory, traced) = trace_program("early_exit", &[], &[]);
     assert_eq!(traced.exit_code(), Some(7));
     traced.assert_files(&["/out.dat", "/buffered.dat"]);
     assert_eq!(traced.summary["exit_status"].as_i64(), Some(7));
@@ -266,13 +230,7 @@ fn underscore_exit_keeps_everything() {
 
 #[test]
 fn sigsegv_keeps_everything_before_it() {
-    let directory = tempfile::tempdir().unwrap();
-    let program = compile("crash", directory.path(), &[]);
-    let traced = trace(
-        directory.path(),
-        &program,
-        &[directory.path().to_str().unwrap()],
-    );
+    let (_directory, traced) = trace_program("crash", &[], &[]);
     assert_eq!(traced.exit_code(), Some(128 + 11));
     traced.assert_files(&["/out.dat"]);
     assert_fields(
@@ -283,13 +241,7 @@ fn sigsegv_keeps_everything_before_it() {
 
 #[test]
 fn abort_keeps_everything_before_it() {
-    let directory = tempfile::tempdir().unwrap();
-    let program = compile("crash", directory.path(), &[]);
-    let traced = trace(
-        directory.path(),
-        &program,
-        &[directory.path().to_str().unwrap(), "abort"],
-    );
+    let (_directory, traced) = trace_program("crash", &[], &["abort"]);
     assert_eq!(traced.exit_code(), Some(128 + 6));
     traced.assert_files(&["/out.dat"]);
     assert_fields(

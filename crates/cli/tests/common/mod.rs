@@ -166,3 +166,18 @@ pub fn python() -> PathBuf {
         .expect("python3 runs");
     PathBuf::from(String::from_utf8(output.stdout).unwrap().trim())
 }
+
+/// Compiles `tests/programs/<name>.c` into a fresh directory and traces it with that
+/// directory as its first argument (then `arguments`).
+pub fn trace_program(
+    name: &str,
+    flags: &[&str],
+    arguments: &[&str],
+) -> (tempfile::TempDir, Traced) {
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile(name, directory.path(), flags);
+    let mut all = vec![directory.path().to_str().unwrap()];
+    all.extend_from_slice(arguments);
+    let traced = trace(directory.path(), &program, &all);
+    (directory, traced)
+}

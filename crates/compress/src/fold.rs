@@ -72,7 +72,7 @@ fn combine(hash: u64, value: u64) -> u64 {
 }
 
 fn key_hash<K: Hash>(key: &K) -> u64 {
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    let mut hasher = crate::hash::FastHasher::default();
     key.hash(&mut hasher);
     hasher.finish()
 }
@@ -149,6 +149,10 @@ impl Default for Limits {
 
 pub struct Folder<K> {
     window: VecDeque<Hashed<K>>,
+    /// Parallel to `window`, kept small and contiguous for the scans every push makes:
+    /// each node's hash, and its body length if it is a loop (0 for a leaf).
+    hashes: VecDeque<u64>,
+    loop_bodies: VecDeque<usize>,
     window_nodes: usize,
     output: Vec<Node<K>>,
     limits: Limits,
@@ -164,6 +168,8 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
     pub fn new(limits: Limits) -> Folder<K> {
         Folder {
             window: VecDeque::new(),
+            hashes: VecDeque::new(),
+            loop_bodies: VecDeque::new(),
             window_nodes: 0,
             output: Vec::new(),
             limits,
@@ -172,8 +178,11 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
 
     pub fn push(&mut self, leaf: Leaf<K>) {
         let node = Node::Leaf(leaf);
+        let hash = node_hash(&node);
+        self.hashes.push_back(hash);
+        self.loop_bodies.push_back(0);
         self.window.push_back(Hashed {
-            hash: node_hash(&node),
+            hash,
             size: 1,
             body_hashes: Vec::new(),
             node,
@@ -184,6 +193,8 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
             || self.window_nodes > self.limits.max_nodes
         {
             let oldest = self.window.pop_front().expect("window is not empty");
+            self.hashes.pop_front();
+            self.loop_bodies.pop_front();
             self.window_nodes -= oldest.size;
             self.output.push(oldest.node);
         }
@@ -212,12 +223,12 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
         let length = self.window.len();
         for k in 1..=self.limits.max_body.min(length.saturating_sub(1)) {
             let candidate = length - 1 - k;
+            if self.loop_bodies[candidate] != k {
+                continue;
+            }
             let Node::Loop { body, .. } = &self.window[candidate].node else {
                 continue;
             };
-            if body.len() != k {
-                continue;
-            }
             let body_hashes = &self.window[candidate].body_hashes;
             let matches = (0..k).all(|i| {
                 let hashed = &self.window[candidate + 1 + i];
@@ -227,6 +238,8 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
                 continue;
             }
             let iteration: Vec<Hashed<K>> = self.window.drain(candidate + 1..).collect();
+            self.hashes.truncate(candidate + 1);
+            self.loop_bodies.truncate(candidate + 1);
             let removed: usize = iteration.iter().map(|hashed| hashed.size).sum();
             let target = &mut self.window[candidate];
             if let Node::Loop { count, body } = &mut target.node {
@@ -238,6 +251,7 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
             if let Node::Loop { count, .. } = &target.node {
                 target.hash = loop_hash(*count, &target.body_hashes);
             }
+            self.hashes[candidate] = target.hash;
             self.window_nodes -= removed;
             return true;
         }
@@ -247,7 +261,7 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
     fn fold_repeat(&mut self) -> bool {
         let length = self.window.len();
         for k in 1..=self.limits.max_body.min(length / 2) {
-            if self.window[length - 1].hash != self.window[length - 1 - k].hash {
+            if self.hashes[length - 1] != self.hashes[length - 1 - k] {
                 continue;
             }
             if !self.tail_equals(length - k, length - 2 * k, k) {
@@ -255,6 +269,8 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
             }
             let second: Vec<Hashed<K>> = self.window.drain(length - k..).collect();
             let first: Vec<Hashed<K>> = self.window.drain(length - 2 * k..).collect();
+            self.hashes.truncate(length - 2 * k);
+            self.loop_bodies.truncate(length - 2 * k);
             let body_hashes: Vec<u64> = first.iter().map(|hashed| hashed.hash).collect();
             let mut body: Vec<Node<K>> = first.into_iter().map(|hashed| hashed.node).collect();
             for (node, hashed) in body.iter_mut().zip(&second) {
@@ -265,6 +281,8 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
             let size = node_size(&node);
             self.window_nodes = self.window_nodes - 2 * removed + size;
             let hash = loop_hash(2, &body_hashes);
+            self.hashes.push_back(hash);
+            self.loop_bodies.push_back(k);
             self.window.push_back(Hashed {
                 hash,
                 size,
@@ -395,7 +413,9 @@ mod tests {
             max_nodes: 64,
         });
         for key in 0..10_000 {
-            folder.push(leaf(key));
+            folder.push(leaf(key % 3_000));
+            assert_eq!(folder.hashes.len(), folder.window.len());
+            assert_eq!(folder.loop_bodies.len(), folder.window.len());
             assert!(folder.window.len() <= 32 && folder.window_nodes <= 64);
         }
         assert_eq!(folder.finish().len(), 10_000);

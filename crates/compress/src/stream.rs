@@ -16,13 +16,12 @@
 //! Timing (duration, compute gap before the event) is kept as statistics per leaf; the exact
 //! start of the stream's first event and end of its last are kept.
 
-use std::collections::HashMap;
-
 use cairn_format::bytes::{ByteReader, ByteWriter};
 use cairn_format::{FormatError, Result};
 use cairn_model::{event_flags, CallClass, Event, UNKNOWN};
 
 use crate::fold::{Folder, Leaf, Limits, Node};
+use crate::hash::FastMap;
 use crate::stats::Stats;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -97,11 +96,11 @@ impl EventKey {
 /// The state both sides of the relative encodings keep, per thread.
 #[derive(Default, Clone, Debug)]
 pub struct Relative {
-    context_file: HashMap<u32, u64>,
-    bound: HashMap<u64, u64>,
-    file_end: HashMap<u64, i64>,
+    context_file: FastMap<u32, u64>,
+    bound: FastMap<u64, u64>,
+    file_end: FastMap<u64, i64>,
     /// End of the last read (true) or write (false) per file: only for the access order.
-    direction_end: HashMap<(u64, bool), i64>,
+    direction_end: FastMap<(u64, bool), i64>,
 }
 
 impl Relative {
@@ -290,7 +289,7 @@ fn decode_key(reader: &mut ByteReader) -> Result<EventKey> {
 /// Writes finished nodes: keys by dictionary index where possible.
 #[derive(Default)]
 struct NodeWriter {
-    dictionary: HashMap<EventKey, u64>,
+    dictionary: FastMap<EventKey, u64>,
 }
 
 impl NodeWriter {

@@ -437,7 +437,11 @@ pub fn collect(directory: &Path, run: RunInfo) -> Result<Trace> {
             })
             .collect();
         let mut files_here: HashMap<u32, u32> = HashMap::new();
-        for (id, path) in &segment.paths {
+        // In id order: ids follow first use, so files a loop opens one after another
+        // (`ckpt-%d`) get consecutive indices, which the stream encoding folds.
+        let mut paths: Vec<(&u32, &Vec<u8>)> = segment.paths.iter().collect();
+        paths.sort_unstable();
+        for (id, path) in paths {
             let index = *file_index.entry(path.clone()).or_insert_with(|| {
                 files.push(FileInfo {
                     path: path.clone(),
@@ -449,7 +453,9 @@ pub fn collect(directory: &Path, run: RunInfo) -> Result<Trace> {
             files_here.insert(*id, index);
         }
         let mut contexts_here: HashMap<u32, u32> = HashMap::new();
-        for (id, frames) in &segment.contexts {
+        let mut recorded_contexts: Vec<_> = segment.contexts.iter().collect();
+        recorded_contexts.sort_unstable_by_key(|(id, _)| **id);
+        for (id, frames) in recorded_contexts {
             let frames = frames
                 .iter()
                 .map(|(module, offset)| {

@@ -14,6 +14,8 @@ use crate::{Result, TraceError};
 const VERSION: u16 = 1;
 /// Version 2 of EVNT: folded streams (version 1 held flat columns).
 const EVENTS_VERSION: u16 = 2;
+/// Version 2 of FILE: runs of numbered names (version 1 listed every name).
+const FILES_VERSION: u16 = 2;
 
 /// Facts about the whole run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -233,12 +235,8 @@ impl Trace {
         );
 
         let mut files = ByteWriter::new();
-        files.u64(self.files.len() as u64);
-        for file in &self.files {
-            files.bytes(&file.path);
-            files.u64(file.noise.map_or(0, |noise| noise.code()));
-        }
-        writer.add_section(SectionKind::FILES, VERSION, &files.into_inner(), true);
+        crate::names::encode(&self.files, &mut files);
+        writer.add_section(SectionKind::FILES, FILES_VERSION, &files.into_inner(), true);
 
         let mut contexts = ByteWriter::new();
         contexts.u64(self.modules.len() as u64);
@@ -369,13 +367,9 @@ impl Trace {
             });
         }
 
-        let bytes = section(SectionKind::FILES)?;
+        let bytes = versioned(SectionKind::FILES, FILES_VERSION)?;
         let mut reader = ByteReader::new(&bytes, "section FILE");
-        for _ in 0..reader.count(2)? {
-            let path = reader.bytes()?.to_vec();
-            let noise = Noise::from_code(reader.u64()?);
-            trace.files.push(FileInfo { path, noise });
-        }
+        trace.files = crate::names::decode(&mut reader)?;
 
         let bytes = section(SectionKind::CONTEXTS)?;
         let mut reader = ByteReader::new(&bytes, "section CTXT");

@@ -16,6 +16,7 @@
 
 pub mod collect;
 mod data;
+mod names;
 pub mod noise;
 pub mod symbols;
 pub mod walk;

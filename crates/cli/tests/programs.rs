@@ -352,19 +352,7 @@ fn errno_and_results_are_unchanged() {
 
 #[test]
 fn python_file_io() {
-    let directory = tempfile::tempdir().unwrap();
-    let script = programs_directory().join("python_io.py");
-    let traced = trace(
-        directory.path(),
-        &python(),
-        &[script.to_str().unwrap(), directory.path().to_str().unwrap()],
-    );
-    assert_eq!(
-        traced.exit_code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&traced.output.stderr)
-    );
+    let (_directory, traced) = trace_python("python_io.py");
     assert_fields(
         traced.file("/py.dat"),
         &[
@@ -399,19 +387,7 @@ fn python_file_io() {
 
 #[test]
 fn python_multiprocessing_pool() {
-    let directory = tempfile::tempdir().unwrap();
-    let script = programs_directory().join("python_pool.py");
-    let traced = trace(
-        directory.path(),
-        &python(),
-        &[script.to_str().unwrap(), directory.path().to_str().unwrap()],
-    );
-    assert_eq!(
-        traced.exit_code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&traced.output.stderr)
-    );
+    let (_directory, traced) = trace_python("python_pool.py");
     for index in 0..4 {
         assert_fields(
             traced.file(&format!("/mp-{index}.dat")),

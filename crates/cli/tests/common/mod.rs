@@ -181,3 +181,22 @@ pub fn trace_program(
     let traced = trace(directory.path(), &program, &all);
     (directory, traced)
 }
+
+/// Traces `tests/programs/<script>` under the real Python interpreter, with a fresh
+/// directory as its argument, and checks that it succeeded.
+pub fn trace_python(script: &str) -> (tempfile::TempDir, Traced) {
+    let directory = tempfile::tempdir().unwrap();
+    let script = programs_directory().join(script);
+    let traced = trace(
+        directory.path(),
+        &python(),
+        &[script.to_str().unwrap(), directory.path().to_str().unwrap()],
+    );
+    assert_eq!(
+        traced.exit_code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&traced.output.stderr)
+    );
+    (directory, traced)
+}

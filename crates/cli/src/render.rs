@@ -227,6 +227,7 @@ fn describe(trace: &Trace, event: &Event) -> String {
 /// stand for and their mean duration. Files are shown as resolved on the first iteration.
 fn structure(
     trace: &Trace,
+    symbols: &mut Symbolizer,
     nodes: Body,
     relative: &mut Relative,
     depth: usize,
@@ -259,7 +260,7 @@ fn structure(
                 };
                 writeln!(
                     out,
-                    "{indent}{}({path}, {}{offset_note}) = {}{}  ×{}  mean {:.3} µs  ctx @{}",
+                    "{indent}{}({path}, {}{offset_note}) = {}{}  ×{}  mean {:.3} µs  ctx @{}{}",
                     trace.calls[key.call as usize].name,
                     key.request,
                     key.result(),
@@ -270,12 +271,16 @@ fn structure(
                     },
                     leaf.occurrences(),
                     leaf.duration.mean / 1e3,
-                    key.context
+                    key.context,
+                    symbols
+                        .frames(key.context)
+                        .first()
+                        .map_or(String::new(), |frame| format!(" in {}", frame.function))
                 )?;
             }
             Item::Loop { count, body } => {
                 writeln!(out, "{indent}loop ×{count} {{")?;
-                structure(trace, body, relative, depth + 1, all, out)?;
+                structure(trace, symbols, body, relative, depth + 1, all, out)?;
                 writeln!(out, "{indent}}}")?;
             }
         }
@@ -389,6 +394,7 @@ pub fn dump(
                 } else {
                     structure(
                         trace,
+                        &mut symbols,
                         stream.events.nodes(),
                         &mut Relative::default(),
                         1,

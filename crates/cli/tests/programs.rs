@@ -656,7 +656,15 @@ fn calling_contexts_are_told_apart_and_symbolised() {
             .unwrap()
             .parse()
             .unwrap();
-        let context = line.rsplit("ctx ").next().unwrap().to_string();
+        let context = line
+            .rsplit("ctx ")
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .to_string();
+        assert!(line.ends_with(" in write_block"), "{line}");
         *per_context.entry(context).or_insert(0) += count;
     }
     assert_eq!(per_context.get(&checkpoint), Some(&3), "{dump}");

@@ -8,6 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use cairn_model::CallClass;
+use cairn_trace::symbols::{self, Symbolizer};
 use cairn_trace::walk::{self, Occurrence, Visitor};
 use cairn_trace::{Result, Trace};
 use serde::Serialize;
@@ -174,8 +175,23 @@ pub struct Summary {
     pub calls: BTreeMap<String, CallSummary>,
     pub layers: BTreeMap<String, CallSummary>,
     pub process_list: Vec<ProcessSummary>,
+    /// Call sites, by time spent: each distinct calling context and call.
+    pub call_sites: Vec<CallSiteSummary>,
     pub filtered: Filtered,
     pub diagnostics: Vec<String>,
+}
+
+/// One call from one calling context (`main → write_checkpoint → pwrite64`).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct CallSiteSummary {
+    /// The symbolised stack, outermost first, ending with the call.
+    pub stack: String,
+    /// `file:line` of the call, when the module has line information.
+    pub location: Option<String>,
+    pub call: String,
+    pub count: u64,
+    pub bytes: u64,
+    pub time: f64,
 }
 
 /// What to include.
@@ -342,6 +358,8 @@ struct Builder {
     summary: Summary,
     files: Vec<Option<FileSummary>>,
     filtered_files: BTreeSet<u32>,
+    /// (context, call index) → count, bytes, time (seconds).
+    call_sites: BTreeMap<(u32, u16), (u64, u64, f64)>,
 }
 
 impl Visitor for Builder {
@@ -381,6 +399,15 @@ impl Visitor for Builder {
                 .or_default(),
             occurrence,
         );
+        let site = self
+            .call_sites
+            .entry((occurrence.key.context, occurrence.key.call))
+            .or_default();
+        site.0 += occurrence.count;
+        if matches!(occurrence.class, CallClass::Read | CallClass::Write) {
+            site.1 += occurrence.bytes();
+        }
+        site.2 += occurrence.time / 1e9;
         add_call(
             summary
                 .layers
@@ -449,14 +476,37 @@ pub fn summarize(trace: &Trace, options: Options) -> Result<Summary> {
         summary,
         files,
         filtered_files: BTreeSet::new(),
+        call_sites: BTreeMap::new(),
     };
     walk::walk(trace, &mut builder);
     let Builder {
         mut summary,
         files,
         filtered_files,
+        call_sites,
         ..
     } = builder;
+    let mut symbols = Symbolizer::new(trace);
+    summary.call_sites = call_sites
+        .into_iter()
+        .map(|((context, call), (count, bytes, time))| {
+            let name = &trace.calls[call as usize].name;
+            let frames = symbols.frames(context);
+            CallSiteSummary {
+                stack: symbols::describe(&frames, name),
+                location: frames.first().and_then(|frame| frame.location.clone()),
+                call: name.clone(),
+                count,
+                bytes,
+                time,
+            }
+        })
+        .collect();
+    summary.call_sites.sort_by(|a, b| {
+        b.time
+            .total_cmp(&a.time)
+            .then_with(|| a.stack.cmp(&b.stack))
+    });
     for layer in summary.layers.values_mut() {
         layer.class.clear();
     }

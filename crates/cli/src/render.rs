@@ -153,6 +153,25 @@ pub fn summary_text(summary: &Summary) -> String {
             name, call.layer, call.class, call.count, call.bytes, call.time
         );
     }
+    if !summary.call_sites.is_empty() {
+        let _ = writeln!(out, "\nCall sites (by time; the 15 busiest)");
+        let _ = writeln!(
+            out,
+            "  {:>10} {:>12} {:>10}  stack",
+            "count", "bytes", "time s"
+        );
+        for site in summary.call_sites.iter().take(15) {
+            let location = site
+                .location
+                .as_ref()
+                .map_or(String::new(), |location| format!("  ({location})"));
+            let _ = writeln!(
+                out,
+                "  {:>10} {:>12} {:>10.6}  {}{location}",
+                site.count, site.bytes, site.time, site.stack
+            );
+        }
+    }
     if summary.processes > 1 {
         let _ = writeln!(out, "\nProcesses");
         for process in &summary.process_list {

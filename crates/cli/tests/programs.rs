@@ -668,6 +668,28 @@ fn calling_contexts_are_told_apart_and_symbolised() {
         *per_context.entry(context).or_insert(0) += count;
     }
     assert_eq!(per_context.get(&checkpoint), Some(&3), "{dump}");
+    // The summary's call sites say the same, symbolised.
+    let sites = traced.summary["call_sites"].as_array().unwrap();
+    let site = |stack: &str| {
+        sites
+            .iter()
+            .find(|site| site["stack"].as_str().unwrap().ends_with(stack))
+            .unwrap_or_else(|| panic!("no call site {stack} in {sites:#?}"))
+    };
+    let from_checkpoint = site("main → write_checkpoint → write_block → write");
+    assert_eq!(
+        (
+            from_checkpoint["count"].as_u64(),
+            from_checkpoint["bytes"].as_u64()
+        ),
+        (Some(3), Some(30))
+    );
+    assert_eq!(from_checkpoint["location"], "contexts.c:6");
+    let from_log = site("main → write_log → write_block → write");
+    assert_eq!(
+        (from_log["count"].as_u64(), from_log["bytes"].as_u64()),
+        (Some(2), Some(20))
+    );
     assert_eq!(per_context.get(&log), Some(&2), "{dump}");
     assert_eq!(per_context.len(), 2);
 }

@@ -149,16 +149,16 @@ impl<'a> Symbolizer<'a> {
         }
         frames
     }
+}
 
-    /// `main → write_checkpoint → pwrite64`: the calling context of `call`, outermost first.
-    pub fn describe(&mut self, context: u32, call: &str) -> String {
-        let mut names: Vec<String> = self
-            .frames(context)
-            .into_iter()
-            .rev()
-            .map(|frame| frame.function)
-            .collect();
-        names.push(call.to_string());
-        names.join(" → ")
-    }
+/// `main → write_checkpoint → pwrite64`: the stack (frames from [`Symbolizer::frames`]) that
+/// led to `call`, outermost first.
+pub fn describe(frames: &[Frame], call: &str) -> String {
+    let mut names: Vec<&str> = frames
+        .iter()
+        .rev()
+        .map(|frame| frame.function.as_str())
+        .collect();
+    names.push(call);
+    names.join(" → ")
 }

@@ -149,6 +149,9 @@ pub struct ProcessSummary {
     pub events: u64,
     pub bytes_read: u64,
     pub bytes_written: u64,
+    /// Calls let through untraced because the thread was already inside the tracer (a
+    /// signal handler's I/O during the tracer's own bookkeeping).
+    pub untraced_calls: u64,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -468,6 +471,7 @@ pub fn summarize(trace: &Trace, options: Options) -> Result<Summary> {
             threads: process.threads,
             start: seconds(process.start),
             end: seconds(process.end),
+            untraced_calls: process.untraced_calls,
             ..ProcessSummary::default()
         })
         .collect();
@@ -522,6 +526,17 @@ pub fn summarize(trace: &Trace, options: Options) -> Result<Summary> {
                 .entry(reason.to_string())
                 .or_default() += 1;
         }
+    }
+    let untraced: u64 = trace
+        .processes
+        .iter()
+        .map(|process| process.untraced_calls)
+        .sum();
+    if untraced > 0 {
+        summary.diagnostics.push(format!(
+            "{untraced} calls were made while their thread was inside the tracer (signal handlers \
+             interrupting it, or library functions calling hooked functions) and are not in the trace"
+        ));
     }
     summary.files = files.into_iter().flatten().collect();
     for file in &mut summary.files {

@@ -731,3 +731,33 @@ fn a_file_per_step_does_not_grow_the_trace() {
         sizes[1]
     );
 }
+
+#[test]
+fn signal_handlers_doing_io_never_deadlock() {
+    let (_directory, traced) = trace_program("signals", &[], &[]);
+    assert_eq!(traced.exit_code(), Some(0));
+    let handler_writes: u64 = String::from_utf8_lossy(&traced.output.stdout)
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(handler_writes > 0, "the timer fired");
+    // A handler that interrupts the tracer's own bookkeeping is let through untraced (the
+    // tracer cannot safely record then), and counted: nothing disappears silently.
+    let untraced = traced.summary["process_list"][0]["untraced_calls"]
+        .as_u64()
+        .unwrap();
+    let traced_writes = traced.file("/handler.dat")["writes"].as_u64().unwrap();
+    assert_eq!(traced_writes + untraced, handler_writes);
+    assert!(
+        traced_writes >= handler_writes / 2,
+        "{traced_writes} of {handler_writes} traced"
+    );
+    assert_eq!(
+        traced.file("/handler.dat")["bytes_written"].as_u64(),
+        Some(traced_writes)
+    );
+    assert_fields(
+        traced.file("/name-2999.tmp"),
+        &[("opens", 1), ("closes", 1), ("metas", 1)],
+    );
+}

@@ -26,6 +26,11 @@ pub const CHUNK_HEADER_BYTES: usize = 32;
 pub const RECORD_HEADER_BYTES: usize = 8;
 /// Offset of the process-header payload inside the header area.
 pub const HEADER_PAYLOAD_OFFSET: usize = 16;
+/// Offset, inside the header area, of a `u64` the tracer increments (through a shared
+/// mapping, so it survives `SIGKILL`) for every call it let through untraced because the
+/// thread was already inside the tracer: I/O of a signal handler that interrupted the
+/// tracer's own bookkeeping, or a library function calling another hooked function.
+pub const UNTRACED_COUNTER_OFFSET: u64 = HEADER_BYTES - 4096;
 
 /// Record kinds (the top byte of a record's header word).
 pub mod kind {
@@ -382,6 +387,8 @@ pub struct SegmentFile {
     file: File,
     pub header: ProcessHeader,
     chunk_count: u64,
+    /// Calls let through untraced (see [`UNTRACED_COUNTER_OFFSET`]).
+    pub untraced_calls: u64,
 }
 
 impl SegmentFile {
@@ -396,10 +403,15 @@ impl SegmentFile {
             .map_err(|error| FormatError::io(path, error))?;
         let header = ProcessHeader::decode(&area)?;
         let chunk_count = length.saturating_sub(HEADER_BYTES) / CHUNK_BYTES;
+        let at = UNTRACED_COUNTER_OFFSET as usize;
+        let untraced_calls = area
+            .get(at..at + 8)
+            .map_or(0, |b| u64::from_le_bytes(b.try_into().expect("8 bytes")));
         Ok(SegmentFile {
             file,
             header,
             chunk_count,
+            untraced_calls,
         })
     }
 

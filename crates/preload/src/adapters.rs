@@ -422,9 +422,12 @@ pub fn stream_seek(
     event.aux = whence as u32 as u64;
     event.result = ret as i64;
     if ret == 0 {
-        // SAFETY: the seek succeeded on this stream; ftello lands in our hook, which
-        // forwards untraced because this thread is already inside one.
-        event.offset = unsafe { libc::ftello(handle) };
+        // The real ftello, not our hook: a call into our own hook would count as untraced.
+        if let Some(real) = crate::real::get(cairn_model::Call::ftello) {
+            type Ftello = unsafe extern "C" fn(*mut FILE) -> i64;
+            // SAFETY: the next definition of ftello, on the stream that was just sought.
+            event.offset = unsafe { std::mem::transmute::<usize, Ftello>(real)(handle) };
+        }
     }
     fail_if(event, ret != 0);
     true

@@ -104,8 +104,10 @@ fn traced<R: Copy>(
     fill: impl FnOnce(&mut RawEvent, &mut ThreadState, R) -> bool,
 ) -> R {
     let start = clock::now();
+    scope.pause();
     let ret = invoke();
     let errno = errno_get();
+    scope.resume();
     let end = clock::now();
     let context = context::capture(scope.state(), 0);
     record(scope, call, start, end, errno, context, |event, state| {
@@ -359,6 +361,7 @@ pub unsafe extern "C" fn cairn_stdio_begin(pending: *mut Pending) -> c_int {
     // SAFETY: the shim passes a pointer to its own stack struct.
     let pending = unsafe { &mut *pending };
     pending.context = context as u64;
+    scope.pause();
     (pending.slot, pending.state) = scope.into_parts();
     pending.start = clock::now();
     1
@@ -377,6 +380,7 @@ pub unsafe extern "C" fn cairn_stdio_end(
     let pending = unsafe { &mut *pending };
     // SAFETY: begin returned 1, so the parts come from Scope::into_parts on this thread.
     let scope = unsafe { Scope::from_parts(pending.slot, pending.state) };
+    scope.resume();
     if let Some(call) = shim_call(code) {
         let is_write = call.class() == cairn_model::CallClass::Write;
         record(

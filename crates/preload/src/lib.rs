@@ -8,13 +8,14 @@
 //!   and bounded memory (one chunk per thread). Analysis never happens here; `cairn` turns
 //!   the staging segments into a trace afterwards.
 //! - The traced program must not notice: `errno` is saved and restored, our own I/O uses raw
-//!   system calls, a thread-local re-entry flag keeps our work out of the trace, and a panic
+//!   system calls, our own memory never comes from libc's `malloc` ([`allocator`]), a thread-local re-entry flag keeps our work out of the trace, and a panic
 //!   switches tracing off instead of unwinding into C.
 //!
 //! Configuration (environment): `CAIRN_DIR` = directory for staging segments (default
 //! `./cairn-trace.d`), `CAIRN_DISABLE=1` = load but trace nothing.
 
 mod adapters;
+mod allocator;
 mod clock;
 mod context;
 mod files;

@@ -178,15 +178,19 @@ extern "C" fn before_fork() {
     crate::files::lock_tables();
     crate::context::lock_tables();
     SEGMENT.lock();
+    // Last: the critical sections above may allocate.
+    crate::allocator::ALLOCATOR.lock();
 }
 
 extern "C" fn after_fork_in_parent() {
+    crate::allocator::ALLOCATOR.unlock();
     SEGMENT.unlock();
     crate::context::unlock_tables();
     crate::files::unlock_tables();
 }
 
 extern "C" fn after_fork_in_child() {
+    crate::allocator::ALLOCATOR.unlock();
     SEGMENT.unlock();
     crate::context::unlock_tables();
     crate::files::unlock_tables();

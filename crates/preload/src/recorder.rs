@@ -7,7 +7,7 @@
 //! ([`CHUNK_BYTES`]); full chunks are unmapped and stay in the file.
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
 use cairn_format::segment::{
     self, encode_chunk_header, record_word, ChunkHeader, RawEvent, CHUNK_BYTES, CHUNK_HEADER_BYTES,
@@ -26,6 +26,18 @@ pub struct Segment {
 }
 
 pub static SEGMENT: SpinLock<Option<Segment>> = SpinLock::new(None);
+
+/// The shared counter of calls let through untraced (see `segment::UNTRACED_COUNTER_OFFSET`).
+static UNTRACED: AtomicPtr<AtomicU64> = AtomicPtr::new(std::ptr::null_mut());
+
+#[cold]
+fn count_untraced() {
+    let counter = UNTRACED.load(Ordering::Acquire);
+    if !counter.is_null() {
+        // SAFETY: the page stays mapped for the life of the process image.
+        unsafe { (*counter).fetch_add(1, Ordering::Relaxed) };
+    }
+}
 
 /// Bumped in a forked child, so thread states inherited from the parent are never reused.
 pub static GENERATION: AtomicU32 = AtomicU32::new(0);
@@ -61,8 +73,22 @@ impl Segment {
             0o600,
         )
         .ok()?;
-        let header_ok = header.len() as u64 <= HEADER_BYTES && sys::pwrite(fd, header, 0);
+        let header_ok =
+            header.len() as u64 <= segment::UNTRACED_COUNTER_OFFSET && sys::pwrite(fd, header, 0);
+        // The page holding the untraced-calls counter stays mapped for the image's life.
+        let counter_page = if header_ok {
+            sys::allocate(fd, 0, HEADER_BYTES)
+                .ok()
+                .or_else(|| sys::ftruncate(fd, HEADER_BYTES).ok())
+                .and_then(|()| sys::map_shared(fd, segment::UNTRACED_COUNTER_OFFSET, 4096))
+        } else {
+            None
+        };
         sys::close(fd);
+        UNTRACED.store(
+            counter_page.unwrap_or(std::ptr::null_mut()).cast(),
+            Ordering::Release,
+        );
         header_ok.then_some(Segment {
             path,
             next_chunk: 0,
@@ -240,6 +266,7 @@ impl Scope {
         // SAFETY: the slot lives as long as the thread; it has no destructor.
         let slot_ref = unsafe { &*slot };
         if slot_ref.busy.get() {
+            count_untraced();
             return None;
         }
         slot_ref.busy.set(true);
@@ -255,6 +282,22 @@ impl Scope {
             }
         }
         Some(Scope { slot, state })
+    }
+
+    /// Lets hooks on this thread trace again while the real call runs: a signal handler
+    /// that does I/O during a long `read` must be traced, not skipped. Safe because the
+    /// tracer holds nothing of the thread's state across the real call.
+    #[inline(always)]
+    pub fn pause(&self) {
+        // SAFETY: see Scope::enter.
+        unsafe { (*self.slot).busy.set(false) };
+    }
+
+    /// Ends [`Scope::pause`] once the real call has returned.
+    #[inline(always)]
+    pub fn resume(&self) {
+        // SAFETY: see Scope::enter.
+        unsafe { (*self.slot).busy.set(true) };
     }
 
     /// Splits the scope into plain words for the C shim, which holds it across the call.

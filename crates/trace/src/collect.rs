@@ -82,6 +82,7 @@ struct SegmentSummary {
     threads: HashMap<u32, Vec<(u32, u64)>>,
     main_start: Option<u64>,
     ending: Ending,
+    untraced_calls: u64,
     /// In monotonic nanoseconds.
     last_time: u64,
     clock: TimeConverter,
@@ -100,6 +101,7 @@ fn first_pass(path: &Path, diagnostics: &mut Vec<String>) -> Result<SegmentSumma
         threads: HashMap::new(),
         main_start: None,
         ending: Ending::Unknown,
+        untraced_calls: file.untraced_calls,
     };
     let mut buffer = Vec::new();
     let mut pairs = Vec::new();
@@ -396,6 +398,7 @@ pub fn collect(directory: &Path, run: RunInfo) -> Result<Trace> {
             main_start: segment.main_start.map(relative),
             ending: segment.ending,
             threads: segment.threads.len() as u32,
+            untraced_calls: segment.untraced_calls,
         });
     }
 

@@ -14,6 +14,8 @@ use crate::{Result, TraceError};
 const VERSION: u16 = 1;
 /// Version 2 of EVNT: folded streams (version 1 held flat columns).
 const EVENTS_VERSION: u16 = 2;
+/// Version 2 of PROC: adds the count of untraced calls.
+const PROCESSES_VERSION: u16 = 2;
 /// Version 2 of FILE: runs of numbered names (version 1 listed every name).
 const FILES_VERSION: u16 = 2;
 
@@ -91,6 +93,9 @@ pub struct Process {
     pub main_start: Option<u64>,
     pub ending: Ending,
     pub threads: u32,
+    /// Calls let through untraced because the thread was inside the tracer (a signal
+    /// handler's I/O during the tracer's bookkeeping, nested library calls).
+    pub untraced_calls: u64,
 }
 
 /// One file (or other descriptor target) the run touched.
@@ -226,10 +231,11 @@ impl Trace {
             processes.u64(code);
             processes.i64(status);
             processes.u64(process.threads as u64);
+            processes.u64(process.untraced_calls);
         }
         writer.add_section(
             SectionKind::PROCESSES,
-            VERSION,
+            PROCESSES_VERSION,
             &processes.into_inner(),
             true,
         );
@@ -323,7 +329,7 @@ impl Trace {
             trace.calls.push(CallInfo::new(&reader.string()?));
         }
 
-        let bytes = section(SectionKind::PROCESSES)?;
+        let bytes = versioned(SectionKind::PROCESSES, PROCESSES_VERSION)?;
         let mut reader = ByteReader::new(&bytes, "section PROC");
         let count = reader.count(16)?;
         for _ in 0..count {
@@ -349,6 +355,7 @@ impl Trace {
                 _ => Ending::Unknown,
             };
             let threads = reader.u32()?;
+            let untraced_calls = reader.u64()?;
             trace.processes.push(Process {
                 pid,
                 parent_pid,
@@ -364,6 +371,7 @@ impl Trace {
                 main_start,
                 ending,
                 threads,
+                untraced_calls,
             });
         }
 

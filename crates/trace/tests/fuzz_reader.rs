@@ -73,6 +73,7 @@ fn sample_trace() -> Trace {
             main_start: Some(5),
             ending: Ending::Exited,
             threads: 1,
+            untraced_calls: 0,
         }],
         files: vec![
             FileInfo {

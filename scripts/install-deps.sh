@@ -8,6 +8,8 @@ needed=()
 command -v cc >/dev/null 2>&1 || needed+=(gcc libc6-dev)
 command -v python3 >/dev/null 2>&1 || needed+=(python3)
 command -v dd >/dev/null 2>&1 || needed+=(coreutils)
+# Open MPI, for the tests of traced MPI programs.
+{ command -v mpicc && command -v mpirun; } >/dev/null 2>&1 || needed+=(openmpi-bin libopenmpi-dev)
 
 if [ ${#needed[@]} -eq 0 ]; then
     exit 0

@@ -152,6 +152,8 @@ pub struct ProcessSummary {
     /// Calls let through untraced because the thread was already inside the tracer (a
     /// signal handler's I/O during the tracer's own bookkeeping).
     pub untraced_calls: u64,
+    /// MPI rank, when the process was launched as one.
+    pub rank: Option<u32>,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -170,6 +172,8 @@ pub struct Summary {
     /// Seconds from the first process's start to the last event.
     pub duration: f64,
     pub processes: u64,
+    /// Distinct MPI ranks among the processes (0 for a run without MPI).
+    pub ranks: u64,
     /// Events counted (runtime noise excluded unless asked for).
     pub events: u64,
     pub bytes_read: u64,
@@ -371,7 +375,9 @@ impl Visitor for Builder {
         let noise = occurrence
             .file
             .and_then(|file| trace.files[file as usize].noise);
-        if !self.options.include_noise && (noise.is_some() || occurrence.before_main()) {
+        if !self.options.include_noise
+            && (noise.is_some() || occurrence.before_main() || occurrence.in_runtime())
+        {
             self.summary.filtered.events += occurrence.count;
             if let Some(file) = occurrence.file {
                 self.filtered_files.insert(file);
@@ -448,6 +454,12 @@ pub fn summarize(trace: &Trace, options: Options) -> Result<Summary> {
         exit_status: trace.meta.exit_status,
         duration: seconds(trace.meta.duration),
         processes: trace.processes.len() as u64,
+        ranks: trace
+            .processes
+            .iter()
+            .filter_map(|process| process.rank)
+            .collect::<BTreeSet<_>>()
+            .len() as u64,
         diagnostics: trace.diagnostics.clone(),
         ..Summary::default()
     };
@@ -472,6 +484,7 @@ pub fn summarize(trace: &Trace, options: Options) -> Result<Summary> {
             start: seconds(process.start),
             end: seconds(process.end),
             untraced_calls: process.untraced_calls,
+            rank: process.rank,
             ..ProcessSummary::default()
         })
         .collect();

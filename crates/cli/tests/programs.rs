@@ -761,3 +761,96 @@ fn signal_handlers_doing_io_never_deadlock() {
         &[("opens", 1), ("closes", 1), ("metas", 1)],
     );
 }
+
+/// Runs an MPI program under Open MPI's `mpirun` with the preload library and builds the
+/// trace with `cairn merge`.
+fn trace_mpi(name: &str, ranks: usize) -> (tempfile::TempDir, Traced) {
+    let directory = tempfile::tempdir().unwrap();
+    let program = directory.path().join(name);
+    let status = Command::new("mpicc")
+        .args(["-O1", "-o"])
+        .arg(&program)
+        .arg(programs_directory().join(format!("{name}.c")))
+        .status()
+        .expect("mpicc runs (scripts/install-deps.sh installs Open MPI)");
+    assert!(status.success());
+    let staging = directory.path().join("staging");
+    let output = Command::new("mpirun")
+        .args(["--oversubscribe", "-np", &ranks.to_string(), "-x"])
+        .arg(format!("LD_PRELOAD={}", library().display()))
+        .arg("-x")
+        .arg(format!("CAIRN_DIR={}", staging.display()))
+        .arg(&program)
+        .arg(directory.path())
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let trace_path = directory.path().join("trace.cairn");
+    let merged = Command::new(cairn_binary())
+        .arg("merge")
+        .arg(&staging)
+        .arg("-o")
+        .arg(&trace_path)
+        .output()
+        .unwrap();
+    assert!(
+        merged.status.success(),
+        "{}",
+        String::from_utf8_lossy(&merged.stderr)
+    );
+    let summary = summary_json(&trace_path, &[]);
+    (
+        directory,
+        Traced {
+            output,
+            trace: trace_path,
+            summary,
+        },
+    )
+}
+
+#[test]
+fn mpi_file_per_process_ranks_and_runtime_noise() {
+    for ranks in [2usize, 4] {
+        let (_directory, traced) = trace_mpi("mpi_parts", ranks);
+        let expected: Vec<String> = (0..ranks).map(|rank| format!("/part-{rank}.dat")).collect();
+        let expected: Vec<&str> = expected.iter().map(String::as_str).collect();
+        // The MPI runtime's own files (shared-memory segments, MCA parameter files, PMIx
+        // directories) are not the program's I/O.
+        traced.assert_files(&expected);
+        assert_eq!(traced.summary["ranks"].as_u64(), Some(ranks as u64));
+        assert_eq!(traced.summary["processes"].as_u64(), Some(ranks as u64));
+        for rank in 0..ranks {
+            let file = traced.file(&format!("/part-{rank}.dat"));
+            assert_fields(
+                file,
+                &[
+                    ("opens", 1),
+                    ("closes", 1),
+                    ("writes", 10),
+                    ("bytes_written", 100),
+                ],
+            );
+            let pid = file["pids"][0].as_u64();
+            let process = traced.summary["process_list"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|p| p["pid"].as_u64() == pid)
+                .unwrap();
+            assert_eq!(process["rank"].as_u64(), Some(rank as u64));
+        }
+        assert!(
+            traced.summary["filtered"]["reasons"]["MPI runtime"]
+                .as_u64()
+                .unwrap()
+                > 0
+        );
+    }
+}

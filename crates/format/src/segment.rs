@@ -18,7 +18,7 @@ use crate::bytes::{ByteReader, ByteWriter};
 use crate::{FormatError, Result};
 
 pub const MAGIC: &[u8; 8] = b"CAIRNSEG";
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 pub const HEADER_BYTES: u64 = 64 * 1024;
 pub const CHUNK_BYTES: u64 = 256 * 1024;
 pub const CHUNK_MAGIC: u32 = u32::from_le_bytes(*b"CHNK");
@@ -116,6 +116,8 @@ pub struct ProcessHeader {
     pub call_names: Vec<String>,
     /// True when this image started as a forked child (not a fresh exec).
     pub forked: bool,
+    /// The MPI rank the launcher gave this process (from its environment), if any.
+    pub rank: Option<u32>,
     /// What event and mark times count: [`CLOCK_MONOTONIC_NS`] or [`CLOCK_TSC`].
     pub clock: u32,
     /// (clock value, CLOCK_MONOTONIC ns) pairs taken at start, to convert ticks to time;
@@ -147,6 +149,7 @@ impl ProcessHeader {
         for name in &self.call_names {
             payload.str(name);
         }
+        payload.u64(self.rank.map_or(0, |rank| rank as u64 + 1));
         payload.u64(self.clock as u64);
         payload.u64(self.calibration.len() as u64);
         for (ticks, nanoseconds) in &self.calibration {
@@ -191,11 +194,13 @@ impl ProcessHeader {
             call_names: Vec::new(),
             clock: CLOCK_MONOTONIC_NS,
             calibration: Vec::new(),
+            rank: None,
         };
         let count = reader.count(1)?;
         for _ in 0..count {
             header.call_names.push(reader.string()?);
         }
+        header.rank = reader.u32()?.checked_sub(1);
         header.clock = reader.u32()?;
         for _ in 0..reader.count(2)? {
             header.calibration.push((reader.u64()?, reader.u64()?));
@@ -448,6 +453,7 @@ mod tests {
             forked: true,
             clock: CLOCK_TSC,
             calibration: vec![(1000, 10), (3000, 1010)],
+            rank: Some(3),
         };
         assert_eq!(ProcessHeader::decode(&header.encode()).unwrap(), header);
     }

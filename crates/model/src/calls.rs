@@ -206,6 +206,9 @@ macro_rules! for_each_call {
 
             // ---- process lifecycle --------------------------------------------------------
             __libc_start_main Process Lifecycle custom;
+            MPI_Init   Process Lifecycle custom;
+            MPI_Init_thread Process Lifecycle custom;
+            MPI_Finalize Process Lifecycle custom;
             _exit      Process Lifecycle custom;
             _Exit      Process Lifecycle custom;
         }

@@ -54,6 +54,9 @@ pub mod event_flags {
     pub const BEFORE_MAIN: u32 = 2;
     /// The offset was given by the program (pread/pwrite), not tracked.
     pub const EXPLICIT_OFFSET: u32 = 4;
+    /// The event happened inside the MPI library's start-up or shut-down (`MPI_Init`,
+    /// `MPI_Finalize`): the runtime's I/O, not the program's.
+    pub const IN_RUNTIME: u32 = 8;
 }
 
 impl Event {

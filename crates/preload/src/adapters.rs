@@ -113,7 +113,9 @@ pub fn fd_vector(
         // SAFETY: the kernel accepted (or rejected) this vector; it has `count` entries,
         // capped at IOV_MAX as the kernel does.
         let entries = unsafe { std::slice::from_raw_parts(vector, count.min(1024) as usize) };
-        requested = entries.iter().map(|entry| entry.iov_len as u64).sum();
+        requested = entries.iter().fold(0u64, |total, entry| {
+            total.saturating_add(entry.iov_len as u64)
+        });
     }
     event.request = requested;
     event.aux = count as u32 as u64;

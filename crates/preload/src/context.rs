@@ -103,12 +103,17 @@ pub fn capture(state: &mut ThreadState, skip: usize) -> u32 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     let (low, high) = (state.stack_low, state.stack_high);
     let own = frame_pointer();
-    if own >= low && own + 16 <= high {
+    // A frame is readable if its two words lie inside the stack. Garbage frame pointers
+    // (code built without them) can be anywhere, up to usize::MAX: no overflowing arithmetic.
+    let readable = |frame: usize| {
+        frame >= low && frame.checked_add(16).is_some_and(|end| end <= high) && frame.is_multiple_of(8)
+    };
+    if readable(own) {
         // SAFETY: `own` is this function's frame, inside the stack; every later frame is
         // checked to lie inside [low, high) before it is read.
         let mut frame = unsafe { *(own as *const usize) };
         let mut depth = 0;
-        while count < MAX_FRAMES && frame >= low && frame + 16 <= high && frame % 8 == 0 {
+        while count < MAX_FRAMES && readable(frame) {
             // SAFETY: checked above.
             let (next, return_address) =
                 unsafe { (*(frame as *const usize), *((frame + 8) as *const usize)) };
@@ -185,7 +190,7 @@ fn lookup_or_define(state: &mut ThreadState, hash: u64, frames: &[usize]) -> u32
                 new_modules.push((next_module, *name as usize));
                 next_module
             });
-            encoded.push((module, (*address - *base) as u64));
+            encoded.push((module, address.wrapping_sub(*base) as u64));
         }
         let id = table.ids.len() as u32 + 1;
         table.ids.insert(hash, id);

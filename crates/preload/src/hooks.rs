@@ -11,7 +11,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use cairn_format::segment::RawEvent;
-use cairn_model::event_flags::{BEFORE_MAIN, FAILED};
+use cairn_model::event_flags::{BEFORE_MAIN, FAILED, IN_RUNTIME};
 use cairn_model::{for_each_call, Call};
 #[allow(unused_imports)]
 use libc::{
@@ -78,6 +78,10 @@ fn record(
                 0
             } else {
                 BEFORE_MAIN
+            } | if lifecycle::in_runtime() {
+                IN_RUNTIME
+            } else {
+                0
             },
             ..RawEvent::default()
         };

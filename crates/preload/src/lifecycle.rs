@@ -42,6 +42,65 @@ pub fn main_started() -> bool {
     MAIN_STARTED.load(Ordering::Relaxed)
 }
 
+/// How many threads are inside `MPI_Init`/`MPI_Finalize` right now: while any is, all of
+/// the process's I/O is the MPI runtime's.
+static IN_RUNTIME: AtomicUsize = AtomicUsize::new(0);
+
+pub fn in_runtime() -> bool {
+    IN_RUNTIME.load(Ordering::Relaxed) != 0
+}
+
+/// Runs an MPI start-up or shut-down call with its I/O marked as the runtime's.
+fn runtime_call<R>(call: impl FnOnce() -> R) -> R {
+    IN_RUNTIME.fetch_add(1, Ordering::AcqRel);
+    let result = call();
+    IN_RUNTIME.fetch_sub(1, Ordering::AcqRel);
+    result
+}
+
+/// # Safety
+/// Called by an MPI program with `MPI_Init`'s arguments.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> c_int {
+    type Real = unsafe extern "C" fn(*mut c_int, *mut *mut *mut c_char) -> c_int;
+    let Some(real) = crate::real::get(Call::MPI_Init) else {
+        return -1;
+    };
+    // SAFETY: the next definition of MPI_Init, with the caller's arguments.
+    runtime_call(|| unsafe { std::mem::transmute::<usize, Real>(real)(argc, argv) })
+}
+
+/// # Safety
+/// Called by an MPI program with `MPI_Init_thread`'s arguments.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Init_thread(
+    argc: *mut c_int,
+    argv: *mut *mut *mut c_char,
+    required: c_int,
+    provided: *mut c_int,
+) -> c_int {
+    type Real = unsafe extern "C" fn(*mut c_int, *mut *mut *mut c_char, c_int, *mut c_int) -> c_int;
+    let Some(real) = crate::real::get(Call::MPI_Init_thread) else {
+        return -1;
+    };
+    // SAFETY: the next definition of MPI_Init_thread, with the caller's arguments.
+    runtime_call(|| unsafe {
+        std::mem::transmute::<usize, Real>(real)(argc, argv, required, provided)
+    })
+}
+
+/// # Safety
+/// Called by an MPI program.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Finalize() -> c_int {
+    type Real = unsafe extern "C" fn() -> c_int;
+    let Some(real) = crate::real::get(Call::MPI_Finalize) else {
+        return -1;
+    };
+    // SAFETY: the next definition of MPI_Finalize.
+    runtime_call(|| unsafe { std::mem::transmute::<usize, Real>(real)() })
+}
+
 /// Switches tracing off for the rest of this process image (internal failure); the
 /// program carries on untraced.
 pub fn disable() {
@@ -162,6 +221,7 @@ fn start_segment(forked: bool) -> bool {
         forked,
         clock,
         calibration,
+        rank: launcher_rank(),
     }
     .encode();
     match Segment::create(path, &header) {
@@ -171,6 +231,21 @@ fn start_segment(forked: bool) -> bool {
         }
         None => false,
     }
+}
+
+/// The rank an MPI launcher gave this process, from the environment it sets (Open MPI,
+/// PMIx, MPICH/Hydra, MVAPICH, Slurm).
+fn launcher_rank() -> Option<u32> {
+    const NAMES: [&[u8]; 5] = [
+        b"OMPI_COMM_WORLD_RANK\0",
+        b"PMIX_RANK\0",
+        b"PMI_RANK\0",
+        b"MV2_COMM_WORLD_RANK\0",
+        b"SLURM_PROCID\0",
+    ];
+    NAMES.iter().find_map(|name| {
+        environment(name).and_then(|value| std::str::from_utf8(&value).ok()?.parse().ok())
+    })
 }
 
 extern "C" fn before_fork() {

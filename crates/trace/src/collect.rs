@@ -399,6 +399,7 @@ pub fn collect(directory: &Path, run: RunInfo) -> Result<Trace> {
             ending: segment.ending,
             threads: segment.threads.len() as u32,
             untraced_calls: segment.untraced_calls,
+            rank: header.rank,
         });
     }
 
@@ -417,7 +418,7 @@ pub fn collect(directory: &Path, run: RunInfo) -> Result<Trace> {
     let mut files: Vec<FileInfo> = Vec::new();
     let mut file_index: HashMap<Vec<u8>, u32> = HashMap::new();
     // (used by any event, used by an event after main) per file.
-    let mut file_use: Vec<(bool, bool)> = Vec::new();
+    let mut file_use: Vec<(bool, bool, bool)> = Vec::new();
     let mut modules: Vec<Vec<u8>> = Vec::new();
     let mut module_index: HashMap<Vec<u8>, u32> = HashMap::new();
     let mut contexts: Vec<Context> = Vec::new();
@@ -450,7 +451,7 @@ pub fn collect(directory: &Path, run: RunInfo) -> Result<Trace> {
                     path: path.clone(),
                     noise: noise::classify_path(path, &python_prefixes),
                 });
-                file_use.push((false, false));
+                file_use.push((false, false, false));
                 (files.len() - 1) as u32
             });
             files_here.insert(*id, index);
@@ -555,7 +556,8 @@ pub fn collect(directory: &Path, run: RunInfo) -> Result<Trace> {
             if let Some(index) = file_index {
                 let usage = &mut file_use[index as usize];
                 usage.0 = true;
-                usage.1 |= flags & event_flags::BEFORE_MAIN == 0;
+                usage.1 |= flags & (event_flags::BEFORE_MAIN | event_flags::IN_RUNTIME) == 0;
+                usage.2 |= flags & event_flags::IN_RUNTIME != 0;
             }
             encoders[slot].push(&event, Some(call.class()));
         }
@@ -569,9 +571,14 @@ pub fn collect(directory: &Path, run: RunInfo) -> Result<Trace> {
             }
         }
     }
-    for (file, (used, used_after_main)) in files.iter_mut().zip(&file_use) {
-        if file.noise.is_none() && *used && !used_after_main {
-            file.noise = Some(Noise::BeforeMain);
+    // (used at all, used by the program itself, used inside the MPI runtime)
+    for (file, (used, used_by_program, used_by_runtime)) in files.iter_mut().zip(&file_use) {
+        if file.noise.is_none() && *used && !used_by_program {
+            file.noise = Some(if *used_by_runtime {
+                Noise::MpiRuntime
+            } else {
+                Noise::BeforeMain
+            });
         }
     }
 

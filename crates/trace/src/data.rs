@@ -14,7 +14,7 @@ use crate::{Result, TraceError};
 const VERSION: u16 = 1;
 /// Version 2 of EVNT: folded streams (version 1 held flat columns).
 const EVENTS_VERSION: u16 = 2;
-/// Version 2 of PROC: adds the count of untraced calls.
+/// Version 2 of PROC: adds the count of untraced calls and the rank.
 const PROCESSES_VERSION: u16 = 2;
 /// Version 2 of FILE: runs of numbered names (version 1 listed every name).
 const FILES_VERSION: u16 = 2;
@@ -96,6 +96,8 @@ pub struct Process {
     /// Calls let through untraced because the thread was inside the tracer (a signal
     /// handler's I/O during the tracer's bookkeeping, nested library calls).
     pub untraced_calls: u64,
+    /// The MPI rank the launcher gave the process, if it was launched as one.
+    pub rank: Option<u32>,
 }
 
 /// One file (or other descriptor target) the run touched.
@@ -232,6 +234,7 @@ impl Trace {
             processes.i64(status);
             processes.u64(process.threads as u64);
             processes.u64(process.untraced_calls);
+            processes.u64(process.rank.map_or(0, |rank| rank as u64 + 1));
         }
         writer.add_section(
             SectionKind::PROCESSES,
@@ -356,6 +359,7 @@ impl Trace {
             };
             let threads = reader.u32()?;
             let untraced_calls = reader.u64()?;
+            let rank = reader.u32()?.checked_sub(1);
             trace.processes.push(Process {
                 pid,
                 parent_pid,
@@ -372,6 +376,7 @@ impl Trace {
                 ending,
                 threads,
                 untraced_calls,
+                rank,
             });
         }
 

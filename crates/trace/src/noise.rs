@@ -20,16 +20,19 @@ pub enum Noise {
     NotAFile,
     /// Only touched before `main` started.
     BeforeMain,
+    /// Only touched inside `MPI_Init`/`MPI_Finalize` (and before `main`): the MPI runtime's.
+    MpiRuntime,
 }
 
 impl Noise {
-    pub const ALL: [Noise; 6] = [
+    pub const ALL: [Noise; 7] = [
         Noise::Kernel,
         Noise::Loader,
         Noise::CRuntime,
         Noise::LanguageRuntime,
         Noise::NotAFile,
         Noise::BeforeMain,
+        Noise::MpiRuntime,
     ];
 
     pub fn code(self) -> u64 {
@@ -40,6 +43,7 @@ impl Noise {
             Noise::LanguageRuntime => 4,
             Noise::NotAFile => 5,
             Noise::BeforeMain => 6,
+            Noise::MpiRuntime => 7,
         }
     }
 
@@ -56,6 +60,7 @@ impl Noise {
             Noise::LanguageRuntime => "language runtime",
             Noise::NotAFile => "not a file",
             Noise::BeforeMain => "before main",
+            Noise::MpiRuntime => "MPI runtime",
         }
     }
 }

@@ -55,6 +55,11 @@ impl Occurrence<'_> {
     pub fn before_main(&self) -> bool {
         self.key.flags & cairn_model::event_flags::BEFORE_MAIN != 0
     }
+
+    /// Inside `MPI_Init`/`MPI_Finalize`: the MPI runtime's I/O.
+    pub fn in_runtime(&self) -> bool {
+        self.key.flags & cairn_model::event_flags::IN_RUNTIME != 0
+    }
 }
 
 /// An analysis: one handler per call class. Each defaults to [`Visitor::event`].

@@ -74,6 +74,7 @@ fn sample_trace() -> Trace {
             ending: Ending::Exited,
             threads: 1,
             untraced_calls: 0,
+            rank: None,
         }],
         files: vec![
             FileInfo {

@@ -106,7 +106,9 @@ pub fn capture(state: &mut ThreadState, skip: usize) -> u32 {
     // A frame is readable if its two words lie inside the stack. Garbage frame pointers
     // (code built without them) can be anywhere, up to usize::MAX: no overflowing arithmetic.
     let readable = |frame: usize| {
-        frame >= low && frame.checked_add(16).is_some_and(|end| end <= high) && frame.is_multiple_of(8)
+        frame >= low
+            && frame.checked_add(16).is_some_and(|end| end <= high)
+            && frame.is_multiple_of(8)
     };
     if readable(own) {
         // SAFETY: `own` is this function's frame, inside the stack; every later frame is

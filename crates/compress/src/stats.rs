@@ -83,7 +83,9 @@ impl Stats {
         }
     }
 
-    pub fn encode(&self, out: &mut ByteWriter) {
+    /// Writes the statistics; the histogram only if `histogram` (kept for durations, not
+    /// for compute gaps, whose rare outliers would otherwise make long runs' traces grow).
+    pub fn encode(&self, out: &mut ByteWriter, histogram: bool) {
         out.u64(self.count);
         if self.count == 0 {
             return;
@@ -97,12 +99,15 @@ impl Stats {
         out.u64(self.max - self.min);
         out.u64(self.mean.to_bits());
         out.u64(self.m2.to_bits());
-        for bin in &self.histogram {
-            out.u64(*bin);
+        if histogram {
+            for bin in &self.histogram {
+                out.u64(*bin);
+            }
         }
     }
 
-    pub fn decode(reader: &mut ByteReader) -> Result<Stats> {
+    /// Reads what [`Stats::encode`] wrote with the same `histogram`.
+    pub fn decode(reader: &mut ByteReader, histogram: bool) -> Result<Stats> {
         let count = reader.u64()?;
         if count == 0 {
             return Ok(Stats::default());
@@ -118,8 +123,10 @@ impl Stats {
         stats.max = stats.min.saturating_add(reader.u64()?);
         stats.mean = f64::from_bits(reader.u64()?);
         stats.m2 = f64::from_bits(reader.u64()?);
-        for bin in &mut stats.histogram {
-            *bin = reader.u64()?;
+        if histogram {
+            for bin in &mut stats.histogram {
+                *bin = reader.u64()?;
+            }
         }
         Ok(stats)
     }
@@ -144,9 +151,9 @@ mod tests {
             prop_assert!((left.mean - all.mean).abs() <= 1e-6 * all.mean.abs().max(1.0));
             prop_assert!((left.variance() - all.variance()).abs() <= 1e-6 * all.variance().max(1.0));
             let mut writer = ByteWriter::new();
-            left.encode(&mut writer);
+            left.encode(&mut writer, true);
             let bytes = writer.into_inner();
-            prop_assert_eq!(Stats::decode(&mut ByteReader::new(&bytes, "t")).unwrap(), left);
+            prop_assert_eq!(Stats::decode(&mut ByteReader::new(&bytes, "t"), true).unwrap(), left);
         }
     }
 

@@ -307,8 +307,8 @@ impl NodeWriter {
                     out.u64(TAG_KEY_INLINE);
                     encode_key(&leaf.key, out);
                 }
-                leaf.duration.encode(out);
-                leaf.gap.encode(out);
+                leaf.duration.encode(out, true);
+                leaf.gap.encode(out, false);
                 out.i64(leaf.offset_low);
                 out.i64(leaf.offset_high.wrapping_sub(leaf.offset_low));
             }
@@ -459,8 +459,8 @@ impl<'a> Body<'a> {
 }
 
 fn read_leaf(reader: &mut ByteReader, key: EventKey) -> Result<Leaf<EventKey>> {
-    let duration = Stats::decode(reader)?;
-    let gap = Stats::decode(reader)?;
+    let duration = Stats::decode(reader, true)?;
+    let gap = Stats::decode(reader, false)?;
     let offset_low = reader.i64()?;
     let offset_high = offset_low.wrapping_add(reader.i64()?);
     Ok(Leaf {

@@ -116,8 +116,12 @@ pub struct FileSummary {
     pub sequential_writes: u64,
     /// Largest offset + size accessed.
     pub max_offset: u64,
-    /// Calls per layer (`posix`, `stdio`).
+    /// Calls per layer (`posix`, `stdio`, `mpiio`), MPI-IO's POSIX sub-calls included.
     pub layers: BTreeMap<String, u64>,
+    /// POSIX calls the MPI library made on this file inside MPI-IO calls (not counted in
+    /// `reads`/`writes`, which count the program's own calls), and their bytes.
+    pub mpiio_subcalls: u64,
+    pub mpiio_subcall_bytes: u64,
     /// Process ids that touched the file.
     pub pids: BTreeSet<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -341,7 +345,7 @@ fn add_call(summary: &mut CallSummary, occurrence: &Occurrence) {
     summary.layer = occurrence.layer.name().to_string();
     summary.class = occurrence.class.name().to_string();
     summary.count += occurrence.count;
-    if matches!(occurrence.class, CallClass::Read | CallClass::Write) {
+    if occurrence.class.moves_data() {
         summary.bytes += occurrence.bytes();
     }
     summary.time += occurrence.time / 1e9;
@@ -388,7 +392,10 @@ impl Visitor for Builder {
         summary.events += occurrence.count;
         let process_summary = &mut summary.process_list[occurrence.stream.process as usize];
         process_summary.events += occurrence.count;
-        if !occurrence.failed() {
+        // A POSIX call the MPI library made inside an MPI-IO call moved bytes the program's
+        // MPI-IO call already counts.
+        let subcall = occurrence.inside_mpiio();
+        if !occurrence.failed() && !subcall {
             match occurrence.class {
                 CallClass::Read => {
                     process_summary.bytes_read += occurrence.bytes();
@@ -413,7 +420,7 @@ impl Visitor for Builder {
             .entry((occurrence.key.context, occurrence.key.call))
             .or_default();
         site.0 += occurrence.count;
-        if matches!(occurrence.class, CallClass::Read | CallClass::Write) {
+        if occurrence.class.moves_data() {
             site.1 += occurrence.bytes();
         }
         site.2 += occurrence.time / 1e9;
@@ -435,7 +442,18 @@ impl Visitor for Builder {
                     ..FileSummary::default()
                 }
             });
-            entry.add(occurrence);
+            if subcall {
+                entry.mpiio_subcalls += occurrence.count;
+                if matches!(occurrence.class, CallClass::Read | CallClass::Write) {
+                    entry.mpiio_subcall_bytes += occurrence.bytes();
+                }
+                *entry
+                    .layers
+                    .entry(occurrence.layer.name().to_string())
+                    .or_default() += occurrence.count;
+            } else {
+                entry.add(occurrence);
+            }
         }
     }
 }

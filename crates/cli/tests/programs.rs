@@ -854,3 +854,50 @@ fn mpi_file_per_process_ranks_and_runtime_noise() {
         );
     }
 }
+
+#[test]
+fn mpi_communication_and_mpi_io_counts_per_rank() {
+    let ranks = 4u64;
+    let (_directory, traced) = trace_mpi("mpi_ring_io", ranks as usize);
+    traced.assert_files(&["/shared.dat"]);
+    let calls = &traced.summary["calls"];
+    for (call, count, bytes) in [
+        ("MPI_Isend", 5 * ranks, 5 * 4 * ranks),
+        ("MPI_Irecv", 5 * ranks, 5 * 4 * ranks),
+        ("MPI_Waitall", 5 * ranks, 0),
+        ("MPI_Allreduce", 3 * ranks, 3 * 32 * ranks),
+        ("MPI_Barrier", ranks, 0),
+        ("MPI_File_open", ranks, 0),
+        ("MPI_File_close", ranks, 0),
+        ("MPI_File_write_at_all", ranks, 65_536 * ranks),
+        ("MPI_File_write_at", 4 * ranks, 4_096 * ranks),
+        ("MPI_File_read_at_all", ranks, 65_536 * ranks),
+    ] {
+        assert_eq!(calls[call]["count"].as_u64(), Some(count), "{call}");
+        assert_eq!(calls[call]["bytes"].as_u64(), Some(bytes), "{call}");
+    }
+    assert_eq!(
+        traced.summary["layers"]["mpi"]["count"].as_u64(),
+        Some(ranks * (5 + 5 + 5 + 3 + 1))
+    );
+    let shared = traced.file("/shared.dat");
+    // The program's own calls on the file are the MPI-IO ones...
+    assert_fields(
+        shared,
+        &[
+            ("opens", ranks),
+            ("closes", ranks),
+            ("writes", 5 * ranks),
+            ("bytes_written", (65_536 + 4_096) * ranks),
+            ("reads", ranks),
+            ("bytes_read", 65_536 * ranks),
+        ],
+    );
+    assert_eq!(shared["layers"]["mpiio"].as_u64(), Some(8 * ranks));
+    // ...and the POSIX calls Open MPI made for them are attributed to them, not counted twice.
+    assert!(shared["mpiio_subcalls"].as_u64().unwrap() > 0, "{shared}");
+    assert!(
+        shared["mpiio_subcall_bytes"].as_u64().unwrap() >= (65_536 + 4_096) * ranks,
+        "{shared}"
+    );
+}

@@ -204,6 +204,52 @@ macro_rules! for_each_call {
             rewind     Stdio Seek  generated (stream: *mut FILE) -> () => stream_rewind(stream);
             fflush     Stdio Flush generated (stream: *mut FILE) -> c_int => stream_flush(stream);
 
+            // ---- MPI communication (Open MPI ABI: handles are pointers) ------------------
+            MPI_Send   Mpi PointToPoint generated (buf: *const c_void, count: c_int, datatype: MpiHandle, dest: c_int, tag: c_int, comm: MpiHandle) -> c_int
+                => mpi_message(count, datatype, dest, tag, comm);
+            MPI_Recv   Mpi PointToPoint generated (buf: *mut c_void, count: c_int, datatype: MpiHandle, source: c_int, tag: c_int, comm: MpiHandle, status: MpiHandle) -> c_int
+                => mpi_message(count, datatype, source, tag, comm);
+            MPI_Isend  Mpi PointToPoint generated (buf: *const c_void, count: c_int, datatype: MpiHandle, dest: c_int, tag: c_int, comm: MpiHandle, request: *mut MpiHandle) -> c_int
+                => mpi_message(count, datatype, dest, tag, comm);
+            MPI_Irecv  Mpi PointToPoint generated (buf: *mut c_void, count: c_int, datatype: MpiHandle, source: c_int, tag: c_int, comm: MpiHandle, request: *mut MpiHandle) -> c_int
+                => mpi_message(count, datatype, source, tag, comm);
+            MPI_Wait   Mpi Completion generated (request: *mut MpiHandle, status: MpiHandle) -> c_int
+                => mpi_completion(1);
+            MPI_Waitall Mpi Completion generated (count: c_int, requests: *mut MpiHandle, statuses: MpiHandle) -> c_int
+                => mpi_completion(count);
+            MPI_Barrier Mpi Collective generated (comm: MpiHandle) -> c_int
+                => mpi_collective(0, std::ptr::null_mut(), -1, comm);
+            MPI_Bcast  Mpi Collective generated (buffer: *mut c_void, count: c_int, datatype: MpiHandle, root: c_int, comm: MpiHandle) -> c_int
+                => mpi_collective(count, datatype, root, comm);
+            MPI_Reduce Mpi Collective generated (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MpiHandle, op: MpiHandle, root: c_int, comm: MpiHandle) -> c_int
+                => mpi_collective(count, datatype, root, comm);
+            MPI_Allreduce Mpi Collective generated (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MpiHandle, op: MpiHandle, comm: MpiHandle) -> c_int
+                => mpi_collective(count, datatype, -1, comm);
+
+            // ---- MPI-IO -------------------------------------------------------------------
+            MPI_File_open MpiIo Open generated (comm: MpiHandle, filename: *const c_char, amode: c_int, info: MpiHandle, file: *mut MpiHandle) -> c_int
+                => mpi_file_open(filename, amode, file);
+            MPI_File_close MpiIo Close custom;
+            MPI_File_write_at MpiIo Write generated (file: MpiHandle, offset: MpiOffset, buf: *const c_void, count: c_int, datatype: MpiHandle, status: MpiHandle) -> c_int
+                => mpi_file_transfer(file, offset, count, datatype);
+            MPI_File_write_at_all MpiIo Write generated (file: MpiHandle, offset: MpiOffset, buf: *const c_void, count: c_int, datatype: MpiHandle, status: MpiHandle) -> c_int
+                => mpi_file_transfer(file, offset, count, datatype);
+            MPI_File_read_at MpiIo Read generated (file: MpiHandle, offset: MpiOffset, buf: *mut c_void, count: c_int, datatype: MpiHandle, status: MpiHandle) -> c_int
+                => mpi_file_transfer(file, offset, count, datatype);
+            MPI_File_read_at_all MpiIo Read generated (file: MpiHandle, offset: MpiOffset, buf: *mut c_void, count: c_int, datatype: MpiHandle, status: MpiHandle) -> c_int
+                => mpi_file_transfer(file, offset, count, datatype);
+            MPI_File_write MpiIo Write generated (file: MpiHandle, buf: *const c_void, count: c_int, datatype: MpiHandle, status: MpiHandle) -> c_int
+                => mpi_file_transfer(file, -1, count, datatype);
+            MPI_File_read MpiIo Read generated (file: MpiHandle, buf: *mut c_void, count: c_int, datatype: MpiHandle, status: MpiHandle) -> c_int
+                => mpi_file_transfer(file, -1, count, datatype);
+            MPI_File_write_all MpiIo Write generated (file: MpiHandle, buf: *const c_void, count: c_int, datatype: MpiHandle, status: MpiHandle) -> c_int
+                => mpi_file_transfer(file, -1, count, datatype);
+            MPI_File_read_all MpiIo Read generated (file: MpiHandle, buf: *mut c_void, count: c_int, datatype: MpiHandle, status: MpiHandle) -> c_int
+                => mpi_file_transfer(file, -1, count, datatype);
+            MPI_File_sync MpiIo Sync generated (file: MpiHandle) -> c_int => mpi_file_status(file);
+            MPI_File_set_view MpiIo Meta generated (file: MpiHandle, displacement: MpiOffset, etype: MpiHandle, filetype: MpiHandle, representation: *const c_char, info: MpiHandle) -> c_int
+                => mpi_file_status(file);
+
             // ---- process lifecycle --------------------------------------------------------
             __libc_start_main Process Lifecycle custom;
             MPI_Init   Process Lifecycle custom;
@@ -220,16 +266,26 @@ macro_rules! for_each_call {
 pub enum Layer {
     Posix,
     Stdio,
+    Mpi,
+    MpiIo,
     Process,
 }
 
 impl Layer {
-    pub const ALL: [Layer; 3] = [Layer::Posix, Layer::Stdio, Layer::Process];
+    pub const ALL: [Layer; 5] = [
+        Layer::Posix,
+        Layer::Stdio,
+        Layer::Mpi,
+        Layer::MpiIo,
+        Layer::Process,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Layer::Posix => "posix",
             Layer::Stdio => "stdio",
+            Layer::Mpi => "mpi",
+            Layer::MpiIo => "mpiio",
             Layer::Process => "process",
         }
     }
@@ -254,10 +310,16 @@ pub enum CallClass {
     Dup,
     Mmap,
     Lifecycle,
+    /// MPI point-to-point communication (send, receive, blocking or not).
+    PointToPoint,
+    /// MPI collective communication.
+    Collective,
+    /// Completion of non-blocking MPI requests (wait, test).
+    Completion,
 }
 
 impl CallClass {
-    pub const ALL: [CallClass; 12] = [
+    pub const ALL: [CallClass; 15] = [
         CallClass::Open,
         CallClass::Close,
         CallClass::Read,
@@ -270,6 +332,9 @@ impl CallClass {
         CallClass::Dup,
         CallClass::Mmap,
         CallClass::Lifecycle,
+        CallClass::PointToPoint,
+        CallClass::Collective,
+        CallClass::Completion,
     ];
 
     pub fn name(self) -> &'static str {
@@ -286,6 +351,9 @@ impl CallClass {
             CallClass::Dup => "dup",
             CallClass::Mmap => "mmap",
             CallClass::Lifecycle => "lifecycle",
+            CallClass::PointToPoint => "point-to-point",
+            CallClass::Collective => "collective",
+            CallClass::Completion => "completion",
         }
     }
 
@@ -293,6 +361,14 @@ impl CallClass {
         CallClass::ALL
             .into_iter()
             .find(|class| class.name() == name)
+    }
+
+    /// Calls whose result is a number of bytes moved (file data or messages).
+    pub fn moves_data(self) -> bool {
+        matches!(
+            self,
+            CallClass::Read | CallClass::Write | CallClass::PointToPoint | CallClass::Collective
+        )
     }
 
     /// Calls whose time Darshan counts as metadata time (open, close, seek, stat, sync...).

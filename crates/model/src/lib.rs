@@ -57,6 +57,9 @@ pub mod event_flags {
     /// The event happened inside the MPI library's start-up or shut-down (`MPI_Init`,
     /// `MPI_Finalize`): the runtime's I/O, not the program's.
     pub const IN_RUNTIME: u32 = 8;
+    /// The event happened inside an MPI-IO call of the same thread: a sub-call the MPI
+    /// library made, not one the program made.
+    pub const INSIDE_MPIIO: u32 = 16;
 }
 
 impl Event {

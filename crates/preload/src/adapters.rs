@@ -5,6 +5,10 @@
 //! return value last. It returns `false` when the call is not file I/O and must not be
 //! recorded (an anonymous `mmap`).
 
+// An adapter takes the event, the thread state, the arguments its call-table row lists and
+// the return value: as many parameters as the row needs.
+#![allow(clippy::too_many_arguments)]
+
 use cairn_format::segment::{path_origin, RawEvent};
 use cairn_model::event_flags::{EXPLICIT_OFFSET, FAILED};
 use libc::{c_char, c_int, c_long, c_void, iovec, mode_t, size_t, ssize_t, FILE};
@@ -475,3 +479,152 @@ pub fn stream_flush(
 /// Makes sure `c_long` and `off_t` are the same 64-bit type on the targets we build for,
 /// so adapters may take either as i64.
 const _: () = assert!(std::mem::size_of::<c_long>() == 8);
+
+// ---- MPI -----------------------------------------------------------------------------------
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::hooks::{MpiHandle, MpiOffset};
+
+static TYPE_SIZE: AtomicUsize = AtomicUsize::new(0);
+
+/// Bytes of `count` elements of `datatype`, through `PMPI_Type_size` (resolved at run
+/// time, so the library never links libmpi).
+fn mpi_bytes(count: c_int, datatype: MpiHandle) -> u64 {
+    if count <= 0 || datatype.is_null() {
+        return 0;
+    }
+    let mut function = TYPE_SIZE.load(Ordering::Relaxed);
+    if function == 0 {
+        // SAFETY: looking up a symbol by its NUL-terminated name.
+        function = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"PMPI_Type_size".as_ptr()) } as usize;
+        TYPE_SIZE.store(function, Ordering::Relaxed);
+    }
+    if function == 0 {
+        return 0;
+    }
+    type TypeSize = unsafe extern "C" fn(MpiHandle, *mut c_int) -> c_int;
+    let mut size: c_int = 0;
+    // SAFETY: PMPI_Type_size with the program's own datatype handle.
+    let status = unsafe { std::mem::transmute::<usize, TypeSize>(function)(datatype, &mut size) };
+    if status != 0 || size < 0 {
+        return 0;
+    }
+    (count as u64).saturating_mul(size as u64)
+}
+
+/// MPI calls return an error code: the result is the bytes moved, or minus the code.
+fn mpi_result(event: &mut RawEvent, bytes: u64, ret: c_int) {
+    event.request = bytes;
+    event.result = if ret == 0 {
+        bytes as i64
+    } else {
+        -(ret as i64).abs().max(1)
+    };
+    fail_if(event, ret != 0);
+}
+
+fn peer_and_tag(peer: c_int, tag: c_int) -> u64 {
+    ((tag as u32 as u64) << 32) | peer as u32 as u64
+}
+
+pub fn mpi_message(
+    event: &mut RawEvent,
+    _state: &mut ThreadState,
+    count: c_int,
+    datatype: MpiHandle,
+    peer: c_int,
+    tag: c_int,
+    comm: MpiHandle,
+    ret: c_int,
+) -> bool {
+    event.handle = comm as u64;
+    event.aux = peer_and_tag(peer, tag);
+    mpi_result(event, mpi_bytes(count, datatype), ret);
+    true
+}
+
+pub fn mpi_completion(
+    event: &mut RawEvent,
+    _state: &mut ThreadState,
+    count: c_int,
+    ret: c_int,
+) -> bool {
+    event.aux = count.max(0) as u64;
+    mpi_result(event, 0, ret);
+    true
+}
+
+pub fn mpi_collective(
+    event: &mut RawEvent,
+    _state: &mut ThreadState,
+    count: c_int,
+    datatype: MpiHandle,
+    root: c_int,
+    comm: MpiHandle,
+    ret: c_int,
+) -> bool {
+    event.handle = comm as u64;
+    event.aux = peer_and_tag(root, 0);
+    mpi_result(event, mpi_bytes(count, datatype), ret);
+    true
+}
+
+pub fn mpi_file_open(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    filename: *const c_char,
+    mode: c_int,
+    file: *mut MpiHandle,
+    ret: c_int,
+) -> bool {
+    event.file = files::file_for_path(state, libc::AT_FDCWD, filename, path_origin::OPENED);
+    event.aux = mode as u32 as u64;
+    mpi_result(event, 0, ret);
+    if ret == 0 && !file.is_null() {
+        // SAFETY: MPI_File_open succeeded and wrote the handle.
+        let handle = unsafe { *file };
+        event.handle = handle as u64;
+        files::bind_mpi_file(handle as usize, event.file);
+    }
+    true
+}
+
+pub fn mpi_file_close(event: &mut RawEvent, handle: MpiHandle, ret: c_int) -> bool {
+    event.handle = handle as u64;
+    event.file = files::mpi_file(handle as usize);
+    mpi_result(event, 0, ret);
+    if ret == 0 {
+        files::unbind_mpi_file(handle as usize);
+    }
+    true
+}
+
+pub fn mpi_file_transfer(
+    event: &mut RawEvent,
+    _state: &mut ThreadState,
+    file: MpiHandle,
+    offset: MpiOffset,
+    count: c_int,
+    datatype: MpiHandle,
+    ret: c_int,
+) -> bool {
+    event.handle = file as u64;
+    event.file = files::mpi_file(file as usize);
+    // MPI offsets count etypes of the file view, not bytes: kept as given.
+    event.aux = offset as u64;
+    mpi_result(event, mpi_bytes(count, datatype), ret);
+    true
+}
+
+pub fn mpi_file_status(
+    event: &mut RawEvent,
+    _state: &mut ThreadState,
+    file: MpiHandle,
+    ret: c_int,
+) -> bool {
+    event.handle = file as u64;
+    event.file = files::mpi_file(file as usize);
+    mpi_result(event, 0, ret);
+    true
+}

@@ -37,9 +37,11 @@ static PATHS: SpinLock<Option<PathTable>> = SpinLock::new(None);
 pub fn lock_tables() {
     PATHS.lock();
     MAPPINGS.lock();
+    MPI_FILES.lock();
 }
 
 pub fn unlock_tables() {
+    MPI_FILES.unlock();
     MAPPINGS.unlock();
     PATHS.unlock();
 }
@@ -245,5 +247,28 @@ pub fn take_mapping(address: usize) -> Option<Mapping> {
         let mapping = mappings.swap_remove(index);
         MAPPING_COUNT.store(mappings.len() as u32, Ordering::Relaxed);
         Some(mapping)
+    })
+}
+
+/// Open MPI-IO files: handle → file id (few are open at once).
+static MPI_FILES: SpinLock<Vec<(usize, u32)>> = SpinLock::new(Vec::new());
+
+pub fn bind_mpi_file(handle: usize, file: u32) {
+    MPI_FILES.with(|files| {
+        files.retain(|(known, _)| *known != handle);
+        files.push((handle, file));
+    });
+}
+
+pub fn unbind_mpi_file(handle: usize) {
+    MPI_FILES.with(|files| files.retain(|(known, _)| *known != handle));
+}
+
+pub fn mpi_file(handle: usize) -> u32 {
+    MPI_FILES.with(|files| {
+        files
+            .iter()
+            .find(|(known, _)| *known == handle)
+            .map_or(0, |(_, file)| *file)
     })
 }

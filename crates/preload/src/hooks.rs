@@ -11,7 +11,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use cairn_format::segment::RawEvent;
-use cairn_model::event_flags::{BEFORE_MAIN, FAILED, IN_RUNTIME};
+use cairn_model::event_flags::{BEFORE_MAIN, FAILED, INSIDE_MPIIO, IN_RUNTIME};
 use cairn_model::{for_each_call, Call};
 #[allow(unused_imports)]
 use libc::{
@@ -22,6 +22,11 @@ use libc::{
 use crate::adapters;
 use crate::recorder::{Scope, ThreadState};
 use crate::{clock, context, files, lifecycle};
+
+/// An MPI handle in Open MPI's ABI (a pointer to an opaque object).
+pub type MpiHandle = *mut c_void;
+/// `MPI_Offset` (long long).
+pub type MpiOffset = i64;
 
 /// What a hook returns when the real function cannot be found (with errno = ENOSYS).
 pub trait FailureValue {
@@ -56,6 +61,22 @@ fn errno_set(value: c_int) {
     unsafe { *libc::__errno_location() = value };
 }
 
+/// Flags every event of this thread gets from where it happened.
+#[inline(always)]
+fn event_context_flags(state: &ThreadState) -> u32 {
+    let mut flags = 0;
+    if !lifecycle::main_started() {
+        flags |= BEFORE_MAIN;
+    }
+    if lifecycle::in_runtime() {
+        flags |= IN_RUNTIME;
+    }
+    if state.mpiio_depth > 0 {
+        flags |= INSIDE_MPIIO;
+    }
+    flags
+}
+
 /// Fills and writes one event. Never unwinds into C: a panic disables tracing.
 #[inline(always)]
 fn record(
@@ -74,15 +95,7 @@ fn record(
             duration: end.saturating_sub(start),
             offset: -1,
             context,
-            flags: if lifecycle::main_started() {
-                0
-            } else {
-                BEFORE_MAIN
-            } | if lifecycle::in_runtime() {
-                IN_RUNTIME
-            } else {
-                0
-            },
+            flags: event_context_flags(state),
             ..RawEvent::default()
         };
         if fill(&mut event, state) {
@@ -108,10 +121,17 @@ fn traced<R: Copy>(
     fill: impl FnOnce(&mut RawEvent, &mut ThreadState, R) -> bool,
 ) -> R {
     let start = clock::now();
+    let mpiio = call.layer() == cairn_model::Layer::MpiIo;
+    if mpiio {
+        scope.state().mpiio_depth += 1;
+    }
     scope.pause();
     let ret = invoke();
     let errno = errno_get();
     scope.resume();
+    if mpiio {
+        scope.state().mpiio_depth -= 1;
+    }
     let end = clock::now();
     let context = context::capture(scope.state(), 0);
     record(scope, call, start, end, errno, context, |event, state| {
@@ -294,6 +314,34 @@ pub unsafe extern "C" fn fclose(stream: *mut FILE) -> c_int {
         // SAFETY: forwarding the caller's argument.
         || unsafe { real(stream) },
         |event, _, ret| adapters::stream_close(event, file, fd, stream, ret),
+    )
+}
+
+/// Needs the file handle before the call sets it to MPI_FILE_NULL.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_close(file: *mut MpiHandle) -> c_int {
+    type Real = unsafe extern "C" fn(*mut MpiHandle) -> c_int;
+    let Some(real) = crate::real::get(Call::MPI_File_close) else {
+        return missing();
+    };
+    // SAFETY: the next definition of MPI_File_close.
+    let real = unsafe { std::mem::transmute::<usize, Real>(real) };
+    let Some(scope) = Scope::enter() else {
+        // SAFETY: forwarding the caller's argument.
+        return unsafe { real(file) };
+    };
+    // SAFETY: the program passes a valid MPI_File pointer.
+    let handle = if file.is_null() {
+        std::ptr::null_mut()
+    } else {
+        unsafe { *file }
+    };
+    traced(
+        &scope,
+        Call::MPI_File_close,
+        // SAFETY: forwarding the caller's argument.
+        || unsafe { real(file) },
+        |event, _, ret| adapters::mpi_file_close(event, handle, ret),
     )
 }
 

@@ -50,6 +50,8 @@ pub struct ThreadState {
     generation: u32,
     pub stack_low: usize,
     pub stack_high: usize,
+    /// MPI-IO calls this thread is inside (their POSIX sub-calls are marked).
+    pub mpiio_depth: u32,
     /// Direct-mapped cache from stack hash to context id (see `context`).
     pub context_cache: [(u64, u32); CONTEXT_CACHE_SIZE],
 }
@@ -138,6 +140,7 @@ impl ThreadState {
             generation: GENERATION.load(Ordering::Relaxed),
             stack_low,
             stack_high,
+            mpiio_depth: 0,
             context_cache: [(0, 0); CONTEXT_CACHE_SIZE],
         });
         let state = Box::into_raw(state);

@@ -20,7 +20,8 @@ pub enum Noise {
     NotAFile,
     /// Only touched before `main` started.
     BeforeMain,
-    /// Only touched inside `MPI_Init`/`MPI_Finalize` (and before `main`): the MPI runtime's.
+    /// Only touched by the MPI library: inside `MPI_Init`/`MPI_Finalize`, or by the POSIX
+    /// calls it makes inside MPI-IO calls (lock-test files, shared-memory segments).
     MpiRuntime,
 }
 

@@ -56,6 +56,11 @@ impl Occurrence<'_> {
         self.key.flags & cairn_model::event_flags::BEFORE_MAIN != 0
     }
 
+    /// A POSIX call the MPI library made inside an MPI-IO call of the program.
+    pub fn inside_mpiio(&self) -> bool {
+        self.key.flags & cairn_model::event_flags::INSIDE_MPIIO != 0
+    }
+
     /// Inside `MPI_Init`/`MPI_Finalize`: the MPI runtime's I/O.
     pub fn in_runtime(&self) -> bool {
         self.key.flags & cairn_model::event_flags::IN_RUNTIME != 0
@@ -99,6 +104,15 @@ pub trait Visitor {
     fn mmap(&mut self, occurrence: &Occurrence) {
         self.event(occurrence)
     }
+    fn point_to_point(&mut self, occurrence: &Occurrence) {
+        self.event(occurrence)
+    }
+    fn collective(&mut self, occurrence: &Occurrence) {
+        self.event(occurrence)
+    }
+    fn completion(&mut self, occurrence: &Occurrence) {
+        self.event(occurrence)
+    }
     /// A call this build does not know (from a newer cairn): no class, no layer.
     fn unknown(&mut self, stream: &Stream, call: &CallInfo, count: u64) {}
 }
@@ -117,6 +131,9 @@ fn dispatch(visitor: &mut impl Visitor, occurrence: &Occurrence) {
         CallClass::Dup => visitor.dup(occurrence),
         CallClass::Mmap => visitor.mmap(occurrence),
         CallClass::Lifecycle => visitor.event(occurrence),
+        CallClass::PointToPoint => visitor.point_to_point(occurrence),
+        CallClass::Collective => visitor.collective(occurrence),
+        CallClass::Completion => visitor.completion(occurrence),
     }
 }
 

@@ -901,3 +901,46 @@ fn mpi_communication_and_mpi_io_counts_per_rank() {
         "{shared}"
     );
 }
+
+#[test]
+fn mpi_library_loaded_locally_by_a_plugin() {
+    let directory = tempfile::tempdir().unwrap();
+    let plugin = directory.path().join("libmpi_local_ext.so");
+    let status = Command::new("mpicc")
+        .args(["-O1", "-shared", "-fPIC", "-o"])
+        .arg(&plugin)
+        .arg(programs_directory().join("mpi_local_ext.c"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let program = compile("mpi_local_main", directory.path(), &["-ldl"]);
+    let staging = directory.path().join("staging");
+    let output = Command::new("mpirun")
+        .args(["--oversubscribe", "-np", "2", "-x"])
+        .arg(format!("LD_PRELOAD={}", library().display()))
+        .arg("-x")
+        .arg(format!("CAIRN_DIR={}", staging.display()))
+        .arg(&program)
+        .arg(&plugin)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let trace_path = directory.path().join("trace.cairn");
+    let merged = Command::new(cairn_binary())
+        .arg("merge")
+        .arg(&staging)
+        .arg("-o")
+        .arg(&trace_path)
+        .output()
+        .unwrap();
+    assert!(merged.status.success());
+    let summary = summary_json(&trace_path, &[]);
+    assert_eq!(summary["calls"]["MPI_Barrier"]["count"].as_u64(), Some(4));
+    assert_eq!(summary["ranks"].as_u64(), Some(2));
+}

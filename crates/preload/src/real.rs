@@ -24,6 +24,9 @@ static REAL: [AtomicUsize; CALL_COUNT] = [const { AtomicUsize::new(0) }; CALL_CO
 thread_local! {
     /// Set while this thread is inside dlsym, in case dlsym itself calls a hooked function.
     static RESOLVING: Cell<bool> = const { Cell::new(false) };
+    /// Set during start-up resolution, which skips the slow search of `RTLD_LOCAL` objects
+    /// (a call made later searches then).
+    static EAGER: Cell<bool> = const { Cell::new(false) };
 }
 
 /// The real function for `call`, or `None` if there is none (or we are resolving).
@@ -41,9 +44,12 @@ fn resolve(call: Call) -> Option<usize> {
     if RESOLVING.with(|flag| flag.replace(true)) {
         return None;
     }
+    let name = SYMBOLS[call as usize];
     // SAFETY: the symbol name is NUL-terminated; RTLD_NEXT searches after this library.
-    let address =
-        unsafe { libc::dlsym(libc::RTLD_NEXT, SYMBOLS[call as usize].as_ptr().cast()) } as usize;
+    let mut address = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr().cast()) } as usize;
+    if address == 0 && name.starts_with("MPI_") && !EAGER.with(|flag| flag.get()) {
+        address = search_loaded_objects(name);
+    }
     RESOLVING.with(|flag| flag.set(false));
     if address == 0 {
         return None;
@@ -54,7 +60,56 @@ fn resolve(call: Call) -> Option<usize> {
 
 /// Resolves every call up front (at start-up) so hooks never need dlsym later.
 pub fn resolve_all() {
+    EAGER.with(|flag| flag.set(true));
     for call in Call::ALL {
         get(*call);
     }
+    EAGER.with(|flag| flag.set(false));
+}
+
+/// Finds `name` in a loaded object outside the global lookup scope: a library loaded with
+/// `RTLD_LOCAL` (libmpi opened by a Python extension) is invisible to `RTLD_NEXT`, yet its
+/// users' calls reach our hooks first.
+fn search_loaded_objects(name: &str) -> usize {
+    struct Search {
+        name: *const libc::c_char,
+        own: usize,
+        found: usize,
+    }
+    unsafe extern "C" fn visit(
+        info: *mut libc::dl_phdr_info,
+        _size: libc::size_t,
+        data: *mut libc::c_void,
+    ) -> libc::c_int {
+        // SAFETY: dl_iterate_phdr passes a valid record and the Search we gave it.
+        let (info, search) = unsafe { (&*info, &mut *(data as *mut Search)) };
+        // SAFETY: a non-null dlpi_name is a NUL-terminated path.
+        if info.dlpi_name.is_null() || unsafe { *info.dlpi_name } == 0 {
+            return 0;
+        }
+        // SAFETY: RTLD_NOLOAD only returns a handle to an object that is already loaded.
+        let handle = unsafe { libc::dlopen(info.dlpi_name, libc::RTLD_LAZY | libc::RTLD_NOLOAD) };
+        if handle.is_null() {
+            return 0;
+        }
+        // SAFETY: looking up a NUL-terminated name in a loaded object.
+        let address = unsafe { libc::dlsym(handle, search.name) } as usize;
+        // SAFETY: balances the dlopen above; the object stays loaded for its other users.
+        unsafe { libc::dlclose(handle) };
+        if address != 0 && address != search.own {
+            search.found = address;
+            return 1;
+        }
+        0
+    }
+    // SAFETY: looking up our own definition (the first in the global scope), to skip it.
+    let own = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr().cast()) } as usize;
+    let mut search = Search {
+        name: name.as_ptr().cast(),
+        own,
+        found: 0,
+    };
+    // SAFETY: the callback only reads the loader's records and writes our Search.
+    unsafe { libc::dl_iterate_phdr(Some(visit), (&mut search as *mut Search).cast()) };
+    search.found
 }

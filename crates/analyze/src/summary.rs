@@ -158,6 +158,50 @@ pub struct ProcessSummary {
     pub untraced_calls: u64,
     /// MPI rank, when the process was launched as one.
     pub rank: Option<u32>,
+    /// Calls by kind, the table the thesis reports for POP and FLASH-IO.
+    pub calls_by_kind: CallsByKind,
+}
+
+/// Calls by kind: file I/O the program made (any layer, sub-calls excluded), collective,
+/// blocking and non-blocking point-to-point communication, and request completions.
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq)]
+pub struct CallsByKind {
+    pub io: f64,
+    pub collective: f64,
+    pub blocking: f64,
+    pub non_blocking: f64,
+    pub completion: f64,
+}
+
+impl CallsByKind {
+    fn add(&mut self, other: &CallsByKind) {
+        self.io += other.io;
+        self.collective += other.collective;
+        self.blocking += other.blocking;
+        self.non_blocking += other.non_blocking;
+        self.completion += other.completion;
+    }
+
+    fn scaled(mut self, factor: f64) -> CallsByKind {
+        for value in [
+            &mut self.io,
+            &mut self.collective,
+            &mut self.blocking,
+            &mut self.non_blocking,
+            &mut self.completion,
+        ] {
+            *value *= factor;
+        }
+        self
+    }
+}
+
+/// For MPI runs: calls by kind of rank 0 and the average of the other ranks.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct RankTable {
+    pub rank_0: CallsByKind,
+    pub other_ranks_average: CallsByKind,
+    pub other_ranks: u64,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -186,6 +230,8 @@ pub struct Summary {
     pub calls: BTreeMap<String, CallSummary>,
     pub layers: BTreeMap<String, CallSummary>,
     pub process_list: Vec<ProcessSummary>,
+    /// For MPI runs (null otherwise): rank 0 against the average of the other ranks.
+    pub rank_table: Option<RankTable>,
     /// Call sites, by time spent: each distinct calling context and call.
     pub call_sites: Vec<CallSiteSummary>,
     pub filtered: Filtered,
@@ -395,6 +441,18 @@ impl Visitor for Builder {
         // A POSIX call the MPI library made inside an MPI-IO call moved bytes the program's
         // MPI-IO call already counts.
         let subcall = occurrence.inside_mpiio();
+        let count = occurrence.count as f64;
+        let kinds = &mut process_summary.calls_by_kind;
+        match occurrence.class {
+            CallClass::PointToPoint if occurrence.call.name.starts_with("MPI_I") => {
+                kinds.non_blocking += count
+            }
+            CallClass::PointToPoint => kinds.blocking += count,
+            CallClass::Collective => kinds.collective += count,
+            CallClass::Completion => kinds.completion += count,
+            _ if occurrence.file.is_some() && !subcall => kinds.io += count,
+            _ => {}
+        }
         if !occurrence.failed() && !subcall {
             match occurrence.class {
                 CallClass::Read => {
@@ -557,6 +615,31 @@ pub fn summarize(trace: &Trace, options: Options) -> Result<Summary> {
                 .entry(reason.to_string())
                 .or_default() += 1;
         }
+    }
+    let mut by_rank: BTreeMap<u32, CallsByKind> = BTreeMap::new();
+    for process in &summary.process_list {
+        if let Some(rank) = process.rank {
+            by_rank.entry(rank).or_default().add(&process.calls_by_kind);
+        }
+    }
+    if let Some(rank_0) = by_rank.get(&0).copied() {
+        let others: Vec<&CallsByKind> = by_rank
+            .iter()
+            .filter(|(rank, _)| **rank != 0)
+            .map(|(_, kinds)| kinds)
+            .collect();
+        let mut total = CallsByKind::default();
+        others.iter().for_each(|kinds| total.add(kinds));
+        let average = if others.is_empty() {
+            total
+        } else {
+            total.scaled(1.0 / others.len() as f64)
+        };
+        summary.rank_table = Some(RankTable {
+            rank_0,
+            other_ranks_average: average,
+            other_ranks: others.len() as u64,
+        });
     }
     let untraced: u64 = trace
         .processes

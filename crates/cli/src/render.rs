@@ -153,6 +153,29 @@ pub fn summary_text(summary: &Summary) -> String {
             name, call.layer, call.class, call.count, call.bytes, call.time
         );
     }
+    if let Some(table) = &summary.rank_table {
+        let _ = writeln!(out, "\nCalls by kind ({} ranks)", summary.ranks);
+        let _ = writeln!(
+            out,
+            "  {:<24} {:>10} {:>11} {:>10} {:>13} {:>11}",
+            "", "I/O", "collective", "blocking", "non-blocking", "completion"
+        );
+        for (name, kinds) in [
+            ("rank 0", &table.rank_0),
+            ("average of other ranks", &table.other_ranks_average),
+        ] {
+            let _ = writeln!(
+                out,
+                "  {:<24} {:>10.1} {:>11.1} {:>10.1} {:>13.1} {:>11.1}",
+                name,
+                kinds.io,
+                kinds.collective,
+                kinds.blocking,
+                kinds.non_blocking,
+                kinds.completion
+            );
+        }
+    }
     if !summary.call_sites.is_empty() {
         let _ = writeln!(out, "\nCall sites (by time; the 15 busiest)");
         let _ = writeln!(

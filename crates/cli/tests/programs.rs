@@ -894,6 +894,25 @@ fn mpi_communication_and_mpi_io_counts_per_rank() {
         ],
     );
     assert_eq!(shared["layers"]["mpiio"].as_u64(), Some(8 * ranks));
+    // The thesis' table: rank 0 against the average of the others.
+    let table = &traced.summary["rank_table"];
+    assert_eq!(table["other_ranks"].as_u64(), Some(ranks - 1));
+    for row in ["rank_0", "other_ranks_average"] {
+        let expected = [
+            ("io", 8.0),
+            ("collective", 4.0),
+            ("blocking", 0.0),
+            ("non_blocking", 10.0),
+            ("completion", 5.0),
+        ];
+        for (kind, count) in expected {
+            assert_eq!(
+                table[row][kind].as_f64(),
+                Some(count),
+                "{row} {kind}: {table}"
+            );
+        }
+    }
     // ...and the POSIX calls Open MPI made for them are attributed to them, not counted twice.
     assert!(shared["mpiio_subcalls"].as_u64().unwrap() > 0, "{shared}");
     assert!(

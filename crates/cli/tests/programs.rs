@@ -963,3 +963,35 @@ fn mpi_library_loaded_locally_by_a_plugin() {
     assert_eq!(summary["calls"]["MPI_Barrier"]["count"].as_u64(), Some(4));
     assert_eq!(summary["ranks"].as_u64(), Some(2));
 }
+
+#[test]
+fn more_mpi_operations_are_counted() {
+    let ranks = 4u64;
+    let (_directory, traced) = trace_mpi("mpi_more", ranks as usize);
+    let calls = &traced.summary["calls"];
+    let per_rank_int = 4 * ranks;
+    for (call, count, bytes) in [
+        ("MPI_Sendrecv", 2 * ranks, 2 * per_rank_int),
+        ("MPI_Ssend", ranks / 2, 4 * ranks / 2),
+        ("MPI_Probe", ranks / 2, 0),
+        ("MPI_Recv", ranks / 2, 4 * ranks / 2),
+        ("MPI_Iprobe", ranks, 0),
+        ("MPI_Test", ranks, 0),
+        ("MPI_Gather", ranks, per_rank_int),
+        ("MPI_Scatter", ranks, per_rank_int),
+        ("MPI_Allgather", ranks, per_rank_int),
+        ("MPI_Alltoall", ranks, per_rank_int),
+        ("MPI_Scan", ranks, per_rank_int),
+        ("MPI_Exscan", ranks, per_rank_int),
+        ("MPI_Reduce_scatter_block", ranks, per_rank_int),
+        ("MPI_Ibarrier", ranks, 0),
+        ("MPI_Ibcast", ranks, per_rank_int),
+        ("MPI_Iallreduce", ranks, per_rank_int),
+        ("MPI_Wait", ranks, 0),
+        ("MPI_Waitany", ranks, 0),
+        ("MPI_Waitsome", ranks, 0),
+    ] {
+        assert_eq!(calls[call]["count"].as_u64(), Some(count), "{call}");
+        assert_eq!(calls[call]["bytes"].as_u64(), Some(bytes), "{call}");
+    }
+}

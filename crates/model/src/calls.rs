@@ -213,6 +213,48 @@ macro_rules! for_each_call {
                 => mpi_message(count, datatype, dest, tag, comm);
             MPI_Irecv  Mpi PointToPoint generated (buf: *mut c_void, count: c_int, datatype: MpiHandle, source: c_int, tag: c_int, comm: MpiHandle, request: *mut MpiHandle) -> c_int
                 => mpi_message(count, datatype, source, tag, comm);
+            MPI_Ssend  Mpi PointToPoint generated (buf: *const c_void, count: c_int, datatype: MpiHandle, dest: c_int, tag: c_int, comm: MpiHandle) -> c_int
+                => mpi_message(count, datatype, dest, tag, comm);
+            MPI_Rsend  Mpi PointToPoint generated (buf: *const c_void, count: c_int, datatype: MpiHandle, dest: c_int, tag: c_int, comm: MpiHandle) -> c_int
+                => mpi_message(count, datatype, dest, tag, comm);
+            MPI_Bsend  Mpi PointToPoint generated (buf: *const c_void, count: c_int, datatype: MpiHandle, dest: c_int, tag: c_int, comm: MpiHandle) -> c_int
+                => mpi_message(count, datatype, dest, tag, comm);
+            MPI_Issend Mpi PointToPoint generated (buf: *const c_void, count: c_int, datatype: MpiHandle, dest: c_int, tag: c_int, comm: MpiHandle, request: *mut MpiHandle) -> c_int
+                => mpi_message(count, datatype, dest, tag, comm);
+            MPI_Sendrecv Mpi PointToPoint generated (sendbuf: *const c_void, sendcount: c_int, sendtype: MpiHandle, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: MpiHandle, source: c_int, recvtag: c_int, comm: MpiHandle, status: MpiHandle) -> c_int
+                => mpi_message(sendcount, sendtype, dest, sendtag, comm);
+            MPI_Probe  Mpi PointToPoint generated (source: c_int, tag: c_int, comm: MpiHandle, status: MpiHandle) -> c_int
+                => mpi_message(0, std::ptr::null_mut(), source, tag, comm);
+            MPI_Iprobe Mpi PointToPoint generated (source: c_int, tag: c_int, comm: MpiHandle, flag: *mut c_int, status: MpiHandle) -> c_int
+                => mpi_message(0, std::ptr::null_mut(), source, tag, comm);
+            MPI_Test   Mpi Completion generated (request: *mut MpiHandle, flag: *mut c_int, status: MpiHandle) -> c_int
+                => mpi_completion(1);
+            MPI_Testall Mpi Completion generated (count: c_int, requests: *mut MpiHandle, flag: *mut c_int, statuses: MpiHandle) -> c_int
+                => mpi_completion(count);
+            MPI_Waitany Mpi Completion generated (count: c_int, requests: *mut MpiHandle, index: *mut c_int, status: MpiHandle) -> c_int
+                => mpi_completion(count);
+            MPI_Waitsome Mpi Completion generated (incount: c_int, requests: *mut MpiHandle, outcount: *mut c_int, indices: *mut c_int, statuses: MpiHandle) -> c_int
+                => mpi_completion(incount);
+            MPI_Gather Mpi Collective generated (sendbuf: *const c_void, sendcount: c_int, sendtype: MpiHandle, recvbuf: *mut c_void, recvcount: c_int, recvtype: MpiHandle, root: c_int, comm: MpiHandle) -> c_int
+                => mpi_collective(sendcount, sendtype, root, comm);
+            MPI_Scatter Mpi Collective generated (sendbuf: *const c_void, sendcount: c_int, sendtype: MpiHandle, recvbuf: *mut c_void, recvcount: c_int, recvtype: MpiHandle, root: c_int, comm: MpiHandle) -> c_int
+                => mpi_collective(recvcount, recvtype, root, comm);
+            MPI_Allgather Mpi Collective generated (sendbuf: *const c_void, sendcount: c_int, sendtype: MpiHandle, recvbuf: *mut c_void, recvcount: c_int, recvtype: MpiHandle, comm: MpiHandle) -> c_int
+                => mpi_collective(sendcount, sendtype, -1, comm);
+            MPI_Alltoall Mpi Collective generated (sendbuf: *const c_void, sendcount: c_int, sendtype: MpiHandle, recvbuf: *mut c_void, recvcount: c_int, recvtype: MpiHandle, comm: MpiHandle) -> c_int
+                => mpi_collective(sendcount, sendtype, -1, comm);
+            MPI_Scan   Mpi Collective generated (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MpiHandle, op: MpiHandle, comm: MpiHandle) -> c_int
+                => mpi_collective(count, datatype, -1, comm);
+            MPI_Exscan Mpi Collective generated (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MpiHandle, op: MpiHandle, comm: MpiHandle) -> c_int
+                => mpi_collective(count, datatype, -1, comm);
+            MPI_Reduce_scatter_block Mpi Collective generated (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MpiHandle, op: MpiHandle, comm: MpiHandle) -> c_int
+                => mpi_collective(recvcount, datatype, -1, comm);
+            MPI_Ibarrier Mpi Collective generated (comm: MpiHandle, request: *mut MpiHandle) -> c_int
+                => mpi_collective(0, std::ptr::null_mut(), -1, comm);
+            MPI_Ibcast Mpi Collective generated (buffer: *mut c_void, count: c_int, datatype: MpiHandle, root: c_int, comm: MpiHandle, request: *mut MpiHandle) -> c_int
+                => mpi_collective(count, datatype, root, comm);
+            MPI_Iallreduce Mpi Collective generated (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MpiHandle, op: MpiHandle, comm: MpiHandle, request: *mut MpiHandle) -> c_int
+                => mpi_collective(count, datatype, -1, comm);
             MPI_Wait   Mpi Completion generated (request: *mut MpiHandle, status: MpiHandle) -> c_int
                 => mpi_completion(1);
             MPI_Waitall Mpi Completion generated (count: c_int, requests: *mut MpiHandle, statuses: MpiHandle) -> c_int

@@ -359,6 +359,9 @@ impl FileSummary {
                     }
                 }
             }
+            // Completing a split or non-blocking MPI-IO call: its time belongs to the file,
+            // its count to the call that started it.
+            CallClass::Completion => self.meta_time += time,
             other => {
                 self.meta_time += time;
                 let counter = match other {

@@ -995,3 +995,38 @@ fn more_mpi_operations_are_counted() {
         assert_eq!(calls[call]["bytes"].as_u64(), Some(bytes), "{call}");
     }
 }
+
+#[test]
+fn more_mpi_io_forms_are_counted() {
+    let ranks = 4u64;
+    let (_directory, traced) = trace_mpi("mpi_io_more", ranks as usize);
+    traced.assert_files(&["/more.dat"]);
+    let calls = &traced.summary["calls"];
+    for (call, count, bytes) in [
+        ("MPI_File_iwrite_at", ranks, 4096 * ranks),
+        ("MPI_File_write_shared", ranks, 100 * ranks),
+        ("MPI_File_write_ordered", ranks, 200 * ranks),
+        ("MPI_File_write_at_all_begin", ranks, 1024 * ranks),
+        ("MPI_File_write_at_all_end", ranks, 0),
+        ("MPI_File_seek", ranks, 0),
+        ("MPI_File_get_size", ranks, 0),
+        ("MPI_File_preallocate", ranks, 0),
+        ("MPI_File_set_size", ranks, 0),
+        ("MPI_File_delete", 1, 0),
+    ] {
+        assert_eq!(calls[call]["count"].as_u64(), Some(count), "{call}");
+        assert_eq!(calls[call]["bytes"].as_u64(), Some(bytes), "{call}");
+    }
+    assert_fields(
+        traced.file("/more.dat"),
+        &[
+            ("opens", ranks),
+            ("closes", ranks),
+            ("writes", 4 * ranks),
+            ("bytes_written", (4096 + 100 + 200 + 1024) * ranks),
+            ("seeks", ranks),
+            ("stats", ranks),
+            ("metas", 2 * ranks + 1),
+        ],
+    );
+}

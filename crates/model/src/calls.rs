@@ -255,6 +255,12 @@ macro_rules! for_each_call {
                 => mpi_collective(count, datatype, root, comm);
             MPI_Iallreduce Mpi Collective generated (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MpiHandle, op: MpiHandle, comm: MpiHandle, request: *mut MpiHandle) -> c_int
                 => mpi_collective(count, datatype, -1, comm);
+            MPI_Sendrecv_replace Mpi PointToPoint generated (buf: *mut c_void, count: c_int, datatype: MpiHandle, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: MpiHandle, status: MpiHandle) -> c_int
+                => mpi_message(count, datatype, dest, sendtag, comm);
+            MPI_Testany Mpi Completion generated (count: c_int, requests: *mut MpiHandle, index: *mut c_int, flag: *mut c_int, status: MpiHandle) -> c_int
+                => mpi_completion(count);
+            MPI_Testsome Mpi Completion generated (incount: c_int, requests: *mut MpiHandle, outcount: *mut c_int, indices: *mut c_int, statuses: MpiHandle) -> c_int
+                => mpi_completion(incount);
             MPI_Wait   Mpi Completion generated (request: *mut MpiHandle, status: MpiHandle) -> c_int
                 => mpi_completion(1);
             MPI_Waitall Mpi Completion generated (count: c_int, requests: *mut MpiHandle, statuses: MpiHandle) -> c_int
@@ -288,6 +294,32 @@ macro_rules! for_each_call {
                 => mpi_file_transfer(file, -1, count, datatype);
             MPI_File_read_all MpiIo Read generated (file: MpiHandle, buf: *mut c_void, count: c_int, datatype: MpiHandle, status: MpiHandle) -> c_int
                 => mpi_file_transfer(file, -1, count, datatype);
+            MPI_File_delete MpiIo Meta generated (filename: *const c_char, info: MpiHandle) -> c_int
+                => mpi_file_delete(filename);
+            MPI_File_set_size MpiIo Meta generated (file: MpiHandle, size: MpiOffset) -> c_int => mpi_file_status(file);
+            MPI_File_preallocate MpiIo Meta generated (file: MpiHandle, size: MpiOffset) -> c_int => mpi_file_status(file);
+            MPI_File_get_size MpiIo Stat generated (file: MpiHandle, size: *mut MpiOffset) -> c_int => mpi_file_status(file);
+            MPI_File_seek MpiIo Seek generated (file: MpiHandle, offset: MpiOffset, whence: c_int) -> c_int => mpi_file_status(file);
+            MPI_File_write_shared MpiIo Write generated (file: MpiHandle, buf: *const c_void, count: c_int, datatype: MpiHandle, status: MpiHandle) -> c_int
+                => mpi_file_transfer(file, -1, count, datatype);
+            MPI_File_read_shared MpiIo Read generated (file: MpiHandle, buf: *mut c_void, count: c_int, datatype: MpiHandle, status: MpiHandle) -> c_int
+                => mpi_file_transfer(file, -1, count, datatype);
+            MPI_File_write_ordered MpiIo Write generated (file: MpiHandle, buf: *const c_void, count: c_int, datatype: MpiHandle, status: MpiHandle) -> c_int
+                => mpi_file_transfer(file, -1, count, datatype);
+            MPI_File_read_ordered MpiIo Read generated (file: MpiHandle, buf: *mut c_void, count: c_int, datatype: MpiHandle, status: MpiHandle) -> c_int
+                => mpi_file_transfer(file, -1, count, datatype);
+            MPI_File_iwrite_at MpiIo Write generated (file: MpiHandle, offset: MpiOffset, buf: *const c_void, count: c_int, datatype: MpiHandle, request: *mut MpiHandle) -> c_int
+                => mpi_file_transfer(file, offset, count, datatype);
+            MPI_File_iread_at MpiIo Read generated (file: MpiHandle, offset: MpiOffset, buf: *mut c_void, count: c_int, datatype: MpiHandle, request: *mut MpiHandle) -> c_int
+                => mpi_file_transfer(file, offset, count, datatype);
+            MPI_File_iwrite MpiIo Write generated (file: MpiHandle, buf: *const c_void, count: c_int, datatype: MpiHandle, request: *mut MpiHandle) -> c_int
+                => mpi_file_transfer(file, -1, count, datatype);
+            MPI_File_iread MpiIo Read generated (file: MpiHandle, buf: *mut c_void, count: c_int, datatype: MpiHandle, request: *mut MpiHandle) -> c_int
+                => mpi_file_transfer(file, -1, count, datatype);
+            MPI_File_write_at_all_begin MpiIo Write generated (file: MpiHandle, offset: MpiOffset, buf: *const c_void, count: c_int, datatype: MpiHandle) -> c_int
+                => mpi_file_transfer(file, offset, count, datatype);
+            MPI_File_write_at_all_end MpiIo Completion generated (file: MpiHandle, buf: *const c_void, status: MpiHandle) -> c_int
+                => mpi_file_status(file);
             MPI_File_sync MpiIo Sync generated (file: MpiHandle) -> c_int => mpi_file_status(file);
             MPI_File_set_view MpiIo Meta generated (file: MpiHandle, displacement: MpiOffset, etype: MpiHandle, filetype: MpiHandle, representation: *const c_char, info: MpiHandle) -> c_int
                 => mpi_file_status(file);

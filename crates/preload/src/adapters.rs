@@ -628,3 +628,14 @@ pub fn mpi_file_status(
     mpi_result(event, 0, ret);
     true
 }
+
+pub fn mpi_file_delete(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    filename: *const c_char,
+    ret: c_int,
+) -> bool {
+    event.file = files::file_for_path(state, libc::AT_FDCWD, filename, path_origin::NAMED);
+    mpi_result(event, 0, ret);
+    true
+}

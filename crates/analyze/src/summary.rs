@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use cairn_model::CallClass;
+use cairn_model::{CallClass, Layer};
 use cairn_trace::symbols::{self, Symbolizer};
 use cairn_trace::walk::{self, Occurrence, Visitor};
 use cairn_trace::{Result, Trace};
@@ -196,6 +196,39 @@ impl CallsByKind {
     }
 }
 
+/// One MPI-IO call (over all ranks) and the POSIX calls the MPI library made inside it.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct MpiIoCallSummary {
+    pub count: u64,
+    pub bytes: u64,
+    /// Mean latency of the MPI-IO call, seconds.
+    pub mean_latency: f64,
+    /// POSIX sub-calls made inside these calls, their bytes and total time.
+    pub posix_subcalls: u64,
+    pub posix_bytes: u64,
+    pub posix_time: f64,
+    /// Sub-calls per MPI-IO call.
+    pub fragmentation: f64,
+    /// The longest single POSIX sub-call, seconds.
+    pub max_posix_latency: f64,
+    /// The rank whose calls took longest on average (the critical path of a collective).
+    pub slowest_rank: Option<u32>,
+    #[serde(skip)]
+    time: f64,
+    #[serde(skip)]
+    per_rank: BTreeMap<u32, (u64, f64)>,
+}
+
+/// POSIX sub-calls seen in a stream since its last MPI-IO call: they belong to the next
+/// MPI-IO call of that stream (a call is recorded when it returns, after its sub-calls).
+#[derive(Clone, Copy, Debug, Default)]
+struct PendingSubcalls {
+    count: u64,
+    bytes: u64,
+    time: f64,
+    max_latency: f64,
+}
+
 /// For MPI runs: calls by kind of rank 0 and the average of the other ranks.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct RankTable {
@@ -232,6 +265,8 @@ pub struct Summary {
     pub process_list: Vec<ProcessSummary>,
     /// For MPI runs (null otherwise): rank 0 against the average of the other ranks.
     pub rank_table: Option<RankTable>,
+    /// Per MPI-IO call: its latency, and what it became at the POSIX layer below.
+    pub mpiio_calls: BTreeMap<String, MpiIoCallSummary>,
     /// Call sites, by time spent: each distinct calling context and call.
     pub call_sites: Vec<CallSiteSummary>,
     pub filtered: Filtered,
@@ -420,6 +455,8 @@ struct Builder {
     filtered_files: BTreeSet<u32>,
     /// (context, call index) → count, bytes, time (seconds).
     call_sites: BTreeMap<(u32, u16), (u64, u64, f64)>,
+    /// Per stream (by address): sub-calls waiting for their MPI-IO call.
+    pending: BTreeMap<usize, PendingSubcalls>,
 }
 
 impl Visitor for Builder {
@@ -444,6 +481,38 @@ impl Visitor for Builder {
         // A POSIX call the MPI library made inside an MPI-IO call moved bytes the program's
         // MPI-IO call already counts.
         let subcall = occurrence.inside_mpiio();
+        let stream_key = occurrence.stream as *const _ as usize;
+        if subcall {
+            let pending = self.pending.entry(stream_key).or_default();
+            pending.count += occurrence.count;
+            if occurrence.class.moves_data() {
+                pending.bytes += occurrence.bytes();
+            }
+            pending.time += occurrence.time / 1e9;
+            pending.max_latency = pending
+                .max_latency
+                .max(occurrence.duration.max as f64 / 1e9);
+        } else if occurrence.layer == Layer::MpiIo {
+            let pending = self.pending.remove(&stream_key).unwrap_or_default();
+            let entry = summary
+                .mpiio_calls
+                .entry(occurrence.call.name.clone())
+                .or_default();
+            entry.count += occurrence.count;
+            if occurrence.class.moves_data() {
+                entry.bytes += occurrence.bytes();
+            }
+            entry.time += occurrence.time / 1e9;
+            entry.posix_subcalls += pending.count;
+            entry.posix_bytes += pending.bytes;
+            entry.posix_time += pending.time;
+            entry.max_posix_latency = entry.max_posix_latency.max(pending.max_latency);
+            if let Some(rank) = occurrence.process.rank {
+                let per_rank = entry.per_rank.entry(rank).or_default();
+                per_rank.0 += occurrence.count;
+                per_rank.1 += occurrence.time / 1e9;
+            }
+        }
         let count = occurrence.count as f64;
         let kinds = &mut process_summary.calls_by_kind;
         match occurrence.class {
@@ -573,6 +642,7 @@ pub fn summarize(trace: &Trace, options: Options) -> Result<Summary> {
         files,
         filtered_files: BTreeSet::new(),
         call_sites: BTreeMap::new(),
+        pending: BTreeMap::new(),
     };
     walk::walk(trace, &mut builder);
     let Builder {
@@ -618,6 +688,18 @@ pub fn summarize(trace: &Trace, options: Options) -> Result<Summary> {
                 .entry(reason.to_string())
                 .or_default() += 1;
         }
+    }
+    for call in summary.mpiio_calls.values_mut() {
+        if call.count > 0 {
+            call.mean_latency = call.time / call.count as f64;
+            call.fragmentation = call.posix_subcalls as f64 / call.count as f64;
+        }
+        call.slowest_rank = call
+            .per_rank
+            .iter()
+            .filter(|(_, (count, _))| *count > 0)
+            .max_by(|a, b| (a.1 .1 / a.1 .0 as f64).total_cmp(&(b.1 .1 / b.1 .0 as f64)))
+            .map(|(rank, _)| *rank);
     }
     let mut by_rank: BTreeMap<u32, CallsByKind> = BTreeMap::new();
     for process in &summary.process_list {

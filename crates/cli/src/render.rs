@@ -176,6 +176,38 @@ pub fn summary_text(summary: &Summary) -> String {
             );
         }
     }
+    if !summary.mpiio_calls.is_empty() {
+        let _ = writeln!(out, "\nMPI-IO calls and the POSIX calls below them");
+        let _ = writeln!(
+            out,
+            "  {:<28} {:>7} {:>12} {:>11} {:>9} {:>12} {:>9} {:>13} {:>8}",
+            "call",
+            "count",
+            "bytes",
+            "latency s",
+            "posix",
+            "posix bytes",
+            "per call",
+            "max posix s",
+            "slowest"
+        );
+        for (name, call) in &summary.mpiio_calls {
+            let _ = writeln!(
+                out,
+                "  {:<28} {:>7} {:>12} {:>11.6} {:>9} {:>12} {:>9.2} {:>13.6} {:>8}",
+                name,
+                call.count,
+                call.bytes,
+                call.mean_latency,
+                call.posix_subcalls,
+                call.posix_bytes,
+                call.fragmentation,
+                call.max_posix_latency,
+                call.slowest_rank
+                    .map_or("-".to_string(), |rank| format!("rank {rank}"))
+            );
+        }
+    }
     if !summary.call_sites.is_empty() {
         let _ = writeln!(out, "\nCall sites (by time; the 15 busiest)");
         let _ = writeln!(

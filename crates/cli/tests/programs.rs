@@ -913,6 +913,29 @@ fn mpi_communication_and_mpi_io_counts_per_rank() {
             );
         }
     }
+    // Per MPI-IO call: the data went through POSIX sub-calls made inside those very calls.
+    let mpiio = &traced.summary["mpiio_calls"];
+    for (call, count, bytes) in [
+        ("MPI_File_write_at_all", ranks, 65_536 * ranks),
+        ("MPI_File_write_at", 4 * ranks, 4_096 * ranks),
+        ("MPI_File_read_at_all", ranks, 65_536 * ranks),
+    ] {
+        assert_eq!(mpiio[call]["count"].as_u64(), Some(count), "{call}");
+        assert_eq!(mpiio[call]["bytes"].as_u64(), Some(bytes), "{call}");
+        assert_eq!(
+            mpiio[call]["posix_bytes"].as_u64(),
+            Some(bytes),
+            "{call}: {mpiio}"
+        );
+        assert!(
+            mpiio[call]["posix_subcalls"].as_u64().unwrap() >= 1,
+            "{call}"
+        );
+        assert!(
+            mpiio[call]["slowest_rank"].as_u64().unwrap() < ranks,
+            "{call}"
+        );
+    }
     // ...and the POSIX calls Open MPI made for them are attributed to them, not counted twice.
     assert!(shared["mpiio_subcalls"].as_u64().unwrap() > 0, "{shared}");
     assert!(

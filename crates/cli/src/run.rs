@@ -87,12 +87,66 @@ fn exit_code(status: std::process::ExitStatus) -> i32 {
     }
 }
 
+/// `cairn run` launched as one rank of a parallel job (`mpirun -np N cairn run -- app`):
+/// every rank traces into one shared staging directory and rank 0 builds the one trace
+/// once every rank has finished.
+struct LaunchRank {
+    rank: u32,
+    size: u32,
+    job: String,
+}
+
+fn launch_rank() -> Option<LaunchRank> {
+    let number = |name: &str| std::env::var(name).ok()?.parse::<u32>().ok();
+    let text = |name: &str| std::env::var(name).ok();
+    let (rank, size) = [
+        ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"),
+        ("PMI_RANK", "PMI_SIZE"),
+        ("SLURM_PROCID", "SLURM_NTASKS"),
+    ]
+    .iter()
+    .find_map(|(rank, size)| Some((number(rank)?, number(size)?)))?;
+    let job = text("OMPI_MCA_ess_base_jobid")
+        .or_else(|| text("PMIX_NAMESPACE"))
+        .or_else(|| {
+            Some(format!(
+                "{}.{}",
+                text("SLURM_JOB_ID")?,
+                text("SLURM_STEP_ID").unwrap_or_default()
+            ))
+        })
+        .unwrap_or_else(|| "job".into());
+    let job = job
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    (size > 1).then_some(LaunchRank { rank, size, job })
+}
+
+/// Seconds rank 0 waits for the other ranks to finish before building the trace anyway.
+fn rank_wait_seconds() -> u64 {
+    std::env::var("CAIRN_RANK_TIMEOUT")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(600)
+}
+
 pub fn run(options: RunOptions) -> Result<ExitCode> {
+    let launch = launch_rank();
     let library = library_path()?;
     let program = &options.command[0];
     let output = match options.output {
         Some(path) => {
-            if path.exists() && !options.quiet {
+            if path.exists()
+                && !options.quiet
+                && launch.as_ref().is_none_or(|launch| launch.rank == 0)
+            {
                 eprintln!("cairn: replacing {}", path.display());
             }
             path
@@ -111,9 +165,16 @@ pub fn run(options: RunOptions) -> Result<ExitCode> {
         .context("the output path names no file")?
         .to_string_lossy()
         .into_owned();
-    let staging = output_directory.join(format!(".{output_name}.staging-{}", std::process::id()));
-    std::fs::create_dir(&staging)
-        .with_context(|| format!("cannot create {}", staging.display()))?;
+    let staging = match &launch {
+        Some(launch) => output_directory.join(format!(".{output_name}.staging-{}", launch.job)),
+        None => output_directory.join(format!(".{output_name}.staging-{}", std::process::id())),
+    };
+    let created = if launch.is_some() {
+        std::fs::create_dir_all(&staging)
+    } else {
+        std::fs::create_dir(&staging)
+    };
+    created.with_context(|| format!("cannot create {}", staging.display()))?;
 
     let mut preload = OsString::from(library.as_os_str());
     if let Some(existing) = std::env::var_os("LD_PRELOAD").filter(|value| !value.is_empty()) {
@@ -134,6 +195,42 @@ pub fn run(options: RunOptions) -> Result<ExitCode> {
         }
     };
     let code = exit_code(status);
+    let mut rank_notes = Vec::new();
+    if let Some(launch) = &launch {
+        let marker = staging.join(format!("rank-{}.done", launch.rank));
+        std::fs::write(&marker, code.to_string())
+            .with_context(|| format!("cannot write {}", marker.display()))?;
+        if launch.rank != 0 {
+            return Ok(ExitCode::from(code.clamp(0, 255) as u8));
+        }
+        let deadline =
+            std::time::Instant::now() + std::time::Duration::from_secs(rank_wait_seconds());
+        loop {
+            let finished: Vec<(u32, i32)> = (0..launch.size)
+                .filter_map(|rank| {
+                    let text =
+                        std::fs::read_to_string(staging.join(format!("rank-{rank}.done"))).ok()?;
+                    Some((rank, text.trim().parse().ok()?))
+                })
+                .collect();
+            if finished.len() as u32 == launch.size || std::time::Instant::now() >= deadline {
+                for (rank, code) in &finished {
+                    if *code != 0 {
+                        rank_notes.push(format!("rank {rank} exited with status {code}"));
+                    }
+                }
+                if (finished.len() as u32) < launch.size {
+                    rank_notes.push(format!(
+                        "only {} of {} ranks had finished when the trace was built",
+                        finished.len(),
+                        launch.size
+                    ));
+                }
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
     let run = RunInfo {
         writer: format!("cairn {}", env!("CARGO_PKG_VERSION")),
         command: options
@@ -143,12 +240,13 @@ pub fn run(options: RunOptions) -> Result<ExitCode> {
             .collect(),
         exit_status: Some(code),
     };
-    let trace = collect(&staging, run).with_context(|| {
+    let mut trace = collect(&staging, run).with_context(|| {
         format!(
             "building the trace failed; the raw segments are kept in {}",
             staging.display()
         )
     })?;
+    trace.diagnostics.extend(rank_notes);
     let size = trace.write(&output).with_context(|| {
         format!(
             "writing the trace failed; the raw segments are kept in {}",

@@ -1053,3 +1053,50 @@ fn more_mpi_io_forms_are_counted() {
         ],
     );
 }
+
+#[test]
+fn mpirun_of_cairn_run_writes_one_trace() {
+    let directory = tempfile::tempdir().unwrap();
+    let program = directory.path().join("mpi_parts");
+    let status = Command::new("mpicc")
+        .args(["-O1", "-o"])
+        .arg(&program)
+        .arg(programs_directory().join("mpi_parts.c"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    library();
+    let trace_path = directory.path().join("job.cairn");
+    let output = Command::new("mpirun")
+        .args(["--oversubscribe", "-np", "4"])
+        .arg(cairn_binary())
+        .args(["run", "-q", "-o"])
+        .arg(&trace_path)
+        .arg("--")
+        .arg(&program)
+        .arg(directory.path())
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let summary = summary_json(&trace_path, &[]);
+    let traced = Traced {
+        output,
+        trace: trace_path,
+        summary,
+    };
+    traced.assert_files(&["/part-0.dat", "/part-1.dat", "/part-2.dat", "/part-3.dat"]);
+    assert_eq!(traced.summary["ranks"].as_u64(), Some(4));
+    assert_eq!(traced.summary["processes"].as_u64(), Some(4));
+    let leftovers: Vec<_> = std::fs::read_dir(directory.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.contains("staging"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}

@@ -765,6 +765,11 @@ fn signal_handlers_doing_io_never_deadlock() {
 /// Runs an MPI program under Open MPI's `mpirun` with the preload library and builds the
 /// trace with `cairn merge`.
 fn trace_mpi(name: &str, ranks: usize) -> (tempfile::TempDir, Traced) {
+    trace_mpi_with(name, ranks, &[])
+}
+
+/// [`trace_mpi`] with arguments after the directory.
+fn trace_mpi_with(name: &str, ranks: usize, arguments: &[&str]) -> (tempfile::TempDir, Traced) {
     let directory = tempfile::tempdir().unwrap();
     let program = directory.path().join(name);
     let status = Command::new("mpicc")
@@ -782,6 +787,7 @@ fn trace_mpi(name: &str, ranks: usize) -> (tempfile::TempDir, Traced) {
         .arg(format!("CAIRN_DIR={}", staging.display()))
         .arg(&program)
         .arg(directory.path())
+        .args(arguments)
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         .output()
@@ -1099,4 +1105,71 @@ fn mpirun_of_cairn_run_writes_one_trace() {
         .filter(|name| name.contains("staging"))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn ior_like_counts_follow_its_parameters() {
+    let (block, transfer, segments) = (65_536u64, 16_384u64, 3u64);
+    let per_rank_transfers = segments * block / transfer;
+    for (api, layout, collective, ranks) in [
+        ("posix", "shared", "0", 2u64),
+        ("posix", "fpp", "0", 4),
+        ("mpiio", "shared", "1", 4),
+        ("mpiio", "fpp", "0", 2),
+    ] {
+        let arguments = [
+            api,
+            layout,
+            collective,
+            &block.to_string(),
+            &transfer.to_string(),
+            &segments.to_string(),
+        ];
+        let (_directory, traced) = trace_mpi_with("ior_like", ranks as usize, &arguments);
+        let case = format!("{api} {layout} collective={collective} np={ranks}");
+        let (write_call, read_call) = match (api, collective) {
+            ("posix", _) => ("pwrite", "pread"),
+            (_, "1") => ("MPI_File_write_at_all", "MPI_File_read_at_all"),
+            _ => ("MPI_File_write_at", "MPI_File_read_at"),
+        };
+        let calls = &traced.summary["calls"];
+        assert_eq!(
+            calls[write_call]["count"].as_u64(),
+            Some(per_rank_transfers * ranks),
+            "{case}"
+        );
+        assert_eq!(
+            calls[write_call]["bytes"].as_u64(),
+            Some(segments * block * ranks),
+            "{case}"
+        );
+        assert_eq!(
+            calls[read_call]["count"].as_u64(),
+            Some(per_rank_transfers * ranks),
+            "{case}"
+        );
+        let files: Vec<String> = if layout == "shared" {
+            vec!["/ior.dat".into()]
+        } else {
+            (0..ranks)
+                .map(|rank| format!("/ior.dat.{rank:08}"))
+                .collect()
+        };
+        let suffixes: Vec<&str> = files.iter().map(String::as_str).collect();
+        traced.assert_files(&suffixes);
+        let per_file = if layout == "shared" { ranks } else { 1 };
+        for file in &files {
+            assert_fields(
+                traced.file(file),
+                &[
+                    ("opens", per_file),
+                    ("writes", per_rank_transfers * per_file),
+                    ("bytes_written", segments * block * per_file),
+                    ("reads", per_rank_transfers * per_file),
+                    ("bytes_read", segments * block * per_file),
+                    ("syncs", 2 * per_file),
+                ],
+            );
+        }
+    }
 }

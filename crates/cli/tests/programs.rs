@@ -772,10 +772,16 @@ fn trace_mpi(name: &str, ranks: usize) -> (tempfile::TempDir, Traced) {
 fn trace_mpi_with(name: &str, ranks: usize, arguments: &[&str]) -> (tempfile::TempDir, Traced) {
     let directory = tempfile::tempdir().unwrap();
     let program = directory.path().join(name);
-    let status = Command::new("mpicc")
+    let fortran = programs_directory().join(format!("{name}.f90"));
+    let (compiler, source) = if fortran.exists() {
+        ("mpif90", fortran)
+    } else {
+        ("mpicc", programs_directory().join(format!("{name}.c")))
+    };
+    let status = Command::new(compiler)
         .args(["-O1", "-o"])
         .arg(&program)
-        .arg(programs_directory().join(format!("{name}.c")))
+        .arg(source)
         .status()
         .expect("mpicc runs (scripts/install-deps.sh installs Open MPI)");
     assert!(status.success());
@@ -1172,4 +1178,28 @@ fn ior_like_counts_follow_its_parameters() {
             );
         }
     }
+}
+
+#[test]
+fn fortran_mpi_calls_are_traced() {
+    let ranks = 2u64;
+    let (_directory, traced) = trace_mpi("mpi_fortran", ranks as usize);
+    let calls = &traced.summary["calls"];
+    for (call, count, bytes) in [
+        ("mpi_allreduce_", 3 * ranks, 3 * 8 * ranks),
+        ("mpi_bcast_", ranks, 16 * ranks),
+        ("mpi_send_", 2, 2 * 40),
+        ("mpi_recv_", 2, 2 * 40),
+        ("mpi_barrier_", ranks, 0),
+    ] {
+        assert_eq!(
+            calls[call]["count"].as_u64(),
+            Some(count),
+            "{call}: {calls}"
+        );
+        assert_eq!(calls[call]["bytes"].as_u64(), Some(bytes), "{call}");
+    }
+    assert_eq!(traced.summary["ranks"].as_u64(), Some(ranks));
+    // MPI_Init's own I/O is the runtime's, from Fortran too.
+    assert_eq!(traced.paths(), Vec::<String>::new());
 }

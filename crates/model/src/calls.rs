@@ -324,6 +324,23 @@ macro_rules! for_each_call {
             MPI_File_set_view MpiIo Meta generated (file: MpiHandle, displacement: MpiOffset, etype: MpiHandle, filetype: MpiHandle, representation: *const c_char, info: MpiHandle) -> c_int
                 => mpi_file_status(file);
 
+            // ---- MPI from Fortran (gfortran's names; Open MPI's Fortran layer calls PMPI_*
+            // directly, so the C hooks never see these calls). All arguments by reference.
+            mpi_init_  Process Lifecycle custom;
+            mpi_finalize_ Process Lifecycle custom;
+            mpi_send_  Mpi PointToPoint generated (buf: *const c_void, count: *const c_int, datatype: *const c_int, dest: *const c_int, tag: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
+                => fortran_message(count, datatype, dest, tag, comm, ierror);
+            mpi_recv_  Mpi PointToPoint generated (buf: *mut c_void, count: *const c_int, datatype: *const c_int, source: *const c_int, tag: *const c_int, comm: *const c_int, status: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_message(count, datatype, source, tag, comm, ierror);
+            mpi_barrier_ Mpi Collective generated (comm: *const c_int, ierror: *mut c_int) -> ()
+                => fortran_collective(std::ptr::null(), std::ptr::null(), comm, ierror);
+            mpi_bcast_ Mpi Collective generated (buffer: *mut c_void, count: *const c_int, datatype: *const c_int, root: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
+                => fortran_collective(count, datatype, comm, ierror);
+            mpi_allreduce_ Mpi Collective generated (sendbuf: *const c_void, recvbuf: *mut c_void, count: *const c_int, datatype: *const c_int, op: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
+                => fortran_collective(count, datatype, comm, ierror);
+            mpi_reduce_ Mpi Collective generated (sendbuf: *const c_void, recvbuf: *mut c_void, count: *const c_int, datatype: *const c_int, op: *const c_int, root: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
+                => fortran_collective(count, datatype, comm, ierror);
+
             // ---- process lifecycle --------------------------------------------------------
             __libc_start_main Process Lifecycle custom;
             MPI_Init   Process Lifecycle custom;

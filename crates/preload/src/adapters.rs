@@ -639,3 +639,80 @@ pub fn mpi_file_delete(
     mpi_result(event, 0, ret);
     true
 }
+
+// ---- MPI from Fortran ---------------------------------------------------------------------
+
+static TYPE_F2C: AtomicUsize = AtomicUsize::new(0);
+
+/// The C datatype of a Fortran datatype handle (`PMPI_Type_f2c`, resolved at run time).
+fn c_datatype(fortran: *const c_int) -> MpiHandle {
+    if fortran.is_null() {
+        return std::ptr::null_mut();
+    }
+    let mut function = TYPE_F2C.load(Ordering::Relaxed);
+    if function == 0 {
+        // SAFETY: looking up a symbol by its NUL-terminated name.
+        function = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"PMPI_Type_f2c".as_ptr()) } as usize;
+        TYPE_F2C.store(function, Ordering::Relaxed);
+    }
+    if function == 0 {
+        return std::ptr::null_mut();
+    }
+    type TypeF2c = unsafe extern "C" fn(c_int) -> MpiHandle;
+    // SAFETY: converting the program's own Fortran handle.
+    unsafe { std::mem::transmute::<usize, TypeF2c>(function)(*fortran) }
+}
+
+fn read_int(value: *const c_int) -> c_int {
+    if value.is_null() {
+        0
+    } else {
+        // SAFETY: Fortran passes every argument by reference.
+        unsafe { *value }
+    }
+}
+
+pub fn fortran_message(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    count: *const c_int,
+    datatype: *const c_int,
+    peer: *const c_int,
+    tag: *const c_int,
+    comm: *const c_int,
+    ierror: *mut c_int,
+    _ret: (),
+) -> bool {
+    let ret = read_int(ierror);
+    mpi_message(
+        event,
+        state,
+        read_int(count),
+        c_datatype(datatype),
+        read_int(peer),
+        read_int(tag),
+        read_int(comm) as usize as MpiHandle,
+        ret,
+    )
+}
+
+pub fn fortran_collective(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    count: *const c_int,
+    datatype: *const c_int,
+    comm: *const c_int,
+    ierror: *mut c_int,
+    _ret: (),
+) -> bool {
+    let ret = read_int(ierror);
+    mpi_collective(
+        event,
+        state,
+        read_int(count),
+        c_datatype(datatype),
+        -1,
+        read_int(comm) as usize as MpiHandle,
+        ret,
+    )
+}

@@ -89,6 +89,35 @@ pub unsafe extern "C" fn MPI_Init_thread(
     })
 }
 
+/// Fortran `MPI_INIT` (gfortran's name): Open MPI's Fortran layer calls `PMPI_Init`
+/// directly, so the C hook above never sees it.
+///
+/// # Safety
+/// Called by a Fortran MPI program with its `ierror` argument.
+#[no_mangle]
+pub unsafe extern "C" fn mpi_init_(ierror: *mut c_int) {
+    type Real = unsafe extern "C" fn(*mut c_int);
+    let Some(real) = crate::real::get(Call::mpi_init_) else {
+        return;
+    };
+    // SAFETY: the next definition of mpi_init_, with the caller's argument.
+    runtime_call(|| unsafe { std::mem::transmute::<usize, Real>(real)(ierror) })
+}
+
+/// Fortran `MPI_FINALIZE`.
+///
+/// # Safety
+/// Called by a Fortran MPI program with its `ierror` argument.
+#[no_mangle]
+pub unsafe extern "C" fn mpi_finalize_(ierror: *mut c_int) {
+    type Real = unsafe extern "C" fn(*mut c_int);
+    let Some(real) = crate::real::get(Call::mpi_finalize_) else {
+        return;
+    };
+    // SAFETY: the next definition of mpi_finalize_, with the caller's argument.
+    runtime_call(|| unsafe { std::mem::transmute::<usize, Real>(real)(ierror) })
+}
+
 /// # Safety
 /// Called by an MPI program.
 #[no_mangle]

@@ -47,7 +47,10 @@ fn resolve(call: Call) -> Option<usize> {
     let name = SYMBOLS[call as usize];
     // SAFETY: the symbol name is NUL-terminated; RTLD_NEXT searches after this library.
     let mut address = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr().cast()) } as usize;
-    if address == 0 && name.starts_with("MPI_") && !EAGER.with(|flag| flag.get()) {
+    if address == 0
+        && name.to_ascii_lowercase().starts_with("mpi_")
+        && !EAGER.with(|flag| flag.get())
+    {
         address = search_loaded_objects(name);
     }
     RESOLVING.with(|flag| flag.set(false));

@@ -768,10 +768,9 @@ fn trace_mpi(name: &str, ranks: usize) -> (tempfile::TempDir, Traced) {
     trace_mpi_with(name, ranks, &[])
 }
 
-/// [`trace_mpi`] with arguments after the directory.
-fn trace_mpi_with(name: &str, ranks: usize, arguments: &[&str]) -> (tempfile::TempDir, Traced) {
-    let directory = tempfile::tempdir().unwrap();
-    let program = directory.path().join(name);
+/// Compiles `tests/programs/<name>.c` (or `.f90`) with Open MPI's compiler wrapper into
+/// `output`, with extra flags.
+fn compile_mpi(name: &str, output: &std::path::Path, flags: &[&str]) {
     let fortran = programs_directory().join(format!("{name}.f90"));
     let (compiler, source) = if fortran.exists() {
         ("mpif90", fortran)
@@ -779,52 +778,82 @@ fn trace_mpi_with(name: &str, ranks: usize, arguments: &[&str]) -> (tempfile::Te
         ("mpicc", programs_directory().join(format!("{name}.c")))
     };
     let status = Command::new(compiler)
-        .args(["-O1", "-o"])
-        .arg(&program)
+        .arg("-O1")
+        .args(flags)
+        .arg("-o")
+        .arg(output)
         .arg(source)
         .status()
-        .expect("mpicc runs (scripts/install-deps.sh installs Open MPI)");
-    assert!(status.success());
-    let staging = directory.path().join("staging");
-    let output = Command::new("mpirun")
-        .args(["--oversubscribe", "-np", &ranks.to_string(), "-x"])
+        .expect("the MPI compiler runs (scripts/install-deps.sh installs Open MPI)");
+    assert!(status.success(), "compiling {name}");
+}
+
+/// `mpirun --oversubscribe -np N`, allowed to run as root (CI does).
+fn mpirun(ranks: usize) -> Command {
+    let mut command = Command::new("mpirun");
+    command
+        .args(["--oversubscribe", "-np", &ranks.to_string()])
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    command
+}
+
+/// `mpirun` with the preload library and `CAIRN_DIR` passed to every rank.
+fn mpirun_traced(ranks: usize, staging: &std::path::Path) -> Command {
+    let mut command = mpirun(ranks);
+    command
+        .arg("-x")
         .arg(format!("LD_PRELOAD={}", library().display()))
         .arg("-x")
-        .arg(format!("CAIRN_DIR={}", staging.display()))
-        .arg(&program)
-        .arg(directory.path())
-        .args(arguments)
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .output()
-        .unwrap();
+        .arg(format!("CAIRN_DIR={}", staging.display()));
+    command
+}
+
+fn succeed(output: std::process::Output) -> std::process::Output {
     assert!(
         output.status.success(),
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let trace_path = directory.path().join("trace.cairn");
-    let merged = Command::new(cairn_binary())
-        .arg("merge")
-        .arg(&staging)
-        .arg("-o")
-        .arg(&trace_path)
-        .output()
-        .unwrap();
-    assert!(
-        merged.status.success(),
-        "{}",
-        String::from_utf8_lossy(&merged.stderr)
+    output
+}
+
+/// Builds a trace from a staging directory with `cairn merge` and reads its summary.
+fn merge(staging: &std::path::Path, output: std::process::Output) -> Traced {
+    let trace = staging.with_file_name("trace.cairn");
+    succeed(
+        Command::new(cairn_binary())
+            .arg("merge")
+            .arg(staging)
+            .arg("-o")
+            .arg(&trace)
+            .output()
+            .unwrap(),
     );
-    let summary = summary_json(&trace_path, &[]);
-    (
-        directory,
-        Traced {
-            output,
-            trace: trace_path,
-            summary,
-        },
-    )
+    let summary = summary_json(&trace, &[]);
+    Traced {
+        output,
+        trace,
+        summary,
+    }
+}
+
+/// [`trace_mpi`] with arguments after the directory.
+fn trace_mpi_with(name: &str, ranks: usize, arguments: &[&str]) -> (tempfile::TempDir, Traced) {
+    let directory = tempfile::tempdir().unwrap();
+    let program = directory.path().join(name);
+    compile_mpi(name, &program, &[]);
+    let staging = directory.path().join("staging");
+    let output = succeed(
+        mpirun_traced(ranks, &staging)
+            .arg(&program)
+            .arg(directory.path())
+            .args(arguments)
+            .output()
+            .unwrap(),
+    );
+    let traced = merge(&staging, output);
+    (directory, traced)
 }
 
 #[test]
@@ -960,43 +989,22 @@ fn mpi_communication_and_mpi_io_counts_per_rank() {
 fn mpi_library_loaded_locally_by_a_plugin() {
     let directory = tempfile::tempdir().unwrap();
     let plugin = directory.path().join("libmpi_local_ext.so");
-    let status = Command::new("mpicc")
-        .args(["-O1", "-shared", "-fPIC", "-o"])
-        .arg(&plugin)
-        .arg(programs_directory().join("mpi_local_ext.c"))
-        .status()
-        .unwrap();
-    assert!(status.success());
+    compile_mpi("mpi_local_ext", &plugin, &["-shared", "-fPIC"]);
     let program = compile("mpi_local_main", directory.path(), &["-ldl"]);
     let staging = directory.path().join("staging");
-    let output = Command::new("mpirun")
-        .args(["--oversubscribe", "-np", "2", "-x"])
-        .arg(format!("LD_PRELOAD={}", library().display()))
-        .arg("-x")
-        .arg(format!("CAIRN_DIR={}", staging.display()))
-        .arg(&program)
-        .arg(&plugin)
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let output = succeed(
+        mpirun_traced(2, &staging)
+            .arg(&program)
+            .arg(&plugin)
+            .output()
+            .unwrap(),
     );
-    let trace_path = directory.path().join("trace.cairn");
-    let merged = Command::new(cairn_binary())
-        .arg("merge")
-        .arg(&staging)
-        .arg("-o")
-        .arg(&trace_path)
-        .output()
-        .unwrap();
-    assert!(merged.status.success());
-    let summary = summary_json(&trace_path, &[]);
-    assert_eq!(summary["calls"]["MPI_Barrier"]["count"].as_u64(), Some(4));
-    assert_eq!(summary["ranks"].as_u64(), Some(2));
+    let traced = merge(&staging, output);
+    assert_eq!(
+        traced.summary["calls"]["MPI_Barrier"]["count"].as_u64(),
+        Some(4)
+    );
+    assert_eq!(traced.summary["ranks"].as_u64(), Some(2));
 }
 
 #[test]
@@ -1070,31 +1078,19 @@ fn more_mpi_io_forms_are_counted() {
 fn mpirun_of_cairn_run_writes_one_trace() {
     let directory = tempfile::tempdir().unwrap();
     let program = directory.path().join("mpi_parts");
-    let status = Command::new("mpicc")
-        .args(["-O1", "-o"])
-        .arg(&program)
-        .arg(programs_directory().join("mpi_parts.c"))
-        .status()
-        .unwrap();
-    assert!(status.success());
+    compile_mpi("mpi_parts", &program, &[]);
     library();
     let trace_path = directory.path().join("job.cairn");
-    let output = Command::new("mpirun")
-        .args(["--oversubscribe", "-np", "4"])
-        .arg(cairn_binary())
-        .args(["run", "-q", "-o"])
-        .arg(&trace_path)
-        .arg("--")
-        .arg(&program)
-        .arg(directory.path())
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let output = succeed(
+        mpirun(4)
+            .arg(cairn_binary())
+            .args(["run", "-q", "-o"])
+            .arg(&trace_path)
+            .arg("--")
+            .arg(&program)
+            .arg(directory.path())
+            .output()
+            .unwrap(),
     );
     let summary = summary_json(&trace_path, &[]);
     let traced = Traced {

@@ -5,12 +5,13 @@
 //! through libc, it would wait forever for the lock the interrupted `malloc` holds. So every
 //! Rust allocation in libcairn.so comes from here: power-of-two size classes with free lists
 //! over memory mapped with raw system calls, and direct mappings for large blocks. The lock
-//! is ours alone; a handler cannot re-enter it, because the re-entry flag keeps hooks from
+//! (a [`SpinLock`]) is ours alone; a handler cannot re-enter it, because the re-entry flag keeps hooks from
 //! tracing (and allocating) while this thread is already inside the tracer. `fork` takes
 //! the lock around the fork like the tracer's other locks.
 
 use std::alloc::{GlobalAlloc, Layout};
-use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::spin::SpinLock;
 
 const MIN_CLASS: usize = 4; // 16 bytes
 const MAX_CLASS: usize = 16; // 64 KiB; larger blocks are mapped directly
@@ -25,13 +26,12 @@ struct Pools {
     end: *mut u8,
 }
 
-pub struct TracerAllocator {
-    locked: AtomicBool,
-    pools: std::cell::UnsafeCell<Pools>,
-}
+// SAFETY: the pointers are to our own mappings, used only under the lock.
+unsafe impl Send for Pools {}
 
-// SAFETY: `pools` is only touched with `locked` held.
-unsafe impl Sync for TracerAllocator {}
+pub struct TracerAllocator {
+    pools: SpinLock<Pools>,
+}
 
 fn map(length: usize) -> *mut u8 {
     // SAFETY: anonymous private mapping; failure is checked by the caller.
@@ -66,8 +66,7 @@ fn class_of(layout: Layout) -> Option<usize> {
 impl TracerAllocator {
     pub const fn new() -> TracerAllocator {
         TracerAllocator {
-            locked: AtomicBool::new(false),
-            pools: std::cell::UnsafeCell::new(Pools {
+            pools: SpinLock::new(Pools {
                 free: [std::ptr::null_mut(); CLASSES],
                 cursor: std::ptr::null_mut(),
                 end: std::ptr::null_mut(),
@@ -75,19 +74,13 @@ impl TracerAllocator {
         }
     }
 
+    /// Held across `fork` (see `lifecycle::before_fork`).
     pub fn lock(&self) {
-        while self
-            .locked
-            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .is_err()
-        {
-            std::hint::spin_loop();
-            std::thread::yield_now();
-        }
+        self.pools.lock();
     }
 
     pub fn unlock(&self) {
-        self.locked.store(false, Ordering::Release);
+        self.pools.unlock();
     }
 }
 
@@ -102,22 +95,19 @@ unsafe impl GlobalAlloc for TracerAllocator {
             return map(layout.size().div_ceil(PAGE) * PAGE);
         };
         let size = 1usize << (class + MIN_CLASS);
-        self.lock();
-        // SAFETY: the lock is held.
-        let pools = unsafe { &mut *self.pools.get() };
-        let block = if !pools.free[class].is_null() {
-            let block = pools.free[class];
-            // SAFETY: a free block holds the next free block's address in its first word.
-            pools.free[class] = unsafe { *(block as *mut *mut u8) };
-            block
-        } else {
+        self.pools.with(|pools| {
+            if !pools.free[class].is_null() {
+                let block = pools.free[class];
+                // SAFETY: a free block holds the next free block's address in its first word.
+                pools.free[class] = unsafe { *(block as *mut *mut u8) };
+                return block;
+            }
             // Blocks are carved at multiples of their own size from page-aligned mappings,
             // so every block is aligned to its size (and so to the layout's alignment).
             let mut start = (pools.cursor as usize).next_multiple_of(size);
             if pools.cursor.is_null() || start + size > pools.end as usize {
                 let mapping = map(REFILL_BYTES);
                 if mapping.is_null() {
-                    self.unlock();
                     return std::ptr::null_mut();
                 }
                 pools.cursor = mapping;
@@ -127,9 +117,7 @@ unsafe impl GlobalAlloc for TracerAllocator {
             }
             pools.cursor = (start + size) as *mut u8;
             start as *mut u8
-        };
-        self.unlock();
-        block
+        })
     }
 
     unsafe fn dealloc(&self, pointer: *mut u8, layout: Layout) {
@@ -144,14 +132,11 @@ unsafe impl GlobalAlloc for TracerAllocator {
             };
             return;
         };
-        self.lock();
-        // SAFETY: the lock is held; the block is at least 16 bytes, room for the link.
-        unsafe {
-            let pools = &mut *self.pools.get();
-            *(pointer as *mut *mut u8) = pools.free[class];
+        self.pools.with(|pools| {
+            // SAFETY: the block is at least 16 bytes, room for the link.
+            unsafe { *(pointer as *mut *mut u8) = pools.free[class] };
             pools.free[class] = pointer;
-        }
-        self.unlock();
+        });
     }
 }
 

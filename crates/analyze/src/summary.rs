@@ -124,6 +124,9 @@ pub struct FileSummary {
     pub mpiio_subcall_bytes: u64,
     /// Process ids that touched the file.
     pub pids: BTreeSet<u32>,
+    /// MPI ranks that touched the file (empty without MPI): all of them for a shared file,
+    /// one for a file per process.
+    pub ranks: BTreeSet<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub noise: Option<String>,
 }
@@ -353,6 +356,9 @@ impl FileSummary {
             .entry(occurrence.layer.name().to_string())
             .or_default() += count;
         self.pids.insert(occurrence.process.pid);
+        if let Some(rank) = occurrence.process.rank {
+            self.ranks.insert(rank);
+        }
         if occurrence.failed() {
             self.failures += count;
         }

@@ -1160,7 +1160,19 @@ fn ior_like_counts_follow_its_parameters() {
         let suffixes: Vec<&str> = files.iter().map(String::as_str).collect();
         traced.assert_files(&suffixes);
         let per_file = if layout == "shared" { ranks } else { 1 };
-        for file in &files {
+        for (index, file) in files.iter().enumerate() {
+            let touched: Vec<u64> = traced.file(file)["ranks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r.as_u64().unwrap())
+                .collect();
+            let expected: Vec<u64> = if layout == "shared" {
+                (0..ranks).collect()
+            } else {
+                vec![index as u64]
+            };
+            assert_eq!(touched, expected, "{case}: ranks of {file}");
             assert_fields(
                 traced.file(file),
                 &[

@@ -10,6 +10,8 @@ command -v python3 >/dev/null 2>&1 || needed+=(python3)
 command -v dd >/dev/null 2>&1 || needed+=(coreutils)
 # Open MPI, for the tests of traced MPI programs.
 { command -v mpicc && command -v mpirun; } >/dev/null 2>&1 || needed+=(openmpi-bin libopenmpi-dev)
+# Open MPI's launcher insists on finding an ssh client even for ranks on this machine.
+command -v ssh >/dev/null 2>&1 || needed+=(openssh-client)
 # Fortran, for the Fortran MPI test (mpif90 drives gfortran).
 command -v gfortran >/dev/null 2>&1 || needed+=(gfortran)
 

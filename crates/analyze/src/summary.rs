@@ -471,9 +471,7 @@ impl Visitor for Builder {
         let noise = occurrence
             .file
             .and_then(|file| trace.files[file as usize].noise);
-        if !self.options.include_noise
-            && (noise.is_some() || occurrence.before_main() || occurrence.in_runtime())
-        {
+        if !self.options.include_noise && (noise.is_some() || occurrence.is_runtime()) {
             self.summary.filtered.events += occurrence.count;
             if let Some(file) = occurrence.file {
                 self.filtered_files.insert(file);

@@ -319,7 +319,7 @@ fn structure(
                     .and_then(|file| trace.files.get(file as usize));
                 if !all
                     && (file.is_some_and(|file| file.noise.is_some())
-                        || key.flags & event_flags::BEFORE_MAIN != 0)
+                        || key.flags & event_flags::RUNTIME != 0)
                 {
                     continue;
                 }
@@ -451,7 +451,7 @@ pub fn dump(
                         let noise = event
                             .file
                             .is_some_and(|file| trace.files[file as usize].noise.is_some());
-                        if !all && (noise || event.flags & event_flags::BEFORE_MAIN != 0) {
+                        if !all && (noise || event.flags & event_flags::RUNTIME != 0) {
                             return;
                         }
                         shown += 1;

@@ -893,6 +893,17 @@ fn mpi_file_per_process_ranks_and_runtime_noise() {
                 .unwrap()
                 > 0
         );
+        // `dump` hides the same runtime I/O the summary does.
+        let dump = Command::new(cairn_binary())
+            .arg("dump")
+            .arg(&traced.trace)
+            .output()
+            .unwrap();
+        let dump = String::from_utf8(dump.stdout).unwrap();
+        assert!(
+            !dump.contains("/etc/openmpi") && !dump.contains("mca-params"),
+            "{dump}"
+        );
     }
 }
 

@@ -60,6 +60,10 @@ pub mod event_flags {
     /// The event happened inside an MPI-IO call of the same thread: a sub-call the MPI
     /// library made, not one the program made.
     pub const INSIDE_MPIIO: u32 = 16;
+
+    /// The runtime's I/O, not the program's: before `main`, or inside MPI start-up/shut-down.
+    /// One rule for every reader (summary, dump, noise classification).
+    pub const RUNTIME: u32 = BEFORE_MAIN | IN_RUNTIME;
 }
 
 impl Event {

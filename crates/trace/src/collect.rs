@@ -556,9 +556,9 @@ pub fn collect(directory: &Path, run: RunInfo) -> Result<Trace> {
             if let Some(index) = file_index {
                 let usage = &mut file_use[index as usize];
                 usage.0 = true;
-                let runtime = event_flags::IN_RUNTIME | event_flags::INSIDE_MPIIO;
-                usage.1 |= flags & (event_flags::BEFORE_MAIN | runtime) == 0;
-                usage.2 |= flags & runtime != 0;
+                let library = event_flags::IN_RUNTIME | event_flags::INSIDE_MPIIO;
+                usage.1 |= flags & (event_flags::RUNTIME | library) == 0;
+                usage.2 |= flags & library != 0;
             }
             encoders[slot].push(&event, Some(call.class()));
         }

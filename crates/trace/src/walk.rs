@@ -52,18 +52,14 @@ impl Occurrence<'_> {
         self.key.bytes().saturating_mul(self.count)
     }
 
-    pub fn before_main(&self) -> bool {
-        self.key.flags & cairn_model::event_flags::BEFORE_MAIN != 0
-    }
-
     /// A POSIX call the MPI library made inside an MPI-IO call of the program.
     pub fn inside_mpiio(&self) -> bool {
         self.key.flags & cairn_model::event_flags::INSIDE_MPIIO != 0
     }
 
-    /// Inside `MPI_Init`/`MPI_Finalize`: the MPI runtime's I/O.
-    pub fn in_runtime(&self) -> bool {
-        self.key.flags & cairn_model::event_flags::IN_RUNTIME != 0
+    /// The runtime's I/O (before `main`, inside `MPI_Init`/`MPI_Finalize`).
+    pub fn is_runtime(&self) -> bool {
+        self.key.flags & cairn_model::event_flags::RUNTIME != 0
     }
 }
 

@@ -4,6 +4,9 @@
 //! stream reader, the walk and the expansion see arbitrary bytes.
 #![no_main]
 
+#[path = "exercise.rs"]
+mod exercise;
+
 use cairn_format::container::{TraceFile, TraceWriter};
 use libfuzzer_sys::fuzz_target;
 
@@ -11,28 +14,27 @@ use libfuzzer_sys::fuzz_target;
 const SAMPLE: &[u8] = include_bytes!("sample.cairn");
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&selector, payload)) = data.split_first() else { return };
-    let Ok(file) = TraceFile::from_bytes(SAMPLE.to_vec()) else { return };
+    let Some((&selector, payload)) = data.split_first() else {
+        return;
+    };
+    let Ok(file) = TraceFile::from_bytes(SAMPLE.to_vec()) else {
+        return;
+    };
     let entries = file.entries().to_vec();
     let target = selector as usize % entries.len();
     let mut writer = TraceWriter::new();
     for (index, entry) in entries.iter().enumerate() {
-        let Ok(Some((version, bytes))) = file.section(entry.kind) else { return };
-        let bytes = if index == target { payload.to_vec() } else { bytes };
+        let Ok(Some((version, bytes))) = file.section(entry.kind) else {
+            return;
+        };
+        let bytes = if index == target {
+            payload.to_vec()
+        } else {
+            bytes
+        };
         writer.add_section(entry.kind, version, &bytes, false);
     }
     if let Ok(trace) = cairn_trace::Trace::from_bytes(writer.finish()) {
-        struct Count(u64);
-        impl cairn_trace::walk::Visitor for Count {
-            fn event(&mut self, occurrence: &cairn_trace::walk::Occurrence) {
-                self.0 = self.0.wrapping_add(occurrence.count);
-            }
-        }
-        cairn_trace::walk::walk(&trace, &mut Count(0));
-        for stream in &trace.streams {
-            if stream.count < 100_000 {
-                trace.expand(stream, |_| {});
-            }
-        }
+        exercise::exercise(&trace);
     }
 });

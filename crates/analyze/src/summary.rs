@@ -246,6 +246,9 @@ pub struct Filtered {
     pub events: u64,
     /// Files per reason.
     pub reasons: BTreeMap<String, u64>,
+    /// Of `events`: the MPI runtime's own I/O of ranks other than the first, which the
+    /// trace counted but did not keep (shown even with `--all`).
+    pub runtime_events_not_kept: u64,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -648,6 +651,13 @@ pub fn summarize(trace: &Trace, options: Options) -> Result<Summary> {
         call_sites: BTreeMap::new(),
         pending: BTreeMap::new(),
     };
+    let not_kept: u64 = trace
+        .processes
+        .iter()
+        .map(|process| process.runtime_events_dropped)
+        .sum();
+    builder.summary.filtered.events += not_kept;
+    builder.summary.filtered.runtime_events_not_kept = not_kept;
     walk::walk(trace, &mut builder);
     let Builder {
         mut summary,

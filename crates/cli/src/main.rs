@@ -41,6 +41,10 @@ enum Command {
         /// Print nothing but errors.
         #[arg(short, long)]
         quiet: bool,
+        /// The MPI runtime's own I/O (MPI_Init, MPI_Finalize, progress threads): kept for
+        /// the first rank and counted for the others, kept for every rank, or only counted.
+        #[arg(long, value_enum, default_value_t = RuntimeIo::FirstRank)]
+        runtime_io: RuntimeIo,
         /// The command and its arguments.
         #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
         command: Vec<std::ffi::OsString>,
@@ -54,6 +58,9 @@ enum Command {
         /// Trace file to write.
         #[arg(short, long)]
         output: PathBuf,
+        /// As for `run`.
+        #[arg(long, value_enum, default_value_t = RuntimeIo::FirstRank)]
+        runtime_io: RuntimeIo,
     },
     /// Print per-file and per-call tables.
     Summary {
@@ -77,7 +84,27 @@ enum Command {
         /// With --expand: print at most this many events per thread.
         #[arg(long)]
         limit: Option<u64>,
+        /// Print only the file's sections with their stored and raw sizes.
+        #[arg(long)]
+        sections: bool,
     },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum RuntimeIo {
+    FirstRank,
+    All,
+    None,
+}
+
+impl RuntimeIo {
+    fn policy(self) -> cairn_trace::collect::RuntimeIo {
+        match self {
+            RuntimeIo::FirstRank => cairn_trace::collect::RuntimeIo::FirstRank,
+            RuntimeIo::All => cairn_trace::collect::RuntimeIo::AllRanks,
+            RuntimeIo::None => cairn_trace::collect::RuntimeIo::NoRank,
+        }
+    }
 }
 
 fn open_trace(path: &std::path::Path) -> Result<cairn_trace::Trace> {
@@ -91,20 +118,24 @@ fn main() -> ExitCode {
             output,
             keep_staging,
             quiet,
+            runtime_io,
             command,
         } => run::run(run::RunOptions {
             output,
             keep_staging,
             quiet,
+            runtime_io: runtime_io.policy(),
             command,
         }),
         Command::Lib => run::library_path().map(|path| {
             println!("{}", path.display());
             ExitCode::SUCCESS
         }),
-        Command::Merge { directory, output } => {
-            run::merge(&directory, &output).map(|_| ExitCode::SUCCESS)
-        }
+        Command::Merge {
+            directory,
+            output,
+            runtime_io,
+        } => run::merge(&directory, &output, runtime_io.policy()).map(|_| ExitCode::SUCCESS),
         Command::Summary { trace, json, all } => open_trace(&trace).and_then(|trace| {
             let summary = cairn_analyze::summary::summarize(
                 &trace,
@@ -119,9 +150,29 @@ fn main() -> ExitCode {
         }),
         Command::Dump {
             trace,
+            sections: true,
+            ..
+        } => cairn_format::container::TraceFile::open(&trace)
+            .with_context(|| format!("{}", trace.display()))
+            .map(|file| {
+                println!("{} bytes", file.file_size());
+                for entry in file.entries() {
+                    println!(
+                        "  {} v{}: {} bytes stored, {} raw",
+                        entry.kind.name(),
+                        entry.version,
+                        file.stored_size(entry),
+                        file.raw_size(entry)
+                    );
+                }
+                ExitCode::SUCCESS
+            }),
+        Command::Dump {
+            trace,
             all,
             expand,
             limit,
+            sections: false,
         } => open_trace(&trace).and_then(|trace| {
             render::dump(&trace, all, expand, limit, &mut std::io::stdout().lock())?;
             Ok(ExitCode::SUCCESS)

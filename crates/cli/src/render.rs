@@ -4,10 +4,13 @@ use std::fmt::Write as _;
 use std::io::Write;
 
 use cairn_analyze::summary::{Summary, SIZE_BIN_NAMES};
-use cairn_compress::stream::{Body, Item, OffsetRef, Relative};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use cairn_compress::stream::{Body, EncodedStream, Item, OffsetRef, Relative};
 use cairn_model::{event_flags, CallClass, Event};
 use cairn_trace::symbols::Symbolizer;
-use cairn_trace::Trace;
+use cairn_trace::{Stream, Trace};
 
 fn human_bytes(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
@@ -300,7 +303,7 @@ fn describe(trace: &Trace, event: &Event) -> String {
 /// Prints the folded structure: loops with their counts, leaves with how many events they
 /// stand for and their mean duration. Files are shown as resolved on the first iteration.
 fn structure(
-    trace: &Trace,
+    (trace, stream): (&Trace, &Stream),
     symbols: &mut Symbolizer,
     nodes: Body,
     relative: &mut Relative,
@@ -314,8 +317,8 @@ fn structure(
             Item::Leaf(leaf) => {
                 let key = &leaf.key;
                 let (file_plus_one, _) = relative.decode(key, trace.class_of(key.call));
-                let file = file_plus_one
-                    .checked_sub(1)
+                let file = stream
+                    .file(file_plus_one)
                     .and_then(|file| trace.files.get(file as usize));
                 if !all
                     && (file.is_some_and(|file| file.noise.is_some())
@@ -343,7 +346,7 @@ fn structure(
                     } else {
                         String::new()
                     },
-                    leaf.occurrences(),
+                    leaf.occurrences() / stream.members.max(1) as u64,
                     leaf.duration.mean / 1e3,
                     key.context,
                     symbols
@@ -354,7 +357,15 @@ fn structure(
             }
             Item::Loop { count, body } => {
                 writeln!(out, "{indent}loop ×{count} {{")?;
-                structure(trace, symbols, body, relative, depth + 1, all, out)?;
+                structure(
+                    (trace, stream),
+                    symbols,
+                    body,
+                    relative,
+                    depth + 1,
+                    all,
+                    out,
+                )?;
                 writeln!(out, "{indent}}}")?;
             }
         }
@@ -434,13 +445,35 @@ pub fn dump(
                 let site = site.map_or(String::new(), |site| format!("  ({site})"));
                 writeln!(out, "  @{} {}{site}", index + 1, chain.join(" → "))?;
             }
+            // A stream several ranks share is shown once; its other members refer to it.
+            let mut shown_streams: HashMap<*const EncodedStream, (u32, u32, i64)> = HashMap::new();
             for stream in &trace.streams {
                 let process = &trace.processes[stream.process as usize];
-                writeln!(
+                write!(
                     out,
                     "pid {} thread {}: {} events",
                     process.pid, stream.thread, stream.count
                 )?;
+                let first = *shown_streams.entry(Arc::as_ptr(&stream.events)).or_insert((
+                    process.pid,
+                    stream.thread,
+                    stream.rank_delta,
+                ));
+                if stream.members > 1 {
+                    write!(out, "  (one of {} ranks sharing a stream", stream.members)?;
+                    if !expand && first != (process.pid, stream.thread, stream.rank_delta) {
+                        writeln!(
+                            out,
+                            "; as pid {} thread {} with rank {:+})",
+                            first.0,
+                            first.1,
+                            stream.rank_delta - first.2
+                        )?;
+                        continue;
+                    }
+                    write!(out, ")")?;
+                }
+                writeln!(out)?;
                 if expand {
                     let mut shown = 0u64;
                     let mut failure: std::io::Result<()> = Ok(());
@@ -467,9 +500,9 @@ pub fn dump(
                     failure?;
                 } else {
                     structure(
-                        trace,
+                        (trace, stream),
                         &mut symbols,
-                        stream.events.nodes(),
+                        stream.nodes(),
                         &mut Relative::default(),
                         1,
                         all,

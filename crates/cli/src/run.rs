@@ -6,12 +6,13 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
-use cairn_trace::collect::{collect, RunInfo};
+use cairn_trace::collect::{collect, RunInfo, RuntimeIo};
 
 pub struct RunOptions {
     pub output: Option<PathBuf>,
     pub keep_staging: bool,
     pub quiet: bool,
+    pub runtime_io: RuntimeIo,
     pub command: Vec<OsString>,
 }
 
@@ -239,6 +240,7 @@ pub fn run(options: RunOptions) -> Result<ExitCode> {
             .map(|argument| argument.as_encoded_bytes().to_vec())
             .collect(),
         exit_status: Some(code),
+        runtime_io: options.runtime_io,
     };
     let mut trace = collect(&staging, run).with_context(|| {
         format!(
@@ -275,9 +277,10 @@ fn describe(trace: &cairn_trace::Trace) -> String {
     )
 }
 
-pub fn merge(directory: &Path, output: &Path) -> Result<()> {
+pub fn merge(directory: &Path, output: &Path, runtime_io: RuntimeIo) -> Result<()> {
     let run = RunInfo {
         writer: format!("cairn {}", env!("CARGO_PKG_VERSION")),
+        runtime_io,
         ..RunInfo::default()
     };
     let trace = collect(directory, run).with_context(|| format!("{}", directory.display()))?;

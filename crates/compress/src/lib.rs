@@ -26,5 +26,6 @@
 
 pub mod fold;
 pub mod hash;
+pub mod ranks;
 pub mod stats;
 pub mod stream;

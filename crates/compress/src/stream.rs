@@ -59,6 +59,101 @@ pub struct EventKey {
     /// Darshan's access order, against the previous access in the same direction (read or
     /// write) to the same file in this thread: [`CONSECUTIVE`] and/or [`SEQUENTIAL`].
     pub order: u8,
+    /// In a stream shared by several ranks: 1 + the index of the [`RankSlopes`] that turn
+    /// this key into each rank's own; 0 when every rank has exactly this key.
+    pub parameters: u32,
+}
+
+/// How a leaf's values change with the rank, in a stream several ranks share: rank `r`'s
+/// value is the stored one plus `slope · (r − base rank)` (wrapping). Peers (`rank ± 1`),
+/// offsets of a block per rank (`rank · block`) and per-rank files are all of this form.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct RankSlopes {
+    pub handle: i64,
+    /// Of the file reference's delta.
+    pub file: i64,
+    /// Of the offset (first offset or delta).
+    pub offset: i64,
+    pub request: i64,
+    pub result: i64,
+    pub aux: i64,
+    pub offset_low: i64,
+    pub offset_high: i64,
+}
+
+impl RankSlopes {
+    pub const FIELDS: usize = 8;
+
+    pub fn to_array(self) -> [i64; RankSlopes::FIELDS] {
+        [
+            self.handle,
+            self.file,
+            self.offset,
+            self.request,
+            self.result,
+            self.aux,
+            self.offset_low,
+            self.offset_high,
+        ]
+    }
+
+    pub fn from_array(values: [i64; RankSlopes::FIELDS]) -> RankSlopes {
+        let [handle, file, offset, request, result, aux, offset_low, offset_high] = values;
+        RankSlopes {
+            handle,
+            file,
+            offset,
+            request,
+            result,
+            aux,
+            offset_low,
+            offset_high,
+        }
+    }
+
+    /// The leaf's rank-varying values, in [`RankSlopes::to_array`] order.
+    pub fn values(leaf: &Leaf<EventKey>) -> [i64; RankSlopes::FIELDS] {
+        let key = &leaf.key;
+        let file = match key.file {
+            FileRef::Delta(delta) => delta,
+            _ => 0,
+        };
+        let offset = match key.offset {
+            OffsetRef::First(offset) | OffsetRef::Delta(offset) => offset,
+            OffsetRef::Unknown => 0,
+        };
+        [
+            key.handle as i64,
+            file,
+            offset,
+            key.request as i64,
+            key.result,
+            key.aux as i64,
+            leaf.offset_low,
+            leaf.offset_high,
+        ]
+    }
+
+    /// Rank `base + delta`'s leaf from the stored one.
+    pub fn apply(&self, leaf: &mut Leaf<EventKey>, delta: i64) {
+        let shift = |value: i64, slope: i64| value.wrapping_add(slope.wrapping_mul(delta));
+        let key = &mut leaf.key;
+        key.handle = shift(key.handle as i64, self.handle) as u64;
+        key.file = match key.file {
+            FileRef::Delta(value) => FileRef::Delta(shift(value, self.file)),
+            other => other,
+        };
+        key.offset = match key.offset {
+            OffsetRef::First(value) => OffsetRef::First(shift(value, self.offset)),
+            OffsetRef::Delta(value) => OffsetRef::Delta(shift(value, self.offset)),
+            OffsetRef::Unknown => OffsetRef::Unknown,
+        };
+        key.request = shift(key.request as i64, self.request) as u64;
+        key.result = shift(key.result, self.result);
+        key.aux = shift(key.aux as i64, self.aux) as u64;
+        leaf.offset_low = shift(leaf.offset_low, self.offset_low);
+        leaf.offset_high = shift(leaf.offset_high, self.offset_high);
+    }
 }
 
 /// The access starts exactly where the previous one in the same direction ended.
@@ -180,6 +275,7 @@ impl Relative {
             errno: event.errno,
             aux: event.aux,
             flags: event.flags,
+            parameters: 0,
         };
         self.advance(&key, file_plus_one, event.offset, class);
         key
@@ -252,6 +348,7 @@ fn encode_key(key: &EventKey, out: &mut ByteWriter) {
     out.u64(key.aux);
     out.u64(key.flags as u64);
     out.u64(key.order as u64);
+    out.u64(key.parameters as u64);
 }
 
 fn decode_key(reader: &mut ByteReader) -> Result<EventKey> {
@@ -283,6 +380,7 @@ fn decode_key(reader: &mut ByteReader) -> Result<EventKey> {
         aux: reader.u64()?,
         flags: reader.u32()?,
         order: u8::try_from(reader.u64()?).map_err(|_| reader.corrupt("bad access order"))?,
+        parameters: reader.u32()?,
     })
 }
 
@@ -413,14 +511,39 @@ impl StreamEncoder {
             self.write(&node);
         }
         let first_start = self.first_start.unwrap_or(0);
-        let mut out = ByteWriter::new();
-        out.u64(first_start);
-        out.u64(self.last_end.saturating_sub(first_start));
-        out.u64(self.count);
-        out.u64(self.top_level_nodes);
-        out.buffer.extend_from_slice(&self.body.buffer);
-        EncodedStream::from_bytes(out.into_inner()).expect("a stream this encoder wrote reads back")
+        assemble(
+            first_start,
+            self.last_end,
+            self.count,
+            self.top_level_nodes,
+            &[],
+            &self.body.buffer,
+        )
     }
+}
+
+/// A stream's bytes: its header, its rank-slope table, then its top-level nodes.
+fn assemble(
+    first_start: u64,
+    last_end: u64,
+    count: u64,
+    top_level_nodes: u64,
+    parameters: &[RankSlopes],
+    body: &[u8],
+) -> EncodedStream {
+    let mut out = ByteWriter::new();
+    out.u64(first_start);
+    out.u64(last_end.saturating_sub(first_start));
+    out.u64(count);
+    out.u64(top_level_nodes);
+    out.u64(parameters.len() as u64);
+    for slopes in parameters {
+        for value in slopes.to_array() {
+            out.i64(value);
+        }
+    }
+    out.buffer.extend_from_slice(body);
+    EncodedStream::from_bytes(out.into_inner()).expect("a stream this encoder wrote reads back")
 }
 
 /// One node read from an encoded stream.
@@ -439,6 +562,9 @@ pub struct Body<'a> {
     data: &'a [u8],
     nodes: u64,
     dictionary: &'a [EventKey],
+    /// The stream's rank slopes and how far the walked rank is from its base rank.
+    parameters: &'a [RankSlopes],
+    rank_delta: i64,
 }
 
 impl<'a> Body<'a> {
@@ -453,8 +579,21 @@ impl<'a> Body<'a> {
     /// The nodes in order. The stream was checked when it was opened, so reading cannot fail.
     pub fn iter(&self) -> impl Iterator<Item = Item<'a>> + 'a {
         let mut reader = ByteReader::new(self.data, "event stream");
-        let dictionary = self.dictionary;
-        (0..self.nodes).map_while(move |_| read_item(&mut reader, dictionary).ok())
+        let body = *self;
+        (0..self.nodes).map_while(move |_| read_item(&mut reader, &body).ok())
+    }
+
+    /// The nodes as a tree (memory proportional to the folded size, not the event count).
+    pub fn to_nodes(&self) -> Vec<Node<EventKey>> {
+        self.iter()
+            .map(|item| match item {
+                Item::Leaf(leaf) => Node::Leaf(leaf),
+                Item::Loop { count, body } => Node::Loop {
+                    count,
+                    body: body.to_nodes(),
+                },
+            })
+            .collect()
     }
 }
 
@@ -472,32 +611,35 @@ fn read_leaf(reader: &mut ByteReader, key: EventKey) -> Result<Leaf<EventKey>> {
     })
 }
 
-fn read_item<'a>(reader: &mut ByteReader<'a>, dictionary: &'a [EventKey]) -> Result<Item<'a>> {
+fn read_item<'a>(reader: &mut ByteReader<'a>, outer: &Body<'a>) -> Result<Item<'a>> {
     let tag = reader.u64()?;
-    match tag & 3 {
-        TAG_KEY_REFERENCE => {
-            let key = *dictionary
-                .get((tag >> 2) as usize)
-                .ok_or_else(|| reader.corrupt("key index out of range"))?;
-            Ok(Item::Leaf(read_leaf(reader, key)?))
-        }
+    let key = match tag & 3 {
+        TAG_KEY_REFERENCE => *outer
+            .dictionary
+            .get((tag >> 2) as usize)
+            .ok_or_else(|| reader.corrupt("key index out of range"))?,
         TAG_LOOP => {
             let nodes = reader.u64()?;
             let data = reader.bytes()?;
-            Ok(Item::Loop {
+            return Ok(Item::Loop {
                 count: tag >> 2,
                 body: Body {
                     data,
                     nodes,
-                    dictionary,
+                    ..*outer
                 },
-            })
+            });
         }
-        _ => {
-            let key = decode_key(reader)?;
-            Ok(Item::Leaf(read_leaf(reader, key)?))
-        }
+        _ => decode_key(reader)?,
+    };
+    let mut leaf = read_leaf(reader, key)?;
+    if let Some(slopes) = (leaf.key.parameters as usize)
+        .checked_sub(1)
+        .and_then(|index| outer.parameters.get(index))
+    {
+        slopes.apply(&mut leaf, outer.rank_delta);
     }
+    Ok(Item::Leaf(leaf))
 }
 
 /// An encoded, checked stream (EVNT version 2, docs/FORMAT.md).
@@ -507,6 +649,7 @@ pub struct EncodedStream {
     body_start: usize,
     top_level_nodes: u64,
     dictionary: Vec<EventKey>,
+    parameters: Vec<RankSlopes>,
     pub first_start: u64,
     pub last_end: u64,
     /// Events the stream stands for.
@@ -525,11 +668,20 @@ impl EncodedStream {
         let last_end = first_start.saturating_add(reader.u64()?);
         let count = reader.u64()?;
         let top_level_nodes = reader.u64()?;
+        let mut parameters = Vec::new();
+        for _ in 0..reader.count(RankSlopes::FIELDS)? {
+            let mut values = [0i64; RankSlopes::FIELDS];
+            for value in &mut values {
+                *value = reader.i64()?;
+            }
+            parameters.push(RankSlopes::from_array(values));
+        }
         let body_start = data.len() - reader.remaining();
         struct Check {
             dictionary: Vec<EventKey>,
             max_call: u16,
             max_context: u32,
+            parameters: usize,
         }
         fn check(
             reader: &mut ByteReader,
@@ -564,6 +716,9 @@ impl EncodedStream {
                 };
                 match key {
                     Some(key) => {
+                        if key.parameters as usize > state.parameters {
+                            return Err(reader.corrupt("rank slopes index out of range"));
+                        }
                         state.max_call = state.max_call.max(key.call);
                         state.max_context = state.max_context.max(key.context);
                         read_leaf(reader, key)?;
@@ -588,6 +743,7 @@ impl EncodedStream {
             dictionary: Vec::new(),
             max_call: 0,
             max_context: 0,
+            parameters: parameters.len(),
         };
         let occurrences = check(&mut reader, top_level_nodes, 0, &mut state)?;
         if !reader.is_empty() {
@@ -605,6 +761,7 @@ impl EncodedStream {
             body_start,
             top_level_nodes,
             dictionary: state.dictionary,
+            parameters,
             first_start,
             last_end,
             count,
@@ -619,17 +776,59 @@ impl EncodedStream {
 
     /// The stream's top level.
     pub fn nodes(&self) -> Body<'_> {
+        self.nodes_for_rank(0)
+    }
+
+    /// The stream's top level as the rank `rank_delta` away from its base rank sees it.
+    pub fn nodes_for_rank(&self, rank_delta: i64) -> Body<'_> {
         Body {
             data: &self.data[self.body_start..],
             nodes: self.top_level_nodes,
             dictionary: &self.dictionary,
+            parameters: &self.parameters,
+            rank_delta,
         }
+    }
+
+    /// Rank slopes of a stream several ranks share (empty for one rank's own stream).
+    pub fn parameters(&self) -> &[RankSlopes] {
+        &self.parameters
+    }
+
+    /// Encodes a tree of nodes (e.g. several ranks' streams merged) with its rank slopes.
+    pub fn from_nodes(
+        nodes: &[Node<EventKey>],
+        first_start: u64,
+        last_end: u64,
+        parameters: &[RankSlopes],
+    ) -> EncodedStream {
+        let mut writer = NodeWriter::default();
+        let mut body = ByteWriter::new();
+        for node in nodes {
+            writer.node(node, &mut body);
+        }
+        assemble(
+            first_start,
+            last_end,
+            crate::fold::occurrence_count(nodes),
+            nodes.len() as u64,
+            parameters,
+            &body.buffer,
+        )
     }
 
     /// Every event in order, with exact keys, files and offsets; start and duration come
     /// from the leaves' mean gap and duration (exact only for the first start).
-    pub fn expand(
+    pub fn expand(&self, class_of: impl Fn(u16) -> Option<CallClass>, visit: impl FnMut(Event)) {
+        self.expand_for_rank(0, self.first_start, class_of, visit)
+    }
+
+    /// [`EncodedStream::expand`] for the rank `rank_delta` from the base rank, whose first
+    /// event started at `first_start`.
+    pub fn expand_for_rank(
         &self,
+        rank_delta: i64,
+        first_start: u64,
         class_of: impl Fn(u16) -> Option<CallClass>,
         mut visit: impl FnMut(Event),
     ) {
@@ -683,12 +882,12 @@ impl EncodedStream {
         }
         let mut expansion = Expansion {
             relative: Relative::default(),
-            clock: self.first_start,
+            clock: first_start,
             started: false,
             class_of,
             visit: &mut visit,
         };
-        expansion.body(self.nodes());
+        expansion.body(self.nodes_for_rank(rank_delta));
     }
 }
 

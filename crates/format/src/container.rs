@@ -277,6 +277,11 @@ impl TraceFile {
         entry.stored_length
     }
 
+    /// Size of a section before compression.
+    pub fn raw_size(&self, entry: &SectionEntry) -> u64 {
+        entry.raw_length
+    }
+
     /// The decoded bytes of the first section of `kind`, checked against its CRC and size.
     pub fn section(&self, kind: SectionKind) -> Result<Option<(u16, Vec<u8>)>> {
         let Some(entry) = self.entries.iter().find(|entry| entry.kind == kind) else {

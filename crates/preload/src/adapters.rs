@@ -65,7 +65,9 @@ pub fn path_open(
     event.file = files::file_for_path(state, dirfd, path, path_origin::OPENED);
     event.handle = ret as i64 as u64;
     event.aux = flags as u32 as u64;
-    event.request = mode as u64;
+    // The mode argument is only passed (and only meaningful) when the call may create.
+    let creates = flags & libc::O_CREAT != 0 || flags & libc::O_TMPFILE == libc::O_TMPFILE;
+    event.request = if creates { mode as u64 } else { 0 };
     event.result = ret as i64;
     fail_if(event, ret < 0);
     if ret >= 0 {

@@ -7,12 +7,15 @@
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use cairn_compress::stream::StreamEncoder;
 use cairn_format::segment::{self, mark, ProcessHeader, RawEvent, Record, SegmentFile};
 use cairn_model::{event_flags, Call, CallClass, Event, Layer, UNKNOWN};
 
+use crate::elf::Segments;
 use crate::noise::{self, Noise};
 use crate::{
     CallInfo, Context, Ending, FileInfo, Meta, Process, Result, Stream, Trace, TraceError,
@@ -24,6 +27,18 @@ pub struct RunInfo {
     pub writer: String,
     pub command: Vec<Vec<u8>>,
     pub exit_status: Option<i32>,
+    /// Which ranks' MPI runtime I/O to keep (see [`collect`]).
+    pub runtime_io: RuntimeIo,
+}
+
+/// Which ranks' own MPI runtime I/O a trace keeps; the rest is counted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RuntimeIo {
+    /// The lowest rank's (the default).
+    #[default]
+    FirstRank,
+    AllRanks,
+    NoRank,
 }
 
 /// Converts a segment's raw times (TSC ticks or nanoseconds) to monotonic nanoseconds by
@@ -333,6 +348,156 @@ pub fn segment_files(directory: &Path) -> Result<Vec<PathBuf>> {
 }
 
 /// Builds the trace of everything in `directory`.
+/// Marks a stream or MPI handle numbered per process (see `collect`).
+pub const NUMBERED_HANDLE: u64 = 1 << 40;
+
+/// The trace's modules and calling contexts, filled as kept events use them.
+#[derive(Default)]
+struct ContextTable {
+    modules: Vec<Vec<u8>>,
+    module_index: HashMap<Vec<u8>, u32>,
+    contexts: Vec<Context>,
+    context_index: HashMap<Context, u32>,
+    /// Code ranges per module path (`None`: unreadable, frames are trusted).
+    module_code: HashMap<Vec<u8>, Option<Segments>>,
+}
+
+impl ContextTable {
+    /// The trace's index + 1 of the segment's context `id` (0 if it was never recorded).
+    fn intern(&mut self, segment: &SegmentSummary, id: u32) -> u32 {
+        let Some(frames) = segment.contexts.get(&id) else {
+            return 0;
+        };
+        // The call site is always exact; deeper frames stop at the first one that is not a
+        // return address into code (a frame-pointer walk through code built without frame
+        // pointers reads stack data), so equal paths compare equal.
+        let mut kept = 0;
+        for (depth, (module, offset)) in frames.iter().enumerate() {
+            let in_code = segment.modules.get(module).is_some_and(|path| {
+                self.module_code
+                    .entry(path.clone())
+                    .or_insert_with(|| Segments::read(Path::new(OsStr::from_bytes(path))))
+                    .as_ref()
+                    .is_none_or(|segments| segments.holds_code(*offset))
+            });
+            if depth > 0 && !in_code {
+                break;
+            }
+            kept += 1;
+        }
+        let frames = frames[..kept]
+            .iter()
+            .map(|(module, offset)| {
+                let module = segment.modules.get(module).map(|path| {
+                    *self.module_index.entry(path.clone()).or_insert_with(|| {
+                        self.modules.push(path.clone());
+                        (self.modules.len() - 1) as u32
+                    })
+                });
+                (module, *offset)
+            })
+            .collect();
+        let context = Context { frames };
+        *self
+            .context_index
+            .entry(context.clone())
+            .or_insert_with(|| {
+                self.contexts.push(context);
+                self.contexts.len() as u32
+            })
+    }
+}
+
+/// Gives every path of every segment its index in the trace's file table.
+///
+/// Processes without a rank come first, each file in its process's order of first use
+/// (files a loop opens one after another, `ckpt-%d`, get consecutive indices, which the
+/// file table stores as one numbered run). Ranks follow in rank order, column by column —
+/// every rank's first file, then every rank's second… — so one file per rank
+/// (`part-%d{rank}`) also gets consecutive indices.
+fn index_files(
+    segments: &[SegmentSummary],
+    python_prefixes: &[Vec<u8>],
+    files: &mut Vec<FileInfo>,
+    file_use: &mut Vec<(bool, bool, bool)>,
+) -> Vec<HashMap<u32, u32>> {
+    let mut file_index: HashMap<Vec<u8>, u32> = HashMap::new();
+    let mut by_segment: Vec<HashMap<u32, u32>> = vec![HashMap::new(); segments.len()];
+    let paths: Vec<Vec<(u32, &Vec<u8>)>> = segments
+        .iter()
+        .map(|segment| {
+            let mut paths: Vec<(u32, &Vec<u8>)> =
+                segment.paths.iter().map(|(id, path)| (*id, path)).collect();
+            paths.sort_unstable();
+            paths
+        })
+        .collect();
+    let mut index_one = |segment: usize, (id, path): (u32, &Vec<u8>)| {
+        let index = *file_index.entry(path.clone()).or_insert_with(|| {
+            files.push(FileInfo {
+                path: path.clone(),
+                noise: noise::classify_path(path, python_prefixes),
+            });
+            file_use.push((false, false, false));
+            (files.len() - 1) as u32
+        });
+        by_segment[segment].insert(id, index);
+    };
+    let (mut ranked, unranked): (Vec<usize>, Vec<usize>) =
+        (0..segments.len()).partition(|index| segments[*index].header.rank.is_some());
+    for segment in unranked {
+        for path in &paths[segment] {
+            index_one(segment, *path);
+        }
+    }
+    ranked.sort_by_key(|index| (segments[*index].header.rank, *index));
+    let widest = ranked.iter().map(|index| paths[*index].len()).max();
+    for column in 0..widest.unwrap_or(0) {
+        for segment in &ranked {
+            if let Some(path) = paths[*segment].get(column) {
+                index_one(*segment, *path);
+            }
+        }
+    }
+    by_segment
+}
+
+/// Builds the trace of the segments in `directory`.
+///
+/// The MPI runtime's own I/O (before `main`, inside `MPI_Init`/`MPI_Finalize`, and threads
+/// that only touch runtime files such as the progress threads' event descriptors) differs
+/// from rank to rank with timing, so it would make every rank's stream different and the
+/// trace grow with the number of ranks. Unless `run.runtime_io_of_every_rank`, it is kept in
+/// full for the first rank only (`run.runtime_io`); for the others it is counted
+/// ([`Process::runtime_events_dropped`]) and a diagnostic says so.
+/// Keeps only the files some stream names (a process names every path it touches, but the
+/// events of some are only counted), in their order.
+fn drop_unused_files(
+    files: Vec<FileInfo>,
+    mut streams: Vec<Stream>,
+) -> (Vec<FileInfo>, Vec<Stream>) {
+    let mut used = vec![false; files.len()];
+    for stream in &streams {
+        for file in &stream.files {
+            used[*file as usize] = true;
+        }
+    }
+    let mut new_index = vec![0u32; files.len()];
+    let mut kept = Vec::new();
+    for (index, file) in files.into_iter().enumerate() {
+        if used[index] {
+            new_index[index] = kept.len() as u32;
+            kept.push(file);
+        }
+    }
+    for stream in &mut streams {
+        for file in &mut stream.files {
+            *file = new_index[*file as usize];
+        }
+    }
+    (kept, streams)
+}
+
 pub fn collect(directory: &Path, run: RunInfo) -> Result<Trace> {
     let mut diagnostics = Vec::new();
     let mut segments = Vec::new();
@@ -400,8 +565,13 @@ pub fn collect(directory: &Path, run: RunInfo) -> Result<Trace> {
             threads: segment.threads.len() as u32,
             untraced_calls: segment.untraced_calls,
             rank: header.rank,
+            runtime_events_dropped: 0,
         });
     }
+    let first_rank = segments
+        .iter()
+        .filter_map(|segment| segment.header.rank)
+        .min();
 
     let python_prefixes: Vec<Vec<u8>> = {
         let mut prefixes: Vec<Vec<u8>> = processes
@@ -416,14 +586,11 @@ pub fn collect(directory: &Path, run: RunInfo) -> Result<Trace> {
     let mut calls: Vec<CallInfo> = Vec::new();
     let mut call_index: HashMap<String, u16> = HashMap::new();
     let mut files: Vec<FileInfo> = Vec::new();
-    let mut file_index: HashMap<Vec<u8>, u32> = HashMap::new();
     // (used by any event, used by an event after main) per file.
     let mut file_use: Vec<(bool, bool, bool)> = Vec::new();
-    let mut modules: Vec<Vec<u8>> = Vec::new();
-    let mut module_index: HashMap<Vec<u8>, u32> = HashMap::new();
-    let mut contexts: Vec<Context> = Vec::new();
-    let mut context_index: HashMap<Context, u32> = HashMap::new();
+    let mut context_table = ContextTable::default();
     let mut streams = Vec::new();
+    let files_by_segment = index_files(&segments, &python_prefixes, &mut files, &mut file_use);
 
     for (process_index, segment) in segments.iter().enumerate() {
         let header = &segment.header;
@@ -440,45 +607,9 @@ pub fn collect(directory: &Path, run: RunInfo) -> Result<Trace> {
                 Some((index, call))
             })
             .collect();
-        let mut files_here: HashMap<u32, u32> = HashMap::new();
-        // In id order: ids follow first use, so files a loop opens one after another
-        // (`ckpt-%d`) get consecutive indices, which the stream encoding folds.
-        let mut paths: Vec<(&u32, &Vec<u8>)> = segment.paths.iter().collect();
-        paths.sort_unstable();
-        for (id, path) in paths {
-            let index = *file_index.entry(path.clone()).or_insert_with(|| {
-                files.push(FileInfo {
-                    path: path.clone(),
-                    noise: noise::classify_path(path, &python_prefixes),
-                });
-                file_use.push((false, false, false));
-                (files.len() - 1) as u32
-            });
-            files_here.insert(*id, index);
-        }
+        let files_here = &files_by_segment[process_index];
+        // Contexts enter the trace when a kept event first uses them.
         let mut contexts_here: HashMap<u32, u32> = HashMap::new();
-        let mut recorded_contexts: Vec<_> = segment.contexts.iter().collect();
-        recorded_contexts.sort_unstable_by_key(|(id, _)| **id);
-        for (id, frames) in recorded_contexts {
-            let frames = frames
-                .iter()
-                .map(|(module, offset)| {
-                    let module = segment.modules.get(module).map(|path| {
-                        *module_index.entry(path.clone()).or_insert_with(|| {
-                            modules.push(path.clone());
-                            (modules.len() - 1) as u32
-                        })
-                    });
-                    (module, *offset)
-                })
-                .collect();
-            let context = Context { frames };
-            let index = *context_index.entry(context.clone()).or_insert_with(|| {
-                contexts.push(context);
-                contexts.len() as u32
-            });
-            contexts_here.insert(*id, index);
-        }
 
         let file = SegmentFile::open(&segment.path)?;
         let mut buffer = Vec::new();
@@ -494,6 +625,13 @@ pub fn collect(directory: &Path, run: RunInfo) -> Result<Trace> {
         cursors.sort_by_key(|cursor| cursor.thread);
         let mut encoders: Vec<StreamEncoder> =
             cursors.iter().map(|_| StreamEncoder::default()).collect();
+        // Each thread's own file table (trace-wide index → position), so a rank's events
+        // name its files the way every other rank's do.
+        let mut local_files: Vec<(HashMap<u32, u32>, Vec<u32>)> =
+            cursors.iter().map(|_| Default::default()).collect();
+        // Stream and MPI handles are addresses that differ between processes: numbered in
+        // order of first use instead (tagged, so they never equal a descriptor).
+        let mut handles: HashMap<u64, u64> = HashMap::new();
         let mut heap = BinaryHeap::new();
         let mut pending: Vec<Option<(u32, RawEvent)>> = Vec::with_capacity(cursors.len());
         for (slot, cursor) in cursors.iter_mut().enumerate() {
@@ -504,6 +642,15 @@ pub fn collect(directory: &Path, run: RunInfo) -> Result<Trace> {
             pending.push(next);
         }
         let main_known = segment.main_start.is_some();
+        let runtime_counted_only = header.rank.is_some()
+            && match run.runtime_io {
+                RuntimeIo::FirstRank => header.rank != first_rank,
+                RuntimeIo::AllRanks => false,
+                RuntimeIo::NoRank => true,
+            };
+        // Per thread: whether it did anything but the runtime's I/O.
+        let mut program_seen = vec![false; cursors.len()];
+        let mut dropped = 0u64;
         let mut tracker = OffsetTracker::default();
         while let Some(Reverse((_, slot))) = heap.pop() {
             let Some((call_id, raw)) = pending[slot].take() else {
@@ -542,35 +689,73 @@ pub fn collect(directory: &Path, run: RunInfo) -> Result<Trace> {
                 request: raw.request,
                 result: raw.result,
                 errno: raw.errno,
-                context: contexts_here.get(&raw.context).copied().unwrap_or(0),
+                context: 0,
                 aux: raw.aux,
                 flags,
             };
+            tracker.apply(call, &mut event);
+            if runtime_counted_only && flags & event_flags::RUNTIME != 0 {
+                dropped += 1;
+                continue;
+            }
+            event.context = match contexts_here.get(&raw.context) {
+                Some(index) => *index,
+                None => {
+                    let index = context_table.intern(segment, raw.context);
+                    contexts_here.insert(raw.context, index);
+                    index
+                }
+            };
+            let (positions, table) = &mut local_files[slot];
+            let mut local = |index: u32| {
+                *positions.entry(index).or_insert_with(|| {
+                    table.push(index);
+                    table.len() as u32 - 1
+                })
+            };
             if call == Call::rename {
-                // aux holds the per-process file id of the new name.
+                // aux holds the per-process file id of the new name: made the stream's.
                 event.aux = files_here
                     .get(&(raw.aux as u32))
-                    .map_or(0, |index| *index as u64 + 1);
+                    .map_or(0, |index| local(*index) as u64 + 1);
             }
-            tracker.apply(call, &mut event);
+            program_seen[slot] |=
+                file_index.is_none_or(|index| files[index as usize].noise.is_none());
             if let Some(index) = file_index {
                 let usage = &mut file_use[index as usize];
                 usage.0 = true;
                 let library = event_flags::IN_RUNTIME | event_flags::INSIDE_MPIIO;
                 usage.1 |= flags & (event_flags::RUNTIME | library) == 0;
                 usage.2 |= flags & library != 0;
+                event.file = Some(local(index));
+            }
+            if matches!(call.layer(), Layer::Stdio | Layer::Mpi | Layer::MpiIo) && event.handle != 0
+            {
+                let next = handles.len() as u64 + 1;
+                event.handle = NUMBERED_HANDLE | *handles.entry(event.handle).or_insert(next);
             }
             encoders[slot].push(&event, Some(call.class()));
         }
-        for (cursor, encoder) in cursors.iter().zip(encoders) {
+        for (((cursor, encoder), (_, table)), program) in cursors
+            .iter()
+            .zip(encoders)
+            .zip(local_files)
+            .zip(program_seen)
+        {
+            if runtime_counted_only && !program {
+                dropped += encoder.len();
+                continue;
+            }
             if !encoder.is_empty() {
                 streams.push(Stream::new(
                     process_index as u32,
                     cursor.thread,
                     encoder.finish(),
+                    table,
                 ));
             }
         }
+        processes[process_index].runtime_events_dropped = dropped;
     }
     // (used at all, used by the program itself, used inside the MPI runtime)
     for (file, (used, used_by_program, used_by_runtime)) in files.iter_mut().zip(&file_use) {
@@ -583,6 +768,22 @@ pub fn collect(directory: &Path, run: RunInfo) -> Result<Trace> {
         }
     }
 
+    let counted_only: Vec<&Process> = processes
+        .iter()
+        .filter(|process| process.runtime_events_dropped > 0)
+        .collect();
+    if !counted_only.is_empty() {
+        diagnostics.push(format!(
+            "the MPI runtime's own I/O of {} ranks was counted, not kept ({} events); `--runtime-io all` keeps it",
+            counted_only.len(),
+            counted_only
+                .iter()
+                .map(|process| process.runtime_events_dropped)
+                .sum::<u64>()
+        ));
+    }
+    let streams = crate::ranks::merge_streams(&processes, streams);
+    let (files, streams) = drop_unused_files(files, streams);
     Ok(Trace {
         meta: Meta {
             writer: run.writer,
@@ -596,8 +797,8 @@ pub fn collect(directory: &Path, run: RunInfo) -> Result<Trace> {
         calls,
         processes,
         files,
-        modules,
-        contexts,
+        modules: context_table.modules,
+        contexts: context_table.contexts,
         streams,
         diagnostics,
     })

@@ -1,6 +1,7 @@
 //! The trace's contents and their sections on disk (see docs/FORMAT.md, "Sections").
 
 use std::path::Path;
+use std::sync::Arc;
 
 use cairn_compress::stream::EncodedStream;
 use cairn_format::bytes::{ByteReader, ByteWriter};
@@ -12,10 +13,12 @@ use crate::{Result, TraceError};
 
 /// Section versions this reader understands.
 const VERSION: u16 = 1;
-/// Version 2 of EVNT: folded streams (version 1 held flat columns).
-const EVENTS_VERSION: u16 = 2;
-/// Version 2 of PROC: adds the count of untraced calls and the rank.
-const PROCESSES_VERSION: u16 = 2;
+/// Version 3 of EVNT: streams shared by ranks, with per-stream file tables (version 2 had
+/// one stream per thread with trace-wide file indices, version 1 flat columns).
+const EVENTS_VERSION: u16 = 3;
+/// Version 3 of PROC: adds the count of runtime events only counted (version 2 added the
+/// count of untraced calls and the rank).
+const PROCESSES_VERSION: u16 = 3;
 /// Version 2 of FILE: runs of numbered names (version 1 listed every name).
 const FILES_VERSION: u16 = 2;
 
@@ -98,6 +101,9 @@ pub struct Process {
     pub untraced_calls: u64,
     /// The MPI rank the launcher gave the process, if it was launched as one.
     pub rank: Option<u32>,
+    /// Events of the MPI runtime's own I/O that were counted but not kept (ranks other
+    /// than the first, unless the trace was built with `--runtime-io all`).
+    pub runtime_events_dropped: u64,
 }
 
 /// One file (or other descriptor target) the run touched.
@@ -118,22 +124,60 @@ pub struct Context {
 }
 
 /// One thread's events, folded into loops (see `cairn_compress::stream`).
+///
+/// Ranks whose streams merged (`cairn_compress::ranks`) share one encoded stream: each
+/// member keeps its distance from the shared stream's base rank, its share of the shared
+/// timing statistics, its own first and last times and its own file table.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Stream {
     pub process: u32,
     pub thread: u32,
     pub count: u64,
-    pub events: EncodedStream,
+    pub events: Arc<EncodedStream>,
+    /// This stream's rank minus the shared stream's base rank (0 for a stream of its own).
+    pub rank_delta: i64,
+    /// The members sharing `events` (1 for a stream of its own): each walk takes
+    /// 1/`members` of the shared timing statistics.
+    pub members: u32,
+    /// Start of the first event and end of the last, ns since the run's start.
+    pub first_start: u64,
+    pub last_end: u64,
+    /// The stream's file table: its events name files by position here; each entry is an
+    /// index into [`Trace::files`].
+    pub files: Vec<u32>,
 }
 
 impl Stream {
-    pub fn new(process: u32, thread: u32, events: EncodedStream) -> Stream {
+    pub fn new(process: u32, thread: u32, events: EncodedStream, files: Vec<u32>) -> Stream {
         Stream {
             process,
             thread,
             count: events.count,
-            events,
+            rank_delta: 0,
+            members: 1,
+            first_start: events.first_start,
+            last_end: events.last_end,
+            files,
+            events: Arc::new(events),
         }
+    }
+
+    /// The stream's top level, as this member sees it.
+    pub fn nodes(&self) -> cairn_compress::stream::Body<'_> {
+        self.events.nodes_for_rank(self.rank_delta)
+    }
+
+    /// The trace-wide index of a file the stream names as `local_plus_one` (0 = none).
+    pub fn file(&self, local_plus_one: u64) -> Option<u32> {
+        local_plus_one
+            .checked_sub(1)
+            .and_then(|local| self.files.get(local as usize))
+            .copied()
+    }
+
+    /// This member's share of the shared statistics.
+    pub fn share(&self) -> f64 {
+        1.0 / self.members.max(1) as f64
     }
 }
 
@@ -170,6 +214,183 @@ fn read_optional(reader: &mut ByteReader, limit: usize, what: &str) -> Result<Op
         value if value - 1 < limit as u64 => Ok(Some((value - 1) as u32)),
         _ => Err(TraceError::Invalid(format!("{what} index out of range"))),
     }
+}
+
+/// PROC version 3: column by column (every process's pid, then every parent pid...), each
+/// value against the previous process's (or the same process's start), and a string equal
+/// to the previous process's written as one byte — so thousands of ranks of one command
+/// cost a few bytes each, mostly their times.
+fn encode_processes(processes: &[Process], out: &mut ByteWriter) {
+    out.u64(processes.len() as u64);
+    let mut previous = 0i64;
+    for process in processes {
+        out.i64(process.pid as i64 - previous);
+        previous = process.pid as i64;
+    }
+    for process in processes {
+        out.i64(process.parent_pid as i64 - process.pid as i64);
+    }
+    for process in processes {
+        optional(out, process.parent);
+        optional(out, process.exec_of);
+        out.u64(process.forked as u64);
+    }
+    let strings = |out: &mut ByteWriter, field: &dyn Fn(&Process) -> Vec<u8>| {
+        let mut previous: Option<Vec<u8>> = None;
+        for process in processes {
+            let value = field(process);
+            if previous.as_ref() == Some(&value) {
+                out.u64(0);
+            } else {
+                out.u64(1);
+                out.bytes(&value);
+                previous = Some(value);
+            }
+        }
+    };
+    strings(out, &|process| process.executable.clone());
+    strings(out, &|process| process.arguments.join(&0u8));
+    strings(out, &|process| process.working_directory.clone());
+    strings(out, &|process| process.hostname.clone());
+    for process in processes {
+        out.u64(process.arguments.len() as u64);
+    }
+    let mut previous = 0i64;
+    for process in processes {
+        out.i64(process.start as i64 - previous);
+        previous = process.start as i64;
+    }
+    for process in processes {
+        out.u64(process.end.saturating_sub(process.start));
+        out.u64(
+            process
+                .main_start
+                .map_or(0, |main| main.saturating_sub(process.start) + 1),
+        );
+    }
+    for process in processes {
+        let (code, status) = ending_code(process.ending);
+        out.u64(code);
+        out.i64(status);
+        out.u64(process.threads as u64);
+        out.u64(process.untraced_calls);
+        out.u64(process.runtime_events_dropped);
+    }
+    let mut previous = 0i64;
+    for process in processes {
+        let rank = process.rank.map_or(-1, |rank| rank as i64);
+        out.i64(rank - previous);
+        previous = rank;
+    }
+}
+
+fn decode_processes(reader: &mut ByteReader) -> Result<Vec<Process>> {
+    let invalid = |what: &str| TraceError::Invalid(format!("section PROC: {what}"));
+    // Every process takes at least one byte in each of a dozen columns.
+    let count = reader.count(12)?;
+    let mut processes = vec![
+        Process {
+            pid: 0,
+            parent_pid: 0,
+            parent: None,
+            exec_of: None,
+            forked: false,
+            executable: Vec::new(),
+            arguments: Vec::new(),
+            working_directory: Vec::new(),
+            hostname: Vec::new(),
+            start: 0,
+            end: 0,
+            main_start: None,
+            ending: Ending::Unknown,
+            threads: 0,
+            untraced_calls: 0,
+            rank: None,
+            runtime_events_dropped: 0,
+        };
+        count
+    ];
+    let narrow = |value: i64, what: &str| u32::try_from(value).map_err(|_| invalid(what));
+    let mut previous = 0i64;
+    for process in processes.iter_mut() {
+        previous = previous.wrapping_add(reader.i64()?);
+        process.pid = narrow(previous, "pid out of range")?;
+    }
+    for process in processes.iter_mut() {
+        process.parent_pid = narrow(
+            (process.pid as i64).wrapping_add(reader.i64()?),
+            "parent pid out of range",
+        )?;
+    }
+    for process in processes.iter_mut() {
+        process.parent = read_optional(reader, count, "parent process")?;
+        process.exec_of = read_optional(reader, count, "exec'd process")?;
+        process.forked = reader.u64()? != 0;
+    }
+    let strings = |reader: &mut ByteReader| -> Result<Vec<Vec<u8>>> {
+        let mut values = Vec::with_capacity(count);
+        let mut previous: Vec<u8> = Vec::new();
+        for _ in 0..count {
+            if reader.u64()? != 0 {
+                previous = reader.bytes()?.to_vec();
+            }
+            values.push(previous.clone());
+        }
+        Ok(values)
+    };
+    let executables = strings(reader)?;
+    let arguments = strings(reader)?;
+    let directories = strings(reader)?;
+    let hostnames = strings(reader)?;
+    for (index, process) in processes.iter_mut().enumerate() {
+        process.executable = executables[index].clone();
+        process.working_directory = directories[index].clone();
+        process.hostname = hostnames[index].clone();
+        let expected = reader.u64()?;
+        process.arguments = if expected == 0 {
+            Vec::new()
+        } else {
+            arguments[index]
+                .split(|byte| *byte == 0)
+                .map(<[u8]>::to_vec)
+                .collect()
+        };
+        if process.arguments.len() as u64 != expected {
+            return Err(invalid("argument count does not match"));
+        }
+    }
+    let mut previous = 0i64;
+    for process in processes.iter_mut() {
+        previous = previous.wrapping_add(reader.i64()?);
+        process.start = previous as u64;
+    }
+    for process in processes.iter_mut() {
+        process.end = process.start.saturating_add(reader.u64()?);
+        process.main_start = reader
+            .u64()?
+            .checked_sub(1)
+            .map(|offset| process.start.saturating_add(offset));
+    }
+    for process in processes.iter_mut() {
+        process.ending = match (reader.u64()?, reader.i32()?) {
+            (1, _) => Ending::Exited,
+            (2, status) => Ending::ExitCall(status),
+            (3, _) => Ending::Exec,
+            _ => Ending::Unknown,
+        };
+        process.threads = reader.u32()?;
+        process.untraced_calls = reader.u64()?;
+        process.runtime_events_dropped = reader.u64()?;
+    }
+    let mut previous = 0i64;
+    for process in processes.iter_mut() {
+        previous = previous.wrapping_add(reader.i64()?);
+        process.rank = match previous {
+            -1 => None,
+            rank => Some(narrow(rank, "rank out of range")?),
+        };
+    }
+    Ok(processes)
 }
 
 impl Trace {
@@ -209,33 +430,10 @@ impl Trace {
         for call in &self.calls {
             calls.str(&call.name);
         }
-        writer.add_section(SectionKind::CALLS, VERSION, &calls.into_inner(), false);
+        writer.add_section(SectionKind::CALLS, VERSION, &calls.into_inner(), true);
 
         let mut processes = ByteWriter::new();
-        processes.u64(self.processes.len() as u64);
-        for process in &self.processes {
-            processes.u64(process.pid as u64);
-            processes.u64(process.parent_pid as u64);
-            optional(&mut processes, process.parent);
-            optional(&mut processes, process.exec_of);
-            processes.u64(process.forked as u64);
-            processes.bytes(&process.executable);
-            processes.u64(process.arguments.len() as u64);
-            for argument in &process.arguments {
-                processes.bytes(argument);
-            }
-            processes.bytes(&process.working_directory);
-            processes.bytes(&process.hostname);
-            processes.u64(process.start);
-            processes.u64(process.end);
-            processes.u64(process.main_start.map_or(0, |t| t + 1));
-            let (code, status) = ending_code(process.ending);
-            processes.u64(code);
-            processes.i64(status);
-            processes.u64(process.threads as u64);
-            processes.u64(process.untraced_calls);
-            processes.u64(process.rank.map_or(0, |rank| rank as u64 + 1));
-        }
+        encode_processes(&self.processes, &mut processes);
         writer.add_section(
             SectionKind::PROCESSES,
             PROCESSES_VERSION,
@@ -263,12 +461,7 @@ impl Trace {
         writer.add_section(SectionKind::CONTEXTS, VERSION, &contexts.into_inner(), true);
 
         let mut events = ByteWriter::new();
-        events.u64(self.streams.len() as u64);
-        for stream in &self.streams {
-            events.u64(stream.process as u64);
-            events.u64(stream.thread as u64);
-            events.bytes(stream.events.bytes());
-        }
+        crate::ranks::encode_streams(self, &mut events);
         writer.add_section(
             SectionKind::EVENTS,
             EVENTS_VERSION,
@@ -334,51 +527,7 @@ impl Trace {
 
         let bytes = versioned(SectionKind::PROCESSES, PROCESSES_VERSION)?;
         let mut reader = ByteReader::new(&bytes, "section PROC");
-        let count = reader.count(16)?;
-        for _ in 0..count {
-            let pid = reader.u32()?;
-            let parent_pid = reader.u32()?;
-            let parent = read_optional(&mut reader, count, "parent process")?;
-            let exec_of = read_optional(&mut reader, count, "exec'd process")?;
-            let forked = reader.u64()? != 0;
-            let executable = reader.bytes()?.to_vec();
-            let mut arguments = Vec::new();
-            for _ in 0..reader.count(1)? {
-                arguments.push(reader.bytes()?.to_vec());
-            }
-            let working_directory = reader.bytes()?.to_vec();
-            let hostname = reader.bytes()?.to_vec();
-            let start = reader.u64()?;
-            let end = reader.u64()?;
-            let main_start = reader.u64()?.checked_sub(1);
-            let ending = match (reader.u64()?, reader.i32()?) {
-                (1, _) => Ending::Exited,
-                (2, status) => Ending::ExitCall(status),
-                (3, _) => Ending::Exec,
-                _ => Ending::Unknown,
-            };
-            let threads = reader.u32()?;
-            let untraced_calls = reader.u64()?;
-            let rank = reader.u32()?.checked_sub(1);
-            trace.processes.push(Process {
-                pid,
-                parent_pid,
-                parent,
-                exec_of,
-                forked,
-                executable,
-                arguments,
-                working_directory,
-                hostname,
-                start,
-                end,
-                main_start,
-                ending,
-                threads,
-                untraced_calls,
-                rank,
-            });
-        }
+        trace.processes = decode_processes(&mut reader)?;
 
         let bytes = versioned(SectionKind::FILES, FILES_VERSION)?;
         let mut reader = ByteReader::new(&bytes, "section FILE");
@@ -401,17 +550,7 @@ impl Trace {
 
         let bytes = versioned(SectionKind::EVENTS, EVENTS_VERSION)?;
         let mut reader = ByteReader::new(&bytes, "section EVNT");
-        for _ in 0..reader.count(4)? {
-            let process = reader.u32()?;
-            if process as usize >= trace.processes.len() {
-                return Err(TraceError::Invalid(
-                    "event stream of an unknown process".into(),
-                ));
-            }
-            let thread = reader.u32()?;
-            let encoded = EncodedStream::from_bytes(reader.bytes()?.to_vec())?;
-            trace.streams.push(Stream::new(process, thread, encoded));
-        }
+        trace.streams = crate::ranks::decode_streams(&mut reader, &trace.processes)?;
 
         if let Some((_, bytes)) = file.section(SectionKind::DIAGNOSTICS)? {
             let mut reader = ByteReader::new(&bytes, "section DIAG");
@@ -438,6 +577,15 @@ impl Trace {
                     "event names a context that the trace lacks".into(),
                 ));
             }
+            if stream
+                .files
+                .iter()
+                .any(|file| *file as usize >= self.files.len())
+            {
+                return Err(TraceError::Invalid(
+                    "event stream names a file that the trace lacks".into(),
+                ));
+            }
         }
         Ok(())
     }
@@ -450,13 +598,12 @@ impl Trace {
     /// Every event of a stream in order, with exact calls, files, offsets, sizes and
     /// results; start and duration are the leaf's mean values (see `EncodedStream::expand`).
     pub fn expand(&self, stream: &Stream, mut visit: impl FnMut(Event)) {
-        let files = self.files.len() as u32;
-        stream.events.expand(
+        stream.events.expand_for_rank(
+            stream.rank_delta,
+            stream.first_start,
             |call| self.class_of(call),
             |mut event| {
-                if event.file.is_some_and(|file| file >= files) {
-                    event.file = None;
-                }
+                event.file = event.file.and_then(|local| stream.file(local as u64 + 1));
                 visit(event)
             },
         );

@@ -16,8 +16,10 @@
 
 pub mod collect;
 mod data;
+mod elf;
 mod names;
 pub mod noise;
+pub mod ranks;
 pub mod symbols;
 pub mod walk;
 

@@ -18,43 +18,6 @@ pub struct Frame {
     pub location: Option<String>,
 }
 
-/// The address the module's file uses for its first loaded byte: 0 for shared objects and
-/// position-independent executables, the link address for classic executables (`ET_EXEC`),
-/// whose load base (what the tracer subtracted) is that address.
-fn link_base(path: &std::path::Path) -> u64 {
-    let Ok(data) = std::fs::read(path) else {
-        return 0;
-    };
-    let u16_at = |at: usize| {
-        data.get(at..at + 2)
-            .map(|b| u16::from_le_bytes([b[0], b[1]]))
-    };
-    let u32_at = |at: usize| {
-        data.get(at..at + 4)
-            .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
-    };
-    let u64_at = |at: usize| {
-        data.get(at..at + 8)
-            .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
-    };
-    // 64-bit little-endian ELF executable (ET_EXEC) only; everything else is based at 0.
-    if data.get(..6) != Some(&[0x7f, b'E', b'L', b'F', 2, 1][..]) || u16_at(16) != Some(2) {
-        return 0;
-    }
-    let (Some(table), Some(entry_size), Some(count)) = (u64_at(32), u16_at(54), u16_at(56)) else {
-        return 0;
-    };
-    (0..count as usize)
-        .filter_map(|index| {
-            let entry = table as usize + index * entry_size as usize;
-            (u32_at(entry) == Some(1))
-                .then(|| u64_at(entry + 16))
-                .flatten()
-        })
-        .min()
-        .map_or(0, |address| address & !0xfff)
-}
-
 pub struct Symbolizer<'a> {
     trace: &'a Trace,
     modules: HashMap<u32, Option<(Loader, u64)>>,
@@ -77,7 +40,9 @@ impl<'a> Symbolizer<'a> {
                     String::from_utf8_lossy(trace.modules.get(module as usize)?).as_ref(),
                 );
                 let loader = Loader::new(&path).ok()?;
-                Some((loader, link_base(&path)))
+                let link_base =
+                    crate::elf::Segments::read(&path).map_or(0, |segments| segments.link_base);
+                Some((loader, link_base))
             })
             .as_ref()
     }

@@ -33,7 +33,8 @@ pub struct Occurrence<'a> {
     /// Their total duration in ns: exact when the leaf stands for exactly these events,
     /// otherwise this visit's share of the leaf's total.
     pub time: f64,
-    /// Statistics of the leaf's durations over all its occurrences in the stream.
+    /// Statistics of the leaf's durations over all its occurrences in the stream (in a
+    /// stream several ranks share: over all of those ranks' occurrences).
     pub duration: &'a Stats,
     /// Statistics of the compute time before each occurrence.
     pub gap: &'a Stats,
@@ -152,17 +153,15 @@ impl<V: Visitor> StreamWalk<'_, V> {
         let key = &leaf.key;
         let (file_plus_one, _) = self.relative.decode(key, self.trace.class_of(key.call));
         // Out-of-range files (only in a damaged trace) compare as "none", so a loop whose
-        // file steps past the table settles instead of being walked forever.
-        let in_range = file_plus_one <= self.trace.files.len() as u64;
+        // file steps past the stream's table settles instead of being walked forever.
+        let in_range = file_plus_one <= self.stream.files.len() as u64;
         files.push(if in_range { file_plus_one } else { 0 });
         let call = &self.trace.calls[key.call as usize];
         let (Some(layer), Some(class)) = (call.layer(), call.class()) else {
             self.visitor.unknown(self.stream, call, multiplier);
             return;
         };
-        let file = file_plus_one
-            .checked_sub(1)
-            .filter(|file| *file < self.trace.files.len() as u64);
+        let file = self.stream.file(file_plus_one);
         let occurrence = Occurrence {
             trace: self.trace,
             process: self.process,
@@ -171,7 +170,7 @@ impl<V: Visitor> StreamWalk<'_, V> {
             layer,
             class,
             key,
-            file: file.map(|file| file as u32),
+            file,
             count: multiplier,
             time: leaf.duration.total() * share,
             duration: &leaf.duration,
@@ -247,10 +246,11 @@ pub fn walk_stream(trace: &Trace, stream: &Stream, visitor: &mut impl Visitor) {
     };
     // The top level is not compared with anything: resolve it item by item.
     let mut files = Vec::new();
-    for item in stream.events.nodes().iter() {
+    let share = stream.share();
+    for item in stream.nodes().iter() {
         match item {
-            Item::Leaf(leaf) => walker.visit_leaf(&leaf, 1, 1.0, &mut files),
-            Item::Loop { count, body } => walker.walk_loop(count, body, 1, 1.0, &mut files),
+            Item::Leaf(leaf) => walker.visit_leaf(&leaf, 1, share, &mut files),
+            Item::Loop { count, body } => walker.walk_loop(count, body, 1, share, &mut files),
         }
         files.clear();
     }

@@ -75,6 +75,7 @@ fn sample_trace() -> Trace {
             threads: 1,
             untraced_calls: 0,
             rank: None,
+            runtime_events_dropped: 0,
         }],
         files: vec![
             FileInfo {
@@ -90,7 +91,7 @@ fn sample_trace() -> Trace {
         contexts: vec![Context {
             frames: vec![(Some(0), 0x1234)],
         }],
-        streams: vec![Stream::new(0, 10, encoder.finish())],
+        streams: vec![Stream::new(0, 10, encoder.finish(), vec![0, 1])],
         diagnostics: vec!["note".into()],
     }
 }

@@ -1,0 +1,394 @@
+//! Merging the folded streams of many ranks into few: ScalaTrace's inter-process merge,
+//! restricted to what keeps every rank exact.
+//!
+//! Two ranks' streams merge when they have the same structure (loops with the same counts,
+//! leaves with the same call, context, errno, flags, access order and kinds of file and
+//! offset reference) and every other kept value — handle, file delta, offset, request,
+//! result, peer/aux, offset range — is the same affine function of the rank in both: the
+//! stored value plus `slope · (rank − base rank)` ([`RankSlopes`]). That covers what SPMD
+//! programs do (`rank ± 1` peers, a block per rank in a shared file, one file per rank
+//! numbered by rank) and never approximates: expanding the merged stream for any member rank
+//! gives back that rank's exact values.
+//!
+//! What is merged, and so no longer per rank, are the timing statistics: a merged leaf holds
+//! the statistics of all its ranks' occurrences (mean, min, max, variance, histogram), and a
+//! walk of one member sees its share of them.
+//!
+//! Grouping is greedy in input order: a stream joins the first group of its structure whose
+//! slopes it fits (a group of one takes its slopes from the second member), otherwise it
+//! starts a new group. Cost: one pass over each member's folded tree per group tried, so
+//! O(P · folded size · groups of the same structure).
+
+use std::hash::{Hash, Hasher};
+
+use crate::fold::{Leaf, Node};
+use crate::hash::{FastHasher, FastMap};
+use crate::stats::Stats;
+use crate::stream::{EventKey, FileRef, OffsetRef, RankSlopes};
+
+const FIELDS: usize = RankSlopes::FIELDS;
+
+/// One stream to merge, with this rank's own (concrete) keys.
+pub struct Member {
+    pub rank: i64,
+    /// Only members of the same partition merge (e.g. the thread's position in its process).
+    pub partition: u64,
+    pub nodes: Vec<Node<EventKey>>,
+    /// Whether this member's timing statistics are counted. Members that came from one
+    /// already merged stream share its statistics: only the first of them carries them.
+    pub carries_statistics: bool,
+}
+
+/// Streams that merged: the base member's tree with every member's statistics, and the
+/// slopes that give each member's values.
+pub struct Group {
+    /// Indices of the members (into the input), in input order; the first is the base.
+    pub members: Vec<usize>,
+    pub base_rank: i64,
+    pub nodes: Vec<Node<EventKey>>,
+    pub parameters: Vec<RankSlopes>,
+}
+
+/// A tree reduced to what must be equal (`shape`) and what may vary with the rank
+/// (`values`, one row per leaf in depth-first order).
+struct Flat {
+    shape: Vec<u64>,
+    values: Vec<[i64; FIELDS]>,
+}
+
+fn flatten(nodes: &[Node<EventKey>], flat: &mut Flat) {
+    for node in nodes {
+        match node {
+            Node::Loop { count, body } => {
+                flat.shape.extend([1, *count, body.len() as u64]);
+                flatten(body, flat);
+            }
+            Node::Leaf(leaf) => {
+                let key = &leaf.key;
+                let file_kind = match key.file {
+                    FileRef::None => 0,
+                    FileRef::Bound => 1,
+                    FileRef::Delta(_) => 2,
+                };
+                let offset_kind = match key.offset {
+                    OffsetRef::Unknown => 0,
+                    OffsetRef::First(_) => 1,
+                    OffsetRef::Delta(_) => 2,
+                };
+                flat.shape.extend([
+                    0,
+                    key.call as u64,
+                    key.context as u64,
+                    key.errno as u32 as u64,
+                    key.flags as u64,
+                    key.order as u64 | file_kind << 8 | offset_kind << 16,
+                    key.parameters as u64,
+                ]);
+                flat.values.push(RankSlopes::values(leaf));
+            }
+        }
+    }
+}
+
+fn for_each_leaf_mut(nodes: &mut [Node<EventKey>], visit: &mut impl FnMut(&mut Leaf<EventKey>)) {
+    for node in nodes {
+        match node {
+            Node::Leaf(leaf) => visit(leaf),
+            Node::Loop { body, .. } => for_each_leaf_mut(body, visit),
+        }
+    }
+}
+
+fn for_each_leaf(nodes: &[Node<EventKey>], visit: &mut impl FnMut(&Leaf<EventKey>)) {
+    for node in nodes {
+        match node {
+            Node::Leaf(leaf) => visit(leaf),
+            Node::Loop { body, .. } => for_each_leaf(body, visit),
+        }
+    }
+}
+
+struct Forming {
+    members: Vec<usize>,
+    base_rank: i64,
+    base: Flat,
+    nodes: Vec<Node<EventKey>>,
+    /// Decided by the second member.
+    slopes: Option<Vec<[i64; FIELDS]>>,
+    /// (duration, gap) per leaf.
+    statistics: Vec<(Stats, Stats)>,
+    carried: bool,
+}
+
+impl Forming {
+    /// The slopes with which `values` (of `rank`) fits this group, if it does.
+    fn fit(&self, rank: i64, values: &[[i64; FIELDS]]) -> Option<Vec<[i64; FIELDS]>> {
+        let distance = rank as i128 - self.base_rank as i128;
+        let mut slopes = Vec::with_capacity(values.len());
+        for (index, (row, base)) in values.iter().zip(&self.base.values).enumerate() {
+            let mut slope_row = [0i64; FIELDS];
+            for field in 0..FIELDS {
+                let difference = row[field] as i128 - base[field] as i128;
+                let slope = match &self.slopes {
+                    Some(known) => known[index][field] as i128,
+                    None if distance == 0 => 0,
+                    None if difference % distance == 0 => difference / distance,
+                    None => return None,
+                };
+                if slope * distance != difference {
+                    return None;
+                }
+                slope_row[field] = i64::try_from(slope).ok()?;
+            }
+            slopes.push(slope_row);
+        }
+        Some(slopes)
+    }
+
+    fn add_statistics(&mut self, nodes: &[Node<EventKey>]) {
+        let mut index = 0;
+        let statistics = &mut self.statistics;
+        for_each_leaf(nodes, &mut |leaf| {
+            statistics[index].0.merge(&leaf.duration);
+            statistics[index].1.merge(&leaf.gap);
+            index += 1;
+        });
+        self.carried = true;
+    }
+
+    fn finish(mut self) -> Group {
+        let mut table: Vec<RankSlopes> = Vec::new();
+        let mut indices: FastMap<RankSlopes, u32> = FastMap::default();
+        let slopes = self.slopes.take();
+        let mut index = 0;
+        let statistics = &self.statistics;
+        let carried = self.carried;
+        for_each_leaf_mut(&mut self.nodes, &mut |leaf| {
+            if carried {
+                leaf.duration = statistics[index].0;
+                leaf.gap = statistics[index].1;
+            }
+            if let Some(row) = slopes.as_ref().map(|slopes| slopes[index]) {
+                if row != [0; FIELDS] {
+                    let slope = RankSlopes::from_array(row);
+                    let parameter = *indices.entry(slope).or_insert_with(|| {
+                        table.push(slope);
+                        table.len() as u32
+                    });
+                    leaf.key.parameters = parameter;
+                }
+            }
+            index += 1;
+        });
+        Group {
+            members: self.members,
+            base_rank: self.base_rank,
+            nodes: self.nodes,
+            parameters: table,
+        }
+    }
+}
+
+/// Groups `members` (each with concrete keys, none with parameters yet) into merged streams.
+/// Members are taken one at a time: memory is the groups' base trees plus one member.
+pub fn merge_ranks(members: impl IntoIterator<Item = Member>) -> Vec<Group> {
+    // (partition, shape hash) → indices into `forming`.
+    let mut buckets: FastMap<(u64, u64), Vec<usize>> = FastMap::default();
+    let mut forming: Vec<Forming> = Vec::new();
+    for (index, member) in members.into_iter().enumerate() {
+        let mut flat = Flat {
+            shape: Vec::new(),
+            values: Vec::new(),
+        };
+        flatten(&member.nodes, &mut flat);
+        let mut hasher = FastHasher::default();
+        flat.shape.hash(&mut hasher);
+        let bucket = buckets
+            .entry((member.partition, hasher.finish()))
+            .or_default();
+        let joined = bucket.iter().copied().find_map(|candidate| {
+            let group = &forming[candidate];
+            if group.base.shape != flat.shape {
+                return None;
+            }
+            group
+                .fit(member.rank, &flat.values)
+                .map(|slopes| (candidate, slopes))
+        });
+        match joined {
+            Some((candidate, slopes)) => {
+                let group = &mut forming[candidate];
+                group.members.push(index);
+                if group.slopes.is_none() && group.base_rank != member.rank {
+                    group.slopes = Some(slopes);
+                }
+                if member.carries_statistics {
+                    group.add_statistics(&member.nodes);
+                }
+            }
+            None => {
+                let leaves = flat.values.len();
+                let mut group = Forming {
+                    members: vec![index],
+                    base_rank: member.rank,
+                    base: flat,
+                    nodes: Vec::new(),
+                    slopes: None,
+                    statistics: vec![(Stats::default(), Stats::default()); leaves],
+                    carried: false,
+                };
+                if member.carries_statistics {
+                    group.add_statistics(&member.nodes);
+                }
+                group.nodes = member.nodes;
+                bucket.push(forming.len());
+                forming.push(group);
+            }
+        }
+    }
+    forming.into_iter().map(Forming::finish).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stream::{EncodedStream, StreamEncoder};
+    use cairn_model::{CallClass, Event};
+
+    fn class_of(call: u16) -> Option<CallClass> {
+        [CallClass::Open, CallClass::Write, CallClass::PointToPoint]
+            .get(call as usize)
+            .copied()
+    }
+
+    /// An SPMD rank: opens its own file, writes its block of a shared file, sends to the
+    /// next rank; rank 0 also writes a header.
+    fn rank_events(rank: i64, ranks: i64, steps: u64) -> Vec<Event> {
+        let mut events = Vec::new();
+        let mut clock = 1000 * rank as u64;
+        let mut push = |call, file: Option<u32>, handle, offset, request: u64, aux, context| {
+            clock += 10 + rank as u64;
+            events.push(Event {
+                call,
+                start: clock,
+                duration: 5 + rank as u64,
+                file,
+                handle,
+                offset,
+                request,
+                result: request as i64,
+                errno: 0,
+                context,
+                aux,
+                flags: 0,
+            });
+        };
+        push(0, Some(10 + rank as u32), 3, -1, 0, 0, 1);
+        if rank == 0 {
+            push(1, Some(1), 4, 0, 100, 0, 2);
+        }
+        for step in 0..steps {
+            push(
+                1,
+                Some(1),
+                4,
+                (rank * 4096 + step as i64 * 4096 * ranks) + 100,
+                4096,
+                0,
+                3,
+            );
+            push(2, None, 0x55aa, -1, 8, ((rank + 1) % ranks) as u64, 4);
+        }
+        events
+    }
+
+    fn encode(events: &[Event]) -> EncodedStream {
+        let mut encoder = StreamEncoder::default();
+        for event in events {
+            encoder.push(event, class_of(event.call));
+        }
+        encoder.finish()
+    }
+
+    fn exact(event: &Event) -> (u16, Option<u32>, u64, i64, u64, i64, u64) {
+        let Event {
+            call,
+            file,
+            handle,
+            offset,
+            request,
+            result,
+            aux,
+            ..
+        } = *event;
+        (call, file, handle, offset, request, result, aux)
+    }
+
+    #[test]
+    fn spmd_ranks_merge_into_a_constant_number_of_groups_and_expand_exactly() {
+        for ranks in [2i64, 3, 8, 64] {
+            let streams: Vec<(Vec<Event>, EncodedStream)> = (0..ranks)
+                .map(|rank| {
+                    let events = rank_events(rank, ranks, 50);
+                    let stream = encode(&events);
+                    (events, stream)
+                })
+                .collect();
+            let members: Vec<Member> = streams
+                .iter()
+                .enumerate()
+                .map(|(rank, (_, stream))| Member {
+                    rank: rank as i64,
+                    partition: 0,
+                    nodes: stream.nodes().to_nodes(),
+                    carries_statistics: true,
+                })
+                .collect();
+            let groups = merge_ranks(members);
+            // Rank 0 (header), the middle ranks, the last (its peer wraps to 0).
+            assert!(groups.len() <= 3, "{ranks} ranks: {} groups", groups.len());
+            let mut covered = 0;
+            for group in &groups {
+                let merged = EncodedStream::from_nodes(&group.nodes, 0, 0, &group.parameters);
+                let merged = EncodedStream::from_bytes(merged.bytes().to_vec()).unwrap();
+                let events_in_group: u64 = group
+                    .members
+                    .iter()
+                    .map(|member| streams[*member].0.len() as u64)
+                    .sum();
+                let mut durations = Stats::default();
+                crate::fold::for_each_occurrence(&group.nodes, &mut |leaf| {
+                    durations.merge(&leaf.duration)
+                });
+                // Statistics cover every member's events once.
+                assert!(durations.count >= events_in_group / group.members.len() as u64);
+                for member in &group.members {
+                    let rank = *member as i64;
+                    let mut expanded = Vec::new();
+                    merged.expand_for_rank(rank - group.base_rank, 0, class_of, |event| {
+                        expanded.push(exact(&event))
+                    });
+                    let original: Vec<_> = streams[*member].0.iter().map(exact).collect();
+                    assert_eq!(expanded, original, "rank {rank} of {ranks}");
+                    covered += 1;
+                }
+            }
+            assert_eq!(covered, ranks);
+        }
+    }
+
+    #[test]
+    fn different_structures_do_not_merge() {
+        let members: Vec<Member> = [5u64, 6]
+            .iter()
+            .enumerate()
+            .map(|(rank, steps)| Member {
+                rank: rank as i64,
+                partition: 0,
+                nodes: encode(&rank_events(1, 4, *steps)).nodes().to_nodes(),
+                carries_statistics: true,
+            })
+            .collect();
+        assert_eq!(merge_ranks(members).len(), 2);
+    }
+}

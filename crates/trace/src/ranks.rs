@@ -1,0 +1,265 @@
+//! Streams of MPI ranks that did the same thing, stored once (EVNT section version 3).
+//!
+//! [`merge_streams`] hands the streams of ranked processes to
+//! `cairn_compress::ranks::merge_ranks` (same structure, values affine in the rank → one
+//! shared stream) and gives each member the shared stream, its distance from the base rank
+//! and its share of the merged timing statistics. The on-disk form stores each shared
+//! stream once, then its members column by column (process, thread, rank, times, file
+//! tables), each column as differences from the previous member so that the regular case —
+//! consecutive ranks, one file per rank with consecutive indices, a shared file — is runs
+//! of equal bytes that the section's zstd all but removes. A shared stream's members do not
+//! keep their own first and last event times: they are placed like the base member relative
+//! to their process's start (exact process times are in PROC).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use cairn_compress::ranks::{merge_ranks, Member};
+use cairn_compress::stream::EncodedStream;
+use cairn_format::bytes::{ByteReader, ByteWriter};
+
+use crate::{Process, Result, Stream, Trace, TraceError};
+
+fn canonical_order(streams: &mut [Stream]) {
+    streams.sort_by_key(|stream| (stream.process, stream.thread));
+}
+
+/// Merges the streams of ranks that did the same thing; other streams are left alone.
+/// The result is in (process, thread) order.
+pub fn merge_streams(processes: &[Process], mut streams: Vec<Stream>) -> Vec<Stream> {
+    canonical_order(&mut streams);
+    // A thread's position in its process: only the n-th threads of ranks are compared.
+    let mut ordinals = Vec::with_capacity(streams.len());
+    for (index, stream) in streams.iter().enumerate() {
+        let ordinal = match index.checked_sub(1).map(|previous| &streams[previous]) {
+            Some(previous) if previous.process == stream.process => ordinals[index - 1] + 1,
+            _ => 0u64,
+        };
+        ordinals.push(ordinal);
+    }
+    let rank_of = |stream: &Stream| {
+        processes
+            .get(stream.process as usize)
+            .and_then(|process| process.rank)
+    };
+    let mut ranked: Vec<usize> = (0..streams.len())
+        .filter(|index| rank_of(&streams[*index]).is_some())
+        .collect();
+    ranked.sort_by_key(|index| (ordinals[*index], rank_of(&streams[*index]), *index));
+    let mut statistics_seen: HashSet<*const EncodedStream> = HashSet::new();
+    let members = ranked.iter().map(|index| {
+        let stream = &streams[*index];
+        Member {
+            rank: rank_of(stream).unwrap_or(0) as i64,
+            partition: ordinals[*index],
+            nodes: stream.nodes().to_nodes(),
+            carries_statistics: statistics_seen.insert(Arc::as_ptr(&stream.events)),
+        }
+    });
+    let groups = merge_ranks(members);
+    let process_start = |stream: &Stream| {
+        processes
+            .get(stream.process as usize)
+            .map_or(0, |process| process.start)
+    };
+    for group in groups {
+        // Times come from the member first in (process, thread) order, as when reading.
+        let anchor = group
+            .members
+            .iter()
+            .map(|member| ranked[*member])
+            .min()
+            .unwrap_or(ranked[group.members[0]]);
+        let anchor_stream = &streams[anchor];
+        let offset = anchor_stream
+            .first_start
+            .wrapping_sub(process_start(anchor_stream));
+        let length = anchor_stream
+            .last_end
+            .saturating_sub(anchor_stream.first_start);
+        let single = group.members.len() == 1 && group.parameters.is_empty();
+        let shared = if single && anchor_stream.members == 1 {
+            anchor_stream.events.clone()
+        } else {
+            Arc::new(EncodedStream::from_nodes(
+                &group.nodes,
+                anchor_stream.first_start,
+                anchor_stream.last_end,
+                &group.parameters,
+            ))
+        };
+        let members = group.members.len() as u32;
+        for member in &group.members {
+            let index = ranked[*member];
+            let rank = rank_of(&streams[index]).unwrap_or(0) as i64;
+            let start = process_start(&streams[index]).wrapping_add(offset);
+            let stream = &mut streams[index];
+            stream.events = shared.clone();
+            stream.rank_delta = rank - group.base_rank;
+            stream.members = members;
+            stream.first_start = start;
+            stream.last_end = start.saturating_add(length);
+        }
+    }
+    streams
+}
+
+/// Writes the trace's streams: each shared stream once, then its members by columns.
+pub fn encode_streams(trace: &Trace, out: &mut ByteWriter) {
+    let mut groups: Vec<Vec<&Stream>> = Vec::new();
+    let mut group_of: HashMap<*const EncodedStream, usize> = HashMap::new();
+    for stream in &trace.streams {
+        let group = *group_of
+            .entry(Arc::as_ptr(&stream.events))
+            .or_insert_with(|| {
+                groups.push(Vec::new());
+                groups.len() - 1
+            });
+        groups[group].push(stream);
+    }
+    out.u64(groups.len() as u64);
+    for members in groups {
+        out.bytes(members[0].events.bytes());
+        out.u64(members.len() as u64);
+        let process_start = |stream: &Stream| {
+            trace
+                .processes
+                .get(stream.process as usize)
+                .map_or(0, |process| process.start)
+        };
+        let pid = |stream: &Stream| {
+            trace
+                .processes
+                .get(stream.process as usize)
+                .map_or(0, |process| process.pid)
+        };
+        let mut previous = (0i64, 0i64);
+        for stream in &members {
+            out.i64(stream.process as i64 - previous.0);
+            out.i64(stream.rank_delta.wrapping_sub(previous.1));
+            previous = (stream.process as i64, stream.rank_delta);
+        }
+        for stream in &members {
+            out.i64(stream.thread as i64 - pid(stream) as i64);
+        }
+        // A stream of its own keeps its exact times; members of a shared stream are placed
+        // like its base member relative to their process's start (only `expand` uses them).
+        if members.len() == 1 {
+            let stream = members[0];
+            out.i64(stream.first_start.wrapping_sub(process_start(stream)) as i64);
+            out.u64(stream.last_end.saturating_sub(stream.first_start));
+        }
+        for stream in &members {
+            out.u64(stream.files.len() as u64);
+        }
+        // Each table as steps from entry to entry (a run of numbered files is a run of
+        // +1), then column by column as the difference from the previous member's step.
+        let steps: Vec<Vec<i64>> = members
+            .iter()
+            .map(|stream| {
+                let mut previous = 0i64;
+                stream
+                    .files
+                    .iter()
+                    .map(|file| {
+                        let step = *file as i64 - previous;
+                        previous = *file as i64;
+                        step
+                    })
+                    .collect()
+            })
+            .collect();
+        let widest = steps.iter().map(Vec::len).max();
+        for column in 0..widest.unwrap_or(0) {
+            let mut previous = 0i64;
+            for table in &steps {
+                if let Some(step) = table.get(column) {
+                    out.i64(step - previous);
+                    previous = *step;
+                }
+            }
+        }
+    }
+}
+
+/// Reads what [`encode_streams`] wrote; the streams come back in (process, thread) order.
+pub fn decode_streams(reader: &mut ByteReader, processes: &[Process]) -> Result<Vec<Stream>> {
+    let invalid = |what: &str| TraceError::Invalid(format!("section EVNT: {what}"));
+    let mut streams = Vec::new();
+    for _ in 0..reader.count(2)? {
+        let shared = Arc::new(EncodedStream::from_bytes(reader.bytes()?.to_vec())?);
+        let count = reader.count(4)?;
+        let members = u32::try_from(count).map_err(|_| invalid("too many members"))?;
+        let first = streams.len();
+        let mut previous = (0i64, 0i64);
+        for _ in 0..count {
+            let process = previous.0.wrapping_add(reader.i64()?);
+            let rank_delta = previous.1.wrapping_add(reader.i64()?);
+            previous = (process, rank_delta);
+            let process = u32::try_from(process)
+                .ok()
+                .filter(|process| (*process as usize) < processes.len())
+                .ok_or_else(|| invalid("event stream of an unknown process"))?;
+            streams.push(Stream {
+                process,
+                thread: 0,
+                count: shared.count,
+                events: shared.clone(),
+                rank_delta,
+                members,
+                first_start: 0,
+                last_end: 0,
+                files: Vec::new(),
+            });
+        }
+        let group = &mut streams[first..];
+        for stream in group.iter_mut() {
+            let pid = processes[stream.process as usize].pid as i64;
+            stream.thread = u32::try_from(pid.wrapping_add(reader.i64()?))
+                .map_err(|_| invalid("thread id out of range"))?;
+        }
+        let (offset, length) = if group.len() == 1 {
+            (reader.i64()?, reader.u64()?)
+        } else {
+            (
+                shared
+                    .first_start
+                    .wrapping_sub(processes[group[0].process as usize].start)
+                    as i64,
+                shared.last_end.saturating_sub(shared.first_start),
+            )
+        };
+        for stream in group.iter_mut() {
+            let start = processes[stream.process as usize].start;
+            stream.first_start = start.wrapping_add(offset as u64);
+            stream.last_end = stream.first_start.saturating_add(length);
+        }
+        let mut wanted = Vec::with_capacity(group.len());
+        for _ in 0..group.len() {
+            wanted.push(reader.count(1)?);
+        }
+        // Each entry takes at least a byte: a table larger than the rest is corrupt.
+        let total = wanted
+            .iter()
+            .fold(0usize, |sum, files| sum.saturating_add(*files));
+        if total > reader.remaining() {
+            return Err(invalid("file tables larger than the section"));
+        }
+        for column in 0..wanted.iter().copied().max().unwrap_or(0) {
+            let mut previous_step = 0i64;
+            for (stream, wanted) in group.iter_mut().zip(&wanted) {
+                if column < *wanted {
+                    let step = previous_step.wrapping_add(reader.i64()?);
+                    previous_step = step;
+                    let file =
+                        (stream.files.last().map_or(0, |file| *file as i64)).wrapping_add(step);
+                    stream
+                        .files
+                        .push(u32::try_from(file).map_err(|_| invalid("file index out of range"))?);
+                }
+            }
+        }
+    }
+    canonical_order(&mut streams);
+    Ok(streams)
+}

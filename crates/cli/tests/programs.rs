@@ -838,6 +838,136 @@ fn merge(staging: &std::path::Path, output: std::process::Output) -> Traced {
     }
 }
 
+/// The trace of an MPI program at `ranks`, built by `cairn merge` with extra arguments:
+/// (trace size, summary, dump).
+fn mpi_trace_with_merge_arguments(
+    name: &str,
+    ranks: usize,
+    arguments: &[&str],
+    merge_arguments: &[&str],
+) -> (u64, serde_json::Value, String) {
+    let directory = tempfile::tempdir().unwrap();
+    let program = directory.path().join(name);
+    compile_mpi(name, &program, &[]);
+    let staging = directory.path().join("staging");
+    succeed(
+        mpirun_traced(ranks, &staging)
+            .arg(&program)
+            .arg(directory.path())
+            .args(arguments)
+            .output()
+            .unwrap(),
+    );
+    let trace = directory.path().join("trace.cairn");
+    succeed(
+        Command::new(cairn_binary())
+            .arg("merge")
+            .arg(&staging)
+            .arg("-o")
+            .arg(&trace)
+            .args(merge_arguments)
+            .output()
+            .unwrap(),
+    );
+    let dump = Command::new(cairn_binary())
+        .arg("dump")
+        .arg("--all")
+        .arg(&trace)
+        .output()
+        .unwrap();
+    (
+        std::fs::metadata(&trace).unwrap().len(),
+        summary_json(&trace, &[]),
+        String::from_utf8(dump.stdout).unwrap(),
+    )
+}
+
+#[test]
+fn spmd_ranks_share_one_stream_and_the_trace_stays_flat() {
+    // IOR-like, POSIX, one shared file, each rank its own blocks (offsets differ by rank):
+    // every rank's events are one shared stream, and each rank's figures stay exact.
+    let mut sizes = Vec::new();
+    for ranks in [2usize, 4, 8] {
+        let arguments = ["posix", "shared", "0", "65536", "4096", "4"];
+        let (size, summary, dump) = mpi_trace_with_merge_arguments(
+            "ior_like",
+            ranks,
+            &arguments,
+            &["--runtime-io", "none"],
+        );
+        let shared = format!("(one of {ranks} ranks sharing a stream");
+        assert_eq!(
+            dump.lines().filter(|line| line.contains(&shared)).count(),
+            ranks,
+            "{dump}"
+        );
+        let file = summary["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|file| file["path"].as_str().unwrap().ends_with("/ior.dat"))
+            .unwrap();
+        // 64 KiB per rank per segment in 4 KiB transfers, 4 segments: 64 writes and 64
+        // reads per rank.
+        assert_fields(
+            file,
+            &[
+                ("writes", 64 * ranks as u64),
+                ("bytes_written", 262144 * ranks as u64),
+                ("reads", 64 * ranks as u64),
+                ("bytes_read", 262144 * ranks as u64),
+            ],
+        );
+        assert_eq!(file["ranks"].as_array().unwrap().len(), ranks);
+        for process in summary["process_list"].as_array().unwrap() {
+            assert_eq!(process["bytes_written"].as_u64(), Some(262144), "{process}");
+            assert_eq!(process["bytes_read"].as_u64(), Some(262144), "{process}");
+            assert_eq!(
+                process["calls_by_kind"]["collective"].as_f64(),
+                Some(4.0),
+                "{process}"
+            );
+        }
+        assert!(
+            summary["filtered"]["runtime_events_not_kept"]
+                .as_u64()
+                .unwrap()
+                > 0
+        );
+        sizes.push(size);
+    }
+    // What grows with the ranks is each process's record (pids and times): a few dozen
+    // bytes per rank, never the events.
+    let per_rank = (sizes[2] as f64 - sizes[0] as f64) / 6.0;
+    assert!(per_rank < 40.0, "sizes {sizes:?}: {per_rank} B per rank");
+
+    // File per process with the rank in the name: ranks 1.. share a stream whose file
+    // table is one numbered run; figures per file exact.
+    let mut sizes = Vec::new();
+    for ranks in [2usize, 4, 8] {
+        let (size, summary, _) =
+            mpi_trace_with_merge_arguments("mpi_parts", ranks, &[], &["--runtime-io", "none"]);
+        for rank in 0..ranks {
+            let file = summary["files"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|file| {
+                    file["path"]
+                        .as_str()
+                        .unwrap()
+                        .ends_with(&format!("/part-{rank}.dat"))
+                })
+                .unwrap();
+            assert_fields(file, &[("writes", 10), ("bytes_written", 100)]);
+            assert_eq!(file["ranks"], serde_json::json!([rank]));
+        }
+        sizes.push(size);
+    }
+    let per_rank = (sizes[2] as f64 - sizes[0] as f64) / 6.0;
+    assert!(per_rank < 40.0, "sizes {sizes:?}: {per_rank} B per rank");
+}
+
 /// [`trace_mpi`] with arguments after the directory.
 fn trace_mpi_with(name: &str, ranks: usize, arguments: &[&str]) -> (tempfile::TempDir, Traced) {
     let directory = tempfile::tempdir().unwrap();

@@ -40,7 +40,7 @@ macro_rules! for_each_call {
                 => path_open(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode);
             creat64    Posix Open  generated (path: *const c_char, mode: mode_t) -> c_int
                 => path_open(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode);
-            close      Posix Close generated (fd: c_int) -> c_int => fd_close(fd);
+            close      Posix Close custom;
 
             // ---- POSIX: data --------------------------------------------------------------
             read       Posix Read  generated (fd: c_int, buf: *mut c_void, count: size_t) -> ssize_t

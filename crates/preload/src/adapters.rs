@@ -76,15 +76,12 @@ pub fn path_open(
     true
 }
 
-pub fn fd_close(event: &mut RawEvent, _state: &mut ThreadState, fd: c_int, ret: c_int) -> bool {
-    // The descriptor is already closed: only the table can say what it was.
-    event.file = files::known_file(fd);
+/// `file` was taken from the descriptor table before the real close (see the hook).
+pub fn fd_close(event: &mut RawEvent, fd: c_int, file: u32, ret: c_int) -> bool {
+    event.file = file;
     event.handle = fd as i64 as u64;
     event.result = ret as i64;
     fail_if(event, ret < 0);
-    if ret == 0 {
-        files::unbind_descriptor(fd);
-    }
     true
 }
 

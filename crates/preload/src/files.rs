@@ -119,6 +119,16 @@ pub fn unbind_descriptor(fd: c_int) {
     bind_descriptor(fd, 0);
 }
 
+/// Unbinds `fd` and returns the file id it was bound to — before a `close`, so that another
+/// thread's `open` reusing the number right after cannot be confused with it.
+pub fn take_descriptor(fd: c_int) -> u32 {
+    if fd >= 0 && (fd as usize) < DESCRIPTOR_TABLE_SIZE {
+        DESCRIPTOR_FILES[fd as usize].swap(0, Ordering::Relaxed)
+    } else {
+        0
+    }
+}
+
 /// The file id bound to `fd`, without any lookup.
 pub fn known_file(fd: c_int) -> u32 {
     if fd >= 0 && (fd as usize) < DESCRIPTOR_TABLE_SIZE {

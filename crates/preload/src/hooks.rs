@@ -345,6 +345,33 @@ pub unsafe extern "C" fn MPI_File_close(file: *mut MpiHandle) -> c_int {
     )
 }
 
+/// Takes the descriptor's file out of the table before the real close: once the number is
+/// free, another thread's `open` may get it and bind its own file.
+#[no_mangle]
+pub unsafe extern "C" fn close(fd: c_int) -> c_int {
+    type Real = unsafe extern "C" fn(c_int) -> c_int;
+    let Some(real) = crate::real::get(Call::close) else {
+        return missing();
+    };
+    // SAFETY: the next definition of close.
+    let real = unsafe { std::mem::transmute::<usize, Real>(real) };
+    let Some(scope) = Scope::enter() else {
+        // Untraced (inside the tracer): the binding still goes, or a reused number would
+        // name the old file.
+        crate::files::unbind_descriptor(fd);
+        // SAFETY: forwarding the caller's argument.
+        return unsafe { real(fd) };
+    };
+    let file = crate::files::take_descriptor(fd);
+    traced(
+        &scope,
+        Call::close,
+        // SAFETY: forwarding the caller's argument.
+        || unsafe { real(fd) },
+        |event, _, ret| adapters::fd_close(event, fd, file, ret),
+    )
+}
+
 macro_rules! exit_hook {
     ($name:ident) => {
         /// Marks the end of the process image; everything recorded is already in the

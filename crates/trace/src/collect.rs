@@ -629,8 +629,8 @@ pub fn collect(directory: &Path, run: RunInfo) -> Result<Trace> {
         // name its files the way every other rank's do.
         let mut local_files: Vec<(HashMap<u32, u32>, Vec<u32>)> =
             cursors.iter().map(|_| Default::default()).collect();
-        // Stream and MPI handles are addresses that differ between processes: numbered in
-        // order of first use instead (tagged, so they never equal a descriptor).
+        // Stream and MPI handles and mapping addresses differ between processes: numbered
+        // in order of first use instead (tagged, so they never equal a descriptor).
         let mut handles: HashMap<u64, u64> = HashMap::new();
         let mut heap = BinaryHeap::new();
         let mut pending: Vec<Option<(u32, RawEvent)>> = Vec::with_capacity(cursors.len());
@@ -729,10 +729,17 @@ pub fn collect(directory: &Path, run: RunInfo) -> Result<Trace> {
                 usage.2 |= flags & library != 0;
                 event.file = Some(local(index));
             }
+            let mut number = |address: u64| {
+                let next = handles.len() as u64 + 1;
+                NUMBERED_HANDLE | *handles.entry(address).or_insert(next)
+            };
             if matches!(call.layer(), Layer::Stdio | Layer::Mpi | Layer::MpiIo) && event.handle != 0
             {
-                let next = handles.len() as u64 + 1;
-                event.handle = NUMBERED_HANDLE | *handles.entry(event.handle).or_insert(next);
+                event.handle = number(event.handle);
+            }
+            if call.class() == CallClass::Mmap && event.aux != 0 {
+                // The mapping's address, which only says which munmap ends which mmap.
+                event.aux = number(event.aux);
             }
             encoders[slot].push(&event, Some(call.class()));
         }

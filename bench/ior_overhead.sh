@@ -33,9 +33,11 @@ for config in "posix shared 0" "mpiio shared 1"; do
         'BEGIN { printf "%-16s np=%s  untraced %.4f s  traced %.4f s  ratio %.3f (medians of the slowest rank)\n", c, n, a, b, b / a }'
 done
 echo "trace size of the POSIX shared-file run (file-based merge) against ranks:"
-for n in 2 4 8; do
+echo "  (default: the MPI runtime's own I/O kept for rank 0 only; none: counted for every rank)"
+for n in 2 4 8 16; do
     rm -rf "$work/data" "$work/staging" && mkdir -p "$work/data"
     mpirun --oversubscribe -np "$n" -x LD_PRELOAD="$library" -x CAIRN_DIR="$work/staging" "$work/ior_like" "$work/data" posix shared 0 1048576 4096 8 >/dev/null
     "$cairn" merge "$work/staging" -o "$work/ior-$n.cairn" 2>/dev/null
-    printf '  np=%s: %s B\n' "$n" "$(stat -c %s "$work/ior-$n.cairn")"
+    "$cairn" merge "$work/staging" --runtime-io none -o "$work/ior-none-$n.cairn" 2>/dev/null
+    printf '  np=%-2s default %6s B   none %6s B\n' "$n" "$(stat -c %s "$work/ior-$n.cairn")" "$(stat -c %s "$work/ior-none-$n.cairn")"
 done

@@ -20,6 +20,11 @@ use cairn_format::bytes::{ByteReader, ByteWriter};
 
 use crate::{Process, Result, Stream, Trace, TraceError};
 
+/// Streams larger than this (encoded) are not offered for merging: they are irregular
+/// (folding left them large), so they would not merge, and the merge holds each candidate
+/// as a tree in memory (about ten times its encoded size).
+const LARGEST_MERGED_STREAM: usize = 1 << 20;
+
 fn canonical_order(streams: &mut [Stream]) {
     streams.sort_by_key(|stream| (stream.process, stream.thread));
 }
@@ -43,7 +48,10 @@ pub fn merge_streams(processes: &[Process], mut streams: Vec<Stream>) -> Vec<Str
             .and_then(|process| process.rank)
     };
     let mut ranked: Vec<usize> = (0..streams.len())
-        .filter(|index| rank_of(&streams[*index]).is_some())
+        .filter(|index| {
+            rank_of(&streams[*index]).is_some()
+                && streams[*index].events.bytes().len() <= LARGEST_MERGED_STREAM
+        })
         .collect();
     ranked.sort_by_key(|index| (ordinals[*index], rank_of(&streams[*index]), *index));
     let mut statistics_seen: HashSet<*const EncodedStream> = HashSet::new();

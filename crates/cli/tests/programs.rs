@@ -846,18 +846,7 @@ fn mpi_trace_with_merge_arguments(
     arguments: &[&str],
     merge_arguments: &[&str],
 ) -> (u64, serde_json::Value, String) {
-    let directory = tempfile::tempdir().unwrap();
-    let program = directory.path().join(name);
-    compile_mpi(name, &program, &[]);
-    let staging = directory.path().join("staging");
-    succeed(
-        mpirun_traced(ranks, &staging)
-            .arg(&program)
-            .arg(directory.path())
-            .args(arguments)
-            .output()
-            .unwrap(),
-    );
+    let (directory, staging, _) = run_mpi_traced(name, ranks, arguments);
     let trace = directory.path().join("trace.cairn");
     succeed(
         Command::new(cairn_binary())
@@ -970,6 +959,18 @@ fn spmd_ranks_share_one_stream_and_the_trace_stays_flat() {
 
 /// [`trace_mpi`] with arguments after the directory.
 fn trace_mpi_with(name: &str, ranks: usize, arguments: &[&str]) -> (tempfile::TempDir, Traced) {
+    let (directory, staging, output) = run_mpi_traced(name, ranks, arguments);
+    let traced = merge(&staging, output);
+    (directory, traced)
+}
+
+/// Compiles and runs an MPI program traced into a staging directory: (its directory, the
+/// staging directory, mpirun's output).
+fn run_mpi_traced(
+    name: &str,
+    ranks: usize,
+    arguments: &[&str],
+) -> (tempfile::TempDir, std::path::PathBuf, std::process::Output) {
     let directory = tempfile::tempdir().unwrap();
     let program = directory.path().join(name);
     compile_mpi(name, &program, &[]);
@@ -982,8 +983,7 @@ fn trace_mpi_with(name: &str, ranks: usize, arguments: &[&str]) -> (tempfile::Te
             .output()
             .unwrap(),
     );
-    let traced = merge(&staging, output);
-    (directory, traced)
+    (directory, staging, output)
 }
 
 #[test]

@@ -49,11 +49,13 @@ pub struct Group {
     pub parameters: Vec<RankSlopes>,
 }
 
-/// A tree reduced to what must be equal (`shape`) and what may vary with the rank
-/// (`values`, one row per leaf in depth-first order).
+/// A tree reduced to what must be equal (`shape`), what may vary with the rank (`values`)
+/// and what is merged (`statistics`: duration and gap), one row per leaf in depth-first order.
+#[derive(Default)]
 struct Flat {
     shape: Vec<u64>,
     values: Vec<[i64; FIELDS]>,
+    statistics: Vec<(Stats, Stats)>,
 }
 
 fn flatten(nodes: &[Node<EventKey>], flat: &mut Flat) {
@@ -85,6 +87,7 @@ fn flatten(nodes: &[Node<EventKey>], flat: &mut Flat) {
                     key.parameters as u64,
                 ]);
                 flat.values.push(RankSlopes::values(leaf));
+                flat.statistics.push((leaf.duration, leaf.gap));
             }
         }
     }
@@ -95,15 +98,6 @@ fn for_each_leaf_mut(nodes: &mut [Node<EventKey>], visit: &mut impl FnMut(&mut L
         match node {
             Node::Leaf(leaf) => visit(leaf),
             Node::Loop { body, .. } => for_each_leaf_mut(body, visit),
-        }
-    }
-}
-
-fn for_each_leaf(nodes: &[Node<EventKey>], visit: &mut impl FnMut(&Leaf<EventKey>)) {
-    for node in nodes {
-        match node {
-            Node::Leaf(leaf) => visit(leaf),
-            Node::Loop { body, .. } => for_each_leaf(body, visit),
         }
     }
 }
@@ -145,14 +139,11 @@ impl Forming {
         Some(slopes)
     }
 
-    fn add_statistics(&mut self, nodes: &[Node<EventKey>]) {
-        let mut index = 0;
-        let statistics = &mut self.statistics;
-        for_each_leaf(nodes, &mut |leaf| {
-            statistics[index].0.merge(&leaf.duration);
-            statistics[index].1.merge(&leaf.gap);
-            index += 1;
-        });
+    fn add_statistics(&mut self, statistics: &[(Stats, Stats)]) {
+        for (merged, (duration, gap)) in self.statistics.iter_mut().zip(statistics) {
+            merged.0.merge(duration);
+            merged.1.merge(gap);
+        }
         self.carried = true;
     }
 
@@ -196,10 +187,7 @@ pub fn merge_ranks(members: impl IntoIterator<Item = Member>) -> Vec<Group> {
     let mut buckets: FastMap<(u64, u64), Vec<usize>> = FastMap::default();
     let mut forming: Vec<Forming> = Vec::new();
     for (index, member) in members.into_iter().enumerate() {
-        let mut flat = Flat {
-            shape: Vec::new(),
-            values: Vec::new(),
-        };
+        let mut flat = Flat::default();
         flatten(&member.nodes, &mut flat);
         let mut hasher = FastHasher::default();
         flat.shape.hash(&mut hasher);
@@ -223,7 +211,7 @@ pub fn merge_ranks(members: impl IntoIterator<Item = Member>) -> Vec<Group> {
                     group.slopes = Some(slopes);
                 }
                 if member.carries_statistics {
-                    group.add_statistics(&member.nodes);
+                    group.add_statistics(&flat.statistics);
                 }
             }
             None => {
@@ -238,7 +226,8 @@ pub fn merge_ranks(members: impl IntoIterator<Item = Member>) -> Vec<Group> {
                     carried: false,
                 };
                 if member.carries_statistics {
-                    group.add_statistics(&member.nodes);
+                    let statistics = std::mem::take(&mut group.base.statistics);
+                    group.add_statistics(&statistics);
                 }
                 group.nodes = member.nodes;
                 bucket.push(forming.len());

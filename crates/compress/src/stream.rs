@@ -790,11 +790,6 @@ impl EncodedStream {
         }
     }
 
-    /// Rank slopes of a stream several ranks share (empty for one rank's own stream).
-    pub fn parameters(&self) -> &[RankSlopes] {
-        &self.parameters
-    }
-
     /// Encodes a tree of nodes (e.g. several ranks' streams merged) with its rank slopes.
     pub fn from_nodes(
         nodes: &[Node<EventKey>],

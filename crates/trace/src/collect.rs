@@ -347,8 +347,7 @@ pub fn segment_files(directory: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// Builds the trace of everything in `directory`.
-/// Marks a stream or MPI handle numbered per process (see `collect`).
+/// Marks a stream or MPI handle, or a mapping address, numbered per process (see `collect`).
 pub const NUMBERED_HANDLE: u64 = 1 << 40;
 
 /// The trace's modules and calling contexts, filled as kept events use them.
@@ -462,14 +461,6 @@ fn index_files(
     by_segment
 }
 
-/// Builds the trace of the segments in `directory`.
-///
-/// The MPI runtime's own I/O (before `main`, inside `MPI_Init`/`MPI_Finalize`, and threads
-/// that only touch runtime files such as the progress threads' event descriptors) differs
-/// from rank to rank with timing, so it would make every rank's stream different and the
-/// trace grow with the number of ranks. Unless `run.runtime_io_of_every_rank`, it is kept in
-/// full for the first rank only (`run.runtime_io`); for the others it is counted
-/// ([`Process::runtime_events_dropped`]) and a diagnostic says so.
 /// Keeps only the files some stream names (a process names every path it touches, but the
 /// events of some are only counted), in their order.
 fn drop_unused_files(
@@ -498,6 +489,14 @@ fn drop_unused_files(
     (kept, streams)
 }
 
+/// Builds the trace of the segments in `directory`.
+///
+/// The MPI runtime's own I/O (before `main`, inside `MPI_Init`/`MPI_Finalize`, and threads
+/// that only touch runtime files such as the progress threads' event descriptors) differs
+/// from rank to rank with timing, so it would make every rank's stream different and the
+/// trace grow with the number of ranks. By default (`run.runtime_io`) it is kept in full
+/// for the first rank only; for the others it is counted
+/// ([`Process::runtime_events_dropped`]) and a diagnostic says so.
 pub fn collect(directory: &Path, run: RunInfo) -> Result<Trace> {
     let mut diagnostics = Vec::new();
     let mut segments = Vec::new();

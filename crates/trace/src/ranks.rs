@@ -8,8 +8,9 @@
 //! tables), each column as differences from the previous member so that the regular case —
 //! consecutive ranks, one file per rank with consecutive indices, a shared file — is runs
 //! of equal bytes that the section's zstd all but removes. A shared stream's members do not
-//! keep their own first and last event times: they are placed like the base member relative
-//! to their process's start (exact process times are in PROC).
+//! keep their own first and last event times: they are placed like the member first in
+//! (process, thread) order, relative to their process's start (exact process times are in
+//! PROC).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -24,6 +25,15 @@ use crate::{Process, Result, Stream, Trace, TraceError};
 /// (folding left them large), so they would not merge, and the merge holds each candidate
 /// as a tree in memory (about ten times its encoded size).
 const LARGEST_MERGED_STREAM: usize = 1 << 20;
+
+/// The stream's process (`None` only for a stream of an unknown process).
+fn process_of<'a>(processes: &'a [Process], stream: &Stream) -> Option<&'a Process> {
+    processes.get(stream.process as usize)
+}
+
+fn process_start(processes: &[Process], stream: &Stream) -> u64 {
+    process_of(processes, stream).map_or(0, |process| process.start)
+}
 
 fn canonical_order(streams: &mut [Stream]) {
     streams.sort_by_key(|stream| (stream.process, stream.thread));
@@ -42,11 +52,7 @@ pub fn merge_streams(processes: &[Process], mut streams: Vec<Stream>) -> Vec<Str
         };
         ordinals.push(ordinal);
     }
-    let rank_of = |stream: &Stream| {
-        processes
-            .get(stream.process as usize)
-            .and_then(|process| process.rank)
-    };
+    let rank_of = |stream: &Stream| process_of(processes, stream).and_then(|process| process.rank);
     let mut ranked: Vec<usize> = (0..streams.len())
         .filter(|index| {
             rank_of(&streams[*index]).is_some()
@@ -65,11 +71,6 @@ pub fn merge_streams(processes: &[Process], mut streams: Vec<Stream>) -> Vec<Str
         }
     });
     let groups = merge_ranks(members);
-    let process_start = |stream: &Stream| {
-        processes
-            .get(stream.process as usize)
-            .map_or(0, |process| process.start)
-    };
     for group in groups {
         // Times come from the member first in (process, thread) order, as when reading.
         let anchor = group
@@ -77,11 +78,11 @@ pub fn merge_streams(processes: &[Process], mut streams: Vec<Stream>) -> Vec<Str
             .iter()
             .map(|member| ranked[*member])
             .min()
-            .unwrap_or(ranked[group.members[0]]);
+            .expect("a group has members");
         let anchor_stream = &streams[anchor];
         let offset = anchor_stream
             .first_start
-            .wrapping_sub(process_start(anchor_stream));
+            .wrapping_sub(process_start(processes, anchor_stream));
         let length = anchor_stream
             .last_end
             .saturating_sub(anchor_stream.first_start);
@@ -100,7 +101,7 @@ pub fn merge_streams(processes: &[Process], mut streams: Vec<Stream>) -> Vec<Str
         for member in &group.members {
             let index = ranked[*member];
             let rank = rank_of(&streams[index]).unwrap_or(0) as i64;
-            let start = process_start(&streams[index]).wrapping_add(offset);
+            let start = process_start(processes, &streams[index]).wrapping_add(offset);
             let stream = &mut streams[index];
             stream.events = shared.clone();
             stream.rank_delta = rank - group.base_rank;
@@ -129,18 +130,6 @@ pub fn encode_streams(trace: &Trace, out: &mut ByteWriter) {
     for members in groups {
         out.bytes(members[0].events.bytes());
         out.u64(members.len() as u64);
-        let process_start = |stream: &Stream| {
-            trace
-                .processes
-                .get(stream.process as usize)
-                .map_or(0, |process| process.start)
-        };
-        let pid = |stream: &Stream| {
-            trace
-                .processes
-                .get(stream.process as usize)
-                .map_or(0, |process| process.pid)
-        };
         let mut previous = (0i64, 0i64);
         for stream in &members {
             out.i64(stream.process as i64 - previous.0);
@@ -148,13 +137,15 @@ pub fn encode_streams(trace: &Trace, out: &mut ByteWriter) {
             previous = (stream.process as i64, stream.rank_delta);
         }
         for stream in &members {
-            out.i64(stream.thread as i64 - pid(stream) as i64);
+            let pid = process_of(&trace.processes, stream).map_or(0, |process| process.pid);
+            out.i64(stream.thread as i64 - pid as i64);
         }
         // A stream of its own keeps its exact times; members of a shared stream are placed
-        // like its base member relative to their process's start (only `expand` uses them).
+        // like the first member relative to their process's start (only `expand` uses them).
         if members.len() == 1 {
             let stream = members[0];
-            out.i64(stream.first_start.wrapping_sub(process_start(stream)) as i64);
+            let start = process_start(&trace.processes, stream);
+            out.i64(stream.first_start.wrapping_sub(start) as i64);
             out.u64(stream.last_end.saturating_sub(stream.first_start));
         }
         for stream in &members {

@@ -309,6 +309,16 @@ pub fn for_each_occurrence<K>(nodes: &[Node<K>], visit: &mut impl FnMut(&Leaf<K>
     }
 }
 
+/// Calls `visit` once for every leaf of the tree (loops not expanded), to change it.
+pub fn for_each_leaf_mut<K>(nodes: &mut [Node<K>], visit: &mut impl FnMut(&mut Leaf<K>)) {
+    for node in nodes {
+        match node {
+            Node::Leaf(leaf) => visit(leaf),
+            Node::Loop { body, .. } => for_each_leaf_mut(body, visit),
+        }
+    }
+}
+
 /// Number of leaf occurrences the nodes stand for.
 pub fn occurrence_count<K>(nodes: &[Node<K>]) -> u64 {
     nodes

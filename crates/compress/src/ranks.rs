@@ -21,7 +21,7 @@
 
 use std::hash::{Hash, Hasher};
 
-use crate::fold::{Leaf, Node};
+use crate::fold::{for_each_leaf_mut, Node};
 use crate::hash::{FastHasher, FastMap};
 use crate::stats::Stats;
 use crate::stream::{EventKey, FileRef, OffsetRef, RankSlopes};
@@ -84,20 +84,10 @@ fn flatten(nodes: &[Node<EventKey>], flat: &mut Flat) {
                     key.errno as u32 as u64,
                     key.flags as u64,
                     key.order as u64 | file_kind << 8 | offset_kind << 16,
-                    key.parameters as u64,
                 ]);
                 flat.values.push(RankSlopes::values(leaf));
                 flat.statistics.push((leaf.duration, leaf.gap));
             }
-        }
-    }
-}
-
-fn for_each_leaf_mut(nodes: &mut [Node<EventKey>], visit: &mut impl FnMut(&mut Leaf<EventKey>)) {
-    for node in nodes {
-        match node {
-            Node::Leaf(leaf) => visit(leaf),
-            Node::Loop { body, .. } => for_each_leaf_mut(body, visit),
         }
     }
 }
@@ -159,6 +149,8 @@ impl Forming {
                 leaf.duration = statistics[index].0;
                 leaf.gap = statistics[index].1;
             }
+            // A member expanded from a shared stream still names that stream's slopes.
+            leaf.key.parameters = 0;
             if let Some(row) = slopes.as_ref().map(|slopes| slopes[index]) {
                 if row != [0; FIELDS] {
                     let slope = RankSlopes::from_array(row);
@@ -180,7 +172,8 @@ impl Forming {
     }
 }
 
-/// Groups `members` (each with concrete keys, none with parameters yet) into merged streams.
+/// Groups `members` (each with concrete keys; their `parameters` are ignored) into merged
+/// streams.
 /// Members are taken one at a time: memory is the groups' base trees plus one member.
 pub fn merge_ranks(members: impl IntoIterator<Item = Member>) -> Vec<Group> {
     // (partition, shape hash) → indices into `forming`.

@@ -790,6 +790,32 @@ impl EncodedStream {
         }
     }
 
+    /// The stream's rank slopes (empty unless several ranks share it).
+    pub fn parameters(&self) -> &[RankSlopes] {
+        &self.parameters
+    }
+
+    /// The same stream with other first and last times (traces merged from runs that
+    /// started at different moments are put on one time line).
+    pub fn with_times(&self, first_start: u64, last_end: u64) -> EncodedStream {
+        assemble(
+            first_start,
+            last_end,
+            self.count,
+            self.top_level_nodes,
+            &self.parameters,
+            &self.data[self.body_start..],
+        )
+    }
+
+    /// The same stream with every key passed through `change` (a merged trace renumbers
+    /// calls and contexts). Costs a decode and an encode of the folded form.
+    pub fn map_keys(&self, mut change: impl FnMut(&mut EventKey)) -> EncodedStream {
+        let mut nodes = self.nodes().to_nodes();
+        crate::fold::for_each_leaf_mut(&mut nodes, &mut |leaf| change(&mut leaf.key));
+        EncodedStream::from_nodes(&nodes, self.first_start, self.last_end, &self.parameters)
+    }
+
     /// Encodes a tree of nodes (e.g. several ranks' streams merged) with its rank slopes.
     pub fn from_nodes(
         nodes: &[Node<EventKey>],

@@ -17,10 +17,12 @@
 pub mod collect;
 mod data;
 mod elf;
+pub mod merge;
 mod names;
 pub mod noise;
 pub mod ranks;
 pub mod symbols;
+pub mod synthetic;
 pub mod walk;
 
 pub use data::*;

@@ -1,0 +1,475 @@
+//! Merging whole traces into one: what `cairn merge` does with per-rank trace files (a job
+//! that died before its end, per-rank traces built on each node, generated traces that
+//! simulate scale) and what each inner node of the merge tree of a parallel run does.
+//!
+//! A trace's tables are renumbered into the merged trace's — calls and modules by name,
+//! contexts by their frames, files by path — and its times moved onto the merged time line
+//! (traces start at different wall-clock moments; the earliest start is the merged run's
+//! start). Then the streams of all ranks go through the same rank merge as a single run's
+//! ([`crate::ranks::merge_streams`]): streams already shared inside an input are offered
+//! member by member, so ranks that did the same thing end up sharing one stream however
+//! the inputs were cut.
+//!
+//! Files are ordered by name with the last number compared as a number (`part-2` before
+//! `part-10`), so one file per rank is one numbered run in the file table whatever order
+//! the inputs came in. Processes keep the order of their inputs, and inputs are taken in
+//! order of their lowest rank, so the result does not depend on the order of the files on
+//! the command line.
+//!
+//! Cost: linear in the inputs' folded sizes plus the rank merge
+//! (O(P · folded size) for an SPMD job); a stream is only re-encoded when its calls or
+//! contexts change numbers.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use cairn_compress::stream::EncodedStream;
+
+use crate::{CallInfo, Context, FileInfo, Meta, Process, Stream, Trace};
+
+/// Interns values in first-use order and remembers their indices.
+struct Table<T: std::hash::Hash + Eq + Clone> {
+    values: Vec<T>,
+    index: HashMap<T, u32>,
+}
+
+impl<T: std::hash::Hash + Eq + Clone> Table<T> {
+    fn new() -> Self {
+        Table {
+            values: Vec::new(),
+            index: HashMap::new(),
+        }
+    }
+
+    fn intern(&mut self, value: &T) -> u32 {
+        if let Some(index) = self.index.get(value) {
+            return *index;
+        }
+        self.values.push(value.clone());
+        let index = (self.values.len() - 1) as u32;
+        self.index.insert(value.clone(), index);
+        index
+    }
+}
+
+/// The merged trace's view of one input: where its indices go.
+struct Renumbering {
+    calls: Vec<u16>,
+    contexts: Vec<u32>,
+    files: Vec<u32>,
+    first_process: u32,
+}
+
+impl Renumbering {
+    fn is_identity_for(&self, events: &EncodedStream) -> bool {
+        let calls_same = self
+            .calls
+            .iter()
+            .take(events.max_call as usize + 1)
+            .enumerate()
+            .all(|(index, call)| *call as usize == index);
+        let contexts_same = self
+            .contexts
+            .iter()
+            .take(events.max_context as usize)
+            .enumerate()
+            .all(|(index, context)| *context as usize == index);
+        calls_same && contexts_same
+    }
+}
+
+/// The lowest rank of a trace's processes (inputs without ranks go last).
+fn lowest_rank(trace: &Trace) -> (bool, u32) {
+    trace
+        .processes
+        .iter()
+        .filter_map(|process| process.rank)
+        .min()
+        .map_or((true, 0), |rank| (false, rank))
+}
+
+/// A file name's sort key: the name around its last number, then the number's value.
+fn file_order(path: &[u8]) -> (&[u8], &[u8], u64, &[u8]) {
+    let Some(end) = path.iter().rposition(u8::is_ascii_digit).map(|at| at + 1) else {
+        return (path, &[], 0, path);
+    };
+    let start = path[..end]
+        .iter()
+        .rposition(|byte| !byte.is_ascii_digit())
+        .map_or(0, |at| at + 1);
+    let value = std::str::from_utf8(&path[start..end])
+        .ok()
+        .and_then(|digits| digits.parse().ok())
+        .unwrap_or(u64::MAX);
+    (&path[..start], &path[end..], value, path)
+}
+
+/// Merges whole traces into one (see the module documentation). An empty input gives an
+/// empty trace.
+pub fn merge_traces(mut traces: Vec<Trace>) -> Trace {
+    traces.sort_by_key(|trace| (lowest_rank(trace), trace.meta.start_realtime));
+    let run_start = traces
+        .iter()
+        .map(|trace| trace.meta.start_realtime)
+        .min()
+        .unwrap_or(0);
+    let mut calls: Table<String> = Table::new();
+    let mut modules: Table<Vec<u8>> = Table::new();
+    let mut contexts: Table<Context> = Table::new();
+    let mut files: Table<Vec<u8>> = Table::new();
+    let mut noise = Vec::new();
+    let mut processes: Vec<Process> = Vec::new();
+    let mut streams: Vec<Stream> = Vec::new();
+    let mut diagnostics: Vec<String> = Vec::new();
+    let mut meta = traces
+        .first()
+        .map(|trace| trace.meta.clone())
+        .unwrap_or(Meta {
+            writer: String::new(),
+            command: Vec::new(),
+            exit_status: None,
+            start_realtime: 0,
+            duration: 0,
+        });
+    meta.start_realtime = run_start;
+    meta.duration = 0;
+
+    for trace in traces {
+        let shift = trace.meta.start_realtime - run_start;
+        meta.duration = meta.duration.max(shift.saturating_add(trace.meta.duration));
+        if meta.exit_status.is_none_or(|status| status == 0) {
+            meta.exit_status = trace.meta.exit_status.or(meta.exit_status);
+        }
+        let module_numbers: Vec<u32> = trace
+            .modules
+            .iter()
+            .map(|module| modules.intern(module))
+            .collect();
+        let renumbering = Renumbering {
+            calls: trace
+                .calls
+                .iter()
+                .map(|call| calls.intern(&call.name) as u16)
+                .collect(),
+            contexts: trace
+                .contexts
+                .iter()
+                .map(|context| {
+                    let frames = context
+                        .frames
+                        .iter()
+                        .map(|(module, offset)| {
+                            (
+                                module.map(|module| module_numbers[module as usize]),
+                                *offset,
+                            )
+                        })
+                        .collect();
+                    contexts.intern(&Context { frames })
+                })
+                .collect(),
+            files: trace
+                .files
+                .iter()
+                .map(|file| {
+                    let index = files.intern(&file.path) as usize;
+                    if index == noise.len() {
+                        noise.push(file.noise);
+                    } else if file.noise.is_none() {
+                        // The program's own file in any input is the program's own.
+                        noise[index] = None;
+                    }
+                    index as u32
+                })
+                .collect(),
+            first_process: processes.len() as u32,
+        };
+        processes.extend(trace.processes.into_iter().map(|mut process| {
+            let moved = |index: u32| index + renumbering.first_process;
+            process.parent = process.parent.map(moved);
+            process.exec_of = process.exec_of.map(moved);
+            process.start += shift;
+            process.end += shift;
+            process.main_start = process.main_start.map(|time| time + shift);
+            process
+        }));
+        // Streams shared by several ranks of the input are renumbered once.
+        let mut renumbered: HashMap<*const EncodedStream, Arc<EncodedStream>> = HashMap::new();
+        for mut stream in trace.streams {
+            let events = renumbered
+                .entry(Arc::as_ptr(&stream.events))
+                .or_insert_with(|| {
+                    let events = &stream.events;
+                    let (first, last) = (events.first_start + shift, events.last_end + shift);
+                    Arc::new(if renumbering.is_identity_for(events) {
+                        events.with_times(first, last)
+                    } else {
+                        events
+                            .map_keys(|key| {
+                                key.call = renumbering.calls[key.call as usize];
+                                if key.context > 0 {
+                                    key.context =
+                                        renumbering.contexts[key.context as usize - 1] + 1;
+                                }
+                            })
+                            .with_times(first, last)
+                    })
+                })
+                .clone();
+            stream.events = events;
+            stream.process += renumbering.first_process;
+            stream.first_start += shift;
+            stream.last_end += shift;
+            for file in &mut stream.files {
+                *file = renumbering.files[*file as usize];
+            }
+            streams.push(stream);
+        }
+        for message in trace.diagnostics {
+            if !diagnostics.contains(&message) {
+                diagnostics.push(message);
+            }
+        }
+    }
+
+    // Files by name, numbers as numbers.
+    let mut order: Vec<u32> = (0..files.values.len() as u32).collect();
+    order.sort_by(|a, b| {
+        file_order(&files.values[*a as usize]).cmp(&file_order(&files.values[*b as usize]))
+    });
+    let mut new_index = vec![0u32; order.len()];
+    for (position, old) in order.iter().enumerate() {
+        new_index[*old as usize] = position as u32;
+    }
+    let files: Vec<FileInfo> = order
+        .iter()
+        .map(|old| FileInfo {
+            path: files.values[*old as usize].clone(),
+            noise: noise[*old as usize],
+        })
+        .collect();
+    for stream in &mut streams {
+        for file in &mut stream.files {
+            *file = new_index[*file as usize];
+        }
+    }
+    let streams = crate::ranks::merge_streams(&processes, streams);
+    Trace {
+        meta,
+        calls: calls
+            .values
+            .iter()
+            .map(|name| CallInfo::new(name))
+            .collect(),
+        processes,
+        files,
+        modules: modules.values,
+        contexts: contexts.values,
+        streams,
+        diagnostics,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::synthetic::{rank_trace, Spmd};
+
+    const PROGRAM: Spmd = Spmd {
+        ranks: 0,
+        segments: 6,
+        transfers: 4,
+        transfer_size: 4096,
+        message_size: 8192,
+    };
+
+    fn program(ranks: u32) -> Spmd {
+        Spmd { ranks, ..PROGRAM }
+    }
+
+    /// Every kept field of every event of a rank, files by path, in stream order.
+    fn exact_events(
+        trace: &Trace,
+        rank: u32,
+    ) -> Vec<(String, Option<Vec<u8>>, u64, i64, u64, i64, u64)> {
+        let process = trace
+            .processes
+            .iter()
+            .position(|process| process.rank == Some(rank))
+            .expect("the rank is in the trace") as u32;
+        let mut events = Vec::new();
+        for stream in trace
+            .streams
+            .iter()
+            .filter(|stream| stream.process == process)
+        {
+            trace.expand(stream, |event| {
+                events.push((
+                    trace.call(&event).name.clone(),
+                    event
+                        .file
+                        .map(|file| trace.files[file as usize].path.clone()),
+                    event.handle,
+                    event.offset,
+                    event.request,
+                    event.result,
+                    event.aux,
+                ))
+            });
+        }
+        events
+    }
+
+    fn merged(ranks: u32) -> Trace {
+        merge_traces(
+            (0..ranks)
+                .map(|rank| rank_trace(&program(ranks), rank))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn every_rank_expands_to_its_own_events() {
+        for ranks in [1, 2, 3, 8, 33] {
+            let trace = merged(ranks);
+            let trace = Trace::from_bytes(trace.to_bytes()).expect("the merged trace reads back");
+            assert_eq!(trace.processes.len(), ranks as usize);
+            for rank in 0..ranks {
+                let alone = rank_trace(&program(ranks), rank);
+                let expected = exact_events(&alone, rank);
+                assert_eq!(expected.len() as u64, program(ranks).events_per_rank());
+                assert_eq!(
+                    exact_events(&trace, rank),
+                    expected,
+                    "rank {rank} of {ranks}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn ranks_share_three_streams_and_the_size_stays_flat() {
+        let sizes: Vec<usize> = [64, 256, 1024]
+            .iter()
+            .map(|ranks| {
+                let trace = merged(*ranks);
+                let shared: std::collections::HashSet<_> = trace
+                    .streams
+                    .iter()
+                    .map(|stream| Arc::as_ptr(&stream.events))
+                    .collect();
+                // Rank 0 (its left neighbour wraps), the middle ranks, the last rank (its
+                // right neighbour wraps).
+                assert_eq!(shared.len(), 3, "{ranks} ranks");
+                // One numbered run of per-rank files plus the shared file.
+                assert_eq!(trace.files.len(), *ranks as usize + 1);
+                assert_eq!(trace.files[0].path, b"/scratch/part-0.dat");
+                assert_eq!(
+                    trace.files[*ranks as usize - 1].path,
+                    format!("/scratch/part-{}.dat", ranks - 1).into_bytes()
+                );
+                trace.to_bytes().len()
+            })
+            .collect();
+        // What grows with the ranks is each process's record (pid, times): a few bytes.
+        let per_rank = (sizes[2] - sizes[0]) as f64 / (1024 - 64) as f64;
+        assert!(
+            per_rank < 16.0,
+            "sizes {sizes:?}: {per_rank} bytes per rank"
+        );
+    }
+
+    #[test]
+    fn input_order_and_tree_shape_do_not_change_the_result() {
+        let ranks = 12;
+        let traces: Vec<Trace> = (0..ranks)
+            .map(|rank| rank_trace(&program(ranks), rank))
+            .collect();
+        let flat = merge_traces(traces.clone());
+        let mut reversed = traces.clone();
+        reversed.reverse();
+        assert_eq!(merge_traces(reversed).to_bytes(), flat.to_bytes());
+        // A radix tree of fan-in 3: [0..3) [3..6) ... then those merged.
+        let partials: Vec<Trace> = traces
+            .chunks(3)
+            .map(|chunk| merge_traces(chunk.to_vec()))
+            .collect();
+        let tree = merge_traces(partials);
+        assert_eq!(tree.processes, flat.processes);
+        assert_eq!(tree.files, flat.files);
+        for rank in 0..ranks {
+            assert_eq!(exact_events(&tree, rank), exact_events(&flat, rank));
+        }
+        let shared = |trace: &Trace| {
+            trace
+                .streams
+                .iter()
+                .map(|stream| Arc::as_ptr(&stream.events))
+                .collect::<std::collections::HashSet<_>>()
+                .len()
+        };
+        assert_eq!(shared(&tree), shared(&flat));
+        // The timing statistics are merged, not lost: the total time of every event is the
+        // same (up to rounding of the merged means).
+        let total = |trace: &Trace| {
+            let mut sum = 0.0;
+            for stream in &trace.streams {
+                trace.expand(stream, |event| sum += event.duration as f64);
+            }
+            sum
+        };
+        let (tree_total, flat_total) = (total(&tree), total(&flat));
+        assert!(
+            (tree_total - flat_total).abs() <= flat_total * 1e-9 + 1.0 * ranks as f64 * 200.0,
+            "{tree_total} vs {flat_total}"
+        );
+    }
+
+    #[test]
+    fn times_move_onto_the_earliest_start() {
+        let mut first = rank_trace(&program(2), 0);
+        let mut second = rank_trace(&program(2), 1);
+        first.meta.start_realtime = 5_000_000;
+        second.meta.start_realtime = 5_000_700;
+        let merged = merge_traces(vec![second.clone(), first.clone()]);
+        assert_eq!(merged.meta.start_realtime, 5_000_000);
+        assert_eq!(merged.processes[1].start, second.processes[0].start + 700);
+        assert_eq!(merged.processes[1].end, second.processes[0].end + 700);
+        assert_eq!(
+            merged.meta.duration,
+            (second.meta.duration + 700).max(first.meta.duration)
+        );
+        // The two ranks share a stream: the second is placed like the first, relative to
+        // its own process's start.
+        let stream = merged
+            .streams
+            .iter()
+            .find(|stream| stream.process == 1)
+            .unwrap();
+        let offset = first.streams[0].first_start - first.processes[0].start;
+        assert_eq!(stream.first_start, merged.processes[1].start + offset);
+    }
+
+    #[test]
+    fn calls_and_contexts_are_renumbered_by_name_and_frames() {
+        let ranks = 2;
+        let first = rank_trace(&program(ranks), 0);
+        let mut second = rank_trace(&program(ranks), 1);
+        // The second input lists its calls and contexts in reverse order.
+        let calls = second.calls.len();
+        let contexts = second.contexts.len() as u32;
+        second.calls.reverse();
+        second.contexts.reverse();
+        let events = second.streams[0].events.map_keys(|key| {
+            key.call = (calls - 1 - key.call as usize) as u16;
+            key.context = contexts + 1 - key.context;
+        });
+        second.streams[0].events = Arc::new(events);
+        let expected = exact_events(&rank_trace(&program(ranks), 1), 1);
+        assert_eq!(exact_events(&second, 1), expected);
+        let merged = merge_traces(vec![first, second]);
+        assert_eq!(merged.calls.len(), calls);
+        assert_eq!(merged.contexts.len(), contexts as usize);
+        assert_eq!(exact_events(&merged, 1), expected);
+    }
+}

@@ -283,15 +283,15 @@ mod tests {
         message_size: 8192,
     };
 
+    /// Call, file path, handle, offset, request, result, aux.
+    type ExactEvent = (String, Option<Vec<u8>>, u64, i64, u64, i64, u64);
+
     fn program(ranks: u32) -> Spmd {
         Spmd { ranks, ..PROGRAM }
     }
 
     /// Every kept field of every event of a rank, files by path, in stream order.
-    fn exact_events(
-        trace: &Trace,
-        rank: u32,
-    ) -> Vec<(String, Option<Vec<u8>>, u64, i64, u64, i64, u64)> {
+    fn exact_events(trace: &Trace, rank: u32) -> Vec<ExactEvent> {
         let process = trace
             .processes
             .iter()

@@ -51,14 +51,17 @@ enum Command {
     },
     /// Print the path of the preload library, for `LD_PRELOAD=$(cairn lib) ...`.
     Lib,
-    /// Build a trace from a staging directory (CAIRN_DIR) that a traced run left behind.
+    /// Build one trace from staging directories (CAIRN_DIR) and trace files: a run that
+    /// was not collected, a job that died before its end, per-rank traces.
     Merge {
-        /// The directory of `.seg` files.
-        directory: PathBuf,
+        /// Staging directories (their `.seg` files make one trace; each subdirectory with
+        /// `.seg` files, one rank's staging, makes another) and trace files, all merged.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
         /// Trace file to write.
         #[arg(short, long)]
         output: PathBuf,
-        /// As for `run`.
+        /// As for `run` (applies to staging directories; a trace file's is already applied).
         #[arg(long, value_enum, default_value_t = RuntimeIo::FirstRank)]
         runtime_io: RuntimeIo,
     },
@@ -132,10 +135,10 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }),
         Command::Merge {
-            directory,
+            inputs,
             output,
             runtime_io,
-        } => run::merge(&directory, &output, runtime_io.policy()).map(|_| ExitCode::SUCCESS),
+        } => run::merge(&inputs, &output, runtime_io.policy()).map(|_| ExitCode::SUCCESS),
         Command::Summary { trace, json, all } => open_trace(&trace).and_then(|trace| {
             let summary = cairn_analyze::summary::summarize(
                 &trace,

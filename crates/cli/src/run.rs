@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
-use cairn_trace::collect::{collect, RunInfo, RuntimeIo};
+use cairn_trace::collect::{collect, segment_files, RunInfo, RuntimeIo};
+use cairn_trace::merge::merge_traces;
+use cairn_trace::Trace;
 
 pub struct RunOptions {
     pub output: Option<PathBuf>,
@@ -138,6 +140,114 @@ fn rank_wait_seconds() -> u64 {
         .unwrap_or(600)
 }
 
+/// Children per node of the merge tree (`CAIRN_MERGE_FANIN`, at least 2; default 4).
+fn merge_fan_in() -> u32 {
+    std::env::var("CAIRN_MERGE_FANIN")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(4u32)
+        .max(2)
+}
+
+/// Levels of a tree of `fan_in` children over `ranks` leaves.
+fn tree_depth(ranks: u32, fan_in: u32) -> u32 {
+    let (mut depth, mut reach) = (0, 1u64);
+    while reach < ranks as u64 {
+        reach *= fan_in as u64;
+        depth += 1;
+    }
+    depth
+}
+
+fn partial_path(staging: &Path, rank: u32) -> PathBuf {
+    staging.join(format!("partial-{rank}.cairn"))
+}
+
+/// The ranks' traces merge up a tree of `CAIRN_MERGE_FANIN` children per node: at the
+/// level of stride `s`, a rank that is a multiple of `s · fan-in` takes the partial traces
+/// of ranks `rank + j·s` (j = 1 … fan-in − 1), merges them into its own and goes up; the
+/// others hand theirs over (a file in the staging directory, written atomically) and stop.
+/// Rank 0 ends with the whole job: `Some(trace)`; every other rank gets `None`.
+///
+/// A child whose partial has not come by the deadline (its `cairn` was killed, or it is
+/// still running) is replaced by the segments its subtree's ranks left, collected here,
+/// and a diagnostic says so.
+fn merge_up_the_tree(launch: &LaunchRank, staging: &Path, own: Trace) -> Result<Option<Trace>> {
+    let fan_in = merge_fan_in();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(rank_wait_seconds());
+    let mut partial = own;
+    let mut stride = 1u64;
+    let size = launch.size as u64;
+    while stride < size {
+        let rank = launch.rank as u64;
+        if rank % (stride * fan_in as u64) != 0 {
+            let path = partial_path(staging, launch.rank);
+            partial
+                .write(&path)
+                .with_context(|| format!("handing this rank's trace over in {}", path.display()))?;
+            return Ok(None);
+        }
+        let mut parts = vec![partial];
+        let mut notes = Vec::new();
+        for child in (1..fan_in as u64)
+            .map(|step| rank + step * stride)
+            .filter(|child| *child < size)
+        {
+            let path = partial_path(staging, child as u32);
+            loop {
+                if path.is_file() {
+                    parts.push(Trace::open(&path).with_context(|| format!("{}", path.display()))?);
+                    let _ = std::fs::remove_file(&path);
+                    break;
+                }
+                if std::time::Instant::now() >= deadline {
+                    let count = stride.min(size - child);
+                    parts.extend(collect_missing_subtree(staging, child, count, &mut notes));
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        }
+        partial = merge_traces(parts);
+        partial.diagnostics.extend(notes);
+        stride *= fan_in as u64;
+    }
+    Ok(Some(partial))
+}
+
+/// The traces of ranks `first .. first + count` built from the segments they left, for a
+/// subtree whose merged trace never came.
+fn collect_missing_subtree(
+    staging: &Path,
+    first: u64,
+    count: u64,
+    notes: &mut Vec<String>,
+) -> Vec<Trace> {
+    let mut traces = Vec::new();
+    let mut missing = Vec::new();
+    for rank in first..first + count {
+        let directory = staging.join(format!("rank-{rank}"));
+        let run = RunInfo {
+            writer: format!("cairn {}", env!("CARGO_PKG_VERSION")),
+            first_rank: Some(0),
+            ..RunInfo::default()
+        };
+        match collect(&directory, run) {
+            Ok(mut trace) if !trace.processes.is_empty() => {
+                trace.diagnostics.push(format!(
+                    "rank {rank}'s cairn had not finished when the trace was built; its segments were collected as they were"
+                ));
+                traces.push(trace);
+            }
+            _ => missing.push(rank),
+        }
+    }
+    if !missing.is_empty() {
+        notes.push(format!("no trace of ranks {missing:?}: nothing was staged"));
+    }
+    traces
+}
+
 pub fn run(options: RunOptions) -> Result<ExitCode> {
     let launch = launch_rank();
     let library = library_path()?;
@@ -170,12 +280,17 @@ pub fn run(options: RunOptions) -> Result<ExitCode> {
         Some(launch) => output_directory.join(format!(".{output_name}.staging-{}", launch.job)),
         None => output_directory.join(format!(".{output_name}.staging-{}", std::process::id())),
     };
+    // A rank's segments go to a directory of its own: each rank collects its own.
+    let rank_staging = match &launch {
+        Some(launch) => staging.join(format!("rank-{}", launch.rank)),
+        None => staging.clone(),
+    };
     let created = if launch.is_some() {
-        std::fs::create_dir_all(&staging)
+        std::fs::create_dir_all(&rank_staging)
     } else {
         std::fs::create_dir(&staging)
     };
-    created.with_context(|| format!("cannot create {}", staging.display()))?;
+    created.with_context(|| format!("cannot create {}", rank_staging.display()))?;
 
     let mut preload = OsString::from(library.as_os_str());
     if let Some(existing) = std::env::var_os("LD_PRELOAD").filter(|value| !value.is_empty()) {
@@ -186,7 +301,7 @@ pub fn run(options: RunOptions) -> Result<ExitCode> {
     let spawned = std::process::Command::new(program)
         .args(&options.command[1..])
         .env("LD_PRELOAD", &preload)
-        .env("CAIRN_DIR", &staging)
+        .env("CAIRN_DIR", &rank_staging)
         .spawn();
     let status = match spawned {
         Ok(mut child) => child.wait().context("waiting for the command")?,
@@ -196,42 +311,6 @@ pub fn run(options: RunOptions) -> Result<ExitCode> {
         }
     };
     let code = exit_code(status);
-    let mut rank_notes = Vec::new();
-    if let Some(launch) = &launch {
-        let marker = staging.join(format!("rank-{}.done", launch.rank));
-        std::fs::write(&marker, code.to_string())
-            .with_context(|| format!("cannot write {}", marker.display()))?;
-        if launch.rank != 0 {
-            return Ok(ExitCode::from(code.clamp(0, 255) as u8));
-        }
-        let deadline =
-            std::time::Instant::now() + std::time::Duration::from_secs(rank_wait_seconds());
-        loop {
-            let finished: Vec<(u32, i32)> = (0..launch.size)
-                .filter_map(|rank| {
-                    let text =
-                        std::fs::read_to_string(staging.join(format!("rank-{rank}.done"))).ok()?;
-                    Some((rank, text.trim().parse().ok()?))
-                })
-                .collect();
-            if finished.len() as u32 == launch.size || std::time::Instant::now() >= deadline {
-                for (rank, code) in &finished {
-                    if *code != 0 {
-                        rank_notes.push(format!("rank {rank} exited with status {code}"));
-                    }
-                }
-                if (finished.len() as u32) < launch.size {
-                    rank_notes.push(format!(
-                        "only {} of {} ranks had finished when the trace was built",
-                        finished.len(),
-                        launch.size
-                    ));
-                }
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-    }
     let run = RunInfo {
         writer: format!("cairn {}", env!("CARGO_PKG_VERSION")),
         command: options
@@ -241,14 +320,38 @@ pub fn run(options: RunOptions) -> Result<ExitCode> {
             .collect(),
         exit_status: Some(code),
         runtime_io: options.runtime_io,
+        // Each rank collects its own segments; the job's first rank is 0.
+        first_rank: launch.as_ref().map(|_| 0),
     };
-    let mut trace = collect(&staging, run).with_context(|| {
+    let kept_in = |directory: &Path| {
         format!(
             "building the trace failed; the raw segments are kept in {}",
-            staging.display()
+            directory.display()
         )
-    })?;
-    trace.diagnostics.extend(rank_notes);
+    };
+    let mut trace = collect(&rank_staging, run).with_context(|| kept_in(&staging))?;
+    if let Some(launch) = &launch {
+        if code != 0 {
+            trace
+                .diagnostics
+                .push(format!("rank {} exited with status {code}", launch.rank));
+        }
+        let started = std::time::Instant::now();
+        let Some(merged) = merge_up_the_tree(launch, &staging, trace)? else {
+            // This rank's part went to its parent in the tree.
+            return Ok(ExitCode::from(code.clamp(0, 255) as u8));
+        };
+        trace = merged;
+        if !options.quiet {
+            eprintln!(
+                "cairn: merged {} ranks in {:.1} ms (fan-in {}, depth {})",
+                launch.size,
+                started.elapsed().as_secs_f64() * 1e3,
+                merge_fan_in(),
+                tree_depth(launch.size, merge_fan_in())
+            );
+        }
+    }
     let size = trace.write(&output).with_context(|| {
         format!(
             "writing the trace failed; the raw segments are kept in {}",
@@ -277,19 +380,58 @@ fn describe(trace: &cairn_trace::Trace) -> String {
     )
 }
 
-pub fn merge(directory: &Path, output: &Path, runtime_io: RuntimeIo) -> Result<()> {
+/// One trace per input: a trace file as it is; a staging directory's own segments as one
+/// trace, and each of its subdirectories that holds segments (one rank's staging) as one
+/// more.
+fn load_inputs(inputs: &[PathBuf], runtime_io: RuntimeIo) -> Result<Vec<Trace>> {
     let run = RunInfo {
         writer: format!("cairn {}", env!("CARGO_PKG_VERSION")),
         runtime_io,
         ..RunInfo::default()
     };
-    let trace = collect(directory, run).with_context(|| format!("{}", directory.display()))?;
-    if trace.processes.is_empty() {
-        bail!(
-            "{}: no staging segments (.seg files) found",
-            directory.display()
-        );
+    let mut traces = Vec::new();
+    for input in inputs {
+        if !input.is_dir() {
+            traces.push(Trace::open(input).with_context(|| input.display().to_string())?);
+            continue;
+        }
+        let mut directories = vec![(input.clone(), None)];
+        let mut subdirectories: Vec<PathBuf> = std::fs::read_dir(input)
+            .with_context(|| input.display().to_string())?
+            .filter_map(|entry| Some(entry.ok()?.path()))
+            .filter(|path| path.is_dir())
+            .collect();
+        subdirectories.sort();
+        // A rank's staging is collected apart from the others: the job's first rank is 0.
+        directories.extend(subdirectories.into_iter().map(|path| (path, Some(0))));
+        let before = traces.len();
+        for (directory, first_rank) in directories {
+            if segment_files(&directory)?.is_empty() {
+                continue;
+            }
+            let run = RunInfo {
+                first_rank,
+                ..run.clone()
+            };
+            traces.push(collect(&directory, run).with_context(|| directory.display().to_string())?);
+        }
+        if traces.len() == before {
+            bail!(
+                "{}: no staging segments (.seg files) found",
+                input.display()
+            );
+        }
     }
+    Ok(traces)
+}
+
+pub fn merge(inputs: &[PathBuf], output: &Path, runtime_io: RuntimeIo) -> Result<()> {
+    let mut traces = load_inputs(inputs, runtime_io)?;
+    let trace = if traces.len() == 1 {
+        traces.pop().expect("one trace")
+    } else {
+        merge_traces(traces)
+    };
     let size = trace.write(output)?;
     eprintln!(
         "cairn: {} -> {} ({size} bytes)",

@@ -1251,6 +1251,121 @@ fn mpirun_of_cairn_run_writes_one_trace() {
 }
 
 #[test]
+fn ranks_of_cairn_run_merge_up_a_tree_and_offline_merge_agrees() {
+    // Five ranks, two children per node: a tree of depth 3 with an incomplete last level.
+    let directory = tempfile::tempdir().unwrap();
+    let program = directory.path().join("ior_like");
+    compile_mpi("ior_like", &program, &[]);
+    library();
+    let trace_path = directory.path().join("job.cairn");
+    let ranks = 5u64;
+    let output = succeed(
+        mpirun(ranks as usize)
+            .args(["-x", "CAIRN_MERGE_FANIN=2"])
+            .arg(cairn_binary())
+            .args(["run", "--keep-staging", "--runtime-io", "none", "-o"])
+            .arg(&trace_path)
+            .arg("--")
+            .arg(&program)
+            .arg(directory.path())
+            .args(["posix", "shared", "0", "65536", "4096", "4"])
+            .output()
+            .unwrap(),
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("merged 5 ranks in") && stderr.contains("(fan-in 2, depth 3)"),
+        "{stderr}"
+    );
+    let check = |trace: &std::path::Path| {
+        let summary = summary_json(trace, &[]);
+        assert_eq!(summary["ranks"].as_u64(), Some(ranks));
+        let file = summary["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|file| file["path"].as_str().unwrap().ends_with("/ior.dat"))
+            .unwrap()
+            .clone();
+        assert_fields(
+            &file,
+            &[
+                ("writes", 64 * ranks),
+                ("bytes_written", 262144 * ranks),
+                ("reads", 64 * ranks),
+                ("bytes_read", 262144 * ranks),
+            ],
+        );
+        for process in summary["process_list"].as_array().unwrap() {
+            assert_eq!(process["bytes_written"].as_u64(), Some(262144), "{process}");
+        }
+        let dump = Command::new(cairn_binary())
+            .arg("dump")
+            .arg(trace)
+            .output()
+            .unwrap();
+        let dump = String::from_utf8(dump.stdout).unwrap();
+        // Every rank's events are one stream, however the tree cut the job.
+        assert_eq!(
+            dump.lines()
+                .filter(|line| line.contains("(one of 5 ranks sharing a stream"))
+                .count(),
+            ranks as usize,
+            "{dump}"
+        );
+        summary
+    };
+    let from_tree = check(&trace_path);
+    // The partial traces were taken up by their parents; the ranks' segments were kept.
+    let staging: Vec<std::path::PathBuf> = std::fs::read_dir(directory.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.to_string_lossy().contains(".job.cairn.staging-"))
+        .collect();
+    assert_eq!(staging.len(), 1, "{staging:?}");
+    let mut left: Vec<String> = std::fs::read_dir(&staging[0])
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["rank-0", "rank-1", "rank-2", "rank-3", "rank-4"]);
+    // `cairn merge` of the staging directory collects each rank apart and merges: the
+    // same figures.
+    let offline = directory.path().join("offline.cairn");
+    succeed(
+        Command::new(cairn_binary())
+            .args(["merge", "--runtime-io", "none"])
+            .arg(&staging[0])
+            .arg("-o")
+            .arg(&offline)
+            .output()
+            .unwrap(),
+    );
+    let from_staging = check(&offline);
+    // Counts and bytes exact; times the same up to the rounding of merged sums.
+    let calls = from_tree["calls"].as_object().unwrap();
+    assert_eq!(
+        from_staging["calls"].as_object().unwrap().len(),
+        calls.len()
+    );
+    for (name, call) in calls {
+        let other = &from_staging["calls"][name];
+        for field in ["count", "bytes", "failures"] {
+            assert_eq!(other[field], call[field], "{name} {field}");
+        }
+        let (a, b) = (
+            call["time"].as_f64().unwrap(),
+            other["time"].as_f64().unwrap(),
+        );
+        assert!((a - b).abs() <= 1e-9 * a.max(b), "{name}: {a} vs {b}");
+    }
+    assert_eq!(
+        from_staging["files"].as_array().unwrap().len(),
+        from_tree["files"].as_array().unwrap().len()
+    );
+}
+
+#[test]
 fn ior_like_counts_follow_its_parameters() {
     let (block, transfer, segments) = (65_536u64, 16_384u64, 3u64);
     let per_rank_transfers = segments * block / transfer;

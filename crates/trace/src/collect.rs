@@ -29,6 +29,10 @@ pub struct RunInfo {
     pub exit_status: Option<i32>,
     /// Which ranks' MPI runtime I/O to keep (see [`collect`]).
     pub runtime_io: RuntimeIo,
+    /// The job's lowest rank when the segments are one rank's, collected apart from the
+    /// others (each rank of a launched job builds its own trace); by default, the lowest
+    /// rank among the segments.
+    pub first_rank: Option<u32>,
 }
 
 /// Which ranks' own MPI runtime I/O a trace keeps; the rest is counted.
@@ -567,10 +571,10 @@ pub fn collect(directory: &Path, run: RunInfo) -> Result<Trace> {
             runtime_events_dropped: 0,
         });
     }
-    let first_rank = segments
+    let first_rank = run.first_rank.or(segments
         .iter()
         .filter_map(|segment| segment.header.rank)
-        .min();
+        .min());
 
     let python_prefixes: Vec<Vec<u8>> = {
         let mut prefixes: Vec<Vec<u8>> = processes
@@ -631,6 +635,7 @@ pub fn collect(directory: &Path, run: RunInfo) -> Result<Trace> {
         // Stream and MPI handles and mapping addresses differ between processes: numbered
         // in order of first use instead (tagged, so they never equal a descriptor).
         let mut handles: HashMap<u64, u64> = HashMap::new();
+        let mut descriptors: HashMap<u64, u64> = HashMap::new();
         let mut heap = BinaryHeap::new();
         let mut pending: Vec<Option<(u32, RawEvent)>> = Vec::with_capacity(cursors.len());
         for (slot, cursor) in cursors.iter_mut().enumerate() {
@@ -727,6 +732,28 @@ pub fn collect(directory: &Path, run: RunInfo) -> Result<Trace> {
                 usage.1 |= flags & (event_flags::RUNTIME | library) == 0;
                 usage.2 |= flags & library != 0;
                 event.file = Some(local(index));
+            }
+            // Descriptor numbers depend on what the runtime and libraries opened first,
+            // which differs between ranks: renumbered in order of first use (0–2 kept),
+            // consistently within the process, so fd reuse still shows.
+            let mut descriptor = |fd: u64| -> u64 {
+                if fd <= 2 || fd > i32::MAX as u64 {
+                    return fd;
+                }
+                let next = descriptors.len() as u64 + 3;
+                *descriptors.entry(fd).or_insert(next)
+            };
+            match (call.layer(), call.class()) {
+                (Layer::Posix, class) => {
+                    event.handle = descriptor(event.handle);
+                    if matches!(class, CallClass::Open | CallClass::Dup) && event.result >= 0 {
+                        event.result = descriptor(event.result as u64) as i64;
+                    }
+                }
+                (Layer::Stdio, CallClass::Open | CallClass::Close) => {
+                    event.aux = descriptor(event.aux);
+                }
+                _ => {}
             }
             let mut number = |address: u64| {
                 let next = handles.len() as u64 + 1;

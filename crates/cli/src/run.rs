@@ -180,7 +180,7 @@ fn merge_up_the_tree(launch: &LaunchRank, staging: &Path, own: Trace) -> Result<
     let size = launch.size as u64;
     while stride < size {
         let rank = launch.rank as u64;
-        if rank % (stride * fan_in as u64) != 0 {
+        if !rank.is_multiple_of(stride * fan_in as u64) {
             let path = partial_path(staging, launch.rank);
             partial
                 .write(&path)

@@ -167,15 +167,21 @@ fn partial_path(staging: &Path, rank: u32) -> PathBuf {
 /// level of stride `s`, a rank that is a multiple of `s · fan-in` takes the partial traces
 /// of ranks `rank + j·s` (j = 1 … fan-in − 1), merges them into its own and goes up; the
 /// others hand theirs over (a file in the staging directory, written atomically) and stop.
-/// Rank 0 ends with the whole job: `Some(trace)`; every other rank gets `None`.
+/// Rank 0 ends with the whole job: `Some((trace, time spent reading and merging))`; every
+/// other rank gets `None`.
 ///
 /// A child whose partial has not come by the deadline (its `cairn` was killed, or it is
 /// still running) is replaced by the segments its subtree's ranks left, collected here,
 /// and a diagnostic says so.
-fn merge_up_the_tree(launch: &LaunchRank, staging: &Path, own: Trace) -> Result<Option<Trace>> {
+fn merge_up_the_tree(
+    launch: &LaunchRank,
+    staging: &Path,
+    own: Trace,
+) -> Result<Option<(Trace, std::time::Duration)>> {
     let fan_in = merge_fan_in();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(rank_wait_seconds());
     let mut partial = own;
+    let mut working = std::time::Duration::ZERO;
     let mut stride = 1u64;
     let size = launch.size as u64;
     while stride < size {
@@ -194,9 +200,12 @@ fn merge_up_the_tree(launch: &LaunchRank, staging: &Path, own: Trace) -> Result<
             .filter(|child| *child < size)
         {
             let path = partial_path(staging, child as u32);
+            let mut pause = std::time::Duration::from_millis(1);
             loop {
                 if path.is_file() {
+                    let started = std::time::Instant::now();
                     parts.push(Trace::open(&path).with_context(|| format!("{}", path.display()))?);
+                    working += started.elapsed();
                     let _ = std::fs::remove_file(&path);
                     break;
                 }
@@ -205,14 +214,17 @@ fn merge_up_the_tree(launch: &LaunchRank, staging: &Path, own: Trace) -> Result<
                     parts.extend(collect_missing_subtree(staging, child, count, &mut notes));
                     break;
                 }
-                std::thread::sleep(std::time::Duration::from_millis(20));
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(std::time::Duration::from_millis(20));
             }
         }
+        let started = std::time::Instant::now();
         partial = merge_traces(parts);
+        working += started.elapsed();
         partial.diagnostics.extend(notes);
         stride *= fan_in as u64;
     }
-    Ok(Some(partial))
+    Ok(Some((partial, working)))
 }
 
 /// The traces of ranks `first .. first + count` built from the segments they left, for a
@@ -337,16 +349,17 @@ pub fn run(options: RunOptions) -> Result<ExitCode> {
                 .push(format!("rank {} exited with status {code}", launch.rank));
         }
         let started = std::time::Instant::now();
-        let Some(merged) = merge_up_the_tree(launch, &staging, trace)? else {
+        let Some((merged, working)) = merge_up_the_tree(launch, &staging, trace)? else {
             // This rank's part went to its parent in the tree.
             return Ok(ExitCode::from(code.clamp(0, 255) as u8));
         };
         trace = merged;
         if !options.quiet {
             eprintln!(
-                "cairn: merged {} ranks in {:.1} ms (fan-in {}, depth {})",
+                "cairn: merged {} ranks in {:.1} ms ({:.1} ms reading and merging here; fan-in {}, depth {})",
                 launch.size,
                 started.elapsed().as_secs_f64() * 1e3,
+                working.as_secs_f64() * 1e3,
                 merge_fan_in(),
                 tree_depth(launch.size, merge_fan_in())
             );

@@ -1274,7 +1274,7 @@ fn ranks_of_cairn_run_merge_up_a_tree_and_offline_merge_agrees() {
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("merged 5 ranks in") && stderr.contains("(fan-in 2, depth 3)"),
+        stderr.contains("merged 5 ranks in") && stderr.contains("fan-in 2, depth 3)"),
         "{stderr}"
     );
     let check = |trace: &std::path::Path| {

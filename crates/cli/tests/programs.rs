@@ -1181,6 +1181,103 @@ fn more_mpi_operations_are_counted() {
 }
 
 #[test]
+fn v_forms_non_blocking_collectives_communicators_and_datatypes_are_counted() {
+    let ranks = 4u64;
+    let (_directory, traced) = trace_mpi("mpi_forms", ranks as usize);
+    let calls = &traced.summary["calls"];
+    // One int per rank per call, one int per peer in the per-peer forms, 4 ints per rank
+    // in MPI-IO.
+    let (one_int, per_peer, block) = (4 * ranks, 4 * ranks * ranks, 16 * ranks);
+    let mut expected: Vec<(&str, u64, u64)> = vec![
+        ("MPI_Irsend", ranks, one_int),
+        ("MPI_Ibsend", ranks, one_int),
+        ("MPI_Mprobe", ranks / 2, 0),
+        ("MPI_Mrecv", ranks / 2, 8 * ranks / 2),
+        ("MPI_Imrecv", ranks / 2, 8 * ranks / 2),
+        ("MPI_Gatherv", ranks, one_int),
+        ("MPI_Scatterv", ranks, one_int),
+        ("MPI_Allgatherv", ranks, one_int),
+        ("MPI_Alltoallv", ranks, per_peer),
+        ("MPI_Alltoallw", ranks, per_peer),
+        ("MPI_Reduce_scatter", ranks, per_peer),
+        ("MPI_Ialltoallv", ranks, per_peer),
+        ("MPI_Ialltoallw", ranks, per_peer),
+        ("MPI_Ireduce_scatter", ranks, per_peer),
+        ("MPI_Comm_split", ranks, 0),
+        ("MPI_Comm_dup", ranks, 0),
+        ("MPI_Comm_create", ranks, 0),
+        ("MPI_Cart_create", ranks, 0),
+        ("MPI_Comm_free", 4 * ranks, 0),
+        ("MPI_Type_commit", 6 * ranks, 0),
+        ("MPI_Type_free", 6 * ranks, 0),
+    ];
+    for call in [
+        "MPI_Ireduce",
+        "MPI_Igather",
+        "MPI_Igatherv",
+        "MPI_Iscatter",
+        "MPI_Iscatterv",
+        "MPI_Iallgather",
+        "MPI_Iallgatherv",
+        "MPI_Ialltoall",
+        "MPI_Ireduce_scatter_block",
+        "MPI_Iscan",
+        "MPI_Iexscan",
+    ] {
+        expected.push((call, ranks, one_int));
+    }
+    for call in [
+        "MPI_Type_contiguous",
+        "MPI_Type_vector",
+        "MPI_Type_indexed",
+        "MPI_Type_create_subarray",
+        "MPI_Type_create_darray",
+        "MPI_Type_create_struct",
+    ] {
+        expected.push((call, ranks, 0));
+    }
+    for call in [
+        "MPI_File_write_all_begin",
+        "MPI_File_read_at_all_begin",
+        "MPI_File_read_all_begin",
+        "MPI_File_write_ordered_begin",
+        "MPI_File_read_ordered_begin",
+        "MPI_File_iwrite_at_all",
+        "MPI_File_iread_at_all",
+        "MPI_File_iwrite_all",
+        "MPI_File_iread_all",
+        "MPI_File_iwrite_shared",
+        "MPI_File_iread_shared",
+    ] {
+        expected.push((call, ranks, block));
+    }
+    for call in [
+        "MPI_File_write_all_end",
+        "MPI_File_read_at_all_end",
+        "MPI_File_read_all_end",
+        "MPI_File_write_ordered_end",
+        "MPI_File_read_ordered_end",
+    ] {
+        expected.push((call, ranks, 0));
+    }
+    for (call, count, bytes) in expected {
+        assert_eq!(calls[call]["count"].as_u64(), Some(count), "{call}");
+        assert_eq!(calls[call]["bytes"].as_u64(), Some(bytes), "{call}");
+    }
+    // Odd ranks probe until the message is there: at least once each.
+    assert!(calls["MPI_Improbe"]["count"].as_u64().unwrap() >= ranks / 2);
+    // Collectives by kind: each rank makes 6 v/w-form, 14 non-blocking and 4 communicator
+    // collectives and 3 barriers.
+    for process in traced.summary["process_list"].as_array().unwrap() {
+        assert_eq!(
+            process["calls_by_kind"]["collective"].as_f64(),
+            Some(27.0),
+            "{process}"
+        );
+    }
+}
+
+#[test]
 fn more_mpi_io_forms_are_counted() {
     let ranks = 4u64;
     let (_directory, traced) = trace_mpi("mpi_io_more", ranks as usize);

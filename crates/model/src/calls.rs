@@ -274,6 +274,84 @@ macro_rules! for_each_call {
             MPI_Allreduce Mpi Collective generated (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MpiHandle, op: MpiHandle, comm: MpiHandle) -> c_int
                 => mpi_collective(count, datatype, -1, comm);
 
+            MPI_Ibsend Mpi PointToPoint generated (buf: *const c_void, count: c_int, datatype: MpiHandle, dest: c_int, tag: c_int, comm: MpiHandle, request: *mut MpiHandle) -> c_int
+                => mpi_message(count, datatype, dest, tag, comm);
+            MPI_Irsend Mpi PointToPoint generated (buf: *const c_void, count: c_int, datatype: MpiHandle, dest: c_int, tag: c_int, comm: MpiHandle, request: *mut MpiHandle) -> c_int
+                => mpi_message(count, datatype, dest, tag, comm);
+            MPI_Mprobe Mpi PointToPoint generated (source: c_int, tag: c_int, comm: MpiHandle, message: *mut MpiHandle, status: MpiHandle) -> c_int
+                => mpi_message(0, std::ptr::null_mut(), source, tag, comm);
+            MPI_Improbe Mpi PointToPoint generated (source: c_int, tag: c_int, comm: MpiHandle, flag: *mut c_int, message: *mut MpiHandle, status: MpiHandle) -> c_int
+                => mpi_message(0, std::ptr::null_mut(), source, tag, comm);
+            MPI_Mrecv  Mpi PointToPoint generated (buf: *mut c_void, count: c_int, datatype: MpiHandle, message: *mut MpiHandle, status: MpiHandle) -> c_int
+                => mpi_matched_receive(count, datatype);
+            MPI_Imrecv Mpi PointToPoint generated (buf: *mut c_void, count: c_int, datatype: MpiHandle, message: *mut MpiHandle, request: *mut MpiHandle) -> c_int
+                => mpi_matched_receive(count, datatype);
+            MPI_Gatherv Mpi Collective generated (sendbuf: *const c_void, sendcount: c_int, sendtype: MpiHandle, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MpiHandle, root: c_int, comm: MpiHandle) -> c_int
+                => mpi_collective(sendcount, sendtype, root, comm);
+            MPI_Scatterv Mpi Collective generated (sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MpiHandle, recvbuf: *mut c_void, recvcount: c_int, recvtype: MpiHandle, root: c_int, comm: MpiHandle) -> c_int
+                => mpi_collective(recvcount, recvtype, root, comm);
+            MPI_Allgatherv Mpi Collective generated (sendbuf: *const c_void, sendcount: c_int, sendtype: MpiHandle, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MpiHandle, comm: MpiHandle) -> c_int
+                => mpi_collective(sendcount, sendtype, -1, comm);
+            MPI_Alltoallv Mpi Collective generated (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MpiHandle, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MpiHandle, comm: MpiHandle) -> c_int
+                => mpi_collective_per_peer(sendcounts, sendtype, std::ptr::null(), comm);
+            MPI_Alltoallw Mpi Collective generated (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MpiHandle, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MpiHandle, comm: MpiHandle) -> c_int
+                => mpi_collective_per_peer(sendcounts, std::ptr::null_mut(), sendtypes, comm);
+            MPI_Reduce_scatter Mpi Collective generated (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MpiHandle, op: MpiHandle, comm: MpiHandle) -> c_int
+                => mpi_collective_per_peer(recvcounts, datatype, std::ptr::null(), comm);
+            MPI_Ireduce Mpi Collective generated (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MpiHandle, op: MpiHandle, root: c_int, comm: MpiHandle, request: *mut MpiHandle) -> c_int
+                => mpi_collective(count, datatype, root, comm);
+            MPI_Igather Mpi Collective generated (sendbuf: *const c_void, sendcount: c_int, sendtype: MpiHandle, recvbuf: *mut c_void, recvcount: c_int, recvtype: MpiHandle, root: c_int, comm: MpiHandle, request: *mut MpiHandle) -> c_int
+                => mpi_collective(sendcount, sendtype, root, comm);
+            MPI_Igatherv Mpi Collective generated (sendbuf: *const c_void, sendcount: c_int, sendtype: MpiHandle, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MpiHandle, root: c_int, comm: MpiHandle, request: *mut MpiHandle) -> c_int
+                => mpi_collective(sendcount, sendtype, root, comm);
+            MPI_Iscatter Mpi Collective generated (sendbuf: *const c_void, sendcount: c_int, sendtype: MpiHandle, recvbuf: *mut c_void, recvcount: c_int, recvtype: MpiHandle, root: c_int, comm: MpiHandle, request: *mut MpiHandle) -> c_int
+                => mpi_collective(recvcount, recvtype, root, comm);
+            MPI_Iscatterv Mpi Collective generated (sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MpiHandle, recvbuf: *mut c_void, recvcount: c_int, recvtype: MpiHandle, root: c_int, comm: MpiHandle, request: *mut MpiHandle) -> c_int
+                => mpi_collective(recvcount, recvtype, root, comm);
+            MPI_Iallgather Mpi Collective generated (sendbuf: *const c_void, sendcount: c_int, sendtype: MpiHandle, recvbuf: *mut c_void, recvcount: c_int, recvtype: MpiHandle, comm: MpiHandle, request: *mut MpiHandle) -> c_int
+                => mpi_collective(sendcount, sendtype, -1, comm);
+            MPI_Iallgatherv Mpi Collective generated (sendbuf: *const c_void, sendcount: c_int, sendtype: MpiHandle, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MpiHandle, comm: MpiHandle, request: *mut MpiHandle) -> c_int
+                => mpi_collective(sendcount, sendtype, -1, comm);
+            MPI_Ialltoall Mpi Collective generated (sendbuf: *const c_void, sendcount: c_int, sendtype: MpiHandle, recvbuf: *mut c_void, recvcount: c_int, recvtype: MpiHandle, comm: MpiHandle, request: *mut MpiHandle) -> c_int
+                => mpi_collective(sendcount, sendtype, -1, comm);
+            MPI_Ialltoallv Mpi Collective generated (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MpiHandle, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MpiHandle, comm: MpiHandle, request: *mut MpiHandle) -> c_int
+                => mpi_collective_per_peer(sendcounts, sendtype, std::ptr::null(), comm);
+            MPI_Ialltoallw Mpi Collective generated (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MpiHandle, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MpiHandle, comm: MpiHandle, request: *mut MpiHandle) -> c_int
+                => mpi_collective_per_peer(sendcounts, std::ptr::null_mut(), sendtypes, comm);
+            MPI_Ireduce_scatter Mpi Collective generated (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MpiHandle, op: MpiHandle, comm: MpiHandle, request: *mut MpiHandle) -> c_int
+                => mpi_collective_per_peer(recvcounts, datatype, std::ptr::null(), comm);
+            MPI_Ireduce_scatter_block Mpi Collective generated (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MpiHandle, op: MpiHandle, comm: MpiHandle, request: *mut MpiHandle) -> c_int
+                => mpi_collective(recvcount, datatype, -1, comm);
+            MPI_Iscan  Mpi Collective generated (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MpiHandle, op: MpiHandle, comm: MpiHandle, request: *mut MpiHandle) -> c_int
+                => mpi_collective(count, datatype, -1, comm);
+            MPI_Iexscan Mpi Collective generated (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MpiHandle, op: MpiHandle, comm: MpiHandle, request: *mut MpiHandle) -> c_int
+                => mpi_collective(count, datatype, -1, comm);
+
+            // ---- MPI communicators (collective over the old communicator) and datatypes ----
+            MPI_Comm_split Mpi Collective generated (comm: MpiHandle, color: c_int, key: c_int, newcomm: *mut MpiHandle) -> c_int
+                => mpi_collective(0, std::ptr::null_mut(), -1, comm);
+            MPI_Comm_dup Mpi Collective generated (comm: MpiHandle, newcomm: *mut MpiHandle) -> c_int
+                => mpi_collective(0, std::ptr::null_mut(), -1, comm);
+            MPI_Comm_create Mpi Collective generated (comm: MpiHandle, group: MpiHandle, newcomm: *mut MpiHandle) -> c_int
+                => mpi_collective(0, std::ptr::null_mut(), -1, comm);
+            MPI_Cart_create Mpi Collective generated (comm: MpiHandle, ndims: c_int, dims: *const c_int, periods: *const c_int, reorder: c_int, newcomm: *mut MpiHandle) -> c_int
+                => mpi_collective(0, std::ptr::null_mut(), -1, comm);
+            MPI_Comm_free Mpi Meta generated (comm: *mut MpiHandle) -> c_int => mpi_local();
+            MPI_Type_contiguous Mpi Meta generated (count: c_int, oldtype: MpiHandle, newtype: *mut MpiHandle) -> c_int
+                => mpi_local();
+            MPI_Type_vector Mpi Meta generated (count: c_int, blocklength: c_int, stride: c_int, oldtype: MpiHandle, newtype: *mut MpiHandle) -> c_int
+                => mpi_local();
+            MPI_Type_indexed Mpi Meta generated (count: c_int, blocklengths: *const c_int, displacements: *const c_int, oldtype: MpiHandle, newtype: *mut MpiHandle) -> c_int
+                => mpi_local();
+            MPI_Type_create_subarray Mpi Meta generated (ndims: c_int, sizes: *const c_int, subsizes: *const c_int, starts: *const c_int, order: c_int, oldtype: MpiHandle, newtype: *mut MpiHandle) -> c_int
+                => mpi_local();
+            MPI_Type_create_darray Mpi Meta generated (size: c_int, rank: c_int, ndims: c_int, gsizes: *const c_int, distribs: *const c_int, dargs: *const c_int, psizes: *const c_int, order: c_int, oldtype: MpiHandle, newtype: *mut MpiHandle) -> c_int
+                => mpi_local();
+            MPI_Type_create_struct Mpi Meta generated (count: c_int, blocklengths: *const c_int, displacements: *const isize, types: *const MpiHandle, newtype: *mut MpiHandle) -> c_int
+                => mpi_local();
+            MPI_Type_commit Mpi Meta generated (datatype: *mut MpiHandle) -> c_int => mpi_local();
+            MPI_Type_free Mpi Meta generated (datatype: *mut MpiHandle) -> c_int => mpi_local();
+
             // ---- MPI-IO -------------------------------------------------------------------
             MPI_File_open MpiIo Open generated (comm: MpiHandle, filename: *const c_char, amode: c_int, info: MpiHandle, file: *mut MpiHandle) -> c_int
                 => mpi_file_open(filename, amode, file);
@@ -320,6 +398,38 @@ macro_rules! for_each_call {
                 => mpi_file_transfer(file, offset, count, datatype);
             MPI_File_write_at_all_end MpiIo Completion generated (file: MpiHandle, buf: *const c_void, status: MpiHandle) -> c_int
                 => mpi_file_status(file);
+            MPI_File_write_all_begin MpiIo Write generated (file: MpiHandle, buf: *const c_void, count: c_int, datatype: MpiHandle) -> c_int
+                => mpi_file_transfer(file, -1, count, datatype);
+            MPI_File_write_all_end MpiIo Completion generated (file: MpiHandle, buf: *const c_void, status: MpiHandle) -> c_int
+                => mpi_file_status(file);
+            MPI_File_read_at_all_begin MpiIo Read generated (file: MpiHandle, offset: MpiOffset, buf: *mut c_void, count: c_int, datatype: MpiHandle) -> c_int
+                => mpi_file_transfer(file, offset, count, datatype);
+            MPI_File_read_at_all_end MpiIo Completion generated (file: MpiHandle, buf: *mut c_void, status: MpiHandle) -> c_int
+                => mpi_file_status(file);
+            MPI_File_read_all_begin MpiIo Read generated (file: MpiHandle, buf: *mut c_void, count: c_int, datatype: MpiHandle) -> c_int
+                => mpi_file_transfer(file, -1, count, datatype);
+            MPI_File_read_all_end MpiIo Completion generated (file: MpiHandle, buf: *mut c_void, status: MpiHandle) -> c_int
+                => mpi_file_status(file);
+            MPI_File_write_ordered_begin MpiIo Write generated (file: MpiHandle, buf: *const c_void, count: c_int, datatype: MpiHandle) -> c_int
+                => mpi_file_transfer(file, -1, count, datatype);
+            MPI_File_write_ordered_end MpiIo Completion generated (file: MpiHandle, buf: *const c_void, status: MpiHandle) -> c_int
+                => mpi_file_status(file);
+            MPI_File_read_ordered_begin MpiIo Read generated (file: MpiHandle, buf: *mut c_void, count: c_int, datatype: MpiHandle) -> c_int
+                => mpi_file_transfer(file, -1, count, datatype);
+            MPI_File_read_ordered_end MpiIo Completion generated (file: MpiHandle, buf: *mut c_void, status: MpiHandle) -> c_int
+                => mpi_file_status(file);
+            MPI_File_iwrite_all MpiIo Write generated (file: MpiHandle, buf: *const c_void, count: c_int, datatype: MpiHandle, request: *mut MpiHandle) -> c_int
+                => mpi_file_transfer(file, -1, count, datatype);
+            MPI_File_iread_all MpiIo Read generated (file: MpiHandle, buf: *mut c_void, count: c_int, datatype: MpiHandle, request: *mut MpiHandle) -> c_int
+                => mpi_file_transfer(file, -1, count, datatype);
+            MPI_File_iwrite_at_all MpiIo Write generated (file: MpiHandle, offset: MpiOffset, buf: *const c_void, count: c_int, datatype: MpiHandle, request: *mut MpiHandle) -> c_int
+                => mpi_file_transfer(file, offset, count, datatype);
+            MPI_File_iread_at_all MpiIo Read generated (file: MpiHandle, offset: MpiOffset, buf: *mut c_void, count: c_int, datatype: MpiHandle, request: *mut MpiHandle) -> c_int
+                => mpi_file_transfer(file, offset, count, datatype);
+            MPI_File_iwrite_shared MpiIo Write generated (file: MpiHandle, buf: *const c_void, count: c_int, datatype: MpiHandle, request: *mut MpiHandle) -> c_int
+                => mpi_file_transfer(file, -1, count, datatype);
+            MPI_File_iread_shared MpiIo Read generated (file: MpiHandle, buf: *mut c_void, count: c_int, datatype: MpiHandle, request: *mut MpiHandle) -> c_int
+                => mpi_file_transfer(file, -1, count, datatype);
             MPI_File_sync MpiIo Sync generated (file: MpiHandle) -> c_int => mpi_file_status(file);
             MPI_File_set_view MpiIo Meta generated (file: MpiHandle, displacement: MpiOffset, etype: MpiHandle, filetype: MpiHandle, representation: *const c_char, info: MpiHandle) -> c_int
                 => mpi_file_status(file);

@@ -486,30 +486,45 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use crate::hooks::{MpiHandle, MpiOffset};
 
 static TYPE_SIZE: AtomicUsize = AtomicUsize::new(0);
+static COMM_SIZE: AtomicUsize = AtomicUsize::new(0);
 
-/// Bytes of `count` elements of `datatype`, through `PMPI_Type_size` (resolved at run
-/// time, so the library never links libmpi).
-fn mpi_bytes(count: c_int, datatype: MpiHandle) -> u64 {
-    if count <= 0 || datatype.is_null() {
-        return 0;
-    }
-    let mut function = TYPE_SIZE.load(Ordering::Relaxed);
+/// A PMPI function's address (0 if absent), looked up once: resolved at run time, so the
+/// library never links libmpi.
+fn pmpi_function(cache: &AtomicUsize, name: &std::ffi::CStr) -> usize {
+    let mut function = cache.load(Ordering::Relaxed);
     if function == 0 {
         // SAFETY: looking up a symbol by its NUL-terminated name.
-        function = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"PMPI_Type_size".as_ptr()) } as usize;
-        TYPE_SIZE.store(function, Ordering::Relaxed);
+        function = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) } as usize;
+        cache.store(function, Ordering::Relaxed);
     }
-    if function == 0 {
-        return 0;
+    function
+}
+
+/// `PMPI_Type_size` or `PMPI_Comm_size`: a handle in, an int out (`None` on failure).
+fn pmpi_size(cache: &AtomicUsize, name: &std::ffi::CStr, handle: MpiHandle) -> Option<c_int> {
+    let function = pmpi_function(cache, name);
+    if function == 0 || handle.is_null() {
+        return None;
     }
-    type TypeSize = unsafe extern "C" fn(MpiHandle, *mut c_int) -> c_int;
+    type SizeOf = unsafe extern "C" fn(MpiHandle, *mut c_int) -> c_int;
     let mut size: c_int = 0;
-    // SAFETY: PMPI_Type_size with the program's own datatype handle.
-    let status = unsafe { std::mem::transmute::<usize, TypeSize>(function)(datatype, &mut size) };
-    if status != 0 || size < 0 {
+    // SAFETY: both functions take the program's own handle and write one int.
+    let status = unsafe { std::mem::transmute::<usize, SizeOf>(function)(handle, &mut size) };
+    (status == 0 && size >= 0).then_some(size)
+}
+
+/// Bytes of `count` elements of `datatype`, through `PMPI_Type_size`.
+fn mpi_bytes(count: c_int, datatype: MpiHandle) -> u64 {
+    if count <= 0 {
         return 0;
     }
-    (count as u64).saturating_mul(size as u64)
+    pmpi_size(&TYPE_SIZE, c"PMPI_Type_size", datatype)
+        .map_or(0, |size| (count as u64).saturating_mul(size as u64))
+}
+
+/// Ranks in `comm`, through `PMPI_Comm_size` (0 if unknown).
+fn mpi_comm_size(comm: MpiHandle) -> usize {
+    pmpi_size(&COMM_SIZE, c"PMPI_Comm_size", comm).map_or(0, |size| size as usize)
 }
 
 /// MPI calls return an error code: the result is the bytes moved, or minus the code.
@@ -540,6 +555,59 @@ pub fn mpi_message(
     event.handle = comm as u64;
     event.aux = peer_and_tag(peer, tag);
     mpi_result(event, mpi_bytes(count, datatype), ret);
+    true
+}
+
+/// `MPI_Mrecv` / `MPI_Imrecv`: the message was matched by a probe, which named the peer.
+pub fn mpi_matched_receive(
+    event: &mut RawEvent,
+    _state: &mut ThreadState,
+    count: c_int,
+    datatype: MpiHandle,
+    ret: c_int,
+) -> bool {
+    mpi_result(event, mpi_bytes(count, datatype), ret);
+    true
+}
+
+/// Calls that only change local state (datatypes, freeing a communicator): the result.
+pub fn mpi_local(event: &mut RawEvent, _state: &mut ThreadState, ret: c_int) -> bool {
+    mpi_result(event, 0, ret);
+    true
+}
+
+/// V- and W-form collectives: `counts[i]` elements for each rank `i` of `comm`, of
+/// `datatype`, or of `datatypes[i]` when `datatype` is null (W-forms).
+pub fn mpi_collective_per_peer(
+    event: &mut RawEvent,
+    _state: &mut ThreadState,
+    counts: *const c_int,
+    datatype: MpiHandle,
+    datatypes: *const MpiHandle,
+    comm: MpiHandle,
+    ret: c_int,
+) -> bool {
+    event.handle = comm as u64;
+    event.aux = peer_and_tag(-1, 0);
+    let peers = mpi_comm_size(comm);
+    let mut bytes = 0u64;
+    if !counts.is_null() && ret == 0 {
+        for peer in 0..peers {
+            // SAFETY: MPI requires `counts` (and `datatypes` for the W-forms) to hold one
+            // entry per rank of `comm`, and the call succeeded with them.
+            let (count, each) = unsafe {
+                let count = *counts.add(peer);
+                let each = if datatypes.is_null() {
+                    datatype
+                } else {
+                    *datatypes.add(peer)
+                };
+                (count, each)
+            };
+            bytes = bytes.saturating_add(mpi_bytes(count, each));
+        }
+    }
+    mpi_result(event, bytes, ret);
     true
 }
 

@@ -210,4 +210,21 @@ fn failed_write_keeps_the_previous_trace() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("no staging segments"));
     assert_eq!(std::fs::read(&trace).unwrap(), before);
+    // A trace file among the inputs that is not a trace: one line naming it, nothing
+    // written.
+    let foreign = directory.path().join("foreign.cairn");
+    std::fs::write(&foreign, b"not a trace at all, just some bytes").unwrap();
+    let output = cairn()
+        .arg("merge")
+        .arg(&trace)
+        .arg(&foreign)
+        .arg("-o")
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("foreign.cairn"), "{stderr}");
+    assert_eq!(std::fs::read(&trace).unwrap(), before);
 }

@@ -1439,6 +1439,36 @@ fn ranks_of_cairn_run_merge_up_a_tree_and_offline_merge_agrees() {
             .unwrap(),
     );
     let from_staging = check(&offline);
+    // Per-rank trace files (one `cairn merge` per rank's staging), merged by name.
+    let mut rank_traces = Vec::new();
+    for rank in 0..ranks {
+        let path = directory.path().join(format!("rank-{rank}.cairn"));
+        succeed(
+            Command::new(cairn_binary())
+                .args(["merge", "--runtime-io", "none"])
+                .arg(staging[0].join(format!("rank-{rank}")))
+                .arg("-o")
+                .arg(&path)
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(summary_json(&path, &[])["ranks"].as_u64(), Some(1));
+        rank_traces.push(path);
+    }
+    let from_files = directory.path().join("from-files.cairn");
+    succeed(
+        Command::new(cairn_binary())
+            .arg("merge")
+            .args(rank_traces.iter().rev())
+            .arg("-o")
+            .arg(&from_files)
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(
+        check(&from_files)["calls"].as_object().unwrap().len(),
+        from_tree["calls"].as_object().unwrap().len()
+    );
     // Counts and bytes exact; times the same up to the rounding of merged sums.
     let calls = from_tree["calls"].as_object().unwrap();
     assert_eq!(

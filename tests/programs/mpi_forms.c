@@ -1,6 +1,7 @@
 /* One call of each v-form, w-form and non-blocking collective, of the remaining
  * point-to-point forms, communicator and datatype calls, and MPI-IO split collectives and
- * non-blocking collective forms, per rank (even number of ranks), all with known sizes:
+ * non-blocking collective forms, per rank (even number of ranks), and receives from
+ * MPI_ANY_SOURCE with MPI_ANY_TAG on rank 0, all with known sizes:
  * ints (4 bytes), one per rank in v-forms, blocks of 4 ints in MPI-IO. */
 #include <mpi.h>
 #include <stdio.h>
@@ -42,6 +43,17 @@ int main(int argc, char **argv) {
             MPI_Improbe(rank - 1, 4, MPI_COMM_WORLD, &flag, &message, MPI_STATUS_IGNORE);
         MPI_Imrecv(got, 2, MPI_INT, &message, &requests[0]);
         MPI_Wait(&requests[0], MPI_STATUS_IGNORE);
+    }
+
+    /* Wildcard receives: every other rank sends rank 0 one int, tagged 100 + its rank;
+     * rank 0 receives them from MPI_ANY_SOURCE with MPI_ANY_TAG. */
+    if (rank == 0) {
+        for (int i = 1; i < size; i++) {
+            MPI_Status status;
+            MPI_Recv(&in, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &status);
+        }
+    } else {
+        MPI_Send(&one, 1, MPI_INT, 0, 100 + rank, MPI_COMM_WORLD);
     }
 
     /* V- and W-forms: one int per rank. */

@@ -268,6 +268,27 @@ pub fn summary_text(summary: &Summary) -> String {
     out
 }
 
+/// The peer and tag of an MPI message (", peer 3 tag 7"; a wildcard that matched says so),
+/// or the root of a rooted collective (", root 0"); empty for other calls.
+fn mpi_note(class: Option<CallClass>, aux: u64, flags: u32) -> String {
+    let (peer, tag) = (aux as u32 as i32, (aux >> 32) as u32 as i32);
+    let named = |value: i32, matched: bool, wildcard: &str| match value {
+        -1 => wildcard.to_string(),
+        -2 => "none".to_string(),
+        value if matched => format!("{value} ({wildcard})"),
+        value => value.to_string(),
+    };
+    match class {
+        Some(CallClass::PointToPoint) => format!(
+            ", peer {} tag {}",
+            named(peer, flags & event_flags::ANY_SOURCE != 0, "any source"),
+            named(tag, flags & event_flags::ANY_TAG != 0, "any tag"),
+        ),
+        Some(CallClass::Collective) if peer >= 0 => format!(", root {peer}"),
+        _ => String::new(),
+    }
+}
+
 fn describe(trace: &Trace, event: &Event) -> String {
     let info = trace.call(event);
     let file = event
@@ -290,6 +311,7 @@ fn describe(trace: &Trace, event: &Event) -> String {
         }
         _ => text.push_str(&file),
     }
+    text.push_str(&mpi_note(info.class(), event.aux, event.flags));
     let _ = write!(text, ") = {}", event.result);
     if event.failed() {
         let _ = write!(text, " errno {}", event.errno);
@@ -337,9 +359,10 @@ fn structure(
                 };
                 writeln!(
                     out,
-                    "{indent}{}({path}, {}{offset_note}) = {}{}  ×{}  mean {:.3} µs  ctx @{}{}",
+                    "{indent}{}({path}, {}{offset_note}{}) = {}{}  ×{}  mean {:.3} µs  ctx @{}{}",
                     trace.calls[key.call as usize].name,
                     key.request,
+                    mpi_note(trace.class_of(key.call), key.aux, key.flags),
                     key.result(),
                     if key.failed() {
                         format!(" errno {}", key.errno)

@@ -1210,6 +1210,9 @@ fn v_forms_non_blocking_collectives_communicators_and_datatypes_are_counted() {
         ("MPI_Comm_free", 4 * ranks, 0),
         ("MPI_Type_commit", 6 * ranks, 0),
         ("MPI_Type_free", 6 * ranks, 0),
+        // Ibsend, 14 non-blocking collectives and 6 non-blocking MPI-IO calls each waited
+        // for, and the odd ranks' Imrecv.
+        ("MPI_Wait", 21 * ranks + ranks / 2, 0),
     ];
     for call in [
         "MPI_Ireduce",
@@ -1263,6 +1266,39 @@ fn v_forms_non_blocking_collectives_communicators_and_datatypes_are_counted() {
     for (call, count, bytes) in expected {
         assert_eq!(calls[call]["count"].as_u64(), Some(count), "{call}");
         assert_eq!(calls[call]["bytes"].as_u64(), Some(bytes), "{call}");
+    }
+    // Rank 0's wildcard receives keep the source and tag that matched.
+    let dump = Command::new(cairn_binary())
+        .args(["dump", "--expand"])
+        .arg(&traced.trace)
+        .output()
+        .unwrap();
+    let dump = String::from_utf8(dump.stdout).unwrap();
+    let mut matched: Vec<String> = dump
+        .lines()
+        .filter(|line| line.contains("(any source)"))
+        .map(|line| {
+            let at = line.find("peer ").unwrap();
+            line[at..line.find(')').unwrap() + 1].to_string()
+        })
+        .collect();
+    matched.sort();
+    assert_eq!(
+        matched,
+        [
+            "peer 1 (any source)",
+            "peer 2 (any source)",
+            "peer 3 (any source)"
+        ],
+        "{dump}"
+    );
+    for sender in 1..ranks {
+        let expected = format!("peer {sender} (any source) tag {} (any tag)", 100 + sender);
+        assert_eq!(
+            dump.lines().filter(|line| line.contains(&expected)).count(),
+            1,
+            "{expected}"
+        );
     }
     // Odd ranks probe until the message is there: at least once each.
     assert!(calls["MPI_Improbe"]["count"].as_u64().unwrap() >= ranks / 2);

@@ -208,7 +208,7 @@ macro_rules! for_each_call {
             MPI_Send   Mpi PointToPoint generated (buf: *const c_void, count: c_int, datatype: MpiHandle, dest: c_int, tag: c_int, comm: MpiHandle) -> c_int
                 => mpi_message(count, datatype, dest, tag, comm);
             MPI_Recv   Mpi PointToPoint generated (buf: *mut c_void, count: c_int, datatype: MpiHandle, source: c_int, tag: c_int, comm: MpiHandle, status: MpiHandle) -> c_int
-                => mpi_message(count, datatype, source, tag, comm);
+                => mpi_receive(count, datatype, source, tag, comm, std::ptr::null(), status);
             MPI_Isend  Mpi PointToPoint generated (buf: *const c_void, count: c_int, datatype: MpiHandle, dest: c_int, tag: c_int, comm: MpiHandle, request: *mut MpiHandle) -> c_int
                 => mpi_message(count, datatype, dest, tag, comm);
             MPI_Irecv  Mpi PointToPoint generated (buf: *mut c_void, count: c_int, datatype: MpiHandle, source: c_int, tag: c_int, comm: MpiHandle, request: *mut MpiHandle) -> c_int
@@ -224,9 +224,9 @@ macro_rules! for_each_call {
             MPI_Sendrecv Mpi PointToPoint generated (sendbuf: *const c_void, sendcount: c_int, sendtype: MpiHandle, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: MpiHandle, source: c_int, recvtag: c_int, comm: MpiHandle, status: MpiHandle) -> c_int
                 => mpi_message(sendcount, sendtype, dest, sendtag, comm);
             MPI_Probe  Mpi PointToPoint generated (source: c_int, tag: c_int, comm: MpiHandle, status: MpiHandle) -> c_int
-                => mpi_message(0, std::ptr::null_mut(), source, tag, comm);
+                => mpi_receive(0, std::ptr::null_mut(), source, tag, comm, std::ptr::null(), status);
             MPI_Iprobe Mpi PointToPoint generated (source: c_int, tag: c_int, comm: MpiHandle, flag: *mut c_int, status: MpiHandle) -> c_int
-                => mpi_message(0, std::ptr::null_mut(), source, tag, comm);
+                => mpi_receive(0, std::ptr::null_mut(), source, tag, comm, flag, status);
             MPI_Test   Mpi Completion generated (request: *mut MpiHandle, flag: *mut c_int, status: MpiHandle) -> c_int
                 => mpi_completion(1);
             MPI_Testall Mpi Completion generated (count: c_int, requests: *mut MpiHandle, flag: *mut c_int, statuses: MpiHandle) -> c_int
@@ -279,9 +279,9 @@ macro_rules! for_each_call {
             MPI_Irsend Mpi PointToPoint generated (buf: *const c_void, count: c_int, datatype: MpiHandle, dest: c_int, tag: c_int, comm: MpiHandle, request: *mut MpiHandle) -> c_int
                 => mpi_message(count, datatype, dest, tag, comm);
             MPI_Mprobe Mpi PointToPoint generated (source: c_int, tag: c_int, comm: MpiHandle, message: *mut MpiHandle, status: MpiHandle) -> c_int
-                => mpi_message(0, std::ptr::null_mut(), source, tag, comm);
+                => mpi_receive(0, std::ptr::null_mut(), source, tag, comm, std::ptr::null(), status);
             MPI_Improbe Mpi PointToPoint generated (source: c_int, tag: c_int, comm: MpiHandle, flag: *mut c_int, message: *mut MpiHandle, status: MpiHandle) -> c_int
-                => mpi_message(0, std::ptr::null_mut(), source, tag, comm);
+                => mpi_receive(0, std::ptr::null_mut(), source, tag, comm, flag, status);
             MPI_Mrecv  Mpi PointToPoint generated (buf: *mut c_void, count: c_int, datatype: MpiHandle, message: *mut MpiHandle, status: MpiHandle) -> c_int
                 => mpi_matched_receive(count, datatype);
             MPI_Imrecv Mpi PointToPoint generated (buf: *mut c_void, count: c_int, datatype: MpiHandle, message: *mut MpiHandle, request: *mut MpiHandle) -> c_int

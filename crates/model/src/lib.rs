@@ -61,6 +61,12 @@ pub mod event_flags {
     /// library made, not one the program made.
     pub const INSIDE_MPIIO: u32 = 16;
 
+    /// A receive or probe that named `MPI_ANY_SOURCE`: the peer kept is the source that
+    /// matched (from the status), not the wildcard.
+    pub const ANY_SOURCE: u32 = 32;
+    /// A receive or probe that named `MPI_ANY_TAG`: the tag kept is the one that matched.
+    pub const ANY_TAG: u32 = 64;
+
     /// The runtime's I/O, not the program's: before `main`, or inside MPI start-up/shut-down.
     /// One rule for every reader (summary, dump, noise classification).
     pub const RUNTIME: u32 = BEFORE_MAIN | IN_RUNTIME;

@@ -10,7 +10,7 @@
 #![allow(clippy::too_many_arguments)]
 
 use cairn_format::segment::{path_origin, RawEvent};
-use cairn_model::event_flags::{EXPLICIT_OFFSET, FAILED};
+use cairn_model::event_flags::{self, EXPLICIT_OFFSET, FAILED};
 use libc::{c_char, c_int, c_long, c_void, iovec, mode_t, size_t, ssize_t, FILE};
 
 use crate::files::{self, Mapping};
@@ -558,6 +558,48 @@ pub fn mpi_message(
     true
 }
 
+/// Open MPI's `MPI_ANY_SOURCE` and `MPI_ANY_TAG`.
+const ANY_SOURCE: c_int = -1;
+const ANY_TAG: c_int = -1;
+
+/// Receives and probes: as [`mpi_message`], and when the call named a wildcard source or
+/// tag and filled a status (`MPI_STATUS_IGNORE` is null in Open MPI; a test-probe fills it
+/// only when `found` is set), the source and tag that matched, flagged as such.
+#[allow(clippy::too_many_arguments)]
+pub fn mpi_receive(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    count: c_int,
+    datatype: MpiHandle,
+    source: c_int,
+    tag: c_int,
+    comm: MpiHandle,
+    found: *const c_int,
+    status: MpiHandle,
+    ret: c_int,
+) -> bool {
+    let (mut peer, mut matched_tag) = (source, tag);
+    // SAFETY: `found`, when given, is the program's flag the call just wrote.
+    let filled = ret == 0 && !status.is_null() && (found.is_null() || unsafe { *found } != 0);
+    if filled && (source == ANY_SOURCE || tag == ANY_TAG) {
+        // SAFETY: Open MPI's MPI_Status starts with the int fields MPI_SOURCE and MPI_TAG,
+        // and the call succeeded and filled it.
+        let (matched_source, actual_tag) = unsafe {
+            let fields = status as *const c_int;
+            (*fields, *fields.add(1))
+        };
+        if source == ANY_SOURCE {
+            peer = matched_source;
+            event.flags |= event_flags::ANY_SOURCE;
+        }
+        if tag == ANY_TAG {
+            matched_tag = actual_tag;
+            event.flags |= event_flags::ANY_TAG;
+        }
+    }
+    mpi_message(event, state, count, datatype, peer, matched_tag, comm, ret)
+}
+
 /// `MPI_Mrecv` / `MPI_Imrecv`: the message was matched by a probe, which named the peer.
 pub fn mpi_matched_receive(
     event: &mut RawEvent,
@@ -566,6 +608,8 @@ pub fn mpi_matched_receive(
     datatype: MpiHandle,
     ret: c_int,
 ) -> bool {
+    // The probe that matched the message has the peer; this call does not know it.
+    event.aux = peer_and_tag(ANY_SOURCE, ANY_TAG);
     mpi_result(event, mpi_bytes(count, datatype), ret);
     true
 }

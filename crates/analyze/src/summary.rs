@@ -214,12 +214,12 @@ pub struct MpiIoCallSummary {
     pub fragmentation: f64,
     /// The longest single POSIX sub-call, seconds.
     pub max_posix_latency: f64,
-    /// The rank whose calls took longest on average (the critical path of a collective).
+    /// The longest single call, seconds, and the rank that made it (the critical path of a
+    /// collective; exact also when ranks share a stream, whose times are otherwise merged).
+    pub max_latency: f64,
     pub slowest_rank: Option<u32>,
     #[serde(skip)]
     time: f64,
-    #[serde(skip)]
-    per_rank: BTreeMap<u32, (u64, f64)>,
 }
 
 /// POSIX sub-calls seen in a stream since its last MPI-IO call: they belong to the next
@@ -514,10 +514,12 @@ impl Visitor for Builder {
             entry.posix_bytes += pending.bytes;
             entry.posix_time += pending.time;
             entry.max_posix_latency = entry.max_posix_latency.max(pending.max_latency);
-            if let Some(rank) = occurrence.process.rank {
-                let per_rank = entry.per_rank.entry(rank).or_default();
-                per_rank.0 += occurrence.count;
-                per_rank.1 += occurrence.time / 1e9;
+            let longest = occurrence.duration.max as f64 / 1e9;
+            if entry.slowest_rank.is_none() && longest >= entry.max_latency
+                || longest > entry.max_latency
+            {
+                entry.max_latency = longest;
+                entry.slowest_rank = occurrence.slowest_rank;
             }
         }
         let count = occurrence.count as f64;
@@ -708,12 +710,6 @@ pub fn summarize(trace: &Trace, options: Options) -> Result<Summary> {
             call.mean_latency = call.time / call.count as f64;
             call.fragmentation = call.posix_subcalls as f64 / call.count as f64;
         }
-        call.slowest_rank = call
-            .per_rank
-            .iter()
-            .filter(|(_, (count, _))| *count > 0)
-            .max_by(|a, b| (a.1 .1 / a.1 .0 as f64).total_cmp(&(b.1 .1 / b.1 .0 as f64)))
-            .map(|(rank, _)| *rank);
     }
     let mut by_rank: BTreeMap<u32, CallsByKind> = BTreeMap::new();
     for process in &summary.process_list {

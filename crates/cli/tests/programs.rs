@@ -1529,6 +1529,97 @@ fn ranks_of_cairn_run_merge_up_a_tree_and_offline_merge_agrees() {
 }
 
 #[test]
+fn slowest_rank_is_exact_when_ranks_share_a_stream() {
+    // Collective MPI-IO on a shared file, 4 ranks: ranks share streams (their times are
+    // merged), yet each call's longest latency and the rank that had it are the ones the
+    // ranks' own traces show.
+    let directory = tempfile::tempdir().unwrap();
+    let program = directory.path().join("ior_like");
+    compile_mpi("ior_like", &program, &[]);
+    library();
+    let trace_path = directory.path().join("job.cairn");
+    let ranks = 4u64;
+    succeed(
+        mpirun(ranks as usize)
+            .arg(cairn_binary())
+            .args(["run", "-q", "--keep-staging", "--runtime-io", "none", "-o"])
+            .arg(&trace_path)
+            .arg("--")
+            .arg(&program)
+            .arg(directory.path())
+            .args(["mpiio", "shared", "1", "65536", "16384", "3"])
+            .output()
+            .unwrap(),
+    );
+    let merged = summary_json(&trace_path, &[]);
+    let dump = Command::new(cairn_binary())
+        .arg("dump")
+        .arg(&trace_path)
+        .output()
+        .unwrap();
+    let dump = String::from_utf8(dump.stdout).unwrap();
+    // Rank 0 aggregates for the collective calls; the other three share one stream.
+    assert_eq!(
+        dump.lines()
+            .filter(|line| line.contains("(one of 3 ranks sharing a stream"))
+            .count(),
+        3,
+        "{dump}"
+    );
+    let staging = std::fs::read_dir(directory.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|path| path.to_string_lossy().contains(".job.cairn.staging-"))
+        .unwrap();
+    let own: Vec<serde_json::Value> = (0..ranks)
+        .map(|rank| {
+            let path = directory.path().join(format!("rank-{rank}.cairn"));
+            succeed(
+                Command::new(cairn_binary())
+                    .args(["merge", "--runtime-io", "none"])
+                    .arg(staging.join(format!("rank-{rank}")))
+                    .arg("-o")
+                    .arg(&path)
+                    .output()
+                    .unwrap(),
+            );
+            summary_json(&path, &[])
+        })
+        .collect();
+    for call in ["MPI_File_write_at_all", "MPI_File_read_at_all"] {
+        let longest: Vec<f64> = own
+            .iter()
+            .map(|summary| {
+                summary["mpiio_calls"][call]["max_latency"]
+                    .as_f64()
+                    .unwrap()
+            })
+            .collect();
+        let slowest = (0..ranks as usize)
+            .max_by(|a, b| longest[*a].total_cmp(&longest[*b]))
+            .unwrap();
+        let entry = &merged["mpiio_calls"][call];
+        assert_eq!(
+            entry["max_latency"].as_f64(),
+            Some(longest[slowest]),
+            "{call}: {longest:?}"
+        );
+        assert_eq!(
+            entry["slowest_rank"].as_u64(),
+            Some(slowest as u64),
+            "{call}: {longest:?}"
+        );
+        // Each rank's own trace names itself.
+        for (rank, summary) in own.iter().enumerate() {
+            assert_eq!(
+                summary["mpiio_calls"][call]["slowest_rank"].as_u64(),
+                Some(rank as u64)
+            );
+        }
+    }
+}
+
+#[test]
 fn ior_like_counts_follow_its_parameters() {
     let (block, transfer, segments) = (65_536u64, 16_384u64, 3u64);
     let per_rank_transfers = segments * block / transfer;

@@ -33,10 +33,17 @@ pub struct Leaf<K> {
     /// Lowest offset accessed and highest offset + bytes, over all occurrences; -1 if none.
     pub offset_low: i64,
     pub offset_high: i64,
+    /// In a stream several ranks share: which rank's single occurrence took longest
+    /// (`duration.max`), as a distance in ranks — from the base rank in the stored stream,
+    /// from the walked rank once read for it. 0 in a stream of one rank.
+    pub slowest: i64,
 }
 
 impl<K> Leaf<K> {
     fn merge_statistics(&mut self, other: &Leaf<K>) {
+        if other.duration.max > self.duration.max {
+            self.slowest = other.slowest;
+        }
         self.duration.merge(&other.duration);
         self.gap.merge(&other.gap);
         if other.offset_low >= 0 && (self.offset_low < 0 || other.offset_low < self.offset_low) {
@@ -342,6 +349,7 @@ mod tests {
             gap: Stats::of(1),
             offset_low: -1,
             offset_high: -1,
+            slowest: 0,
         }
     }
 

@@ -49,13 +49,23 @@ pub struct Group {
     pub parameters: Vec<RankSlopes>,
 }
 
+/// What is merged of a leaf: its duration and gap statistics, and which rank had the
+/// longest single duration (a distance from the member's rank in a member's tree, an
+/// absolute rank once merged).
+#[derive(Clone, Copy, Default)]
+struct Merged {
+    duration: Stats,
+    gap: Stats,
+    slowest: i64,
+}
+
 /// A tree reduced to what must be equal (`shape`), what may vary with the rank (`values`)
-/// and what is merged (`statistics`: duration and gap), one row per leaf in depth-first order.
+/// and what is merged (`statistics`), one row per leaf in depth-first order.
 #[derive(Default)]
 struct Flat {
     shape: Vec<u64>,
     values: Vec<[i64; FIELDS]>,
-    statistics: Vec<(Stats, Stats)>,
+    statistics: Vec<Merged>,
 }
 
 fn flatten(nodes: &[Node<EventKey>], flat: &mut Flat) {
@@ -86,7 +96,11 @@ fn flatten(nodes: &[Node<EventKey>], flat: &mut Flat) {
                     key.order as u64 | file_kind << 8 | offset_kind << 16,
                 ]);
                 flat.values.push(RankSlopes::values(leaf));
-                flat.statistics.push((leaf.duration, leaf.gap));
+                flat.statistics.push(Merged {
+                    duration: leaf.duration,
+                    gap: leaf.gap,
+                    slowest: leaf.slowest,
+                });
             }
         }
     }
@@ -99,8 +113,8 @@ struct Forming {
     nodes: Vec<Node<EventKey>>,
     /// Decided by the second member.
     slopes: Option<Vec<[i64; FIELDS]>>,
-    /// (duration, gap) per leaf.
-    statistics: Vec<(Stats, Stats)>,
+    /// Per leaf, with absolute slowest ranks.
+    statistics: Vec<Merged>,
     carried: bool,
 }
 
@@ -129,10 +143,16 @@ impl Forming {
         Some(slopes)
     }
 
-    fn add_statistics(&mut self, statistics: &[(Stats, Stats)]) {
-        for (merged, (duration, gap)) in self.statistics.iter_mut().zip(statistics) {
-            merged.0.merge(duration);
-            merged.1.merge(gap);
+    /// Adds a member's statistics (its tree's, read for `rank`).
+    fn add_statistics(&mut self, rank: i64, statistics: &[Merged]) {
+        for (merged, leaf) in self.statistics.iter_mut().zip(statistics) {
+            if leaf.duration.count > 0
+                && (merged.duration.count == 0 || leaf.duration.max > merged.duration.max)
+            {
+                merged.slowest = rank.wrapping_add(leaf.slowest);
+            }
+            merged.duration.merge(&leaf.duration);
+            merged.gap.merge(&leaf.gap);
         }
         self.carried = true;
     }
@@ -144,10 +164,12 @@ impl Forming {
         let mut index = 0;
         let statistics = &self.statistics;
         let carried = self.carried;
+        let base_rank = self.base_rank;
         for_each_leaf_mut(&mut self.nodes, &mut |leaf| {
             if carried {
-                leaf.duration = statistics[index].0;
-                leaf.gap = statistics[index].1;
+                leaf.duration = statistics[index].duration;
+                leaf.gap = statistics[index].gap;
+                leaf.slowest = statistics[index].slowest.wrapping_sub(base_rank);
             }
             // A member expanded from a shared stream still names that stream's slopes.
             leaf.key.parameters = 0;
@@ -204,7 +226,7 @@ pub fn merge_ranks(members: impl IntoIterator<Item = Member>) -> Vec<Group> {
                     group.slopes = Some(slopes);
                 }
                 if member.carries_statistics {
-                    group.add_statistics(&flat.statistics);
+                    group.add_statistics(member.rank, &flat.statistics);
                 }
             }
             None => {
@@ -215,12 +237,12 @@ pub fn merge_ranks(members: impl IntoIterator<Item = Member>) -> Vec<Group> {
                     base: flat,
                     nodes: Vec::new(),
                     slopes: None,
-                    statistics: vec![(Stats::default(), Stats::default()); leaves],
+                    statistics: vec![Merged::default(); leaves],
                     carried: false,
                 };
                 if member.carries_statistics {
                     let statistics = std::mem::take(&mut group.base.statistics);
-                    group.add_statistics(&statistics);
+                    group.add_statistics(member.rank, &statistics);
                 }
                 group.nodes = member.nodes;
                 bucket.push(forming.len());
@@ -331,8 +353,22 @@ mod tests {
             assert!(groups.len() <= 3, "{ranks} ranks: {} groups", groups.len());
             let mut covered = 0;
             for group in &groups {
-                let merged = EncodedStream::from_nodes(&group.nodes, 0, 0, &group.parameters);
+                let shared = group.members.len() > 1;
+                let merged =
+                    EncodedStream::from_nodes(&group.nodes, 0, 0, &group.parameters, shared);
                 let merged = EncodedStream::from_bytes(merged.bytes().to_vec()).unwrap();
+                // Durations grow with the rank: every leaf's slowest is the group's highest
+                // rank, read back for any member as its distance from that member.
+                let highest = group.members.iter().max().copied().unwrap() as i64;
+                for member in &group.members {
+                    let delta = *member as i64 - group.base_rank;
+                    let mut slowest = Vec::new();
+                    crate::fold::for_each_occurrence(
+                        &merged.nodes_for_rank(delta).to_nodes(),
+                        &mut |leaf| slowest.push(*member as i64 + leaf.slowest),
+                    );
+                    assert!(slowest.iter().all(|rank| *rank == highest), "{slowest:?}");
+                }
                 let events_in_group: u64 = group
                     .members
                     .iter()

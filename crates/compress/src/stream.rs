@@ -388,6 +388,8 @@ fn decode_key(reader: &mut ByteReader) -> Result<EventKey> {
 #[derive(Default)]
 struct NodeWriter {
     dictionary: FastMap<EventKey, u64>,
+    /// Writing a stream several ranks share: leaves say which rank was slowest.
+    shared: bool,
 }
 
 impl NodeWriter {
@@ -409,6 +411,9 @@ impl NodeWriter {
                 leaf.gap.encode(out, false);
                 out.i64(leaf.offset_low);
                 out.i64(leaf.offset_high.wrapping_sub(leaf.offset_low));
+                if self.shared {
+                    out.i64(leaf.slowest);
+                }
             }
             Node::Loop { count, body } => {
                 let mut inner = ByteWriter::new();
@@ -493,6 +498,7 @@ impl StreamEncoder {
             gap: Stats::of(gap),
             offset_low,
             offset_high,
+            slowest: 0,
         });
         self.count += 1;
         for node in self.folder.take_finished() {
@@ -517,18 +523,21 @@ impl StreamEncoder {
             self.count,
             self.top_level_nodes,
             &[],
+            false,
             &self.body.buffer,
         )
     }
 }
 
-/// A stream's bytes: its header, its rank-slope table, then its top-level nodes.
+/// A stream's bytes: its header, its rank-slope table (its length doubled, plus 1 if
+/// several ranks share the stream), then its top-level nodes.
 fn assemble(
     first_start: u64,
     last_end: u64,
     count: u64,
     top_level_nodes: u64,
     parameters: &[RankSlopes],
+    shared: bool,
     body: &[u8],
 ) -> EncodedStream {
     let mut out = ByteWriter::new();
@@ -536,7 +545,7 @@ fn assemble(
     out.u64(last_end.saturating_sub(first_start));
     out.u64(count);
     out.u64(top_level_nodes);
-    out.u64(parameters.len() as u64);
+    out.u64((parameters.len() as u64) << 1 | shared as u64);
     for slopes in parameters {
         for value in slopes.to_array() {
             out.i64(value);
@@ -564,6 +573,7 @@ pub struct Body<'a> {
     dictionary: &'a [EventKey],
     /// The stream's rank slopes and how far the walked rank is from its base rank.
     parameters: &'a [RankSlopes],
+    shared: bool,
     rank_delta: i64,
 }
 
@@ -597,17 +607,19 @@ impl<'a> Body<'a> {
     }
 }
 
-fn read_leaf(reader: &mut ByteReader, key: EventKey) -> Result<Leaf<EventKey>> {
+fn read_leaf(reader: &mut ByteReader, key: EventKey, shared: bool) -> Result<Leaf<EventKey>> {
     let duration = Stats::decode(reader, true)?;
     let gap = Stats::decode(reader, false)?;
     let offset_low = reader.i64()?;
     let offset_high = offset_low.wrapping_add(reader.i64()?);
+    let slowest = if shared { reader.i64()? } else { 0 };
     Ok(Leaf {
         key,
         duration,
         gap,
         offset_low,
         offset_high,
+        slowest,
     })
 }
 
@@ -632,17 +644,18 @@ fn read_item<'a>(reader: &mut ByteReader<'a>, outer: &Body<'a>) -> Result<Item<'
         }
         _ => decode_key(reader)?,
     };
-    let mut leaf = read_leaf(reader, key)?;
+    let mut leaf = read_leaf(reader, key, outer.shared)?;
     if let Some(slopes) = (leaf.key.parameters as usize)
         .checked_sub(1)
         .and_then(|index| outer.parameters.get(index))
     {
         slopes.apply(&mut leaf, outer.rank_delta);
     }
+    leaf.slowest = leaf.slowest.wrapping_sub(outer.rank_delta);
     Ok(Item::Leaf(leaf))
 }
 
-/// An encoded, checked stream (EVNT version 2, docs/FORMAT.md).
+/// An encoded, checked stream (EVNT version 4, docs/FORMAT.md).
 #[derive(Clone, Debug, PartialEq)]
 pub struct EncodedStream {
     data: Vec<u8>,
@@ -650,6 +663,8 @@ pub struct EncodedStream {
     top_level_nodes: u64,
     dictionary: Vec<EventKey>,
     parameters: Vec<RankSlopes>,
+    /// Several ranks share the stream: its leaves say which rank was slowest.
+    shared: bool,
     pub first_start: u64,
     pub last_end: u64,
     /// Events the stream stands for.
@@ -669,7 +684,13 @@ impl EncodedStream {
         let count = reader.u64()?;
         let top_level_nodes = reader.u64()?;
         let mut parameters = Vec::new();
-        for _ in 0..reader.count(RankSlopes::FIELDS)? {
+        let table = reader.u64()?;
+        let shared = table & 1 != 0;
+        let slopes = usize::try_from(table >> 1)
+            .ok()
+            .filter(|slopes| slopes.saturating_mul(RankSlopes::FIELDS) <= reader.remaining())
+            .ok_or_else(|| reader.corrupt("rank slopes table larger than the stream"))?;
+        for _ in 0..slopes {
             let mut values = [0i64; RankSlopes::FIELDS];
             for value in &mut values {
                 *value = reader.i64()?;
@@ -682,6 +703,7 @@ impl EncodedStream {
             max_call: u16,
             max_context: u32,
             parameters: usize,
+            shared: bool,
         }
         fn check(
             reader: &mut ByteReader,
@@ -721,7 +743,7 @@ impl EncodedStream {
                         }
                         state.max_call = state.max_call.max(key.call);
                         state.max_context = state.max_context.max(key.context);
-                        read_leaf(reader, key)?;
+                        read_leaf(reader, key, state.shared)?;
                         occurrences = occurrences.saturating_add(1);
                     }
                     None => {
@@ -744,6 +766,7 @@ impl EncodedStream {
             max_call: 0,
             max_context: 0,
             parameters: parameters.len(),
+            shared,
         };
         let occurrences = check(&mut reader, top_level_nodes, 0, &mut state)?;
         if !reader.is_empty() {
@@ -762,6 +785,7 @@ impl EncodedStream {
             top_level_nodes,
             dictionary: state.dictionary,
             parameters,
+            shared,
             first_start,
             last_end,
             count,
@@ -786,6 +810,7 @@ impl EncodedStream {
             nodes: self.top_level_nodes,
             dictionary: &self.dictionary,
             parameters: &self.parameters,
+            shared: self.shared,
             rank_delta,
         }
     }
@@ -804,6 +829,7 @@ impl EncodedStream {
             self.count,
             self.top_level_nodes,
             &self.parameters,
+            self.shared,
             &self.data[self.body_start..],
         )
     }
@@ -813,17 +839,28 @@ impl EncodedStream {
     pub fn map_keys(&self, mut change: impl FnMut(&mut EventKey)) -> EncodedStream {
         let mut nodes = self.nodes().to_nodes();
         crate::fold::for_each_leaf_mut(&mut nodes, &mut |leaf| change(&mut leaf.key));
-        EncodedStream::from_nodes(&nodes, self.first_start, self.last_end, &self.parameters)
+        EncodedStream::from_nodes(
+            &nodes,
+            self.first_start,
+            self.last_end,
+            &self.parameters,
+            self.shared,
+        )
     }
 
-    /// Encodes a tree of nodes (e.g. several ranks' streams merged) with its rank slopes.
+    /// Encodes a tree of nodes (e.g. several ranks' streams merged) with its rank slopes;
+    /// `shared`: several ranks share it (their leaves' `slowest` is kept).
     pub fn from_nodes(
         nodes: &[Node<EventKey>],
         first_start: u64,
         last_end: u64,
         parameters: &[RankSlopes],
+        shared: bool,
     ) -> EncodedStream {
-        let mut writer = NodeWriter::default();
+        let mut writer = NodeWriter {
+            shared,
+            ..NodeWriter::default()
+        };
         let mut body = ByteWriter::new();
         for node in nodes {
             writer.node(node, &mut body);
@@ -834,6 +871,7 @@ impl EncodedStream {
             crate::fold::occurrence_count(nodes),
             nodes.len() as u64,
             parameters,
+            shared,
             &body.buffer,
         )
     }

@@ -13,9 +13,10 @@ use crate::{Result, TraceError};
 
 /// Section versions this reader understands.
 const VERSION: u16 = 1;
-/// Version 3 of EVNT: streams shared by ranks, with per-stream file tables (version 2 had
-/// one stream per thread with trace-wide file indices, version 1 flat columns).
-const EVENTS_VERSION: u16 = 3;
+/// Version 4 of EVNT: shared streams say which rank was slowest at each leaf (version 3
+/// added streams shared by ranks and per-stream file tables, version 2 had one stream per
+/// thread with trace-wide file indices, version 1 flat columns).
+const EVENTS_VERSION: u16 = 4;
 /// Version 3 of PROC: adds the count of runtime events only counted (version 2 added the
 /// count of untraced calls and the rank).
 const PROCESSES_VERSION: u16 = 3;

@@ -1,4 +1,4 @@
-//! Streams of MPI ranks that did the same thing, stored once (EVNT section version 3).
+//! Streams of MPI ranks that did the same thing, stored once (EVNT section version 4).
 //!
 //! [`merge_streams`] hands the streams of ranked processes to
 //! `cairn_compress::ranks::merge_ranks` (same structure, values affine in the rank → one
@@ -95,6 +95,7 @@ pub fn merge_streams(processes: &[Process], mut streams: Vec<Stream>) -> Vec<Str
                 anchor_stream.first_start,
                 anchor_stream.last_end,
                 &group.parameters,
+                group.members.len() > 1,
             ))
         };
         let members = group.members.len() as u32;

@@ -41,6 +41,9 @@ pub struct Occurrence<'a> {
     /// Lowest offset and highest offset + size over all the leaf's occurrences (-1: none).
     pub offset_low: i64,
     pub offset_high: i64,
+    /// The rank whose single occurrence took longest (`duration.max`): this process's rank,
+    /// or in a stream several ranks share the one that was slowest. `None` without ranks.
+    pub slowest_rank: Option<u32>,
 }
 
 impl Occurrence<'_> {
@@ -177,6 +180,10 @@ impl<V: Visitor> StreamWalk<'_, V> {
             gap: &leaf.gap,
             offset_low: leaf.offset_low,
             offset_high: leaf.offset_high,
+            slowest_rank: self
+                .process
+                .rank
+                .and_then(|rank| u32::try_from((rank as i64).wrapping_add(leaf.slowest)).ok()),
         };
         dispatch(self.visitor, &occurrence);
     }

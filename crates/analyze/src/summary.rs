@@ -747,6 +747,20 @@ pub fn summarize(trace: &Trace, options: Options) -> Result<Summary> {
              interrupting it, or library functions calling hooked functions) and are not in the trace"
         ));
     }
+    // Derived here, not stored: merged traces would otherwise repeat it once per input.
+    let counted_only: Vec<u64> = trace
+        .processes
+        .iter()
+        .map(|process| process.runtime_events_dropped)
+        .filter(|dropped| *dropped > 0)
+        .collect();
+    if !counted_only.is_empty() {
+        summary.diagnostics.push(format!(
+            "the MPI runtime's own I/O of {} ranks was counted, not kept ({} events); `--runtime-io all` keeps it",
+            counted_only.len(),
+            counted_only.iter().sum::<u64>()
+        ));
+    }
     summary.files = files.into_iter().flatten().collect();
     for file in &mut summary.files {
         file.finish();

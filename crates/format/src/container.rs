@@ -63,10 +63,13 @@ impl TraceWriter {
         }
     }
 
-    /// Adds a section; `compress` selects zstd (level 9: traces are written once, read often).
+    /// Adds a section; `compress` selects zstd: level 19 up to 1 MiB (milliseconds at that
+    /// size, and every byte counts in a trace that should not grow with ranks), level 9 for
+    /// larger sections (irregular traces, where level 19 would take seconds).
     pub fn add_section(&mut self, kind: SectionKind, version: u16, payload: &[u8], compress: bool) {
         let stored = if compress {
-            zstd::bulk::compress(payload, 9).expect("zstd compression of an in-memory buffer")
+            let level = if payload.len() <= 1 << 20 { 19 } else { 9 };
+            zstd::bulk::compress(payload, level).expect("zstd compression of an in-memory buffer")
         } else {
             payload.to_vec()
         };

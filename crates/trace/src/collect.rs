@@ -500,7 +500,7 @@ fn drop_unused_files(
 /// from rank to rank with timing, so it would make every rank's stream different and the
 /// trace grow with the number of ranks. By default (`run.runtime_io`) it is kept in full
 /// for the first rank only; for the others it is counted
-/// ([`Process::runtime_events_dropped`]) and a diagnostic says so.
+/// ([`Process::runtime_events_dropped`]; the summary says so).
 pub fn collect(directory: &Path, run: RunInfo) -> Result<Trace> {
     let mut diagnostics = Vec::new();
     let mut segments = Vec::new();
@@ -510,8 +510,24 @@ pub fn collect(directory: &Path, run: RunInfo) -> Result<Trace> {
             Err(error) => diagnostics.push(format!("{}: skipped ({error})", path.display())),
         }
     }
-    // Process images in start order: parents and exec predecessors come first.
+    // Process images in start order: parents and exec predecessors come first. The images
+    // of MPI ranks then take their places in rank order (a rank's own images, forks and
+    // execs, keep their start order), so the per-process columns step by one rank.
     segments.sort_by_key(|segment| (segment.header.start_monotonic, segment.header.pid));
+    let ranked_places: Vec<usize> = (0..segments.len())
+        .filter(|index| segments[*index].header.rank.is_some())
+        .collect();
+    let mut by_rank = ranked_places.clone();
+    by_rank.sort_by_key(|index| (segments[*index].header.rank, *index));
+    let mut slots: Vec<Option<SegmentSummary>> = segments.into_iter().map(Some).collect();
+    let moved: Vec<SegmentSummary> = by_rank
+        .iter()
+        .map(|index| slots[*index].take().expect("each image moves once"))
+        .collect();
+    for (place, segment) in ranked_places.iter().zip(moved) {
+        slots[*place] = Some(segment);
+    }
+    let segments: Vec<SegmentSummary> = slots.into_iter().flatten().collect();
     let run_start = segments
         .iter()
         .map(|segment| segment.header.start_monotonic)
@@ -597,19 +613,14 @@ pub fn collect(directory: &Path, run: RunInfo) -> Result<Trace> {
 
     for (process_index, segment) in segments.iter().enumerate() {
         let header = &segment.header;
-        // Per-process ids → trace-wide indices.
-        let calls_here: Vec<Option<(u16, Call)>> = header
+        // Per-process ids → calls; a call enters the trace's table when a kept event first
+        // uses it (the segment names every hooked call).
+        let calls_here: Vec<Option<Call>> = header
             .call_names
             .iter()
-            .map(|name| {
-                let call = Call::from_name(name)?;
-                let index = *call_index.entry(name.clone()).or_insert_with(|| {
-                    calls.push(CallInfo::new(name));
-                    (calls.len() - 1) as u16
-                });
-                Some((index, call))
-            })
+            .map(|name| Call::from_name(name))
             .collect();
+        let mut call_numbers: Vec<Option<u16>> = vec![None; calls_here.len()];
         let files_here = &files_by_segment[process_index];
         // Contexts enter the trace when a kept event first uses them.
         let mut contexts_here: HashMap<u32, u32> = HashMap::new();
@@ -666,7 +677,7 @@ pub fn collect(directory: &Path, run: RunInfo) -> Result<Trace> {
             }
             pending[slot] = next;
 
-            let Some(Some((call_index, call))) = calls_here.get(call_id as usize).copied() else {
+            let Some(Some(call)) = calls_here.get(call_id as usize).copied() else {
                 diagnostics.push(format!(
                     "pid {}: event of unknown call #{call_id} skipped",
                     header.pid
@@ -684,7 +695,7 @@ pub fn collect(directory: &Path, run: RunInfo) -> Result<Trace> {
                 .nanoseconds(raw.start.saturating_add(raw.duration))
                 .max(start);
             let mut event = Event {
-                call: call_index,
+                call: 0,
                 start: relative(start),
                 duration: end - start,
                 file: file_index,
@@ -702,6 +713,13 @@ pub fn collect(directory: &Path, run: RunInfo) -> Result<Trace> {
                 dropped += 1;
                 continue;
             }
+            event.call = *call_numbers[call_id as usize].get_or_insert_with(|| {
+                let name = &header.call_names[call_id as usize];
+                *call_index.entry(name.clone()).or_insert_with(|| {
+                    calls.push(CallInfo::new(name));
+                    (calls.len() - 1) as u16
+                })
+            });
             event.context = match contexts_here.get(&raw.context) {
                 Some(index) => *index,
                 None => {
@@ -801,20 +819,6 @@ pub fn collect(directory: &Path, run: RunInfo) -> Result<Trace> {
         }
     }
 
-    let counted_only: Vec<&Process> = processes
-        .iter()
-        .filter(|process| process.runtime_events_dropped > 0)
-        .collect();
-    if !counted_only.is_empty() {
-        diagnostics.push(format!(
-            "the MPI runtime's own I/O of {} ranks was counted, not kept ({} events); `--runtime-io all` keeps it",
-            counted_only.len(),
-            counted_only
-                .iter()
-                .map(|process| process.runtime_events_dropped)
-                .sum::<u64>()
-        ));
-    }
     let streams = crate::ranks::merge_streams(&processes, streams);
     let (files, streams) = drop_unused_files(files, streams);
     Ok(Trace {

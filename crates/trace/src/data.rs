@@ -17,9 +17,10 @@ const VERSION: u16 = 1;
 /// added streams shared by ranks and per-stream file tables, version 2 had one stream per
 /// thread with trace-wide file indices, version 1 flat columns).
 const EVENTS_VERSION: u16 = 4;
-/// Version 3 of PROC: adds the count of runtime events only counted (version 2 added the
-/// count of untraced calls and the rank).
-const PROCESSES_VERSION: u16 = 3;
+/// Version 4 of PROC: parent pids and runtime event counts against the previous process's
+/// (version 3 added the count of runtime events only counted, version 2 the count of
+/// untraced calls and the rank).
+const PROCESSES_VERSION: u16 = 4;
 /// Version 2 of FILE: runs of numbered names (version 1 listed every name).
 const FILES_VERSION: u16 = 2;
 
@@ -228,8 +229,11 @@ fn encode_processes(processes: &[Process], out: &mut ByteWriter) {
         out.i64(process.pid as i64 - previous);
         previous = process.pid as i64;
     }
+    // Ranks share a launcher: against the previous process's parent, a constant column.
+    let mut previous = 0i64;
     for process in processes {
-        out.i64(process.parent_pid as i64 - process.pid as i64);
+        out.i64(process.parent_pid as i64 - previous);
+        previous = process.parent_pid as i64;
     }
     for process in processes {
         optional(out, process.parent);
@@ -269,13 +273,15 @@ fn encode_processes(processes: &[Process], out: &mut ByteWriter) {
                 .map_or(0, |main| main.saturating_sub(process.start) + 1),
         );
     }
+    let mut previous = 0i64;
     for process in processes {
         let (code, status) = ending_code(process.ending);
         out.u64(code);
         out.i64(status);
         out.u64(process.threads as u64);
         out.u64(process.untraced_calls);
-        out.u64(process.runtime_events_dropped);
+        out.i64(process.runtime_events_dropped as i64 - previous);
+        previous = process.runtime_events_dropped as i64;
     }
     let mut previous = 0i64;
     for process in processes {
@@ -317,11 +323,10 @@ fn decode_processes(reader: &mut ByteReader) -> Result<Vec<Process>> {
         previous = previous.wrapping_add(reader.i64()?);
         process.pid = narrow(previous, "pid out of range")?;
     }
+    let mut previous = 0i64;
     for process in processes.iter_mut() {
-        process.parent_pid = narrow(
-            (process.pid as i64).wrapping_add(reader.i64()?),
-            "parent pid out of range",
-        )?;
+        previous = previous.wrapping_add(reader.i64()?);
+        process.parent_pid = narrow(previous, "parent pid out of range")?;
     }
     for process in processes.iter_mut() {
         process.parent = read_optional(reader, count, "parent process")?;
@@ -372,6 +377,7 @@ fn decode_processes(reader: &mut ByteReader) -> Result<Vec<Process>> {
             .checked_sub(1)
             .map(|offset| process.start.saturating_add(offset));
     }
+    let mut previous = 0i64;
     for process in processes.iter_mut() {
         process.ending = match (reader.u64()?, reader.i32()?) {
             (1, _) => Ending::Exited,
@@ -381,7 +387,8 @@ fn decode_processes(reader: &mut ByteReader) -> Result<Vec<Process>> {
         };
         process.threads = reader.u32()?;
         process.untraced_calls = reader.u64()?;
-        process.runtime_events_dropped = reader.u64()?;
+        previous = previous.wrapping_add(reader.i64()?);
+        process.runtime_events_dropped = previous as u64;
     }
     let mut previous = 0i64;
     for process in processes.iter_mut() {

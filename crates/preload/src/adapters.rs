@@ -579,8 +579,11 @@ pub fn mpi_receive(
     ret: c_int,
 ) -> bool {
     let (mut peer, mut matched_tag) = (source, tag);
+    // A status below the first page is a sentinel, not a status (`MPI_STATUS_IGNORE` is
+    // null in Open MPI and 1 in MPICH): never read through it.
+    let status_given = status as usize >= 4096;
     // SAFETY: `found`, when given, is the program's flag the call just wrote.
-    let filled = ret == 0 && !status.is_null() && (found.is_null() || unsafe { *found } != 0);
+    let filled = ret == 0 && status_given && (found.is_null() || unsafe { *found } != 0);
     if filled && (source == ANY_SOURCE || tag == ANY_TAG) {
         // SAFETY: Open MPI's MPI_Status starts with the int fields MPI_SOURCE and MPI_TAG,
         // and the call succeeded and filled it.

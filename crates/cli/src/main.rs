@@ -55,7 +55,8 @@ enum Command {
     /// was not collected, a job that died before its end, per-rank traces.
     Merge {
         /// Staging directories (their `.seg` files make one trace; each subdirectory with
-        /// `.seg` files, one rank's staging, makes another) and trace files, all merged.
+        /// `.seg` files, one rank's staging, makes another), trace files, and directories
+        /// of trace files; all merged.
         #[arg(required = true)]
         inputs: Vec<PathBuf>,
         /// Trace file to write.

@@ -395,7 +395,7 @@ fn describe(trace: &cairn_trace::Trace) -> String {
 
 /// One trace per input: a trace file as it is; a staging directory's own segments as one
 /// trace, and each of its subdirectories that holds segments (one rank's staging) as one
-/// more.
+/// more; a directory without staging, each of its `.cairn` files.
 fn load_inputs(inputs: &[PathBuf], runtime_io: RuntimeIo) -> Result<Vec<Trace>> {
     let run = RunInfo {
         writer: format!("cairn {}", env!("CARGO_PKG_VERSION")),
@@ -429,8 +429,23 @@ fn load_inputs(inputs: &[PathBuf], runtime_io: RuntimeIo) -> Result<Vec<Trace>> 
             traces.push(collect(&directory, run).with_context(|| directory.display().to_string())?);
         }
         if traces.len() == before {
+            // No staging: a directory of trace files (per-rank traces) is merged whole.
+            let mut files: Vec<PathBuf> = std::fs::read_dir(input)
+                .with_context(|| input.display().to_string())?
+                .filter_map(|entry| Some(entry.ok()?.path()))
+                .filter(|path| {
+                    path.extension()
+                        .is_some_and(|extension| extension == "cairn")
+                })
+                .collect();
+            files.sort();
+            for file in files {
+                traces.push(Trace::open(&file).with_context(|| file.display().to_string())?);
+            }
+        }
+        if traces.len() == before {
             bail!(
-                "{}: no staging segments (.seg files) found",
+                "{}: no staging segments (.seg files) or traces (.cairn files) found",
                 input.display()
             );
         }

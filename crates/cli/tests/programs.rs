@@ -1475,10 +1475,13 @@ fn ranks_of_cairn_run_merge_up_a_tree_and_offline_merge_agrees() {
             .unwrap(),
     );
     let from_staging = check(&offline);
-    // Per-rank trace files (one `cairn merge` per rank's staging), merged by name.
+    // Per-rank trace files (one `cairn merge` per rank's staging), merged by name and as a
+    // directory.
+    let rank_directory = directory.path().join("ranks");
+    std::fs::create_dir(&rank_directory).unwrap();
     let mut rank_traces = Vec::new();
     for rank in 0..ranks {
-        let path = directory.path().join(format!("rank-{rank}.cairn"));
+        let path = rank_directory.join(format!("rank-{rank}.cairn"));
         succeed(
             Command::new(cairn_binary())
                 .args(["merge", "--runtime-io", "none"])
@@ -1501,11 +1504,22 @@ fn ranks_of_cairn_run_merge_up_a_tree_and_offline_merge_agrees() {
             .output()
             .unwrap(),
     );
-    assert_eq!(
-        check(&from_files)["calls"].as_object().unwrap().len(),
-        from_tree["calls"].as_object().unwrap().len()
+    let from_directory = directory.path().join("from-directory.cairn");
+    succeed(
+        Command::new(cairn_binary())
+            .arg("merge")
+            .arg(&rank_directory)
+            .arg("-o")
+            .arg(&from_directory)
+            .output()
+            .unwrap(),
     );
-    // Counts and bytes exact; times the same up to the rounding of merged sums.
+    for trace in [&from_files, &from_directory] {
+        assert_eq!(
+            check(trace)["calls"].as_object().unwrap().len(),
+            from_tree["calls"].as_object().unwrap().len()
+        );
+    } // Counts and bytes exact; times the same up to the rounding of merged sums.
     let calls = from_tree["calls"].as_object().unwrap();
     assert_eq!(
         from_staging["calls"].as_object().unwrap().len(),

@@ -176,6 +176,7 @@ fn partial_path(staging: &Path, rank: u32) -> PathBuf {
 fn merge_up_the_tree(
     launch: &LaunchRank,
     staging: &Path,
+    run: &RunInfo,
     own: Trace,
 ) -> Result<Option<(Trace, std::time::Duration)>> {
     let fan_in = merge_fan_in();
@@ -211,7 +212,8 @@ fn merge_up_the_tree(
                 }
                 if std::time::Instant::now() >= deadline {
                     let count = stride.min(size - child);
-                    parts.extend(collect_missing_subtree(staging, child, count, &mut notes));
+                    let subtree = child..child + count;
+                    parts.extend(collect_missing_subtree(staging, run, subtree, &mut notes));
                     break;
                 }
                 std::thread::sleep(pause);
@@ -227,27 +229,26 @@ fn merge_up_the_tree(
     Ok(Some((partial, working)))
 }
 
-/// The traces of ranks `first .. first + count` built from the segments they left, for a
-/// subtree whose merged trace never came.
+/// The traces of the ranks of a subtree whose merged trace never came, built from the
+/// segments they staged (as far as they got).
 fn collect_missing_subtree(
     staging: &Path,
-    first: u64,
-    count: u64,
+    run: &RunInfo,
+    ranks: std::ops::Range<u64>,
     notes: &mut Vec<String>,
 ) -> Vec<Trace> {
     let mut traces = Vec::new();
     let mut missing = Vec::new();
-    for rank in first..first + count {
+    for rank in ranks {
         let directory = staging.join(format!("rank-{rank}"));
         let run = RunInfo {
-            writer: format!("cairn {}", env!("CARGO_PKG_VERSION")),
-            first_rank: Some(0),
-            ..RunInfo::default()
+            exit_status: None,
+            ..run.clone()
         };
         match collect(&directory, run) {
             Ok(mut trace) if !trace.processes.is_empty() => {
                 trace.diagnostics.push(format!(
-                    "rank {rank}'s cairn had not finished when the trace was built; its segments were collected as they were"
+                    "rank {rank}'s trace did not come up the merge tree in time; it was built from the segments it had staged"
                 ));
                 traces.push(trace);
             }
@@ -341,7 +342,7 @@ pub fn run(options: RunOptions) -> Result<ExitCode> {
             directory.display()
         )
     };
-    let mut trace = collect(&rank_staging, run).with_context(|| kept_in(&staging))?;
+    let mut trace = collect(&rank_staging, run.clone()).with_context(|| kept_in(&staging))?;
     if let Some(launch) = &launch {
         if code != 0 {
             trace
@@ -349,7 +350,7 @@ pub fn run(options: RunOptions) -> Result<ExitCode> {
                 .push(format!("rank {} exited with status {code}", launch.rank));
         }
         let started = std::time::Instant::now();
-        let Some((merged, working)) = merge_up_the_tree(launch, &staging, trace)? else {
+        let Some((merged, working)) = merge_up_the_tree(launch, &staging, &run, trace)? else {
             // This rank's part went to its parent in the tree.
             return Ok(ExitCode::from(code.clamp(0, 255) as u8));
         };

@@ -55,8 +55,8 @@ enum Command {
     /// was not collected, a job that died before its end, per-rank traces.
     Merge {
         /// Staging directories (their `.seg` files make one trace; each subdirectory with
-        /// `.seg` files, one rank's staging, makes another), trace files, and directories
-        /// of trace files; all merged.
+        /// `.seg` files, one rank's staging, makes another), segment files (together one
+        /// trace), trace files, and directories of trace files; all merged.
         #[arg(required = true)]
         inputs: Vec<PathBuf>,
         /// Trace file to write.
@@ -65,6 +65,13 @@ enum Command {
         /// As for `run` (applies to staging directories; a trace file's is already applied).
         #[arg(long, value_enum, default_value_t = RuntimeIo::FirstRank)]
         runtime_io: RuntimeIo,
+        /// The job's first rank, when the staging holds only some of its ranks (its runtime
+        /// I/O is the one kept by default); without it, the lowest rank staged.
+        #[arg(long)]
+        first_rank: Option<u32>,
+        /// Print nothing but errors.
+        #[arg(short, long)]
+        quiet: bool,
     },
     /// Print per-file and per-call tables.
     Summary {
@@ -139,7 +146,10 @@ fn main() -> ExitCode {
             inputs,
             output,
             runtime_io,
-        } => run::merge(&inputs, &output, runtime_io.policy()).map(|_| ExitCode::SUCCESS),
+            first_rank,
+            quiet,
+        } => run::merge(&inputs, &output, runtime_io.policy(), first_rank, quiet)
+            .map(|_| ExitCode::SUCCESS),
         Command::Summary { trace, json, all } => open_trace(&trace).and_then(|trace| {
             let summary = cairn_analyze::summary::summarize(
                 &trace,

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
-use cairn_trace::collect::{collect, segment_files, RunInfo, RuntimeIo};
+use cairn_trace::collect::{collect, collect_segments, segment_files, RunInfo, RuntimeIo};
 use cairn_trace::merge::merge_traces;
 use cairn_trace::Trace;
 
@@ -315,6 +315,8 @@ pub fn run(options: RunOptions) -> Result<ExitCode> {
         .args(&options.command[1..])
         .env("LD_PRELOAD", &preload)
         .env("CAIRN_DIR", &rank_staging)
+        // `cairn run` builds the trace itself (after the program, so nothing is missed).
+        .env_remove("CAIRN_OUTPUT")
         .spawn();
     let status = match spawned {
         Ok(mut child) => child.wait().context("waiting for the command")?,
@@ -397,19 +399,32 @@ fn describe(trace: &cairn_trace::Trace) -> String {
 /// One trace per input: a trace file as it is; a staging directory's own segments as one
 /// trace, and each of its subdirectories that holds segments (one rank's staging) as one
 /// more; a directory without staging, each of its `.cairn` files.
-fn load_inputs(inputs: &[PathBuf], runtime_io: RuntimeIo) -> Result<Vec<Trace>> {
+fn load_inputs(
+    inputs: &[PathBuf],
+    runtime_io: RuntimeIo,
+    first_rank: Option<u32>,
+) -> Result<Vec<Trace>> {
     let run = RunInfo {
         writer: format!("cairn {}", env!("CARGO_PKG_VERSION")),
         runtime_io,
+        first_rank,
         ..RunInfo::default()
     };
     let mut traces = Vec::new();
-    for input in inputs {
+    // Segment files named one by one make one trace together.
+    let (segments, inputs): (Vec<PathBuf>, Vec<PathBuf>) = inputs
+        .iter()
+        .cloned()
+        .partition(|path| path.is_file() && path.extension().is_some_and(|e| e == "seg"));
+    if !segments.is_empty() {
+        traces.push(collect_segments(&segments, run.clone()).context("staging segments")?);
+    }
+    for input in &inputs {
         if !input.is_dir() {
             traces.push(Trace::open(input).with_context(|| input.display().to_string())?);
             continue;
         }
-        let mut directories = vec![(input.clone(), None)];
+        let mut directories = vec![(input.clone(), first_rank)];
         let mut subdirectories: Vec<PathBuf> = std::fs::read_dir(input)
             .with_context(|| input.display().to_string())?
             .filter_map(|entry| Some(entry.ok()?.path()))
@@ -417,7 +432,11 @@ fn load_inputs(inputs: &[PathBuf], runtime_io: RuntimeIo) -> Result<Vec<Trace>> 
             .collect();
         subdirectories.sort();
         // A rank's staging is collected apart from the others: the job's first rank is 0.
-        directories.extend(subdirectories.into_iter().map(|path| (path, Some(0))));
+        directories.extend(
+            subdirectories
+                .into_iter()
+                .map(|path| (path, first_rank.or(Some(0)))),
+        );
         let before = traces.len();
         for (directory, first_rank) in directories {
             if segment_files(&directory)?.is_empty() {
@@ -454,18 +473,26 @@ fn load_inputs(inputs: &[PathBuf], runtime_io: RuntimeIo) -> Result<Vec<Trace>> 
     Ok(traces)
 }
 
-pub fn merge(inputs: &[PathBuf], output: &Path, runtime_io: RuntimeIo) -> Result<()> {
-    let mut traces = load_inputs(inputs, runtime_io)?;
+pub fn merge(
+    inputs: &[PathBuf],
+    output: &Path,
+    runtime_io: RuntimeIo,
+    first_rank: Option<u32>,
+    quiet: bool,
+) -> Result<()> {
+    let mut traces = load_inputs(inputs, runtime_io, first_rank)?;
     let trace = if traces.len() == 1 {
         traces.pop().expect("one trace")
     } else {
         merge_traces(traces)
     };
     let size = trace.write(output)?;
-    eprintln!(
-        "cairn: {} -> {} ({size} bytes)",
-        describe(&trace),
-        output.display()
-    );
+    if !quiet {
+        eprintln!(
+            "cairn: {} -> {} ({size} bytes)",
+            describe(&trace),
+            output.display()
+        );
+    }
     Ok(())
 }

@@ -1634,6 +1634,90 @@ fn slowest_rank_is_exact_when_ranks_share_a_stream() {
 }
 
 #[test]
+fn ranks_merge_over_pmpi_at_mpi_finalize() {
+    // Without `cairn run`: the preload library builds each rank's trace at MPI_Finalize and
+    // the ranks merge over PMPI (two children per node: depth 2 at 4 ranks); rank 0 writes
+    // CAIRN_OUTPUT.
+    let directory = tempfile::tempdir().unwrap();
+    let program = directory.path().join("ior_like");
+    compile_mpi("ior_like", &program, &[]);
+    let staging = directory.path().join("staging");
+    let trace = directory.path().join("job.cairn");
+    let ranks = 4u64;
+    let output = succeed(
+        mpirun_traced(ranks as usize, &staging)
+            .arg("-x")
+            .arg(format!("CAIRN_OUTPUT={}", trace.display()))
+            .args(["-x", "CAIRN_MERGE_FANIN=2", "-x", "CAIRN_RUNTIME_IO=none"])
+            .arg(&program)
+            .arg(directory.path())
+            .args(["posix", "shared", "0", "65536", "4096", "4"])
+            .output()
+            .unwrap(),
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("cairn: merged 4 ranks at MPI_Finalize in"),
+        "{stderr}"
+    );
+    let summary = summary_json(&trace, &[]);
+    assert_eq!(summary["ranks"].as_u64(), Some(ranks));
+    let file = summary["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|file| file["path"].as_str().unwrap().ends_with("/ior.dat"))
+        .unwrap()
+        .clone();
+    assert_fields(
+        &file,
+        &[
+            ("writes", 64 * ranks),
+            ("bytes_written", 262144 * ranks),
+            ("reads", 64 * ranks),
+            ("bytes_read", 262144 * ranks),
+        ],
+    );
+    let dump = Command::new(cairn_binary())
+        .arg("dump")
+        .arg(&trace)
+        .output()
+        .unwrap();
+    let dump = String::from_utf8(dump.stdout).unwrap();
+    assert_eq!(
+        dump.lines()
+            .filter(|line| line.contains("(one of 4 ranks sharing a stream"))
+            .count(),
+        ranks as usize,
+        "{dump}"
+    );
+    // The staging still has everything, and the program's calls agree with it.
+    let offline = merge(&staging, output);
+    for call in [
+        "pwrite",
+        "pread",
+        "open",
+        "close",
+        "fsync",
+        "MPI_Barrier",
+        "MPI_Reduce",
+    ] {
+        assert_eq!(
+            summary["calls"][call]["count"], offline.summary["calls"][call]["count"],
+            "{call}"
+        );
+    }
+    // Nothing of the merge is left beside the trace.
+    let mut left: Vec<String> = std::fs::read_dir(directory.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.contains("cairn"))
+        .collect();
+    left.sort();
+    assert_eq!(left, ["job.cairn", "trace.cairn"]);
+}
+
+#[test]
 fn ior_like_counts_follow_its_parameters() {
     let (block, transfer, segments) = (65_536u64, 16_384u64, 3u64);
     let per_rank_transfers = segments * block / transfer;

@@ -6,19 +6,23 @@
 //! - Events go straight into a per-thread chunk of a file mapped `MAP_SHARED`
 //!   ([`recorder`]): no lock on the hot path, nothing lost on `SIGKILL`, `_exit` or `exec`,
 //!   and bounded memory (one chunk per thread). Analysis never happens here; `cairn` turns
-//!   the staging segments into a trace afterwards.
+//!   the staging segments into a trace afterwards — at `MPI_Finalize` too, where this
+//!   library only runs `cairn` and moves the ranks' traces over PMPI ([`finalize`]).
 //! - The traced program must not notice: `errno` is saved and restored, our own I/O uses raw
 //!   system calls, our own memory never comes from libc's `malloc` ([`allocator`]), a thread-local re-entry flag keeps our work out of the trace, and a panic
 //!   switches tracing off instead of unwinding into C.
 //!
 //! Configuration (environment): `CAIRN_DIR` = directory for staging segments (default
-//! `./cairn-trace.d`), `CAIRN_DISABLE=1` = load but trace nothing.
+//! `./cairn-trace.d`), `CAIRN_DISABLE=1` = load but trace nothing, `CAIRN_OUTPUT` = the
+//! trace an MPI job's rank 0 writes at `MPI_Finalize` (with `CAIRN_MERGE_FANIN`,
+//! `CAIRN_RUNTIME_IO`, `CAIRN_BIN`, `CAIRN_QUIET`).
 
 mod adapters;
 mod allocator;
 mod clock;
 mod context;
 mod files;
+mod finalize;
 mod hooks;
 mod lifecycle;
 mod real;

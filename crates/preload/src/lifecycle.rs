@@ -114,8 +114,20 @@ pub unsafe extern "C" fn mpi_finalize_(ierror: *mut c_int) {
     let Some(real) = crate::real::get(Call::mpi_finalize_) else {
         return;
     };
-    // SAFETY: the next definition of mpi_finalize_, with the caller's argument.
-    runtime_call(|| unsafe { std::mem::transmute::<usize, Real>(real)(ierror) })
+    runtime_call(|| {
+        crate::finalize::merge_at_finalize(staging_segment());
+        // SAFETY: the next definition of mpi_finalize_, with the caller's argument.
+        unsafe { std::mem::transmute::<usize, Real>(real)(ierror) }
+    })
+}
+
+/// This image's staging segment, for the merge at `MPI_Finalize`.
+fn staging_segment() -> Option<Vec<u8>> {
+    SEGMENT.with(|segment| {
+        segment
+            .as_ref()
+            .map(|segment| segment.path.as_bytes().to_vec())
+    })
 }
 
 /// # Safety
@@ -126,8 +138,11 @@ pub unsafe extern "C" fn MPI_Finalize() -> c_int {
     let Some(real) = crate::real::get(Call::MPI_Finalize) else {
         return -1;
     };
-    // SAFETY: the next definition of MPI_Finalize.
-    runtime_call(|| unsafe { std::mem::transmute::<usize, Real>(real)() })
+    runtime_call(|| {
+        crate::finalize::merge_at_finalize(staging_segment());
+        // SAFETY: the next definition of MPI_Finalize.
+        unsafe { std::mem::transmute::<usize, Real>(real)() }
+    })
 }
 
 /// Switches tracing off for the rest of this process image (internal failure); the

@@ -79,6 +79,49 @@ pub fn pwrite(fd: c_int, data: &[u8], offset: u64) -> bool {
     true
 }
 
+/// Fills `out` from `offset`; false on an error or a short file.
+pub fn pread_exact(fd: c_int, out: &mut [u8], offset: u64) -> bool {
+    let mut done = 0;
+    while done < out.len() {
+        // SAFETY: the pointer and length come from a valid mutable slice.
+        let value = unsafe {
+            libc::syscall(
+                libc::SYS_pread64,
+                fd,
+                out[done..].as_mut_ptr(),
+                out.len() - done,
+                offset + done as u64,
+            )
+        };
+        match result(value) {
+            Ok(0) => return false,
+            Ok(count) => done += count,
+            Err(libc::EINTR) => continue,
+            Err(_) => return false,
+        }
+    }
+    true
+}
+
+pub fn rename(from: &PathBuffer, to: &PathBuffer) -> bool {
+    // SAFETY: both paths are NUL-terminated by PathBuffer.
+    let value = unsafe {
+        libc::syscall(
+            libc::SYS_renameat,
+            libc::AT_FDCWD,
+            from.as_ptr(),
+            libc::AT_FDCWD,
+            to.as_ptr(),
+        )
+    };
+    result(value).is_ok()
+}
+
+pub fn unlink(path: &PathBuffer) {
+    // SAFETY: a NUL-terminated path.
+    unsafe { libc::syscall(libc::SYS_unlinkat, libc::AT_FDCWD, path.as_ptr(), 0) };
+}
+
 /// Reads a whole small file (e.g. /proc/self/cmdline) into `out`, up to `limit` bytes.
 pub fn read_small_file(path: &[u8], limit: usize) -> Vec<u8> {
     let mut buffer = PathBuffer::new();

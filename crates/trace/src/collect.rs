@@ -502,10 +502,16 @@ fn drop_unused_files(
 /// for the first rank only; for the others it is counted
 /// ([`Process::runtime_events_dropped`]; the summary says so).
 pub fn collect(directory: &Path, run: RunInfo) -> Result<Trace> {
+    collect_segments(&segment_files(directory)?, run)
+}
+
+/// [`collect`] of the given segment files (e.g. one rank's, from a staging directory all
+/// ranks share).
+pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
     let mut diagnostics = Vec::new();
     let mut segments = Vec::new();
-    for path in segment_files(directory)? {
-        match first_pass(&path, &mut diagnostics) {
+    for path in paths {
+        match first_pass(path, &mut diagnostics) {
             Ok(summary) => segments.push(summary),
             Err(error) => diagnostics.push(format!("{}: skipped ({error})", path.display())),
         }

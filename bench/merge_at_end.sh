@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Merge time at the end of a parallel run, np = 2 … 64 (oversubscribed on this machine):
-# `mpirun -np N cairn run -- ior_like ...`, where each rank collects its own segments and
-# the ranks' traces merge up a tree (fan-in CAIRN_MERGE_FANIN, default 4). The figures are
+# Merge time at the end of a parallel run, np = 2 … 64 (oversubscribed on this machine).
+# Two ways: `mpirun -np N cairn run -- ior_like ...`, where each rank collects its own
+# segments after its program ends and the ranks' traces merge up a tree over files (fan-in
+# CAIRN_MERGE_FANIN, default 4); and the merge at MPI_Finalize over PMPI
+# (`mpirun -x LD_PRELOAD -x CAIRN_OUTPUT ...`), whose figure is rank 0's "merged N ranks at
+# MPI_Finalize in X ms" (each rank building its own trace included). The figures are
 # rank 0's "merged N ranks in X ms (Y ms reading and merging here ...)": X from the end of
 # its own collection to the whole job's trace, waiting for children included (ranks end at
 # different times; the children collect their own segments meanwhile), Y its own work. Baseline in the same invocation: one process
@@ -23,11 +26,12 @@ mpicc -O2 -o "$work/ior_like" tests/programs/ior_like.c
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 # block 256 KiB, transfer 4 KiB, 4 segments: 256 writes and 256 reads per rank.
 arguments=(posix shared 0 262144 4096 4)
-printf '%4s %14s %12s %16s %8s %10s\n' np "tree merge ms" "rank 0 work" "one-process ms" ratio "trace B"
+printf '%4s %14s %12s %14s %16s %8s %10s\n' np "tree merge ms" "rank 0 work" "finalize ms" "one-process ms" ratio "trace B"
 n=2
 while [ "$n" -le "$largest" ]; do
     tree=()
     work0=()
+    finalize=()
     single=()
     for round in $(seq "$rounds"); do
         rm -rf "$work/data" && mkdir -p "$work/data"
@@ -36,16 +40,19 @@ while [ "$n" -le "$largest" ]; do
         tree+=("$(printf '%s\n' "$log" | sed -n 's/.*merged [0-9]* ranks in \([0-9.]*\) ms.*/\1/p')")
         work0+=("$(printf '%s\n' "$log" | sed -n 's/.*(\([0-9.]*\) ms reading and merging.*/\1/p')")
         rm -rf "$work/data" "$work/staging" && mkdir -p "$work/data"
-        mpirun --oversubscribe -np "$n" -x LD_PRELOAD="$library" -x CAIRN_DIR="$work/staging" \
-            "$work/ior_like" "$work/data" "${arguments[@]}" >/dev/null
+        log=$(mpirun --oversubscribe -np "$n" -x LD_PRELOAD="$library" -x CAIRN_DIR="$work/staging" \
+            -x CAIRN_OUTPUT="$work/finalize.cairn" -x CAIRN_RUNTIME_IO=none \
+            "$work/ior_like" "$work/data" "${arguments[@]}" 2>&1 >/dev/null)
+        finalize+=("$(printf '%s\n' "$log" | sed -n 's/.*merged [0-9]* ranks at MPI_Finalize in \([0-9.]*\) ms.*/\1/p')")
         start=$(date +%s%N)
         "$cairn" merge --runtime-io none "$work/staging" -o "$work/single.cairn" 2>/dev/null
         single+=("$(( ($(date +%s%N) - start) / 1000 ))")
     done
     a=$(median "${tree[@]}")
     w=$(median "${work0[@]}")
+    f=$(median "${finalize[@]}")
     b=$(median "${single[@]}")
-    awk -v n="$n" -v a="$a" -v w="$w" -v b="$b" -v s="$(stat -c %s "$work/tree.cairn")" \
-        'BEGIN { printf "%4d %14.1f %12.1f %16.1f %8.2f %10d\n", n, a, w, b / 1000, a / (b / 1000), s }'
+    awk -v n="$n" -v a="$a" -v w="$w" -v f="$f" -v b="$b" -v s="$(stat -c %s "$work/tree.cairn")" \
+        'BEGIN { printf "%4d %14.1f %12.1f %14.1f %16.1f %8.2f %10d\n", n, a, w, f, b / 1000, a / (b / 1000), s }'
     n=$((n * 2))
 done

@@ -525,7 +525,14 @@ impl Visitor for Builder {
         let count = occurrence.count as f64;
         let kinds = &mut process_summary.calls_by_kind;
         match occurrence.class {
-            CallClass::PointToPoint if occurrence.call.name.starts_with("MPI_I") => {
+            // `MPI_Isend` from C, `mpi_isend_` from Fortran.
+            CallClass::PointToPoint
+                if occurrence
+                    .call
+                    .name
+                    .get(..5)
+                    .is_some_and(|prefix| prefix.eq_ignore_ascii_case("MPI_I")) =>
+            {
                 kinds.non_blocking += count
             }
             CallClass::PointToPoint => kinds.blocking += count,

@@ -1807,6 +1807,17 @@ fn fortran_mpi_calls_are_traced() {
         ("mpi_send_", 2, 2 * 40),
         ("mpi_recv_", 2, 2 * 40),
         ("mpi_barrier_", ranks, 0),
+        ("mpi_isend_", 5 * ranks, 5 * 32 * ranks),
+        // The ring's Irecvs, and rank 1's Irecv of rank 0's Ssend.
+        ("mpi_irecv_", 5 * ranks + 1, 5 * 32 * ranks + 12),
+        ("mpi_waitall_", 5 * ranks, 0),
+        ("mpi_sendrecv_", ranks, 8 * ranks),
+        ("mpi_ssend_", 1, 12),
+        ("mpi_wait_", 1, 0),
+        ("mpi_gather_", ranks, 4 * ranks),
+        ("mpi_scatter_", ranks, 4 * ranks),
+        ("mpi_allgather_", ranks, 4 * ranks),
+        ("mpi_alltoall_", ranks, 4 * ranks),
     ] {
         assert_eq!(
             calls[call]["count"].as_u64(),
@@ -1816,6 +1827,27 @@ fn fortran_mpi_calls_are_traced() {
         assert_eq!(calls[call]["bytes"].as_u64(), Some(bytes), "{call}");
     }
     assert_eq!(traced.summary["ranks"].as_u64(), Some(ranks));
+    // Fortran's non-blocking calls count as non-blocking: rank 1 has the extra Irecv.
+    for (rank, process) in traced.summary["process_list"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+    {
+        let rank_figure = process["rank"].as_u64().unwrap();
+        let kinds = &process["calls_by_kind"];
+        let extra = if rank_figure == 1 { 1.0 } else { 0.0 };
+        assert_eq!(
+            kinds["non_blocking"].as_f64(),
+            Some(10.0 + extra),
+            "{rank}: {kinds}"
+        );
+        assert_eq!(
+            kinds["collective"].as_f64(),
+            Some(3.0 + 1.0 + 1.0 + 4.0),
+            "{kinds}"
+        );
+    }
     // MPI_Init's own I/O is the runtime's, from Fortran too.
     assert_eq!(traced.paths(), Vec::<String>::new());
 }

@@ -442,6 +442,26 @@ macro_rules! for_each_call {
                 => fortran_message(count, datatype, dest, tag, comm, ierror);
             mpi_recv_  Mpi PointToPoint generated (buf: *mut c_void, count: *const c_int, datatype: *const c_int, source: *const c_int, tag: *const c_int, comm: *const c_int, status: *mut c_int, ierror: *mut c_int) -> ()
                 => fortran_message(count, datatype, source, tag, comm, ierror);
+            mpi_ssend_ Mpi PointToPoint generated (buf: *const c_void, count: *const c_int, datatype: *const c_int, dest: *const c_int, tag: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
+                => fortran_message(count, datatype, dest, tag, comm, ierror);
+            mpi_isend_ Mpi PointToPoint generated (buf: *const c_void, count: *const c_int, datatype: *const c_int, dest: *const c_int, tag: *const c_int, comm: *const c_int, request: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_message(count, datatype, dest, tag, comm, ierror);
+            mpi_irecv_ Mpi PointToPoint generated (buf: *mut c_void, count: *const c_int, datatype: *const c_int, source: *const c_int, tag: *const c_int, comm: *const c_int, request: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_message(count, datatype, source, tag, comm, ierror);
+            mpi_sendrecv_ Mpi PointToPoint generated (sendbuf: *const c_void, sendcount: *const c_int, sendtype: *const c_int, dest: *const c_int, sendtag: *const c_int, recvbuf: *mut c_void, recvcount: *const c_int, recvtype: *const c_int, source: *const c_int, recvtag: *const c_int, comm: *const c_int, status: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_message(sendcount, sendtype, dest, sendtag, comm, ierror);
+            mpi_wait_  Mpi Completion generated (request: *mut c_int, status: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_completion(std::ptr::null(), ierror);
+            mpi_waitall_ Mpi Completion generated (count: *const c_int, requests: *mut c_int, statuses: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_completion(count, ierror);
+            mpi_gather_ Mpi Collective generated (sendbuf: *const c_void, sendcount: *const c_int, sendtype: *const c_int, recvbuf: *mut c_void, recvcount: *const c_int, recvtype: *const c_int, root: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
+                => fortran_collective(sendcount, sendtype, comm, ierror);
+            mpi_scatter_ Mpi Collective generated (sendbuf: *const c_void, sendcount: *const c_int, sendtype: *const c_int, recvbuf: *mut c_void, recvcount: *const c_int, recvtype: *const c_int, root: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
+                => fortran_collective(recvcount, recvtype, comm, ierror);
+            mpi_allgather_ Mpi Collective generated (sendbuf: *const c_void, sendcount: *const c_int, sendtype: *const c_int, recvbuf: *mut c_void, recvcount: *const c_int, recvtype: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
+                => fortran_collective(sendcount, sendtype, comm, ierror);
+            mpi_alltoall_ Mpi Collective generated (sendbuf: *const c_void, sendcount: *const c_int, sendtype: *const c_int, recvbuf: *mut c_void, recvcount: *const c_int, recvtype: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
+                => fortran_collective(sendcount, sendtype, comm, ierror);
             mpi_barrier_ Mpi Collective generated (comm: *const c_int, ierror: *mut c_int) -> ()
                 => fortran_collective(std::ptr::null(), std::ptr::null(), comm, ierror);
             mpi_bcast_ Mpi Collective generated (buffer: *mut c_void, count: *const c_int, datatype: *const c_int, root: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()

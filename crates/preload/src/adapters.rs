@@ -810,6 +810,18 @@ pub fn fortran_message(
     )
 }
 
+/// Fortran `MPI_WAIT` (`count` null: one request) and `MPI_WAITALL`.
+pub fn fortran_completion(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    count: *const c_int,
+    ierror: *mut c_int,
+    _ret: (),
+) -> bool {
+    let count = if count.is_null() { 1 } else { read_int(count) };
+    mpi_completion(event, state, count, read_int(ierror))
+}
+
 pub fn fortran_collective(
     event: &mut RawEvent,
     state: &mut ThreadState,

@@ -124,6 +124,9 @@ fn open_trace(path: &std::path::Path) -> Result<cairn_trace::Trace> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if !matches!(cli.command, Command::Run { .. } | Command::Merge { .. }) {
+        run::end_quietly_on_closed_pipe();
+    }
     let result = match cli.command {
         Command::Run {
             output,

@@ -82,6 +82,14 @@ fn shield_from_signals() {
     }
 }
 
+/// For commands that print (`summary`, `dump`, `lib`): a closed pipe (`cairn dump | head`)
+/// ends the process quietly, as for other Unix tools, instead of a write error. Not for
+/// `run` and `merge`, which must finish writing their trace whatever happens to their output.
+pub fn end_quietly_on_closed_pipe() {
+    // SAFETY: restoring the default disposition of SIGPIPE (Rust's runtime ignores it).
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+}
+
 fn exit_code(status: std::process::ExitStatus) -> i32 {
     match (status.code(), status.signal()) {
         (Some(code), _) => code,

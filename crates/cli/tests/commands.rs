@@ -228,3 +228,45 @@ fn failed_write_keeps_the_previous_trace() {
     assert!(stderr.contains("foreign.cairn"), "{stderr}");
     assert_eq!(std::fs::read(&trace).unwrap(), before);
 }
+
+#[test]
+fn a_closed_output_pipe_ends_printing_quietly() {
+    // `cairn summary trace | head -1`: the reader goes away after one line.
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::process::ExitStatusExt;
+    let directory = tempfile::tempdir().unwrap();
+    library();
+    let trace = directory.path().join("t.cairn");
+    let script = "for i in $(seq 300); do echo line > f$i; done";
+    let status = cairn()
+        .current_dir(directory.path())
+        .args(["run", "-q", "-o"])
+        .arg(&trace)
+        .args(["--", "sh", "-c", script])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    for arguments in [&["summary"][..], &["dump", "--expand"]] {
+        let mut child = cairn()
+            .args(arguments)
+            .arg(&trace)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        assert!(!first.trim().is_empty(), "{arguments:?}");
+        let output = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.is_empty(), "{arguments:?}: {stderr}");
+        // Ended by SIGPIPE, or finished before the pipe closed.
+        assert!(
+            output.status.signal() == Some(libc::SIGPIPE) || output.status.success(),
+            "{arguments:?}: {:?}",
+            output.status
+        );
+    }
+}

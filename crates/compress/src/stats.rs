@@ -100,10 +100,26 @@ impl Stats {
         out.u64(self.mean.to_bits());
         out.u64(self.m2.to_bits());
         if histogram {
-            for bin in &self.histogram {
-                out.u64(*bin);
+            // The fullest bin is implied (count minus the others): it is the one that grows
+            // with a loop's iterations, and the trace should not.
+            let fullest = self.fullest_bin();
+            out.u64(fullest as u64);
+            for (index, bin) in self.histogram.iter().enumerate() {
+                if index != fullest {
+                    out.u64(*bin);
+                }
             }
         }
+    }
+
+    fn fullest_bin(&self) -> usize {
+        let mut fullest = 0;
+        for (index, bin) in self.histogram.iter().enumerate() {
+            if *bin > self.histogram[fullest] {
+                fullest = index;
+            }
+        }
+        fullest
     }
 
     /// Reads what [`Stats::encode`] wrote with the same `histogram`.
@@ -124,9 +140,22 @@ impl Stats {
         stats.mean = f64::from_bits(reader.u64()?);
         stats.m2 = f64::from_bits(reader.u64()?);
         if histogram {
-            for bin in &mut stats.histogram {
-                *bin = reader.u64()?;
+            let fullest = reader.u64()? as usize;
+            if fullest >= BINS {
+                return Err(reader.corrupt("histogram bin out of range"));
             }
+            let mut others = 0u64;
+            for (index, bin) in stats.histogram.iter_mut().enumerate() {
+                if index != fullest {
+                    *bin = reader.u64()?;
+                    others = others
+                        .checked_add(*bin)
+                        .ok_or_else(|| reader.corrupt("histogram larger than its count"))?;
+                }
+            }
+            stats.histogram[fullest] = count
+                .checked_sub(others)
+                .ok_or_else(|| reader.corrupt("histogram larger than its count"))?;
         }
         Ok(stats)
     }

@@ -1,0 +1,89 @@
+//! Trace size against iterations and time steps, in a test binary of its own: a trace's
+//! size depends a little on its timing statistics (how many histogram bins are used, how
+//! large the extremes are), so it is measured without the other tests' programs competing
+//! for this machine's two cores.
+
+mod common;
+
+use common::*;
+
+#[test]
+fn loop_structured_trace_does_not_grow_with_iterations() {
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile("loops", directory.path(), &[]);
+    let mut sizes = Vec::new();
+    for outer in [1_000u64, 1_000_000] {
+        let traced = trace(
+            directory.path(),
+            &program,
+            &[directory.path().to_str().unwrap(), &outer.to_string()],
+        );
+        assert_eq!(traced.exit_code(), Some(0));
+        traced.assert_files(&["/loops.dat", "/loops.log"]);
+        assert_fields(
+            traced.file("/loops.dat"),
+            &[
+                ("opens", 1),
+                ("closes", 1),
+                ("seeks", outer),
+                ("reads", 4 * outer),
+                ("bytes_read", 256 * outer),
+                ("writes", 8 + outer),
+                ("bytes_written", 64 * (8 + outer)),
+                ("consecutive_reads", 3 * outer),
+            ],
+        );
+        assert_fields(
+            traced.file("/loops.log"),
+            &[
+                ("writes", 8 * outer / 10),
+                ("bytes_written", 48 * outer / 10),
+            ],
+        );
+        sizes.push(std::fs::metadata(&traced.trace).unwrap().len());
+    }
+    let (small, large) = (sizes[0] as f64, sizes[1] as f64);
+    assert!(
+        (large - small).abs() <= 0.05 * small,
+        "trace size {small} B for 10^3 iterations, {large} B for 10^6"
+    );
+    assert!(large < 16.0 * 1024.0, "{large} B");
+}
+
+#[test]
+fn a_file_per_step_does_not_grow_the_trace() {
+    let mut sizes = Vec::new();
+    for steps in [1_000u64, 10_000] {
+        let (_directory, traced) = trace_program("steps", &[], &[&steps.to_string()]);
+        assert_eq!(traced.exit_code(), Some(0));
+        let files = traced.summary["files"].as_array().unwrap();
+        assert_eq!(
+            files.len() as u64,
+            steps + 1,
+            "every checkpoint file and the log"
+        );
+        for step in [0, steps / 2, steps - 1] {
+            assert_fields(
+                traced.file(&format!("/ckpt-{step:05}.dat")),
+                &[
+                    ("opens", 1),
+                    ("closes", 1),
+                    ("writes", 4),
+                    ("bytes_written", 4096),
+                    ("metas", 1),
+                ],
+            );
+        }
+        assert_fields(
+            traced.file("/steps.log"),
+            &[("writes", steps), ("bytes_written", 10 * steps)],
+        );
+        sizes.push(std::fs::metadata(&traced.trace).unwrap().len() as f64);
+    }
+    assert!(
+        (sizes[1] - sizes[0]).abs() <= 0.05 * sizes[0],
+        "trace size {} B for 1 000 steps, {} B for 10 000",
+        sizes[0],
+        sizes[1]
+    );
+}

@@ -10,6 +10,9 @@
 //!   hand). It reconstructs what the hot path leaves out on purpose: offsets of `read` /
 //!   `write` / `fread` (tracked per open file description, across `dup` and threads), the
 //!   process tree (fork and exec), and which files are runtime noise ([`noise`]).
+//! - [`merge::merge_traces`] merges whole traces (per-rank traces, partial merges of a
+//!   tree) into one; [`synthetic`] generates per-rank traces of an SPMD program to measure
+//!   that merge at scales this machine cannot run.
 //!
 //! Design decision: the file names its calls (CALLS section) and the reader maps names to
 //! [`cairn_model::Call`] by name, so traces from other builds stay readable.

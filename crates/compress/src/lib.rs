@@ -25,6 +25,7 @@
 //! 719 KB.
 
 pub mod fold;
+pub mod grammar;
 pub mod hash;
 pub mod ranks;
 pub mod stats;

@@ -790,45 +790,103 @@ fn mpi_trace_with_merge_arguments(
     )
 }
 
+/// `ior_like DIR posix shared 0 65536 4096 4`: 64 KiB per rank per segment in 4 KiB
+/// transfers, 4 segments.
+const IOR_SMALL_POSIX: [&str; 6] = ["posix", "shared", "0", "65536", "4096", "4"];
+
+/// The shared file of [`IOR_SMALL_POSIX`] has 64 writes and 64 reads of 4 KiB per rank;
+/// returns its summary entry.
+fn assert_ior_small_posix(summary: &serde_json::Value, ranks: u64) -> serde_json::Value {
+    assert_eq!(summary["ranks"].as_u64(), Some(ranks));
+    let file = summary["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|file| file["path"].as_str().unwrap().ends_with("/ior.dat"))
+        .unwrap()
+        .clone();
+    assert_fields(
+        &file,
+        &[
+            ("writes", 64 * ranks),
+            ("bytes_written", 262144 * ranks),
+            ("reads", 64 * ranks),
+            ("bytes_read", 262144 * ranks),
+        ],
+    );
+    for process in summary["process_list"].as_array().unwrap() {
+        assert_eq!(process["bytes_written"].as_u64(), Some(262144), "{process}");
+    }
+    file
+}
+
+/// `cairn dump` of a trace.
+fn dump_of(trace: &std::path::Path) -> String {
+    let dump = Command::new(cairn_binary())
+        .arg("dump")
+        .arg(trace)
+        .output()
+        .unwrap();
+    String::from_utf8(dump.stdout).unwrap()
+}
+
+/// Streams in a dump that are one of `members` ranks sharing a stream.
+fn sharing_members(dump: &str, members: u64) -> usize {
+    let shared = format!("(one of {members} ranks sharing a stream");
+    dump.lines().filter(|line| line.contains(&shared)).count()
+}
+
+/// The staging directory `cairn run -o job.cairn` left in `directory` (`--keep-staging`).
+fn kept_staging(directory: &std::path::Path) -> std::path::PathBuf {
+    let staging: Vec<std::path::PathBuf> = std::fs::read_dir(directory)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.to_string_lossy().contains(".job.cairn.staging-"))
+        .collect();
+    assert_eq!(staging.len(), 1, "{staging:?}");
+    staging[0].clone()
+}
+
+/// Each rank's own trace (`cairn merge --runtime-io none STAGING/rank-R`), written into
+/// `into`.
+fn per_rank_traces(
+    staging: &std::path::Path,
+    ranks: u64,
+    into: &std::path::Path,
+) -> Vec<std::path::PathBuf> {
+    (0..ranks)
+        .map(|rank| {
+            let path = into.join(format!("rank-{rank}.cairn"));
+            succeed(
+                Command::new(cairn_binary())
+                    .args(["merge", "--runtime-io", "none"])
+                    .arg(staging.join(format!("rank-{rank}")))
+                    .arg("-o")
+                    .arg(&path)
+                    .output()
+                    .unwrap(),
+            );
+            path
+        })
+        .collect()
+}
+
 #[test]
 fn spmd_ranks_share_one_stream_and_the_trace_stays_flat() {
     // IOR-like, POSIX, one shared file, each rank its own blocks (offsets differ by rank):
     // every rank's events are one shared stream, and each rank's figures stay exact.
     let mut sizes = Vec::new();
     for ranks in [2usize, 4, 8] {
-        let arguments = ["posix", "shared", "0", "65536", "4096", "4"];
         let (size, summary, dump) = mpi_trace_with_merge_arguments(
             "ior_like",
             ranks,
-            &arguments,
+            &IOR_SMALL_POSIX,
             &["--runtime-io", "none"],
         );
-        let shared = format!("(one of {ranks} ranks sharing a stream");
-        assert_eq!(
-            dump.lines().filter(|line| line.contains(&shared)).count(),
-            ranks,
-            "{dump}"
-        );
-        let file = summary["files"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|file| file["path"].as_str().unwrap().ends_with("/ior.dat"))
-            .unwrap();
-        // 64 KiB per rank per segment in 4 KiB transfers, 4 segments: 64 writes and 64
-        // reads per rank.
-        assert_fields(
-            file,
-            &[
-                ("writes", 64 * ranks as u64),
-                ("bytes_written", 262144 * ranks as u64),
-                ("reads", 64 * ranks as u64),
-                ("bytes_read", 262144 * ranks as u64),
-            ],
-        );
+        assert_eq!(sharing_members(&dump, ranks as u64), ranks, "{dump}");
+        let file = assert_ior_small_posix(&summary, ranks as u64);
         assert_eq!(file["ranks"].as_array().unwrap().len(), ranks);
         for process in summary["process_list"].as_array().unwrap() {
-            assert_eq!(process["bytes_written"].as_u64(), Some(262144), "{process}");
             assert_eq!(process["bytes_read"].as_u64(), Some(262144), "{process}");
             assert_eq!(
                 process["calls_by_kind"]["collective"].as_f64(),
@@ -1320,7 +1378,7 @@ fn ranks_of_cairn_run_merge_up_a_tree_and_offline_merge_agrees() {
             .arg("--")
             .arg(&program)
             .arg(directory.path())
-            .args(["posix", "shared", "0", "65536", "4096", "4"])
+            .args(IOR_SMALL_POSIX)
             .output()
             .unwrap(),
     );
@@ -1331,51 +1389,16 @@ fn ranks_of_cairn_run_merge_up_a_tree_and_offline_merge_agrees() {
     );
     let check = |trace: &std::path::Path| {
         let summary = summary_json(trace, &[]);
-        assert_eq!(summary["ranks"].as_u64(), Some(ranks));
-        let file = summary["files"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|file| file["path"].as_str().unwrap().ends_with("/ior.dat"))
-            .unwrap()
-            .clone();
-        assert_fields(
-            &file,
-            &[
-                ("writes", 64 * ranks),
-                ("bytes_written", 262144 * ranks),
-                ("reads", 64 * ranks),
-                ("bytes_read", 262144 * ranks),
-            ],
-        );
-        for process in summary["process_list"].as_array().unwrap() {
-            assert_eq!(process["bytes_written"].as_u64(), Some(262144), "{process}");
-        }
-        let dump = Command::new(cairn_binary())
-            .arg("dump")
-            .arg(trace)
-            .output()
-            .unwrap();
-        let dump = String::from_utf8(dump.stdout).unwrap();
+        assert_ior_small_posix(&summary, ranks);
         // Every rank's events are one stream, however the tree cut the job.
-        assert_eq!(
-            dump.lines()
-                .filter(|line| line.contains("(one of 5 ranks sharing a stream"))
-                .count(),
-            ranks as usize,
-            "{dump}"
-        );
+        let dump = dump_of(trace);
+        assert_eq!(sharing_members(&dump, ranks), ranks as usize, "{dump}");
         summary
     };
     let from_tree = check(&trace_path);
     // The partial traces were taken up by their parents; the ranks' segments were kept.
-    let staging: Vec<std::path::PathBuf> = std::fs::read_dir(directory.path())
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .filter(|path| path.to_string_lossy().contains(".job.cairn.staging-"))
-        .collect();
-    assert_eq!(staging.len(), 1, "{staging:?}");
-    let mut left: Vec<String> = std::fs::read_dir(&staging[0])
+    let staging = kept_staging(directory.path());
+    let mut left: Vec<String> = std::fs::read_dir(&staging)
         .unwrap()
         .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
@@ -1387,7 +1410,7 @@ fn ranks_of_cairn_run_merge_up_a_tree_and_offline_merge_agrees() {
     succeed(
         Command::new(cairn_binary())
             .args(["merge", "--runtime-io", "none"])
-            .arg(&staging[0])
+            .arg(&staging)
             .arg("-o")
             .arg(&offline)
             .output()
@@ -1398,20 +1421,9 @@ fn ranks_of_cairn_run_merge_up_a_tree_and_offline_merge_agrees() {
     // directory.
     let rank_directory = directory.path().join("ranks");
     std::fs::create_dir(&rank_directory).unwrap();
-    let mut rank_traces = Vec::new();
-    for rank in 0..ranks {
-        let path = rank_directory.join(format!("rank-{rank}.cairn"));
-        succeed(
-            Command::new(cairn_binary())
-                .args(["merge", "--runtime-io", "none"])
-                .arg(staging[0].join(format!("rank-{rank}")))
-                .arg("-o")
-                .arg(&path)
-                .output()
-                .unwrap(),
-        );
-        assert_eq!(summary_json(&path, &[])["ranks"].as_u64(), Some(1));
-        rank_traces.push(path);
+    let rank_traces = per_rank_traces(&staging, ranks, &rank_directory);
+    for path in &rank_traces {
+        assert_eq!(summary_json(path, &[])["ranks"].as_u64(), Some(1));
     }
     let from_files = directory.path().join("from-files.cairn");
     succeed(
@@ -1485,39 +1497,13 @@ fn slowest_rank_is_exact_when_ranks_share_a_stream() {
             .unwrap(),
     );
     let merged = summary_json(&trace_path, &[]);
-    let dump = Command::new(cairn_binary())
-        .arg("dump")
-        .arg(&trace_path)
-        .output()
-        .unwrap();
-    let dump = String::from_utf8(dump.stdout).unwrap();
     // Rank 0 aggregates for the collective calls; the other three share one stream.
-    assert_eq!(
-        dump.lines()
-            .filter(|line| line.contains("(one of 3 ranks sharing a stream"))
-            .count(),
-        3,
-        "{dump}"
-    );
-    let staging = std::fs::read_dir(directory.path())
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .find(|path| path.to_string_lossy().contains(".job.cairn.staging-"))
-        .unwrap();
-    let own: Vec<serde_json::Value> = (0..ranks)
-        .map(|rank| {
-            let path = directory.path().join(format!("rank-{rank}.cairn"));
-            succeed(
-                Command::new(cairn_binary())
-                    .args(["merge", "--runtime-io", "none"])
-                    .arg(staging.join(format!("rank-{rank}")))
-                    .arg("-o")
-                    .arg(&path)
-                    .output()
-                    .unwrap(),
-            );
-            summary_json(&path, &[])
-        })
+    let dump = dump_of(&trace_path);
+    assert_eq!(sharing_members(&dump, 3), 3, "{dump}");
+    let staging = kept_staging(directory.path());
+    let own: Vec<serde_json::Value> = per_rank_traces(&staging, ranks, directory.path())
+        .iter()
+        .map(|path| summary_json(path, &[]))
         .collect();
     for call in ["MPI_File_write_at_all", "MPI_File_read_at_all"] {
         let longest: Vec<f64> = own
@@ -1570,7 +1556,7 @@ fn ranks_merge_over_pmpi_at_mpi_finalize() {
             .args(["-x", "CAIRN_MERGE_FANIN=2", "-x", "CAIRN_RUNTIME_IO=none"])
             .arg(&program)
             .arg(directory.path())
-            .args(["posix", "shared", "0", "65536", "4096", "4"])
+            .args(IOR_SMALL_POSIX)
             .output()
             .unwrap(),
     );
@@ -1580,36 +1566,9 @@ fn ranks_merge_over_pmpi_at_mpi_finalize() {
         "{stderr}"
     );
     let summary = summary_json(&trace, &[]);
-    assert_eq!(summary["ranks"].as_u64(), Some(ranks));
-    let file = summary["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|file| file["path"].as_str().unwrap().ends_with("/ior.dat"))
-        .unwrap()
-        .clone();
-    assert_fields(
-        &file,
-        &[
-            ("writes", 64 * ranks),
-            ("bytes_written", 262144 * ranks),
-            ("reads", 64 * ranks),
-            ("bytes_read", 262144 * ranks),
-        ],
-    );
-    let dump = Command::new(cairn_binary())
-        .arg("dump")
-        .arg(&trace)
-        .output()
-        .unwrap();
-    let dump = String::from_utf8(dump.stdout).unwrap();
-    assert_eq!(
-        dump.lines()
-            .filter(|line| line.contains("(one of 4 ranks sharing a stream"))
-            .count(),
-        ranks as usize,
-        "{dump}"
-    );
+    assert_ior_small_posix(&summary, ranks);
+    let dump = dump_of(&trace);
+    assert_eq!(sharing_members(&dump, ranks), ranks as usize, "{dump}");
     // The staging still has everything, and the program's calls agree with it.
     let offline = merge(&staging, output);
     for call in [

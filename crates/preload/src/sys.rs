@@ -56,44 +56,12 @@ pub fn close(fd: c_int) {
     unsafe { libc::syscall(libc::SYS_close, fd) };
 }
 
-pub fn pwrite(fd: c_int, data: &[u8], offset: u64) -> bool {
-    let mut written = 0;
-    while written < data.len() {
-        // SAFETY: the pointer and length come from a valid slice.
-        let value = unsafe {
-            libc::syscall(
-                libc::SYS_pwrite64,
-                fd,
-                data[written..].as_ptr(),
-                data.len() - written,
-                offset + written as u64,
-            )
-        };
-        match result(value) {
-            Ok(0) => return false,
-            Ok(count) => written += count,
-            Err(libc::EINTR) => continue,
-            Err(_) => return false,
-        }
-    }
-    true
-}
-
-/// Fills `out` from `offset`; false on an error or a short file.
-pub fn pread_exact(fd: c_int, out: &mut [u8], offset: u64) -> bool {
+/// Repeats a positioned transfer (`step(done)` moves what is left after `done` bytes)
+/// until `length` bytes moved: false on an error or end of file.
+fn transfer_all(length: usize, mut step: impl FnMut(usize) -> libc::c_long) -> bool {
     let mut done = 0;
-    while done < out.len() {
-        // SAFETY: the pointer and length come from a valid mutable slice.
-        let value = unsafe {
-            libc::syscall(
-                libc::SYS_pread64,
-                fd,
-                out[done..].as_mut_ptr(),
-                out.len() - done,
-                offset + done as u64,
-            )
-        };
-        match result(value) {
+    while done < length {
+        match result(step(done)) {
             Ok(0) => return false,
             Ok(count) => done += count,
             Err(libc::EINTR) => continue,
@@ -101,6 +69,38 @@ pub fn pread_exact(fd: c_int, out: &mut [u8], offset: u64) -> bool {
         }
     }
     true
+}
+
+pub fn pwrite(fd: c_int, data: &[u8], offset: u64) -> bool {
+    transfer_all(data.len(), |done| {
+        // SAFETY: the pointer and length come from a valid slice.
+        unsafe {
+            libc::syscall(
+                libc::SYS_pwrite64,
+                fd,
+                data[done..].as_ptr(),
+                data.len() - done,
+                offset + done as u64,
+            )
+        }
+    })
+}
+
+/// Fills `out` from `offset`; false on an error or a short file.
+pub fn pread_exact(fd: c_int, out: &mut [u8], offset: u64) -> bool {
+    let length = out.len();
+    transfer_all(length, |done| {
+        // SAFETY: the pointer and length come from a valid mutable slice.
+        unsafe {
+            libc::syscall(
+                libc::SYS_pread64,
+                fd,
+                out[done..].as_mut_ptr(),
+                length - done,
+                offset + done as u64,
+            )
+        }
+    })
 }
 
 pub fn rename(from: &PathBuffer, to: &PathBuffer) -> bool {

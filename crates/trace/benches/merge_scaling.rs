@@ -53,9 +53,10 @@ fn main() {
         .ok()
         .and_then(|value| value.parse().ok())
         .unwrap_or(16_384);
+    let shape = Spmd::benchmark(0);
     println!(
         "offline merge of generated SPMD rank traces ({} segments, {} transfers of {} B, halo {} B; medians of {runs})",
-        8, 16, 4096, 8192
+        shape.segments, shape.transfers, shape.transfer_size, shape.message_size
     );
     println!(
         "{:>6} {:>10} {:>12} {:>10} {:>11} {:>11} {:>12} {:>14} {:>10}",
@@ -72,13 +73,7 @@ fn main() {
     let mut baseline: Option<(f64, f64, f64)> = None;
     let mut ranks = 64u32;
     while ranks <= largest {
-        let program = Spmd {
-            ranks,
-            segments: 8,
-            transfers: 16,
-            transfer_size: 4096,
-            message_size: 8192,
-        };
+        let program = Spmd::benchmark(ranks);
         let images: Vec<Vec<u8>> = (0..ranks)
             .map(|rank| rank_trace(&program, rank).to_bytes())
             .collect();

@@ -13,13 +13,7 @@ fn main() {
         eprintln!("usage: generate_rank_traces RANKS DIRECTORY");
         std::process::exit(2);
     };
-    let program = Spmd {
-        ranks,
-        segments: 8,
-        transfers: 16,
-        transfer_size: 4096,
-        message_size: 8192,
-    };
+    let program = Spmd::benchmark(ranks);
     std::fs::create_dir_all(directory).expect("the directory can be created");
     for rank in 0..ranks {
         let path = std::path::Path::new(directory).join(format!("rank-{rank:05}.cairn"));

@@ -26,6 +26,18 @@ pub struct Spmd {
 }
 
 impl Spmd {
+    /// The program the merge benchmark and the example generator use: 8 segments of 16
+    /// transfers of 4 KiB, halo messages of 8 KiB.
+    pub fn benchmark(ranks: u32) -> Spmd {
+        Spmd {
+            ranks,
+            segments: 8,
+            transfers: 16,
+            transfer_size: 4096,
+            message_size: 8192,
+        }
+    }
+
     pub fn block_size(&self) -> u64 {
         self.transfer_size * self.transfers as u64
     }

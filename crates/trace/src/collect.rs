@@ -17,6 +17,7 @@ use cairn_model::{event_flags, Call, CallClass, Event, Layer, UNKNOWN};
 
 use crate::elf::Segments;
 use crate::noise::{self, Noise};
+use crate::table::Table;
 use crate::{
     CallInfo, Context, Ending, FileInfo, Meta, Process, Result, Stream, Trace, TraceError,
 };
@@ -357,10 +358,8 @@ pub const NUMBERED_HANDLE: u64 = 1 << 40;
 /// The trace's modules and calling contexts, filled as kept events use them.
 #[derive(Default)]
 struct ContextTable {
-    modules: Vec<Vec<u8>>,
-    module_index: HashMap<Vec<u8>, u32>,
-    contexts: Vec<Context>,
-    context_index: HashMap<Context, u32>,
+    modules: Table<Vec<u8>>,
+    contexts: Table<Context>,
     /// Code ranges per module path (`None`: unreadable, frames are trusted).
     module_code: HashMap<Vec<u8>, Option<Segments>>,
 }
@@ -391,23 +390,14 @@ impl ContextTable {
         let frames = frames[..kept]
             .iter()
             .map(|(module, offset)| {
-                let module = segment.modules.get(module).map(|path| {
-                    *self.module_index.entry(path.clone()).or_insert_with(|| {
-                        self.modules.push(path.clone());
-                        (self.modules.len() - 1) as u32
-                    })
-                });
+                let module = segment
+                    .modules
+                    .get(module)
+                    .map(|path| self.modules.intern(path));
                 (module, *offset)
             })
             .collect();
-        let context = Context { frames };
-        *self
-            .context_index
-            .entry(context.clone())
-            .or_insert_with(|| {
-                self.contexts.push(context);
-                self.contexts.len() as u32
-            })
+        self.contexts.intern(&Context { frames }) + 1
     }
 }
 
@@ -608,8 +598,7 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
         prefixes
     };
 
-    let mut calls: Vec<CallInfo> = Vec::new();
-    let mut call_index: HashMap<String, u16> = HashMap::new();
+    let mut calls: Table<String> = Table::default();
     let mut files: Vec<FileInfo> = Vec::new();
     // (used by any event, used by an event after main) per file.
     let mut file_use: Vec<(bool, bool, bool)> = Vec::new();
@@ -721,10 +710,7 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
             }
             event.call = *call_numbers[call_id as usize].get_or_insert_with(|| {
                 let name = &header.call_names[call_id as usize];
-                *call_index.entry(name.clone()).or_insert_with(|| {
-                    calls.push(CallInfo::new(name));
-                    (calls.len() - 1) as u16
-                })
+                calls.intern(name) as u16
             });
             event.context = match contexts_here.get(&raw.context) {
                 Some(index) => *index,
@@ -837,11 +823,15 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                 .map_or(0, |segment| segment.header.start_realtime),
             duration: run_end.saturating_sub(run_start),
         },
-        calls,
+        calls: calls
+            .values
+            .iter()
+            .map(|name| CallInfo::new(name))
+            .collect(),
         processes,
         files,
-        modules: context_table.modules,
-        contexts: context_table.contexts,
+        modules: context_table.modules.values,
+        contexts: context_table.contexts.values,
         streams,
         diagnostics,
     })

@@ -26,6 +26,7 @@ pub mod noise;
 pub mod ranks;
 pub mod symbols;
 pub mod synthetic;
+mod table;
 pub mod walk;
 
 pub use data::*;

@@ -25,32 +25,8 @@ use std::sync::Arc;
 
 use cairn_compress::stream::EncodedStream;
 
+use crate::table::Table;
 use crate::{CallInfo, Context, FileInfo, Meta, Process, Stream, Trace};
-
-/// Interns values in first-use order and remembers their indices.
-struct Table<T: std::hash::Hash + Eq + Clone> {
-    values: Vec<T>,
-    index: HashMap<T, u32>,
-}
-
-impl<T: std::hash::Hash + Eq + Clone> Table<T> {
-    fn new() -> Self {
-        Table {
-            values: Vec::new(),
-            index: HashMap::new(),
-        }
-    }
-
-    fn intern(&mut self, value: &T) -> u32 {
-        if let Some(index) = self.index.get(value) {
-            return *index;
-        }
-        self.values.push(value.clone());
-        let index = (self.values.len() - 1) as u32;
-        self.index.insert(value.clone(), index);
-        index
-    }
-}
 
 /// The merged trace's view of one input: where its indices go.
 struct Renumbering {
@@ -113,10 +89,10 @@ pub fn merge_traces(mut traces: Vec<Trace>) -> Trace {
         .map(|trace| trace.meta.start_realtime)
         .min()
         .unwrap_or(0);
-    let mut calls: Table<String> = Table::new();
-    let mut modules: Table<Vec<u8>> = Table::new();
-    let mut contexts: Table<Context> = Table::new();
-    let mut files: Table<Vec<u8>> = Table::new();
+    let mut calls: Table<String> = Table::default();
+    let mut modules: Table<Vec<u8>> = Table::default();
+    let mut contexts: Table<Context> = Table::default();
+    let mut files: Table<Vec<u8>> = Table::default();
     let mut noise = Vec::new();
     let mut processes: Vec<Process> = Vec::new();
     let mut streams: Vec<Stream> = Vec::new();

@@ -1596,6 +1596,37 @@ fn ranks_merge_over_pmpi_at_mpi_finalize() {
 }
 
 #[test]
+fn merge_at_finalize_without_a_cairn_binary_never_holds_the_program() {
+    // No rank can build its trace: each still takes part in the tree (sending nothing),
+    // the program ends normally, rank 0 says why there is no trace, and the staging has
+    // everything for `cairn merge`.
+    let directory = tempfile::tempdir().unwrap();
+    let program = directory.path().join("ior_like");
+    compile_mpi("ior_like", &program, &[]);
+    let staging = directory.path().join("staging");
+    let trace = directory.path().join("job.cairn");
+    let output = succeed(
+        mpirun_traced(4, &staging)
+            .arg("-x")
+            .arg(format!("CAIRN_OUTPUT={}", trace.display()))
+            .args(["-x", "CAIRN_BIN=/nonexistent/cairn"])
+            .arg(&program)
+            .arg(directory.path())
+            .args(IOR_SMALL_POSIX)
+            .output()
+            .unwrap(),
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("cairn: no trace written at MPI_Finalize"),
+        "{stderr}"
+    );
+    assert!(!trace.exists());
+    let offline = merge(&staging, output);
+    assert_ior_small_posix(&offline.summary, 4);
+}
+
+#[test]
 fn ior_like_counts_follow_its_parameters() {
     let (block, transfer, segments) = (65_536u64, 16_384u64, 3u64);
     let per_rank_transfers = segments * block / transfer;

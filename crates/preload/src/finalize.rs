@@ -24,6 +24,7 @@ use crate::sys::{self, PathBuffer};
 
 type Handle = *mut c_void;
 
+type Flag = unsafe extern "C" fn(*mut c_int) -> c_int;
 type CommDup = unsafe extern "C" fn(Handle, *mut Handle) -> c_int;
 type CommFree = unsafe extern "C" fn(*mut Handle) -> c_int;
 type CommQuery = unsafe extern "C" fn(Handle, *mut c_int) -> c_int;
@@ -33,6 +34,8 @@ type PmpiRecv =
 
 /// The PMPI functions and Open MPI objects the tree needs.
 struct Pmpi {
+    initialized: Flag,
+    finalized: Flag,
     comm_dup: CommDup,
     comm_free: CommFree,
     comm_rank: CommQuery,
@@ -59,6 +62,8 @@ impl Pmpi {
         // the field declares (MPI standard, Open MPI's pointer handles).
         unsafe {
             Some(Pmpi {
+                initialized: std::mem::transmute::<usize, Flag>(symbol(c"PMPI_Initialized")?),
+                finalized: std::mem::transmute::<usize, Flag>(symbol(c"PMPI_Finalized")?),
                 comm_dup: std::mem::transmute::<usize, CommDup>(symbol(c"PMPI_Comm_dup")?),
                 comm_free: std::mem::transmute::<usize, CommFree>(symbol(c"PMPI_Comm_free")?),
                 comm_rank: std::mem::transmute::<usize, CommQuery>(symbol(c"PMPI_Comm_rank")?),
@@ -355,9 +360,17 @@ pub fn merge_at_finalize(segment: Option<Vec<u8>>) {
     let started = crate::sys::clock(libc::CLOCK_MONOTONIC);
     let mut comm: Handle = std::ptr::null_mut();
     let (mut rank, mut size) = (0, 0);
-    // SAFETY: PMPI calls on MPI_COMM_WORLD before MPI_Finalize, with valid out-pointers.
+    let (mut initialized, mut finalized) = (0, 0);
+    // SAFETY: PMPI calls on MPI_COMM_WORLD before MPI_Finalize, with valid out-pointers;
+    // MPI_Initialized and MPI_Finalized may be called at any time, and the others only
+    // run in an initialised, not yet finalised MPI (an erroneous second MPI_Finalize, or
+    // one without MPI_Init, is left to the real call).
     let ready = unsafe {
-        (pmpi.comm_dup)(pmpi.world, &mut comm) == 0
+        (pmpi.initialized)(&mut initialized) == 0
+            && (pmpi.finalized)(&mut finalized) == 0
+            && initialized != 0
+            && finalized == 0
+            && (pmpi.comm_dup)(pmpi.world, &mut comm) == 0
             && (pmpi.comm_rank)(comm, &mut rank) == 0
             && (pmpi.comm_size)(comm, &mut size) == 0
     };

@@ -45,6 +45,11 @@ enum Command {
         /// the first rank and counted for the others, kept for every rank, or only counted.
         #[arg(long, value_enum, default_value_t = RuntimeIo::FirstRank)]
         runtime_io: RuntimeIo,
+        /// Precision level, 0–100: below 100, processes' start and end times are rounded
+        /// to (100 − level)% of the run's duration (thousands of ranks then cost a byte or
+        /// two each); events and counts stay exact. The trace says what was rounded.
+        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u8).range(0..=100))]
+        precision: u8,
         /// The command and its arguments.
         #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
         command: Vec<std::ffi::OsString>,
@@ -69,6 +74,9 @@ enum Command {
         /// I/O is the one kept by default); without it, the lowest rank staged.
         #[arg(long)]
         first_rank: Option<u32>,
+        /// As for `run`.
+        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u8).range(0..=100))]
+        precision: u8,
         /// Print nothing but errors.
         #[arg(short, long)]
         quiet: bool,
@@ -118,6 +126,25 @@ impl RuntimeIo {
     }
 }
 
+/// The error and its causes on one line, each said once: a context naming a file is
+/// dropped when the cause below names it too (`t.cairn: t.cairn: No such file…`).
+fn one_line(error: &anyhow::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for cause in error.chain() {
+        let text = cause.to_string().replace('\n', " ");
+        if let Some(last) = parts.last_mut() {
+            if text.starts_with(last.as_str()) {
+                *last = text;
+                continue;
+            }
+        }
+        if !parts.iter().any(|part| part.contains(&text)) {
+            parts.push(text);
+        }
+    }
+    parts.join(": ")
+}
+
 fn open_trace(path: &std::path::Path) -> Result<cairn_trace::Trace> {
     cairn_trace::Trace::open(path).with_context(|| format!("{}", path.display()))
 }
@@ -133,12 +160,14 @@ fn main() -> ExitCode {
             keep_staging,
             quiet,
             runtime_io,
+            precision,
             command,
         } => run::run(run::RunOptions {
             output,
             keep_staging,
             quiet,
             runtime_io: runtime_io.policy(),
+            precision,
             command,
         }),
         Command::Lib => run::library_path().map(|path| {
@@ -150,9 +179,17 @@ fn main() -> ExitCode {
             output,
             runtime_io,
             first_rank,
+            precision,
             quiet,
-        } => run::merge(&inputs, &output, runtime_io.policy(), first_rank, quiet)
-            .map(|_| ExitCode::SUCCESS),
+        } => run::merge(
+            &inputs,
+            &output,
+            runtime_io.policy(),
+            first_rank,
+            precision,
+            quiet,
+        )
+        .map(|_| ExitCode::SUCCESS),
         Command::Summary { trace, json, all } => open_trace(&trace).and_then(|trace| {
             let summary = cairn_analyze::summary::summarize(
                 &trace,
@@ -198,8 +235,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(error) => {
-            let message = format!("{error:#}").replace('\n', " ");
-            eprintln!("cairn: error: {message}");
+            eprintln!("cairn: error: {}", one_line(&error));
             ExitCode::from(2)
         }
     }

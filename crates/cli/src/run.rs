@@ -15,6 +15,8 @@ pub struct RunOptions {
     pub keep_staging: bool,
     pub quiet: bool,
     pub runtime_io: RuntimeIo,
+    /// Precision level (see `Trace::round_process_times`).
+    pub precision: u8,
     pub command: Vec<OsString>,
 }
 
@@ -376,6 +378,7 @@ pub fn run(options: RunOptions) -> Result<ExitCode> {
             );
         }
     }
+    trace.round_process_times(options.precision);
     let size = trace.write(&output).with_context(|| {
         format!(
             "writing the trace failed; the raw segments are kept in {}",
@@ -486,14 +489,16 @@ pub fn merge(
     output: &Path,
     runtime_io: RuntimeIo,
     first_rank: Option<u32>,
+    precision: u8,
     quiet: bool,
 ) -> Result<()> {
     let mut traces = load_inputs(inputs, runtime_io, first_rank)?;
-    let trace = if traces.len() == 1 {
+    let mut trace = if traces.len() == 1 {
         traces.pop().expect("one trace")
     } else {
         merge_traces(traces)
     };
+    trace.round_process_times(precision);
     let size = trace.write(output)?;
     if !quiet {
         eprintln!(

@@ -934,6 +934,88 @@ fn spmd_ranks_share_one_stream_and_the_trace_stays_flat() {
     assert!(per_rank < 40.0, "sizes {sizes:?}: {per_rank} B per rank");
 }
 
+#[test]
+fn at_precision_99_process_records_cost_less_than_half_per_rank() {
+    // Exactly kept, each rank's process record (pid, start, end, main) costs about 17 bytes
+    // after compression; with times rounded to 1% of the run, less than half of that, and
+    // every figure of the events is unchanged. (The rest of what grows with ranks is the
+    // merged timing statistics, which take more bytes as they cover more samples.)
+    let mut process_table = Vec::new();
+    for ranks in [2u64, 8] {
+        let (directory, staging, _) = run_mpi_traced("ior_like", ranks as usize, &IOR_SMALL_POSIX);
+        let build = |name: &str, precision: &str| {
+            let trace = directory.path().join(name);
+            succeed(
+                Command::new(cairn_binary())
+                    .args([
+                        "merge",
+                        "-q",
+                        "--runtime-io",
+                        "none",
+                        "--precision",
+                        precision,
+                    ])
+                    .arg(&staging)
+                    .arg("-o")
+                    .arg(&trace)
+                    .output()
+                    .unwrap(),
+            );
+            trace
+        };
+        let (exact, rounded) = (build("exact.cairn", "100"), build("rounded.cairn", "99"));
+        let (exact_summary, rounded_summary) =
+            (summary_json(&exact, &[]), summary_json(&rounded, &[]));
+        assert_ior_small_posix(&rounded_summary, ranks);
+        assert_eq!(
+            rounded_summary["calls"].as_object().unwrap().len(),
+            exact_summary["calls"].as_object().unwrap().len()
+        );
+        for (call, figures) in exact_summary["calls"].as_object().unwrap() {
+            assert_eq!(
+                rounded_summary["calls"][call]["count"], figures["count"],
+                "{call}"
+            );
+            assert_eq!(
+                rounded_summary["calls"][call]["bytes"], figures["bytes"],
+                "{call}"
+            );
+        }
+        let notes = rounded_summary["diagnostics"].to_string();
+        assert!(
+            notes.contains("rounded to") && notes.contains("precision 99"),
+            "{notes}"
+        );
+        let stored = |trace: &std::path::Path| {
+            let sections = Command::new(cairn_binary())
+                .args(["dump", "--sections"])
+                .arg(trace)
+                .output()
+                .unwrap();
+            let sections = String::from_utf8(sections.stdout).unwrap();
+            let line = sections.lines().find(|line| line.contains("PROC")).unwrap();
+            line.split_whitespace()
+                .nth(2)
+                .unwrap()
+                .parse::<f64>()
+                .unwrap()
+        };
+        process_table.push((stored(&exact), stored(&rounded)));
+        assert!(
+            std::fs::metadata(&rounded).unwrap().len()
+                <= std::fs::metadata(&exact).unwrap().len() + 100,
+            "the rounding note costs under 100 bytes"
+        );
+    }
+    let per_rank =
+        |at: fn(&(f64, f64)) -> f64| (at(&process_table[1]) - at(&process_table[0])) / 6.0;
+    let (exact, rounded) = (per_rank(|sizes| sizes.0), per_rank(|sizes| sizes.1));
+    assert!(
+        rounded < exact / 2.0,
+        "PROC per rank: exact {exact} B, at precision 99 {rounded} B"
+    );
+}
+
 /// [`trace_mpi`] with arguments after the directory.
 fn trace_mpi_with(name: &str, ranks: usize, arguments: &[&str]) -> (tempfile::TempDir, Traced) {
     let (directory, staging, output) = run_mpi_traced(name, ranks, arguments);

@@ -278,6 +278,8 @@ struct Local {
     binary: Option<PathBuffer>,
     directory: Vec<u8>,
     runtime_io: Vec<u8>,
+    /// `CAIRN_PRECISION`, applied by the merge that makes the job's trace.
+    precision: Vec<u8>,
 }
 
 impl Local {
@@ -290,10 +292,11 @@ impl Local {
         ])
     }
 
-    /// This rank's trace, built from its own staging segment.
-    fn own_trace(&self, rank: c_int, segment: &[u8]) -> Option<Vec<u8>> {
+    /// This rank's trace, built from its own staging segment (`last`: it is the job's).
+    fn own_trace(&self, rank: c_int, segment: &[u8], last: bool) -> Option<Vec<u8>> {
         let binary = self.binary.as_ref()?;
         let output = self.partial(rank)?;
+        let precision: &[u8] = if last { &self.precision } else { b"100" };
         let built = run_cairn(
             binary,
             &[
@@ -303,6 +306,8 @@ impl Local {
                 b"0",
                 b"--runtime-io",
                 &self.runtime_io,
+                b"--precision",
+                precision,
                 segment,
                 b"-o",
                 output.as_bytes(),
@@ -313,8 +318,14 @@ impl Local {
         bytes
     }
 
-    /// Merges traces (the non-empty ones) into one.
-    fn merge(&self, rank: c_int, parts: &[(c_int, Vec<u8>)], output: &PathBuffer) -> bool {
+    /// Merges traces (the non-empty ones) into one (`last`: the job's).
+    fn merge(
+        &self,
+        rank: c_int,
+        parts: &[(c_int, Vec<u8>)],
+        output: &PathBuffer,
+        last: bool,
+    ) -> bool {
         let Some(binary) = self.binary.as_ref() else {
             return false;
         };
@@ -337,7 +348,8 @@ impl Local {
         if inputs.is_empty() {
             return false;
         }
-        let mut arguments: Vec<&[u8]> = vec![b"merge", b"-q"];
+        let precision: &[u8] = if last { &self.precision } else { b"100" };
+        let mut arguments: Vec<&[u8]> = vec![b"merge", b"-q", b"--precision", precision];
         arguments.extend(inputs.iter().map(PathBuffer::as_bytes));
         arguments.extend([&b"-o"[..], output.as_bytes()]);
         let merged = run_cairn(binary, &arguments);
@@ -397,9 +409,10 @@ pub fn merge_at_finalize(segment: Option<Vec<u8>>) {
         binary: cairn_binary(),
         directory,
         runtime_io: environment(c"CAIRN_RUNTIME_IO").unwrap_or_else(|| b"first-rank".to_vec()),
+        precision: environment(c"CAIRN_PRECISION").unwrap_or_else(|| b"100".to_vec()),
     };
     let mut partial = segment
-        .and_then(|segment| local.own_trace(rank, &segment))
+        .and_then(|segment| local.own_trace(rank, &segment, size == 1))
         .unwrap_or_default();
     let mut stride: c_int = 1;
     let mut notes = 0;
@@ -423,9 +436,10 @@ pub fn merge_at_finalize(segment: Option<Vec<u8>>) {
             }
         }
         notes += parts.iter().filter(|(_, bytes)| bytes.is_empty()).count();
-        let merged = local
-            .partial(rank)
-            .filter(|merged| local.merge(rank, &parts, merged));
+        let merged = local.partial(rank).filter(|merged| {
+            let last = stride.saturating_mul(fan_in) >= size;
+            local.merge(rank, &parts, merged, last)
+        });
         partial = merged
             .as_ref()
             .and_then(|merged| {

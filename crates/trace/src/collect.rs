@@ -822,6 +822,7 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                 .first()
                 .map_or(0, |segment| segment.header.start_realtime),
             duration: run_end.saturating_sub(run_start),
+            process_time_step: 1,
         },
         calls: calls
             .values

@@ -17,10 +17,10 @@ const VERSION: u16 = 1;
 /// added streams shared by ranks and per-stream file tables, version 2 had one stream per
 /// thread with trace-wide file indices, version 1 flat columns).
 const EVENTS_VERSION: u16 = 4;
-/// Version 4 of PROC: parent pids and runtime event counts against the previous process's
-/// (version 3 added the count of runtime events only counted, version 2 the count of
-/// untraced calls and the rank).
-const PROCESSES_VERSION: u16 = 4;
+/// Version 5 of PROC: process times in units of a time step (version 4 put parent pids and
+/// runtime event counts against the previous process's, version 3 added the count of
+/// runtime events only counted, version 2 the count of untraced calls and the rank).
+const PROCESSES_VERSION: u16 = 5;
 /// Version 2 of FILE: runs of numbered names (version 1 listed every name).
 const FILES_VERSION: u16 = 2;
 
@@ -37,6 +37,10 @@ pub struct Meta {
     pub start_realtime: u64,
     /// Run duration in nanoseconds (first process start to last event or exit).
     pub duration: u64,
+    /// Processes' start, end and `main` times are multiples of this many nanoseconds: 1 (or
+    /// 0) when exact, more when a precision level below 100 rounded them
+    /// ([`Trace::round_process_times`]).
+    pub process_time_step: u64,
 }
 
 /// A call named in the trace.
@@ -222,7 +226,9 @@ fn read_optional(reader: &mut ByteReader, limit: usize, what: &str) -> Result<Op
 /// value against the previous process's (or the same process's start), and a string equal
 /// to the previous process's written as one byte — so thousands of ranks of one command
 /// cost a few bytes each, mostly their times.
-fn encode_processes(processes: &[Process], out: &mut ByteWriter) {
+fn encode_processes(processes: &[Process], time_step: u64, out: &mut ByteWriter) {
+    let step = time_step.max(1);
+    out.u64(step);
     out.u64(processes.len() as u64);
     let mut previous = 0i64;
     for process in processes {
@@ -262,15 +268,16 @@ fn encode_processes(processes: &[Process], out: &mut ByteWriter) {
     }
     let mut previous = 0i64;
     for process in processes {
-        out.i64(process.start as i64 - previous);
-        previous = process.start as i64;
+        let start = (process.start / step) as i64;
+        out.i64(start - previous);
+        previous = start;
     }
     for process in processes {
-        out.u64(process.end.saturating_sub(process.start));
+        out.u64(process.end.saturating_sub(process.start) / step);
         out.u64(
             process
                 .main_start
-                .map_or(0, |main| main.saturating_sub(process.start) + 1),
+                .map_or(0, |main| main.saturating_sub(process.start) / step + 1),
         );
     }
     let mut previous = 0i64;
@@ -291,8 +298,9 @@ fn encode_processes(processes: &[Process], out: &mut ByteWriter) {
     }
 }
 
-fn decode_processes(reader: &mut ByteReader) -> Result<Vec<Process>> {
+fn decode_processes(reader: &mut ByteReader) -> Result<(Vec<Process>, u64)> {
     let invalid = |what: &str| TraceError::Invalid(format!("section PROC: {what}"));
+    let step = reader.u64()?.max(1);
     // Every process takes at least one byte in each of a dozen columns.
     let count = reader.count(12)?;
     let mut processes = vec![
@@ -368,14 +376,16 @@ fn decode_processes(reader: &mut ByteReader) -> Result<Vec<Process>> {
     let mut previous = 0i64;
     for process in processes.iter_mut() {
         previous = previous.wrapping_add(reader.i64()?);
-        process.start = previous as u64;
+        process.start = (previous as u64).saturating_mul(step);
     }
     for process in processes.iter_mut() {
-        process.end = process.start.saturating_add(reader.u64()?);
+        process.end = process
+            .start
+            .saturating_add(reader.u64()?.saturating_mul(step));
         process.main_start = reader
             .u64()?
             .checked_sub(1)
-            .map(|offset| process.start.saturating_add(offset));
+            .map(|offset| process.start.saturating_add(offset.saturating_mul(step)));
     }
     let mut previous = 0i64;
     for process in processes.iter_mut() {
@@ -398,7 +408,7 @@ fn decode_processes(reader: &mut ByteReader) -> Result<Vec<Process>> {
             rank => Some(narrow(rank, "rank out of range")?),
         };
     }
-    Ok(processes)
+    Ok((processes, step))
 }
 
 impl Trace {
@@ -441,7 +451,7 @@ impl Trace {
         writer.add_section(SectionKind::CALLS, VERSION, &calls.into_inner(), true);
 
         let mut processes = ByteWriter::new();
-        encode_processes(&self.processes, &mut processes);
+        encode_processes(&self.processes, self.meta.process_time_step, &mut processes);
         writer.add_section(
             SectionKind::PROCESSES,
             PROCESSES_VERSION,
@@ -535,7 +545,7 @@ impl Trace {
 
         let bytes = versioned(SectionKind::PROCESSES, PROCESSES_VERSION)?;
         let mut reader = ByteReader::new(&bytes, "section PROC");
-        trace.processes = decode_processes(&mut reader)?;
+        (trace.processes, trace.meta.process_time_step) = decode_processes(&mut reader)?;
 
         let bytes = versioned(SectionKind::FILES, FILES_VERSION)?;
         let mut reader = ByteReader::new(&bytes, "section FILE");
@@ -596,6 +606,32 @@ impl Trace {
             }
         }
         Ok(())
+    }
+
+    /// Precision level `precision` (0–100; 100 keeps everything exact) applied to the
+    /// processes' start, end and `main` times: rounded to a step of (100 − precision)% of
+    /// the run's duration, so that thousands of ranks started within one step cost a byte
+    /// or two each instead of their exact nanoseconds. Events keep their own times; a
+    /// diagnostic says what was rounded.
+    pub fn round_process_times(&mut self, precision: u8) {
+        let precision = precision.min(100) as u64;
+        if precision == 100 {
+            return;
+        }
+        let step = (self.meta.duration as u128 * (100 - precision) as u128 / 100) as u64;
+        let step = step.max(1).max(self.meta.process_time_step);
+        let round = |time: u64| (time.saturating_add(step / 2) / step).saturating_mul(step);
+        for process in &mut self.processes {
+            let (start, end) = (round(process.start), round(process.end));
+            process.main_start = process.main_start.map(|main| round(main).max(start));
+            process.start = start;
+            process.end = end.max(start);
+        }
+        self.meta.process_time_step = step;
+        self.diagnostics.push(format!(
+            "process start, end and main times rounded to {:.3} ms (precision {precision}); event times are unchanged",
+            step as f64 / 1e6
+        ));
     }
 
     /// The class of the call at `index` in the trace's call table.

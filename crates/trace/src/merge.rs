@@ -26,7 +26,7 @@ use std::sync::Arc;
 use cairn_compress::stream::EncodedStream;
 
 use crate::table::Table;
-use crate::{CallInfo, Context, FileInfo, Meta, Process, Stream, Trace};
+use crate::{CallInfo, Context, FileInfo, Process, Stream, Trace};
 
 /// The merged trace's view of one input: where its indices go.
 struct Renumbering {
@@ -100,15 +100,11 @@ pub fn merge_traces(mut traces: Vec<Trace>) -> Trace {
     let mut meta = traces
         .first()
         .map(|trace| trace.meta.clone())
-        .unwrap_or(Meta {
-            writer: String::new(),
-            command: Vec::new(),
-            exit_status: None,
-            start_realtime: 0,
-            duration: 0,
-        });
+        .unwrap_or_default();
     meta.start_realtime = run_start;
     meta.duration = 0;
+    // Times move by each input's shift: rounded inputs stay rounded, but on no common step.
+    meta.process_time_step = 1;
 
     for trace in traces {
         let shift = trace.meta.start_realtime - run_start;
@@ -424,6 +420,37 @@ mod tests {
             .unwrap();
         let offset = first.streams[0].first_start - first.processes[0].start;
         assert_eq!(stream.first_start, merged.processes[1].start + offset);
+    }
+
+    #[test]
+    fn a_precision_level_rounds_process_times_and_the_trace_stays_flat() {
+        let size = |ranks: u32, precision: u8| {
+            let mut trace = merged(ranks);
+            let exact = trace.processes.clone();
+            trace.round_process_times(precision);
+            let step = trace.meta.process_time_step;
+            let bytes = trace.to_bytes();
+            let read = Trace::from_bytes(bytes.clone()).unwrap();
+            assert_eq!(read.processes, trace.processes);
+            for (rounded, exact) in read.processes.iter().zip(&exact) {
+                assert!(rounded.start.abs_diff(exact.start) <= step / 2 + 1);
+                assert!(rounded.end.abs_diff(exact.end) <= step / 2 + 1);
+            }
+            if precision < 100 {
+                assert!(read.diagnostics.iter().any(|note| note.contains("rounded")));
+                let expected = trace.meta.duration as u128 * (100 - precision as u128) / 100;
+                assert_eq!(step as u128, expected);
+            }
+            bytes.len() as f64
+        };
+        // Exact: each rank costs its times. At precision 99 (1% of the run): far less.
+        let exact_growth = (size(1024, 100) - size(64, 100)) / 960.0;
+        let rounded_growth = (size(1024, 99) - size(64, 99)) / 960.0;
+        assert!(
+            rounded_growth < exact_growth / 2.0,
+            "{rounded_growth} vs {exact_growth} B/rank"
+        );
+        assert!(rounded_growth < 3.0, "{rounded_growth} B/rank");
     }
 
     #[test]

@@ -158,6 +158,7 @@ pub fn rank_trace(program: &Spmd, rank: u32) -> Trace {
             // Ranks start within a few milliseconds of one another.
             start_realtime: 1_800_000_000_000_000_000 + jitter.next(3_000_000),
             duration: end,
+            process_time_step: 1,
         },
         calls: CALLS
             .iter()

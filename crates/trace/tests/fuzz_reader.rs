@@ -52,6 +52,7 @@ fn sample_trace() -> Trace {
             exit_status: Some(0),
             start_realtime: 1,
             duration: 2,
+            process_time_step: 1,
         },
         calls: vec![
             CallInfo::new("write"),

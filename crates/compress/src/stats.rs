@@ -97,8 +97,8 @@ impl Stats {
         }
         out.u64(self.min);
         out.u64(self.max - self.min);
-        out.u64(self.mean.to_bits());
-        out.u64(self.m2.to_bits());
+        out.f64(self.mean);
+        out.f64(self.m2);
         if histogram {
             // The fullest bin is implied (count minus the others): it is the one that grows
             // with a loop's iterations, and the trace should not.
@@ -137,8 +137,8 @@ impl Stats {
         };
         stats.min = reader.u64()?;
         stats.max = stats.min.saturating_add(reader.u64()?);
-        stats.mean = f64::from_bits(reader.u64()?);
-        stats.m2 = f64::from_bits(reader.u64()?);
+        stats.mean = reader.f64()?;
+        stats.m2 = reader.f64()?;
         if histogram {
             let fullest = reader.u64()? as usize;
             if fullest >= BINS {

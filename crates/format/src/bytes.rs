@@ -26,6 +26,12 @@ impl ByteWriter {
         self.u64(zigzag(value));
     }
 
+    /// An f64 as its 8 bytes (little-endian): a varint of its bits would take 9 or 10, since
+    /// the exponent sits in the high bits.
+    pub fn f64(&mut self, value: f64) {
+        self.buffer.extend_from_slice(&value.to_le_bytes());
+    }
+
     pub fn bytes(&mut self, value: &[u8]) {
         self.u64(value.len() as u64);
         self.buffer.extend_from_slice(value);
@@ -148,6 +154,11 @@ impl<'a> ByteReader<'a> {
     pub fn string(&mut self) -> Result<String> {
         let raw = self.bytes()?;
         String::from_utf8(raw.to_vec()).map_err(|_| self.corrupt("string is not UTF-8"))
+    }
+
+    pub fn f64(&mut self) -> Result<f64> {
+        let bytes = self.fixed(8)?;
+        Ok(f64::from_le_bytes(bytes.try_into().expect("eight bytes")))
     }
 
     pub fn fixed(&mut self, length: usize) -> Result<&'a [u8]> {

@@ -1788,6 +1788,37 @@ fn ior_like_counts_follow_its_parameters() {
 }
 
 #[test]
+fn fortran_programs_merge_at_mpi_finalize_too() {
+    // gfortran's MPI_FINALIZE reaches PMPI directly: its own hook runs the merge.
+    let directory = tempfile::tempdir().unwrap();
+    let program = directory.path().join("mpi_fortran");
+    compile_mpi("mpi_fortran", &program, &[]);
+    let staging = directory.path().join("staging");
+    let trace = directory.path().join("job.cairn");
+    let output = succeed(
+        mpirun_traced(2, &staging)
+            .arg("-x")
+            .arg(format!("CAIRN_OUTPUT={}", trace.display()))
+            .arg(&program)
+            .arg(directory.path())
+            .output()
+            .unwrap(),
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("cairn: merged 2 ranks at MPI_Finalize in"),
+        "{stderr}"
+    );
+    let summary = summary_json(&trace, &[]);
+    assert_eq!(summary["ranks"].as_u64(), Some(2));
+    assert_eq!(summary["calls"]["mpi_isend_"]["count"].as_u64(), Some(10));
+    assert_eq!(
+        summary["calls"]["mpi_allreduce_"]["count"].as_u64(),
+        Some(6)
+    );
+}
+
+#[test]
 fn fortran_mpi_calls_are_traced() {
     let ranks = 2u64;
     let (_directory, traced) = trace_mpi("mpi_fortran", ranks as usize);

@@ -46,8 +46,9 @@ enum Command {
         #[arg(long, value_enum, default_value_t = RuntimeIo::FirstRank)]
         runtime_io: RuntimeIo,
         /// Precision level, 0–100: below 100, processes' start and end times are rounded
-        /// to (100 − level)% of the run's duration (thousands of ranks then cost a byte or
-        /// two each); events and counts stay exact. The trace says what was rounded.
+        /// to (100 − level)% of the run's duration and timing statistics to the matching
+        /// significant bits (thousands of ranks then cost a byte or two each); counts,
+        /// sizes, offsets and files stay exact. The trace says what was rounded.
         #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u8).range(0..=100))]
         precision: u8,
         /// The command and its arguments.

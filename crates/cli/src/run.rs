@@ -15,7 +15,7 @@ pub struct RunOptions {
     pub keep_staging: bool,
     pub quiet: bool,
     pub runtime_io: RuntimeIo,
-    /// Precision level (see `Trace::round_process_times`).
+    /// Precision level (see `Trace::apply_precision`).
     pub precision: u8,
     pub command: Vec<OsString>,
 }
@@ -378,7 +378,7 @@ pub fn run(options: RunOptions) -> Result<ExitCode> {
             );
         }
     }
-    trace.round_process_times(options.precision);
+    trace.apply_precision(options.precision);
     let size = trace.write(&output).with_context(|| {
         format!(
             "writing the trace failed; the raw segments are kept in {}",
@@ -498,7 +498,7 @@ pub fn merge(
     } else {
         merge_traces(traces)
     };
-    trace.round_process_times(precision);
+    trace.apply_precision(precision);
     let size = trace.write(output)?;
     if !quiet {
         eprintln!(

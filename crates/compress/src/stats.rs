@@ -71,6 +71,34 @@ impl Stats {
         }
     }
 
+    /// Keeps `bits` significant bits of min, max, mean and spread (a precision level below
+    /// 100: values within a relative 2^-bits compare and compress alike); counts and the
+    /// histogram stay exact.
+    pub fn round(&mut self, bits: u32) {
+        let integer = |value: u64| {
+            let width = 64 - value.leading_zeros();
+            if width <= bits {
+                return value;
+            }
+            let drop = width - bits;
+            let half = 1u64 << (drop - 1);
+            (value.saturating_add(half) >> drop) << drop
+        };
+        let float = |value: f64| {
+            let drop = 52u32.saturating_sub(bits);
+            if drop == 0 || !value.is_finite() {
+                return value;
+            }
+            let raw = value.to_bits();
+            let half = 1u64 << (drop - 1);
+            f64::from_bits((raw.wrapping_add(half) >> drop) << drop)
+        };
+        self.min = integer(self.min);
+        self.max = integer(self.max).max(self.min);
+        self.mean = float(self.mean).clamp(self.min as f64, self.max as f64);
+        self.m2 = float(self.m2);
+    }
+
     pub fn total(&self) -> f64 {
         self.mean * self.count as f64
     }
@@ -184,6 +212,34 @@ mod tests {
             let bytes = writer.into_inner();
             prop_assert_eq!(Stats::decode(&mut ByteReader::new(&bytes, "t"), true).unwrap(), left);
         }
+    }
+
+    #[test]
+    fn rounding_keeps_significant_bits() {
+        let mut stats = Stats::default();
+        for value in [1_000_003, 1_234_567, 999_999] {
+            stats.add(value);
+        }
+        let exact = stats;
+        stats.round(7);
+        assert_eq!(
+            (stats.count, stats.histogram),
+            (exact.count, exact.histogram)
+        );
+        for (rounded, exact) in [
+            (stats.min as f64, exact.min as f64),
+            (stats.max as f64, exact.max as f64),
+            (stats.mean, exact.mean),
+            (stats.m2, exact.m2),
+        ] {
+            assert!(
+                (rounded - exact).abs() <= exact.abs() / 128.0,
+                "{rounded} vs {exact}"
+            );
+        }
+        assert!(stats.min <= stats.max && stats.mean >= stats.min as f64);
+        // 7 significant bits: the low bits are zero.
+        assert_eq!(stats.max.trailing_zeros() >= 14, true, "{}", stats.max);
     }
 
     #[test]

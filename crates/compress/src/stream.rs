@@ -837,8 +837,13 @@ impl EncodedStream {
     /// The same stream with every key passed through `change` (a merged trace renumbers
     /// calls and contexts). Costs a decode and an encode of the folded form.
     pub fn map_keys(&self, mut change: impl FnMut(&mut EventKey)) -> EncodedStream {
+        self.map_leaves(|leaf| change(&mut leaf.key))
+    }
+
+    /// The same stream with every leaf passed through `change`.
+    pub fn map_leaves(&self, mut change: impl FnMut(&mut Leaf<EventKey>)) -> EncodedStream {
         let mut nodes = self.nodes().to_nodes();
-        crate::fold::for_each_leaf_mut(&mut nodes, &mut |leaf| change(&mut leaf.key));
+        crate::fold::for_each_leaf_mut(&mut nodes, &mut change);
         EncodedStream::from_nodes(
             &nodes,
             self.first_start,

@@ -39,7 +39,7 @@ pub struct Meta {
     pub duration: u64,
     /// Processes' start, end and `main` times are multiples of this many nanoseconds: 1 (or
     /// 0) when exact, more when a precision level below 100 rounded them
-    /// ([`Trace::round_process_times`]).
+    /// ([`Trace::apply_precision`]).
     pub process_time_step: u64,
 }
 
@@ -608,12 +608,14 @@ impl Trace {
         Ok(())
     }
 
-    /// Precision level `precision` (0–100; 100 keeps everything exact) applied to the
-    /// processes' start, end and `main` times: rounded to a step of (100 − precision)% of
-    /// the run's duration, so that thousands of ranks started within one step cost a byte
-    /// or two each instead of their exact nanoseconds. Events keep their own times; a
+    /// Applies a precision level (0–100; 100 keeps everything exact) to what is kept as
+    /// timing: processes' start, end and `main` times are rounded to a step of
+    /// (100 − precision)% of the run's duration, and every leaf's timing statistics (min,
+    /// max, mean, spread) to the significant bits that relative error allows — so thousands
+    /// of ranks cost a byte or two each and merged statistics do not grow with the ranks
+    /// they cover. Counts, sizes, offsets, files and the events' structure stay exact; a
     /// diagnostic says what was rounded.
-    pub fn round_process_times(&mut self, precision: u8) {
+    pub fn apply_precision(&mut self, precision: u8) {
         let precision = precision.min(100) as u64;
         if precision == 100 {
             return;
@@ -628,8 +630,24 @@ impl Trace {
             process.end = end.max(start);
         }
         self.meta.process_time_step = step;
+        // Relative error (100 − precision)% ≥ 2^-bits.
+        let bits = (100.0 / (100 - precision) as f64).log2().ceil().max(1.0) as u32;
+        let mut rounded: std::collections::HashMap<*const EncodedStream, Arc<EncodedStream>> =
+            std::collections::HashMap::new();
+        for stream in &mut self.streams {
+            let events = rounded
+                .entry(Arc::as_ptr(&stream.events))
+                .or_insert_with(|| {
+                    Arc::new(stream.events.map_leaves(|leaf| {
+                        leaf.duration.round(bits);
+                        leaf.gap.round(bits);
+                    }))
+                })
+                .clone();
+            stream.events = events;
+        }
         self.diagnostics.push(format!(
-            "process start, end and main times rounded to {:.3} ms (precision {precision}); event times are unchanged",
+            "precision {precision}: process start, end and main times rounded to {:.3} ms, timing statistics to {bits} significant bits; counts, sizes, offsets and files are exact",
             step as f64 / 1e6
         ));
     }

@@ -427,7 +427,7 @@ mod tests {
         let size = |ranks: u32, precision: u8| {
             let mut trace = merged(ranks);
             let exact = trace.processes.clone();
-            trace.round_process_times(precision);
+            trace.apply_precision(precision);
             let step = trace.meta.process_time_step;
             let bytes = trace.to_bytes();
             let read = Trace::from_bytes(bytes.clone()).unwrap();
@@ -437,7 +437,10 @@ mod tests {
                 assert!(rounded.end.abs_diff(exact.end) <= step / 2 + 1);
             }
             if precision < 100 {
-                assert!(read.diagnostics.iter().any(|note| note.contains("rounded")));
+                assert!(read
+                    .diagnostics
+                    .iter()
+                    .any(|note| note.contains("rounded to")));
                 let expected = trace.meta.duration as u128 * (100 - precision as u128) / 100;
                 assert_eq!(step as u128, expected);
             }

@@ -239,7 +239,7 @@ mod tests {
         }
         assert!(stats.min <= stats.max && stats.mean >= stats.min as f64);
         // 7 significant bits: the low bits are zero.
-        assert_eq!(stats.max.trailing_zeros() >= 14, true, "{}", stats.max);
+        assert!(stats.max.trailing_zeros() >= 14, "{}", stats.max);
     }
 
     #[test]

@@ -1826,6 +1826,51 @@ fn fortran_programs_merge_at_mpi_finalize_too() {
 }
 
 #[test]
+fn fortran_mpi_io_is_traced_with_its_file() {
+    let ranks = 2u64;
+    let (_directory, traced) = trace_mpi("mpi_fortran_io", ranks as usize);
+    let calls = &traced.summary["calls"];
+    for (call, count, bytes) in [
+        ("mpi_file_open_", ranks, 0),
+        ("mpi_file_write_at_all_", ranks, 16 * ranks),
+        ("mpi_file_sync_", ranks, 0),
+        ("mpi_file_read_at_", ranks, 16 * ranks),
+        ("mpi_file_set_view_", ranks, 0),
+        ("mpi_file_write_", ranks, 8 * ranks),
+        ("mpi_file_close_", ranks, 0),
+    ] {
+        assert_eq!(
+            calls[call]["count"].as_u64(),
+            Some(count),
+            "{call}: {calls}"
+        );
+        assert_eq!(calls[call]["bytes"].as_u64(), Some(bytes), "{call}");
+    }
+    // Every call names the file, by its Fortran handle.
+    let mpiio = &traced.summary["mpiio_calls"];
+    assert_eq!(
+        mpiio["mpi_file_write_at_all_"]["bytes"].as_u64(),
+        Some(16 * ranks)
+    );
+    traced.assert_files(&["/fortran.dat"]);
+    let file = traced.file("/fortran.dat");
+    assert_eq!(file["ranks"], serde_json::json!([0, 1]), "{file}");
+    assert_fields(
+        file,
+        &[
+            ("opens", ranks),
+            ("closes", ranks),
+            ("writes", 2 * ranks),
+            ("bytes_written", (16 + 8) * ranks),
+            ("reads", ranks),
+            ("bytes_read", 16 * ranks),
+            ("syncs", ranks),
+            ("metas", ranks),
+        ],
+    );
+}
+
+#[test]
 fn fortran_mpi_calls_are_traced() {
     let ranks = 2u64;
     let (_directory, traced) = trace_mpi("mpi_fortran", ranks as usize);

@@ -462,6 +462,31 @@ macro_rules! for_each_call {
                 => fortran_collective(sendcount, sendtype, comm, ierror);
             mpi_alltoall_ Mpi Collective generated (sendbuf: *const c_void, sendcount: *const c_int, sendtype: *const c_int, recvbuf: *mut c_void, recvcount: *const c_int, recvtype: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
                 => fortran_collective(sendcount, sendtype, comm, ierror);
+            // Fortran MPI-IO: file handles are Fortran integers (the binding to a file is
+            // kept under that number), strings come with their length as a hidden argument.
+            mpi_file_open_ MpiIo Open generated (comm: *const c_int, filename: *const c_char, amode: *const c_int, info: *const c_int, file: *mut c_int, ierror: *mut c_int, filename_length: size_t) -> ()
+                => fortran_file_open(filename, filename_length, amode, file, ierror);
+            mpi_file_close_ MpiIo Close custom;
+            mpi_file_write_at_ MpiIo Write generated (file: *const c_int, offset: *const MpiOffset, buf: *const c_void, count: *const c_int, datatype: *const c_int, status: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_file_transfer(file, offset, count, datatype, ierror);
+            mpi_file_read_at_ MpiIo Read generated (file: *const c_int, offset: *const MpiOffset, buf: *mut c_void, count: *const c_int, datatype: *const c_int, status: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_file_transfer(file, offset, count, datatype, ierror);
+            mpi_file_write_at_all_ MpiIo Write generated (file: *const c_int, offset: *const MpiOffset, buf: *const c_void, count: *const c_int, datatype: *const c_int, status: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_file_transfer(file, offset, count, datatype, ierror);
+            mpi_file_read_at_all_ MpiIo Read generated (file: *const c_int, offset: *const MpiOffset, buf: *mut c_void, count: *const c_int, datatype: *const c_int, status: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_file_transfer(file, offset, count, datatype, ierror);
+            mpi_file_write_ MpiIo Write generated (file: *const c_int, buf: *const c_void, count: *const c_int, datatype: *const c_int, status: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_file_transfer(file, std::ptr::null(), count, datatype, ierror);
+            mpi_file_read_ MpiIo Read generated (file: *const c_int, buf: *mut c_void, count: *const c_int, datatype: *const c_int, status: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_file_transfer(file, std::ptr::null(), count, datatype, ierror);
+            mpi_file_write_all_ MpiIo Write generated (file: *const c_int, buf: *const c_void, count: *const c_int, datatype: *const c_int, status: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_file_transfer(file, std::ptr::null(), count, datatype, ierror);
+            mpi_file_read_all_ MpiIo Read generated (file: *const c_int, buf: *mut c_void, count: *const c_int, datatype: *const c_int, status: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_file_transfer(file, std::ptr::null(), count, datatype, ierror);
+            mpi_file_set_view_ MpiIo Meta generated (file: *const c_int, displacement: *const MpiOffset, etype: *const c_int, filetype: *const c_int, representation: *const c_char, info: *const c_int, ierror: *mut c_int, representation_length: size_t) -> ()
+                => fortran_file_status(file, ierror);
+            mpi_file_sync_ MpiIo Sync generated (file: *const c_int, ierror: *mut c_int) -> ()
+                => fortran_file_status(file, ierror);
             mpi_barrier_ Mpi Collective generated (comm: *const c_int, ierror: *mut c_int) -> ()
                 => fortran_collective(std::ptr::null(), std::ptr::null(), comm, ierror);
             mpi_bcast_ Mpi Collective generated (buffer: *mut c_void, count: *const c_int, datatype: *const c_int, root: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()

@@ -810,6 +810,91 @@ pub fn fortran_message(
     )
 }
 
+/// Fortran `MPI_FILE_OPEN`: the name is `length` bytes padded with blanks, not
+/// NUL-terminated; the file is bound under the Fortran handle number.
+pub fn fortran_file_open(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    name: *const c_char,
+    length: size_t,
+    mode: *const c_int,
+    file: *mut c_int,
+    ierror: *mut c_int,
+    _ret: (),
+) -> bool {
+    let ret = read_int(ierror);
+    if !name.is_null() {
+        // SAFETY: Fortran passes the string's length; the bytes are the program's.
+        let bytes = unsafe { std::slice::from_raw_parts(name.cast::<u8>(), length) };
+        let end = bytes
+            .iter()
+            .rposition(|byte| *byte != b' ')
+            .map_or(0, |at| at + 1);
+        let mut terminated = [0u8; 4096];
+        if end < terminated.len() {
+            terminated[..end].copy_from_slice(&bytes[..end]);
+            event.file = files::file_for_path(
+                state,
+                libc::AT_FDCWD,
+                terminated.as_ptr().cast(),
+                path_origin::OPENED,
+            );
+        }
+    }
+    event.aux = read_int(mode) as u32 as u64;
+    mpi_result(event, 0, ret);
+    if ret == 0 && !file.is_null() {
+        let handle = read_int(file);
+        event.handle = handle as u32 as u64;
+        files::bind_mpi_file(handle as u32 as usize, event.file);
+    }
+    true
+}
+
+/// Fortran `MPI_FILE_CLOSE`, with the handle number read before the call cleared it.
+pub fn fortran_file_close(event: &mut RawEvent, handle: c_int, ierror: *mut c_int) -> bool {
+    mpi_file_close(event, handle as u32 as usize as MpiHandle, read_int(ierror))
+}
+
+/// Fortran reads and writes (`offset` null: at the individual file pointer).
+pub fn fortran_file_transfer(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    file: *const c_int,
+    offset: *const MpiOffset,
+    count: *const c_int,
+    datatype: *const c_int,
+    ierror: *mut c_int,
+    _ret: (),
+) -> bool {
+    let offset = if offset.is_null() {
+        -1
+    } else {
+        // SAFETY: Fortran passes every argument by reference.
+        unsafe { *offset }
+    };
+    mpi_file_transfer(
+        event,
+        state,
+        read_int(file) as u32 as usize as MpiHandle,
+        offset,
+        read_int(count),
+        c_datatype(datatype),
+        read_int(ierror),
+    )
+}
+
+pub fn fortran_file_status(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    file: *const c_int,
+    ierror: *mut c_int,
+    _ret: (),
+) -> bool {
+    let handle = read_int(file) as u32 as usize as MpiHandle;
+    mpi_file_status(event, state, handle, read_int(ierror))
+}
+
 /// Fortran `MPI_WAIT` (`count` null: one request) and `MPI_WAITALL`.
 pub fn fortran_completion(
     event: &mut RawEvent,

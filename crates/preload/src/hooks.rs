@@ -345,6 +345,34 @@ pub unsafe extern "C" fn MPI_File_close(file: *mut MpiHandle) -> c_int {
     )
 }
 
+/// Fortran `MPI_FILE_CLOSE` (gfortran's name): the handle is read before the real call sets
+/// it to `MPI_FILE_NULL`.
+///
+/// # Safety
+/// Called by a Fortran MPI program with its arguments (all by reference).
+#[no_mangle]
+pub unsafe extern "C" fn mpi_file_close_(file: *mut c_int, ierror: *mut c_int) {
+    type Real = unsafe extern "C" fn(*mut c_int, *mut c_int);
+    let Some(real) = crate::real::get(Call::mpi_file_close_) else {
+        return;
+    };
+    // SAFETY: the next definition of mpi_file_close_.
+    let real = unsafe { std::mem::transmute::<usize, Real>(real) };
+    let Some(scope) = Scope::enter() else {
+        // SAFETY: forwarding the caller's arguments.
+        return unsafe { real(file, ierror) };
+    };
+    // SAFETY: Fortran passes the handle by reference.
+    let handle = if file.is_null() { 0 } else { unsafe { *file } };
+    traced(
+        &scope,
+        Call::mpi_file_close_,
+        // SAFETY: forwarding the caller's arguments.
+        || unsafe { real(file, ierror) },
+        |event, _, ()| adapters::fortran_file_close(event, handle, ierror),
+    )
+}
+
 /// Takes the descriptor's file out of the table before the real close: once the number is
 /// free, another thread's `open` may get it and bind its own file.
 #[no_mangle]

@@ -276,7 +276,9 @@ fn decimal(value: u64) -> Vec<u8> {
 /// What this rank needs to build and merge traces.
 struct Local {
     binary: Option<PathBuffer>,
-    directory: Vec<u8>,
+    /// Temporary files are this (the trace's path) plus a suffix: one job's files never
+    /// meet another's in a shared directory.
+    prefix: Vec<u8>,
     runtime_io: Vec<u8>,
     /// `CAIRN_PRECISION`, applied by the merge that makes the job's trace.
     precision: Vec<u8>,
@@ -284,12 +286,7 @@ struct Local {
 
 impl Local {
     fn partial(&self, rank: c_int) -> Option<PathBuffer> {
-        path(&[
-            &self.directory,
-            b"/.cairn-partial-",
-            &decimal(rank as u64),
-            b".cairn",
-        ])
+        path(&[&self.prefix, b".part-", &decimal(rank as u64)])
     }
 
     /// This rank's trace, built from its own staging segment (`last`: it is the job's).
@@ -332,12 +329,11 @@ impl Local {
         let mut inputs = Vec::new();
         for (from, bytes) in parts.iter().filter(|(_, bytes)| !bytes.is_empty()) {
             let Some(input) = path(&[
-                &self.directory,
-                b"/.cairn-part-",
+                &self.prefix,
+                b".part-",
                 &decimal(rank as u64),
                 b"-",
                 &decimal(*from as u64),
-                b".cairn",
             ]) else {
                 continue;
             };
@@ -394,20 +390,9 @@ pub fn merge_at_finalize(segment: Option<Vec<u8>>) {
         .unwrap_or(4)
         .max(2);
     let output_path = path(&[&output]);
-    let directory = match &output_path {
-        Some(buffer) => {
-            let bytes = buffer.as_bytes();
-            match bytes.iter().rposition(|byte| *byte == b'/') {
-                Some(0) => b"/".to_vec(),
-                Some(at) => bytes[..at].to_vec(),
-                None => b".".to_vec(),
-            }
-        }
-        None => b".".to_vec(),
-    };
     let local = Local {
         binary: cairn_binary(),
-        directory,
+        prefix: output.clone(),
         runtime_io: environment(c"CAIRN_RUNTIME_IO").unwrap_or_else(|| b"first-rank".to_vec()),
         precision: environment(c"CAIRN_PRECISION").unwrap_or_else(|| b"100".to_vec()),
     };

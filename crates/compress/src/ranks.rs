@@ -108,6 +108,8 @@ fn flatten(nodes: &[Node<EventKey>], flat: &mut Flat) {
 
 struct Forming {
     members: Vec<usize>,
+    /// The members' ranks, in the same order.
+    ranks: Vec<i64>,
     base_rank: i64,
     base: Flat,
     nodes: Vec<Node<EventKey>>,
@@ -116,13 +118,29 @@ struct Forming {
     /// Per leaf, with absolute slowest ranks.
     statistics: Vec<Merged>,
     carried: bool,
+    /// Per leaf: the job size modulo which the peer wraps (0: it does not).
+    moduli: Vec<i64>,
 }
 
+/// The peer (low 32 bits of an MPI call's aux) and the rest (tag).
+fn peer_and_rest(aux: i64) -> (i64, i64) {
+    (aux as u64 as u32 as i64, (aux as u64 >> 32) as i64)
+}
+
+const AUX: usize = 5;
+
 impl Forming {
-    /// The slopes with which `values` (of `rank`) fits this group, if it does.
-    fn fit(&self, rank: i64, values: &[[i64; FIELDS]]) -> Option<Vec<[i64; FIELDS]>> {
+    /// The slopes with which `values` (of `rank`) fits this group, if it does, and the
+    /// leaves whose peer fits only modulo `job_size` (ring neighbours wrapping round).
+    fn fit(
+        &self,
+        rank: i64,
+        values: &[[i64; FIELDS]],
+        job_size: i64,
+    ) -> Option<(Vec<[i64; FIELDS]>, Vec<usize>)> {
         let distance = rank as i128 - self.base_rank as i128;
         let mut slopes = Vec::with_capacity(values.len());
+        let mut wrapping = Vec::new();
         for (index, (row, base)) in values.iter().zip(&self.base.values).enumerate() {
             let mut slope_row = [0i64; FIELDS];
             for field in 0..FIELDS {
@@ -133,14 +151,66 @@ impl Forming {
                     None if difference % distance == 0 => difference / distance,
                     None => return None,
                 };
-                if slope * distance != difference {
+                slope_row[field] = i64::try_from(slope).ok()?;
+                let wrapping_already = field == AUX && self.moduli[index] > 0;
+                if !wrapping_already && slope * distance == difference {
+                    continue;
+                }
+                // Only a peer may wrap, and only with slopes known (checked lazily: the
+                // check of earlier members is linear in them).
+                let modulus = if wrapping_already {
+                    self.moduli[index]
+                } else {
+                    job_size
+                };
+                let modular = field == AUX
+                    && self.slopes.is_some()
+                    && self.wraps(
+                        index,
+                        base[field],
+                        row[field],
+                        slope_row[field],
+                        distance,
+                        modulus,
+                    );
+                if !modular {
                     return None;
                 }
-                slope_row[field] = i64::try_from(slope).ok()?;
+                if !wrapping_already {
+                    wrapping.push(index);
+                }
             }
             slopes.push(slope_row);
         }
-        Some(slopes)
+        Some((slopes, wrapping))
+    }
+
+    /// Whether the peer in `value` is the base's plus `slope · distance`, modulo
+    /// `modulus`, with the tag unchanged — and, for a leaf not yet wrapping, whether every
+    /// earlier member's peer stays what it was under the modulus (it is a rank below it).
+    fn wraps(
+        &self,
+        leaf: usize,
+        base: i64,
+        value: i64,
+        slope: i64,
+        distance: i128,
+        modulus: i64,
+    ) -> bool {
+        if modulus <= 1 {
+            return false;
+        }
+        let ((base_peer, base_rest), (peer, rest)) = (peer_and_rest(base), peer_and_rest(value));
+        let modulus = modulus as i128;
+        let wrapped = (base_peer as i128 + slope as i128 * distance).rem_euclid(modulus);
+        if rest != base_rest || peer as i128 >= modulus || wrapped != peer as i128 {
+            return false;
+        }
+        self.moduli[leaf] > 0
+            || self.ranks.iter().all(|rank| {
+                let earlier = base_peer as i128 + slope as i128 * (*rank - self.base_rank) as i128;
+                (0..modulus).contains(&earlier)
+            })
     }
 
     /// Adds a member's statistics (its tree's, read for `rank`).
@@ -165,6 +235,7 @@ impl Forming {
         let statistics = &self.statistics;
         let carried = self.carried;
         let base_rank = self.base_rank;
+        let moduli = &self.moduli;
         for_each_leaf_mut(&mut self.nodes, &mut |leaf| {
             if carried {
                 leaf.duration = statistics[index].duration;
@@ -175,7 +246,8 @@ impl Forming {
             leaf.key.parameters = 0;
             if let Some(row) = slopes.as_ref().map(|slopes| slopes[index]) {
                 if row != [0; FIELDS] {
-                    let slope = RankSlopes::from_array(row);
+                    let mut slope = RankSlopes::from_array(row);
+                    slope.peer_modulus = moduli[index];
                     let parameter = *indices.entry(slope).or_insert_with(|| {
                         table.push(slope);
                         table.len() as u32
@@ -195,9 +267,12 @@ impl Forming {
 }
 
 /// Groups `members` (each with concrete keys; their `parameters` are ignored) into merged
-/// streams.
+/// streams. `job_size` (the number of ranks, if known) lets MPI peers wrap round it: a ring's
+/// last rank sends to rank 0 and its first receives from the last, and with the peer kept
+/// modulo the job size they share the others' stream.
 /// Members are taken one at a time: memory is the groups' base trees plus one member.
-pub fn merge_ranks(members: impl IntoIterator<Item = Member>) -> Vec<Group> {
+pub fn merge_ranks(members: impl IntoIterator<Item = Member>, job_size: Option<i64>) -> Vec<Group> {
+    let job_size = job_size.unwrap_or(0);
     // (partition, shape hash) → indices into `forming`.
     let mut buckets: FastMap<(u64, u64), Vec<usize>> = FastMap::default();
     let mut forming: Vec<Forming> = Vec::new();
@@ -215,13 +290,17 @@ pub fn merge_ranks(members: impl IntoIterator<Item = Member>) -> Vec<Group> {
                 return None;
             }
             group
-                .fit(member.rank, &flat.values)
-                .map(|slopes| (candidate, slopes))
+                .fit(member.rank, &flat.values, job_size)
+                .map(|fitted| (candidate, fitted))
         });
         match joined {
-            Some((candidate, slopes)) => {
+            Some((candidate, (slopes, wrapping))) => {
                 let group = &mut forming[candidate];
+                for leaf in wrapping {
+                    group.moduli[leaf] = job_size;
+                }
                 group.members.push(index);
+                group.ranks.push(member.rank);
                 if group.slopes.is_none() && group.base_rank != member.rank {
                     group.slopes = Some(slopes);
                 }
@@ -233,12 +312,14 @@ pub fn merge_ranks(members: impl IntoIterator<Item = Member>) -> Vec<Group> {
                 let leaves = flat.values.len();
                 let mut group = Forming {
                     members: vec![index],
+                    ranks: vec![member.rank],
                     base_rank: member.rank,
                     base: flat,
                     nodes: Vec::new(),
                     slopes: None,
                     statistics: vec![Merged::default(); leaves],
                     carried: false,
+                    moduli: vec![0; leaves],
                 };
                 if member.carries_statistics {
                     let statistics = std::mem::take(&mut group.base.statistics);
@@ -348,9 +429,10 @@ mod tests {
                     carries_statistics: true,
                 })
                 .collect();
-            let groups = merge_ranks(members);
-            // Rank 0 (header), the middle ranks, the last (its peer wraps to 0).
-            assert!(groups.len() <= 3, "{ranks} ranks: {} groups", groups.len());
+            let groups = merge_ranks(members, Some(ranks));
+            // Rank 0 (it writes a header) and all the others: the last rank's peer wraps
+            // to 0, which the peer kept modulo the job size covers.
+            assert_eq!(groups.len(), 2, "{ranks} ranks");
             let mut covered = 0;
             for group in &groups {
                 let shared = group.members.len() > 1;
@@ -407,6 +489,6 @@ mod tests {
                 carries_statistics: true,
             })
             .collect();
-        assert_eq!(merge_ranks(members).len(), 2);
+        assert_eq!(merge_ranks(members, Some(4)).len(), 2);
     }
 }

@@ -79,6 +79,9 @@ pub struct RankSlopes {
     pub aux: i64,
     pub offset_low: i64,
     pub offset_high: i64,
+    /// When not 0, the peer (aux's low 32 bits, an MPI call's peer rank) wraps modulo this
+    /// job size instead of growing past it, and the tag above it stays as stored.
+    pub peer_modulus: i64,
 }
 
 impl RankSlopes {
@@ -108,6 +111,7 @@ impl RankSlopes {
             aux,
             offset_low,
             offset_high,
+            peer_modulus: 0,
         }
     }
 
@@ -150,7 +154,13 @@ impl RankSlopes {
         };
         key.request = shift(key.request as i64, self.request) as u64;
         key.result = shift(key.result, self.result);
-        key.aux = shift(key.aux as i64, self.aux) as u64;
+        key.aux = if self.peer_modulus > 0 {
+            let peer = (key.aux as u32 as i128 + self.aux as i128 * delta as i128)
+                .rem_euclid(self.peer_modulus as i128);
+            (key.aux & !0xffff_ffff) | peer as u64
+        } else {
+            shift(key.aux as i64, self.aux) as u64
+        };
         leaf.offset_low = shift(leaf.offset_low, self.offset_low);
         leaf.offset_high = shift(leaf.offset_high, self.offset_high);
     }
@@ -550,6 +560,7 @@ fn assemble(
         for value in slopes.to_array() {
             out.i64(value);
         }
+        out.u64(slopes.peer_modulus as u64);
     }
     out.buffer.extend_from_slice(body);
     EncodedStream::from_bytes(out.into_inner()).expect("a stream this encoder wrote reads back")
@@ -688,14 +699,17 @@ impl EncodedStream {
         let shared = table & 1 != 0;
         let slopes = usize::try_from(table >> 1)
             .ok()
-            .filter(|slopes| slopes.saturating_mul(RankSlopes::FIELDS) <= reader.remaining())
+            .filter(|slopes| slopes.saturating_mul(RankSlopes::FIELDS + 1) <= reader.remaining())
             .ok_or_else(|| reader.corrupt("rank slopes table larger than the stream"))?;
         for _ in 0..slopes {
             let mut values = [0i64; RankSlopes::FIELDS];
             for value in &mut values {
                 *value = reader.i64()?;
             }
-            parameters.push(RankSlopes::from_array(values));
+            let mut slopes = RankSlopes::from_array(values);
+            slopes.peer_modulus = i64::try_from(reader.u64()?)
+                .map_err(|_| reader.corrupt("peer modulus out of range"))?;
+            parameters.push(slopes);
         }
         let body_start = data.len() - reader.remaining();
         struct Check {

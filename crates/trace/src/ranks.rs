@@ -70,7 +70,13 @@ pub fn merge_streams(processes: &[Process], mut streams: Vec<Stream>) -> Vec<Str
             carries_statistics: statistics_seen.insert(Arc::as_ptr(&stream.events)),
         }
     });
-    let groups = merge_ranks(members);
+    // Peers wrap round the job: its size is one more than its highest rank.
+    let job_size = processes
+        .iter()
+        .filter_map(|process| process.rank)
+        .max()
+        .map(|rank| rank as i64 + 1);
+    let groups = merge_ranks(members, job_size);
     for group in groups {
         // Times come from the member first in (process, thread) order, as when reading.
         let anchor = group

@@ -289,6 +289,23 @@ fn mpi_note(class: Option<CallClass>, aux: u64, flags: u32) -> String {
     }
 }
 
+/// A folded leaf's first arguments: the file and size, or for MPI communication (which
+/// names no file) the size, or the number of requests a completion call waited for.
+fn call_arguments(
+    class: Option<CallClass>,
+    path: &str,
+    has_file: bool,
+    key: &cairn_compress::stream::EventKey,
+) -> String {
+    match class {
+        Some(CallClass::PointToPoint | CallClass::Collective) if !has_file => {
+            key.request.to_string()
+        }
+        Some(CallClass::Completion) if !has_file => format!("{} requests", key.aux),
+        _ => format!("{path}, {}", key.request),
+    }
+}
+
 fn describe(trace: &Trace, event: &Event) -> String {
     let info = trace.call(event);
     let file = event
@@ -308,6 +325,13 @@ fn describe(trace: &Trace, event: &Event) -> String {
         }
         Some(CallClass::Seek) => {
             let _ = write!(text, "{file}, {}", event.request as i64);
+        }
+        // MPI communication names no file: its size, or the requests completed.
+        Some(CallClass::PointToPoint | CallClass::Collective) if event.file.is_none() => {
+            let _ = write!(text, "{} bytes", event.request);
+        }
+        Some(CallClass::Completion) if event.file.is_none() => {
+            let _ = write!(text, "{} requests", event.aux);
         }
         _ => text.push_str(&file),
     }
@@ -359,9 +383,9 @@ fn structure(
                 };
                 writeln!(
                     out,
-                    "{indent}{}({path}, {}{offset_note}{}) = {}{}  ×{}  mean {:.3} µs  ctx @{}{}",
+                    "{indent}{}({}{offset_note}{}) = {}{}  ×{}  mean {:.3} µs  ctx @{}{}",
                     trace.calls[key.call as usize].name,
-                    key.request,
+                    call_arguments(trace.class_of(key.call), &path, file.is_some(), key),
                     mpi_note(trace.class_of(key.call), key.aux, key.flags),
                     key.result(),
                     if key.failed() {

@@ -1627,27 +1627,54 @@ fn slowest_rank_is_exact_when_ranks_share_a_stream() {
     }
 }
 
+/// Runs an MPI program traced with the merge at `MPI_Finalize` into `DIR/job.cairn`, with
+/// extra `-x NAME=VALUE` settings: (its directory, the staging directory, the trace path,
+/// mpirun's output).
+fn run_with_finalize_merge(
+    name: &str,
+    ranks: usize,
+    settings: &[&str],
+    arguments: &[&str],
+) -> (
+    tempfile::TempDir,
+    std::path::PathBuf,
+    std::path::PathBuf,
+    std::process::Output,
+) {
+    let directory = tempfile::tempdir().unwrap();
+    let program = directory.path().join(name);
+    compile_mpi(name, &program, &[]);
+    let staging = directory.path().join("staging");
+    let trace = directory.path().join("job.cairn");
+    let mut command = mpirun_traced(ranks, &staging);
+    command
+        .arg("-x")
+        .arg(format!("CAIRN_OUTPUT={}", trace.display()));
+    for setting in settings {
+        command.args(["-x", setting]);
+    }
+    let output = succeed(
+        command
+            .arg(&program)
+            .arg(directory.path())
+            .args(arguments)
+            .output()
+            .unwrap(),
+    );
+    (directory, staging, trace, output)
+}
+
 #[test]
 fn ranks_merge_over_pmpi_at_mpi_finalize() {
     // Without `cairn run`: the preload library builds each rank's trace at MPI_Finalize and
     // the ranks merge over PMPI (two children per node: depth 2 at 4 ranks); rank 0 writes
     // CAIRN_OUTPUT.
-    let directory = tempfile::tempdir().unwrap();
-    let program = directory.path().join("ior_like");
-    compile_mpi("ior_like", &program, &[]);
-    let staging = directory.path().join("staging");
-    let trace = directory.path().join("job.cairn");
     let ranks = 4u64;
-    let output = succeed(
-        mpirun_traced(ranks as usize, &staging)
-            .arg("-x")
-            .arg(format!("CAIRN_OUTPUT={}", trace.display()))
-            .args(["-x", "CAIRN_MERGE_FANIN=2", "-x", "CAIRN_RUNTIME_IO=none"])
-            .arg(&program)
-            .arg(directory.path())
-            .args(IOR_SMALL_POSIX)
-            .output()
-            .unwrap(),
+    let (directory, staging, trace, output) = run_with_finalize_merge(
+        "ior_like",
+        ranks as usize,
+        &["CAIRN_MERGE_FANIN=2", "CAIRN_RUNTIME_IO=none"],
+        &IOR_SMALL_POSIX,
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
@@ -1689,21 +1716,11 @@ fn merge_at_finalize_without_a_cairn_binary_never_holds_the_program() {
     // No rank can build its trace: each still takes part in the tree (sending nothing),
     // the program ends normally, rank 0 says why there is no trace, and the staging has
     // everything for `cairn merge`.
-    let directory = tempfile::tempdir().unwrap();
-    let program = directory.path().join("ior_like");
-    compile_mpi("ior_like", &program, &[]);
-    let staging = directory.path().join("staging");
-    let trace = directory.path().join("job.cairn");
-    let output = succeed(
-        mpirun_traced(4, &staging)
-            .arg("-x")
-            .arg(format!("CAIRN_OUTPUT={}", trace.display()))
-            .args(["-x", "CAIRN_BIN=/nonexistent/cairn"])
-            .arg(&program)
-            .arg(directory.path())
-            .args(IOR_SMALL_POSIX)
-            .output()
-            .unwrap(),
+    let (_directory, staging, trace, output) = run_with_finalize_merge(
+        "ior_like",
+        4,
+        &["CAIRN_BIN=/nonexistent/cairn"],
+        &IOR_SMALL_POSIX,
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
@@ -1797,20 +1814,7 @@ fn ior_like_counts_follow_its_parameters() {
 #[test]
 fn fortran_programs_merge_at_mpi_finalize_too() {
     // gfortran's MPI_FINALIZE reaches PMPI directly: its own hook runs the merge.
-    let directory = tempfile::tempdir().unwrap();
-    let program = directory.path().join("mpi_fortran");
-    compile_mpi("mpi_fortran", &program, &[]);
-    let staging = directory.path().join("staging");
-    let trace = directory.path().join("job.cairn");
-    let output = succeed(
-        mpirun_traced(2, &staging)
-            .arg("-x")
-            .arg(format!("CAIRN_OUTPUT={}", trace.display()))
-            .arg(&program)
-            .arg(directory.path())
-            .output()
-            .unwrap(),
-    );
+    let (_directory, _staging, trace, output) = run_with_finalize_merge("mpi_fortran", 2, &[], &[]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         stderr.contains("cairn: merged 2 ranks at MPI_Finalize in"),

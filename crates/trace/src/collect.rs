@@ -824,11 +824,7 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
             duration: run_end.saturating_sub(run_start),
             process_time_step: 1,
         },
-        calls: calls
-            .values
-            .iter()
-            .map(|name| CallInfo::new(name))
-            .collect(),
+        calls: CallInfo::table(&calls.values),
         processes,
         files,
         modules: context_table.modules.values,

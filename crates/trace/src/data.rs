@@ -59,6 +59,11 @@ impl CallInfo {
         }
     }
 
+    /// The call table of names in order.
+    pub fn table(names: &[String]) -> Vec<CallInfo> {
+        names.iter().map(|name| CallInfo::new(name)).collect()
+    }
+
     pub fn layer(&self) -> Option<Layer> {
         self.call.map(Call::layer)
     }

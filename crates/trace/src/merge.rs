@@ -228,11 +228,7 @@ pub fn merge_traces(mut traces: Vec<Trace>) -> Trace {
     let streams = crate::ranks::merge_streams(&processes, streams);
     Trace {
         meta,
-        calls: calls
-            .values
-            .iter()
-            .map(|name| CallInfo::new(name))
-            .collect(),
+        calls: CallInfo::table(&calls.values),
         processes,
         files,
         modules: modules.values,

@@ -1,11 +1,12 @@
 //! Merging the folded streams of many ranks into few: ScalaTrace's inter-process merge,
 //! restricted to what keeps every rank exact.
 //!
-//! Two ranks' streams merge when they have the same structure (loops with the same counts,
-//! leaves with the same call, context, errno, flags, access order and kinds of file and
-//! offset reference) and every other kept value — handle, file delta, offset, request,
+//! Two ranks' streams merge when they have the same structure (loops nested alike, leaves
+//! with the same call, context, errno, flags, access order and kinds of file and offset
+//! reference) and every other kept value — loop count, handle, file delta, offset, request,
 //! result, peer/aux, offset range — is the same affine function of the rank in both: the
-//! stored value plus `slope · (rank − base rank)` ([`RankSlopes`]). That covers what SPMD
+//! stored value plus `slope · (rank − base rank)` ([`RankSlopes`], and a count slope per
+//! loop); an MPI peer may also wrap round the job size (a ring's ends). That covers what SPMD
 //! programs do (`rank ± 1` peers, a block per rank in a shared file, one file per rank
 //! numbered by rank) and never approximates: expanding the merged stream for any member rank
 //! gives back that rank's exact values.
@@ -47,6 +48,16 @@ pub struct Group {
     pub base_rank: i64,
     pub nodes: Vec<Node<EventKey>>,
     pub parameters: Vec<RankSlopes>,
+    /// How each loop's count changes with the rank, in pre-order.
+    pub loop_slopes: Vec<i64>,
+}
+
+/// How a member fits a group: its slopes, the leaves whose peer wraps round the job, and
+/// the loop counts' slopes.
+struct Fitted {
+    slopes: Vec<[i64; FIELDS]>,
+    wrapping: Vec<usize>,
+    loop_slopes: Vec<i64>,
 }
 
 /// What is merged of a leaf: its duration and gap statistics, and which rank had the
@@ -66,13 +77,16 @@ struct Flat {
     shape: Vec<u64>,
     values: Vec<[i64; FIELDS]>,
     statistics: Vec<Merged>,
+    /// Loop counts in pre-order: they may be affine in the rank too.
+    loops: Vec<i64>,
 }
 
 fn flatten(nodes: &[Node<EventKey>], flat: &mut Flat) {
     for node in nodes {
         match node {
             Node::Loop { count, body } => {
-                flat.shape.extend([1, *count, body.len() as u64]);
+                flat.shape.extend([1, body.len() as u64]);
+                flat.loops.push(*count as i64);
                 flatten(body, flat);
             }
             Node::Leaf(leaf) => {
@@ -113,8 +127,9 @@ struct Forming {
     base_rank: i64,
     base: Flat,
     nodes: Vec<Node<EventKey>>,
-    /// Decided by the second member.
+    /// Decided by the second member: of the leaves' values and of the loop counts.
     slopes: Option<Vec<[i64; FIELDS]>>,
+    loop_slopes: Vec<i64>,
     /// Per leaf, with absolute slowest ranks.
     statistics: Vec<Merged>,
     carried: bool,
@@ -136,9 +151,24 @@ impl Forming {
         &self,
         rank: i64,
         values: &[[i64; FIELDS]],
+        loops: &[i64],
         job_size: i64,
-    ) -> Option<(Vec<[i64; FIELDS]>, Vec<usize>)> {
+    ) -> Option<Fitted> {
         let distance = rank as i128 - self.base_rank as i128;
+        let mut loop_slopes = Vec::with_capacity(loops.len());
+        for (index, (count, base)) in loops.iter().zip(&self.base.loops).enumerate() {
+            let difference = *count as i128 - *base as i128;
+            let slope = match &self.slopes {
+                Some(_) => self.loop_slopes[index] as i128,
+                None if distance == 0 => 0,
+                None if difference % distance == 0 => difference / distance,
+                None => return None,
+            };
+            if slope * distance != difference {
+                return None;
+            }
+            loop_slopes.push(i64::try_from(slope).ok()?);
+        }
         let mut slopes = Vec::with_capacity(values.len());
         let mut wrapping = Vec::new();
         for (index, (row, base)) in values.iter().zip(&self.base.values).enumerate() {
@@ -182,7 +212,11 @@ impl Forming {
             }
             slopes.push(slope_row);
         }
-        Some((slopes, wrapping))
+        Some(Fitted {
+            slopes,
+            wrapping,
+            loop_slopes,
+        })
     }
 
     /// Whether the peer in `value` is the base's plus `slope · distance`, modulo
@@ -262,6 +296,7 @@ impl Forming {
             base_rank: self.base_rank,
             nodes: self.nodes,
             parameters: table,
+            loop_slopes: self.loop_slopes,
         }
     }
 }
@@ -290,26 +325,27 @@ pub fn merge_ranks(members: impl IntoIterator<Item = Member>, job_size: Option<i
                 return None;
             }
             group
-                .fit(member.rank, &flat.values, job_size)
+                .fit(member.rank, &flat.values, &flat.loops, job_size)
                 .map(|fitted| (candidate, fitted))
         });
         match joined {
-            Some((candidate, (slopes, wrapping))) => {
+            Some((candidate, fitted)) => {
                 let group = &mut forming[candidate];
-                for leaf in wrapping {
+                for leaf in fitted.wrapping {
                     group.moduli[leaf] = job_size;
                 }
                 group.members.push(index);
                 group.ranks.push(member.rank);
                 if group.slopes.is_none() && group.base_rank != member.rank {
-                    group.slopes = Some(slopes);
+                    group.slopes = Some(fitted.slopes);
+                    group.loop_slopes = fitted.loop_slopes;
                 }
                 if member.carries_statistics {
                     group.add_statistics(member.rank, &flat.statistics);
                 }
             }
             None => {
-                let leaves = flat.values.len();
+                let (leaves, loops) = (flat.values.len(), flat.loops.len());
                 let mut group = Forming {
                     members: vec![index],
                     ranks: vec![member.rank],
@@ -317,6 +353,7 @@ pub fn merge_ranks(members: impl IntoIterator<Item = Member>, job_size: Option<i
                     base: flat,
                     nodes: Vec::new(),
                     slopes: None,
+                    loop_slopes: vec![0; loops],
                     statistics: vec![Merged::default(); leaves],
                     carried: false,
                     moduli: vec![0; leaves],
@@ -436,8 +473,14 @@ mod tests {
             let mut covered = 0;
             for group in &groups {
                 let shared = group.members.len() > 1;
-                let merged =
-                    EncodedStream::from_nodes(&group.nodes, 0, 0, &group.parameters, shared);
+                let merged = EncodedStream::from_nodes(
+                    &group.nodes,
+                    0,
+                    0,
+                    &group.parameters,
+                    &group.loop_slopes,
+                    shared,
+                );
                 let merged = EncodedStream::from_bytes(merged.bytes().to_vec()).unwrap();
                 // Durations grow with the rank: every leaf's slowest is the group's highest
                 // rank, read back for any member as its distance from that member.
@@ -478,14 +521,59 @@ mod tests {
     }
 
     #[test]
-    fn different_structures_do_not_merge() {
-        let members: Vec<Member> = [5u64, 6]
+    fn loop_counts_affine_in_the_rank_merge_and_expand_exactly() {
+        // Rank r makes 5 + 2r steps (the same events otherwise, all as rank 1 would):
+        // one group whose loop count grows with the rank.
+        let steps = |rank: u64| 5 + 2 * rank;
+        let streams: Vec<(Vec<Event>, EncodedStream)> = (0..6u64)
+            .map(|rank| {
+                let events = rank_events(1, 4, steps(rank));
+                let stream = encode(&events);
+                (events, stream)
+            })
+            .collect();
+        let members: Vec<Member> = streams
             .iter()
             .enumerate()
-            .map(|(rank, steps)| Member {
+            .map(|(rank, (_, stream))| Member {
                 rank: rank as i64,
                 partition: 0,
-                nodes: encode(&rank_events(1, 4, *steps)).nodes().to_nodes(),
+                nodes: stream.nodes().to_nodes(),
+                carries_statistics: true,
+            })
+            .collect();
+        let groups = merge_ranks(members, Some(6));
+        assert_eq!(groups.len(), 1);
+        let group = &groups[0];
+        assert!(group.loop_slopes.contains(&2), "{:?}", group.loop_slopes);
+        let merged = EncodedStream::from_nodes(
+            &group.nodes,
+            0,
+            0,
+            &group.parameters,
+            &group.loop_slopes,
+            true,
+        );
+        let merged = EncodedStream::from_bytes(merged.bytes().to_vec()).unwrap();
+        for (rank, (events, _)) in streams.iter().enumerate() {
+            let delta = rank as i64 - group.base_rank;
+            let mut expanded = Vec::new();
+            merged.expand_for_rank(delta, 0, class_of, |event| expanded.push(exact(&event)));
+            let original: Vec<_> = events.iter().map(exact).collect();
+            assert_eq!(expanded, original, "rank {rank}");
+            assert_eq!(merged.count_for_rank(delta), events.len() as u64);
+        }
+    }
+
+    #[test]
+    fn different_structures_do_not_merge() {
+        // Rank 0 writes a header the others do not.
+        let members: Vec<Member> = [0i64, 1]
+            .iter()
+            .map(|rank| Member {
+                rank: *rank,
+                partition: 0,
+                nodes: encode(&rank_events(*rank, 4, 5)).nodes().to_nodes(),
                 carries_statistics: true,
             })
             .collect();

@@ -396,13 +396,17 @@ fn decode_key(reader: &mut ByteReader) -> Result<EventKey> {
 
 /// Writes finished nodes: keys by dictionary index where possible.
 #[derive(Default)]
-struct NodeWriter {
+struct NodeWriter<'a> {
     dictionary: FastMap<EventKey, u64>,
-    /// Writing a stream several ranks share: leaves say which rank was slowest.
+    /// Writing a stream several ranks share: leaves say which rank was slowest and loops
+    /// how their count changes with the rank.
     shared: bool,
+    /// The loops' count slopes, in pre-order (missing ones are 0).
+    loop_slopes: &'a [i64],
+    loops_written: usize,
 }
 
-impl NodeWriter {
+impl NodeWriter<'_> {
     fn node(&mut self, node: &Node<EventKey>, out: &mut ByteWriter) {
         match node {
             Node::Leaf(leaf) => {
@@ -426,12 +430,21 @@ impl NodeWriter {
                 }
             }
             Node::Loop { count, body } => {
+                let slope = self
+                    .loop_slopes
+                    .get(self.loops_written)
+                    .copied()
+                    .unwrap_or(0);
+                self.loops_written += 1;
                 let mut inner = ByteWriter::new();
                 for child in body {
                     self.node(child, &mut inner);
                 }
                 out.u64(count << 2 | TAG_LOOP);
                 out.u64(body.len() as u64);
+                if self.shared {
+                    out.i64(slope);
+                }
                 out.bytes(&inner.buffer);
             }
         }
@@ -443,7 +456,7 @@ impl NodeWriter {
 pub struct StreamEncoder {
     relative: Relative,
     folder: Folder<EventKey>,
-    writer: NodeWriter,
+    writer: NodeWriter<'static>,
     body: ByteWriter,
     top_level_nodes: u64,
     first_start: Option<u64>,
@@ -643,9 +656,12 @@ fn read_item<'a>(reader: &mut ByteReader<'a>, outer: &Body<'a>) -> Result<Item<'
             .ok_or_else(|| reader.corrupt("key index out of range"))?,
         TAG_LOOP => {
             let nodes = reader.u64()?;
+            let slope = if outer.shared { reader.i64()? } else { 0 };
             let data = reader.bytes()?;
+            // In a stream ranks share, the count may be affine in the rank.
+            let count = (tag >> 2) as i128 + slope as i128 * outer.rank_delta as i128;
             return Ok(Item::Loop {
-                count: tag >> 2,
+                count: count.clamp(0, u64::MAX as i128) as u64,
                 body: Body {
                     data,
                     nodes,
@@ -676,6 +692,8 @@ pub struct EncodedStream {
     parameters: Vec<RankSlopes>,
     /// Several ranks share the stream: its leaves say which rank was slowest.
     shared: bool,
+    /// How each loop's count changes with the rank, in pre-order (all 0 unless shared).
+    loop_slopes: Vec<i64>,
     pub first_start: u64,
     pub last_end: u64,
     /// Events the stream stands for.
@@ -718,6 +736,7 @@ impl EncodedStream {
             max_context: u32,
             parameters: usize,
             shared: bool,
+            loop_slopes: Vec<i64>,
         }
         fn check(
             reader: &mut ByteReader,
@@ -762,6 +781,9 @@ impl EncodedStream {
                     }
                     None => {
                         let inner_nodes = reader.u64()?;
+                        state
+                            .loop_slopes
+                            .push(if state.shared { reader.i64()? } else { 0 });
                         let body = reader.bytes()?;
                         let mut inner = ByteReader::new(body, "loop body");
                         let per_iteration = check(&mut inner, inner_nodes, depth + 1, state)?;
@@ -781,6 +803,7 @@ impl EncodedStream {
             max_context: 0,
             parameters: parameters.len(),
             shared,
+            loop_slopes: Vec::new(),
         };
         let occurrences = check(&mut reader, top_level_nodes, 0, &mut state)?;
         if !reader.is_empty() {
@@ -800,6 +823,7 @@ impl EncodedStream {
             dictionary: state.dictionary,
             parameters,
             shared,
+            loop_slopes: state.loop_slopes,
             first_start,
             last_end,
             count,
@@ -834,6 +858,23 @@ impl EncodedStream {
         &self.parameters
     }
 
+    /// Events the rank `rank_delta` away from the base rank made (loop counts may depend
+    /// on the rank).
+    pub fn count_for_rank(&self, rank_delta: i64) -> u64 {
+        if rank_delta == 0 || self.loop_slopes.iter().all(|slope| *slope == 0) {
+            return self.count;
+        }
+        fn count(body: Body) -> u64 {
+            body.iter()
+                .map(|item| match item {
+                    Item::Leaf(_) => 1,
+                    Item::Loop { count: times, body } => times.saturating_mul(count(body)),
+                })
+                .fold(0u64, u64::saturating_add)
+        }
+        count(self.nodes_for_rank(rank_delta))
+    }
+
     /// The same stream with other first and last times (traces merged from runs that
     /// started at different moments are put on one time line).
     pub fn with_times(&self, first_start: u64, last_end: u64) -> EncodedStream {
@@ -863,6 +904,7 @@ impl EncodedStream {
             self.first_start,
             self.last_end,
             &self.parameters,
+            &self.loop_slopes,
             self.shared,
         )
     }
@@ -874,10 +916,12 @@ impl EncodedStream {
         first_start: u64,
         last_end: u64,
         parameters: &[RankSlopes],
+        loop_slopes: &[i64],
         shared: bool,
     ) -> EncodedStream {
         let mut writer = NodeWriter {
             shared,
+            loop_slopes,
             ..NodeWriter::default()
         };
         let mut body = ByteWriter::new();

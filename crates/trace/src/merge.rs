@@ -453,6 +453,47 @@ mod tests {
     }
 
     #[test]
+    fn loop_counts_that_grow_with_the_rank_share_a_stream() {
+        // Rank r runs 3 + r segments: one stream, and every rank's events and event count
+        // come back exactly after writing and reading.
+        let ranks = 8;
+        let traces: Vec<Trace> = (0..ranks)
+            .map(|rank| {
+                let program = Spmd {
+                    segments: 3 + rank,
+                    ..program(ranks)
+                };
+                rank_trace(&program, rank)
+            })
+            .collect();
+        let expected: Vec<Vec<ExactEvent>> = traces
+            .iter()
+            .enumerate()
+            .map(|(rank, trace)| exact_events(trace, rank as u32))
+            .collect();
+        let merged = Trace::from_bytes(merge_traces(traces).to_bytes()).unwrap();
+        let shared: std::collections::HashSet<_> = merged
+            .streams
+            .iter()
+            .map(|stream| Arc::as_ptr(&stream.events))
+            .collect();
+        assert_eq!(shared.len(), 1);
+        for rank in 0..ranks {
+            assert_eq!(
+                exact_events(&merged, rank),
+                expected[rank as usize],
+                "rank {rank}"
+            );
+            let stream = merged
+                .streams
+                .iter()
+                .find(|stream| merged.processes[stream.process as usize].rank == Some(rank))
+                .unwrap();
+            assert_eq!(stream.count, expected[rank as usize].len() as u64);
+        }
+    }
+
+    #[test]
     fn calls_and_contexts_are_renumbered_by_name_and_frames() {
         let ranks = 2;
         let first = rank_trace(&program(ranks), 0);

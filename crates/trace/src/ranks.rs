@@ -101,6 +101,7 @@ pub fn merge_streams(processes: &[Process], mut streams: Vec<Stream>) -> Vec<Str
                 anchor_stream.first_start,
                 anchor_stream.last_end,
                 &group.parameters,
+                &group.loop_slopes,
                 group.members.len() > 1,
             ))
         };
@@ -209,7 +210,8 @@ pub fn decode_streams(reader: &mut ByteReader, processes: &[Process]) -> Result<
             streams.push(Stream {
                 process,
                 thread: 0,
-                count: shared.count,
+                // Loop counts may depend on the rank.
+                count: shared.count_for_rank(rank_delta),
                 events: shared.clone(),
                 rank_delta,
                 members,

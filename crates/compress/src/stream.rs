@@ -682,7 +682,7 @@ fn read_item<'a>(reader: &mut ByteReader<'a>, outer: &Body<'a>) -> Result<Item<'
     Ok(Item::Leaf(leaf))
 }
 
-/// An encoded, checked stream (EVNT version 4, docs/FORMAT.md).
+/// An encoded, checked stream (EVNT version 5, docs/FORMAT.md).
 #[derive(Clone, Debug, PartialEq)]
 pub struct EncodedStream {
     data: Vec<u8>,

@@ -13,10 +13,11 @@ use crate::{Result, TraceError};
 
 /// Section versions this reader understands.
 const VERSION: u16 = 1;
-/// Version 4 of EVNT: shared streams say which rank was slowest at each leaf (version 3
-/// added streams shared by ranks and per-stream file tables, version 2 had one stream per
-/// thread with trace-wide file indices, version 1 flat columns).
-const EVENTS_VERSION: u16 = 4;
+/// Version 5 of EVNT: shared streams carry loop count slopes and peer moduli, statistics
+/// keep their floats in 8 bytes and imply the fullest histogram bin (version 4 added the
+/// slowest rank per leaf, version 3 streams shared by ranks and per-stream file tables,
+/// version 2 one stream per thread with trace-wide file indices, version 1 flat columns).
+const EVENTS_VERSION: u16 = 5;
 /// Version 5 of PROC: process times in units of a time step (version 4 put parent pids and
 /// runtime event counts against the previous process's, version 3 added the count of
 /// runtime events only counted, version 2 the count of untraced calls and the rank).

@@ -1,4 +1,4 @@
-//! Streams of MPI ranks that did the same thing, stored once (EVNT section version 4).
+//! Streams of MPI ranks that did the same thing, stored once (EVNT section version 5).
 //!
 //! [`merge_streams`] hands the streams of ranked processes to
 //! `cairn_compress::ranks::merge_ranks` (same structure, values affine in the rank → one

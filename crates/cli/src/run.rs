@@ -354,7 +354,22 @@ pub fn run(options: RunOptions) -> Result<ExitCode> {
             directory.display()
         )
     };
-    let mut trace = collect(&rank_staging, run.clone()).with_context(|| kept_in(&staging))?;
+    let collected = collect(&rank_staging, run.clone()).with_context(|| kept_in(&staging));
+    let mut trace = match (collected, &launch) {
+        (Ok(trace), _) => trace,
+        // A rank that cannot build its trace still takes its place in the tree (its parent
+        // would otherwise wait for it until the timeout), with a note saying why.
+        (Err(error), Some(launch)) => {
+            eprintln!("cairn: rank {}: {error:#}", launch.rank);
+            let mut empty = cairn_trace::Trace::default();
+            empty.diagnostics.push(format!(
+                "rank {}'s trace could not be built ({error:#}); `cairn merge` of the staging directory can retry",
+                launch.rank
+            ));
+            empty
+        }
+        (Err(error), None) => return Err(error),
+    };
     if let Some(launch) = &launch {
         if code != 0 {
             trace

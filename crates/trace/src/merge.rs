@@ -84,8 +84,10 @@ fn file_order(path: &[u8]) -> (&[u8], &[u8], u64, &[u8]) {
 /// empty trace.
 pub fn merge_traces(mut traces: Vec<Trace>) -> Trace {
     traces.sort_by_key(|trace| (lowest_rank(trace), trace.meta.start_realtime));
+    // An input without processes (a rank that could not build its trace) has no start.
     let run_start = traces
         .iter()
+        .filter(|trace| !trace.processes.is_empty())
         .map(|trace| trace.meta.start_realtime)
         .min()
         .unwrap_or(0);
@@ -107,7 +109,7 @@ pub fn merge_traces(mut traces: Vec<Trace>) -> Trace {
     meta.process_time_step = 1;
 
     for trace in traces {
-        let shift = trace.meta.start_realtime - run_start;
+        let shift = trace.meta.start_realtime.saturating_sub(run_start);
         meta.duration = meta.duration.max(shift.saturating_add(trace.meta.duration));
         if meta.exit_status.is_none_or(|status| status == 0) {
             meta.exit_status = trace.meta.exit_status.or(meta.exit_status);
@@ -491,6 +493,22 @@ mod tests {
                 .unwrap();
             assert_eq!(stream.count, expected[rank as usize].len() as u64);
         }
+    }
+
+    #[test]
+    fn an_empty_input_only_adds_its_notes() {
+        let mut empty = Trace::default();
+        empty
+            .diagnostics
+            .push("rank 3's trace could not be built".into());
+        let traces: Vec<Trace> = (0..3).map(|rank| rank_trace(&program(4), rank)).collect();
+        let without = merge_traces(traces.clone());
+        let mut with_empty = traces;
+        with_empty.insert(1, empty);
+        let merged = merge_traces(with_empty);
+        assert_eq!(merged.meta, without.meta);
+        assert_eq!(merged.processes, without.processes);
+        assert_eq!(merged.diagnostics, ["rank 3's trace could not be built"]);
     }
 
     #[test]

@@ -432,6 +432,20 @@ mod tests {
         encoder.finish()
     }
 
+    /// One member per stream, the n-th being rank n.
+    fn members_of(streams: &[(Vec<Event>, EncodedStream)]) -> Vec<Member> {
+        streams
+            .iter()
+            .enumerate()
+            .map(|(rank, (_, stream))| Member {
+                rank: rank as i64,
+                partition: 0,
+                nodes: stream.nodes().to_nodes(),
+                carries_statistics: true,
+            })
+            .collect()
+    }
+
     fn exact(event: &Event) -> (u16, Option<u32>, u64, i64, u64, i64, u64) {
         let Event {
             call,
@@ -456,17 +470,7 @@ mod tests {
                     (events, stream)
                 })
                 .collect();
-            let members: Vec<Member> = streams
-                .iter()
-                .enumerate()
-                .map(|(rank, (_, stream))| Member {
-                    rank: rank as i64,
-                    partition: 0,
-                    nodes: stream.nodes().to_nodes(),
-                    carries_statistics: true,
-                })
-                .collect();
-            let groups = merge_ranks(members, Some(ranks));
+            let groups = merge_ranks(members_of(&streams), Some(ranks));
             // Rank 0 (it writes a header) and all the others: the last rank's peer wraps
             // to 0, which the peer kept modulo the job size covers.
             assert_eq!(groups.len(), 2, "{ranks} ranks");
@@ -532,17 +536,7 @@ mod tests {
                 (events, stream)
             })
             .collect();
-        let members: Vec<Member> = streams
-            .iter()
-            .enumerate()
-            .map(|(rank, (_, stream))| Member {
-                rank: rank as i64,
-                partition: 0,
-                nodes: stream.nodes().to_nodes(),
-                carries_statistics: true,
-            })
-            .collect();
-        let groups = merge_ranks(members, Some(6));
+        let groups = merge_ranks(members_of(&streams), Some(6));
         assert_eq!(groups.len(), 1);
         let group = &groups[0];
         assert!(group.loop_slopes.contains(&2), "{:?}", group.loop_slopes);

@@ -144,6 +144,18 @@ fn peer_and_rest(aux: i64) -> (i64, i64) {
 
 const AUX: usize = 5;
 
+/// The slope of a value that moved by `difference` over `distance` ranks: the group's
+/// `known` slope once its second member decided it, else the one this member implies
+/// (`None` if no whole slope does).
+fn slope_through(known: Option<i64>, difference: i128, distance: i128) -> Option<i128> {
+    match known {
+        Some(slope) => Some(slope as i128),
+        None if distance == 0 => Some(0),
+        None if difference % distance == 0 => Some(difference / distance),
+        None => None,
+    }
+}
+
 impl Forming {
     /// The slopes with which `values` (of `rank`) fits this group, if it does, and the
     /// leaves whose peer fits only modulo `job_size` (ring neighbours wrapping round).
@@ -158,12 +170,8 @@ impl Forming {
         let mut loop_slopes = Vec::with_capacity(loops.len());
         for (index, (count, base)) in loops.iter().zip(&self.base.loops).enumerate() {
             let difference = *count as i128 - *base as i128;
-            let slope = match &self.slopes {
-                Some(_) => self.loop_slopes[index] as i128,
-                None if distance == 0 => 0,
-                None if difference % distance == 0 => difference / distance,
-                None => return None,
-            };
+            let known = self.slopes.as_ref().map(|_| self.loop_slopes[index]);
+            let slope = slope_through(known, difference, distance)?;
             if slope * distance != difference {
                 return None;
             }
@@ -175,12 +183,8 @@ impl Forming {
             let mut slope_row = [0i64; FIELDS];
             for field in 0..FIELDS {
                 let difference = row[field] as i128 - base[field] as i128;
-                let slope = match &self.slopes {
-                    Some(known) => known[index][field] as i128,
-                    None if distance == 0 => 0,
-                    None if difference % distance == 0 => difference / distance,
-                    None => return None,
-                };
+                let known = self.slopes.as_ref().map(|known| known[index][field]);
+                let slope = slope_through(known, difference, distance)?;
                 slope_row[field] = i64::try_from(slope).ok()?;
                 let wrapping_already = field == AUX && self.moduli[index] > 0;
                 if !wrapping_already && slope * distance == difference {

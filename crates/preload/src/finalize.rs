@@ -20,7 +20,7 @@
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 
-use crate::sys::{self, PathBuffer};
+use crate::sys::{self, environment, PathBuffer};
 
 type Handle = *mut c_void;
 
@@ -130,14 +130,6 @@ impl Pmpi {
             }
             Some(bytes)
         }
-    }
-}
-
-fn environment(name: &CStr) -> Option<Vec<u8>> {
-    // SAFETY: name is NUL-terminated; getenv's result is copied at once.
-    unsafe {
-        let value = libc::getenv(name.as_ptr());
-        (!value.is_null()).then(|| CStr::from_ptr(value).to_bytes().to_vec())
     }
 }
 

@@ -151,18 +151,6 @@ pub fn disable() {
     STATUS.store(DISABLED, Ordering::Release);
 }
 
-fn environment(name: &[u8]) -> Option<Vec<u8>> {
-    // SAFETY: name is NUL-terminated; getenv's result is copied at once.
-    unsafe {
-        let value = libc::getenv(name.as_ptr().cast());
-        if value.is_null() {
-            None
-        } else {
-            Some(std::ffi::CStr::from_ptr(value).to_bytes().to_vec())
-        }
-    }
-}
-
 fn initialise(from_constructor: bool) {
     if STATUS
         .compare_exchange(
@@ -175,14 +163,14 @@ fn initialise(from_constructor: bool) {
     {
         return;
     }
-    if environment(b"CAIRN_DISABLE\0").is_some_and(|value| !value.is_empty() && value != b"0") {
+    if sys::environment(c"CAIRN_DISABLE").is_some_and(|value| !value.is_empty() && value != b"0") {
         STATUS.store(DISABLED, Ordering::Release);
         return;
     }
     // Our panics must never print on the program's stderr; a panic disables tracing.
     std::panic::set_hook(Box::new(|_| disable()));
     crate::real::resolve_all();
-    let directory = match environment(b"CAIRN_DIR\0") {
+    let directory = match sys::environment(c"CAIRN_DIR") {
         Some(directory) if !directory.is_empty() => directory,
         _ => {
             let mut cwd = PathBuffer::new();
@@ -280,15 +268,15 @@ fn start_segment(forked: bool) -> bool {
 /// The rank an MPI launcher gave this process, from the environment it sets (Open MPI,
 /// PMIx, MPICH/Hydra, MVAPICH, Slurm).
 fn launcher_rank() -> Option<u32> {
-    const NAMES: [&[u8]; 5] = [
-        b"OMPI_COMM_WORLD_RANK\0",
-        b"PMIX_RANK\0",
-        b"PMI_RANK\0",
-        b"MV2_COMM_WORLD_RANK\0",
-        b"SLURM_PROCID\0",
+    const NAMES: [&std::ffi::CStr; 5] = [
+        c"OMPI_COMM_WORLD_RANK",
+        c"PMIX_RANK",
+        c"PMI_RANK",
+        c"MV2_COMM_WORLD_RANK",
+        c"SLURM_PROCID",
     ];
     NAMES.iter().find_map(|name| {
-        environment(name).and_then(|value| std::str::from_utf8(&value).ok()?.parse().ok())
+        sys::environment(name).and_then(|value| std::str::from_utf8(&value).ok()?.parse().ok())
     })
 }
 

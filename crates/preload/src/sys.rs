@@ -45,6 +45,15 @@ fn result(value: c_long) -> Result<usize, c_int> {
     }
 }
 
+/// An environment variable's value, copied at once.
+pub fn environment(name: &std::ffi::CStr) -> Option<Vec<u8>> {
+    // SAFETY: name is NUL-terminated; getenv's result is copied before anything else runs.
+    unsafe {
+        let value = libc::getenv(name.as_ptr());
+        (!value.is_null()).then(|| std::ffi::CStr::from_ptr(value).to_bytes().to_vec())
+    }
+}
+
 pub fn open(path: &PathBuffer, flags: c_int, mode: libc::mode_t) -> Result<c_int, c_int> {
     // SAFETY: path is NUL-terminated by PathBuffer.
     result(unsafe { libc::syscall(libc::SYS_openat, libc::AT_FDCWD, path.as_ptr(), flags, mode) })

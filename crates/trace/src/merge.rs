@@ -64,20 +64,13 @@ fn lowest_rank(trace: &Trace) -> (bool, u32) {
         .map_or((true, 0), |rank| (false, rank))
 }
 
-/// A file name's sort key: the name around its last number, then the number's value.
+/// A file name's sort key: the name around its last number, then the number's value (the
+/// same split the file table's numbered runs use).
 fn file_order(path: &[u8]) -> (&[u8], &[u8], u64, &[u8]) {
-    let Some(end) = path.iter().rposition(u8::is_ascii_digit).map(|at| at + 1) else {
-        return (path, &[], 0, path);
-    };
-    let start = path[..end]
-        .iter()
-        .rposition(|byte| !byte.is_ascii_digit())
-        .map_or(0, |at| at + 1);
-    let value = std::str::from_utf8(&path[start..end])
-        .ok()
-        .and_then(|digits| digits.parse().ok())
-        .unwrap_or(u64::MAX);
-    (&path[..start], &path[end..], value, path)
+    match crate::names::split(path) {
+        Some(split) => (split.prefix, split.suffix, split.value, path),
+        None => (path, &[], 0, path),
+    }
 }
 
 /// Merges whole traces into one (see the module documentation). An empty input gives an

@@ -13,14 +13,14 @@ use crate::{FileInfo, Result, TraceError};
 pub const MAX_FILES: u64 = 1 << 22;
 
 /// A name split around its last run of digits.
-struct Split<'a> {
-    prefix: &'a [u8],
-    digits: &'a [u8],
-    suffix: &'a [u8],
-    value: u64,
+pub(crate) struct Split<'a> {
+    pub prefix: &'a [u8],
+    pub digits: &'a [u8],
+    pub suffix: &'a [u8],
+    pub value: u64,
 }
 
-fn split(path: &[u8]) -> Option<Split<'_>> {
+pub(crate) fn split(path: &[u8]) -> Option<Split<'_>> {
     let end = path.iter().rposition(u8::is_ascii_digit)? + 1;
     let start = path[..end]
         .iter()

@@ -193,6 +193,23 @@ impl Stream {
     }
 }
 
+/// Replaces every stream's encoded events by `change` of them, once per stream that ranks
+/// share (its members keep sharing the result).
+pub(crate) fn map_shared_events(
+    streams: &mut [Stream],
+    mut change: impl FnMut(&EncodedStream) -> EncodedStream,
+) {
+    let mut changed: std::collections::HashMap<*const EncodedStream, Arc<EncodedStream>> =
+        std::collections::HashMap::new();
+    for stream in streams {
+        let events = changed
+            .entry(Arc::as_ptr(&stream.events))
+            .or_insert_with(|| Arc::new(change(&stream.events)))
+            .clone();
+        stream.events = events;
+    }
+}
+
 /// A whole trace.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Trace {
@@ -638,20 +655,12 @@ impl Trace {
         self.meta.process_time_step = step;
         // Relative error (100 − precision)% ≥ 2^-bits.
         let bits = (100.0 / (100 - precision) as f64).log2().ceil().max(1.0) as u32;
-        let mut rounded: std::collections::HashMap<*const EncodedStream, Arc<EncodedStream>> =
-            std::collections::HashMap::new();
-        for stream in &mut self.streams {
-            let events = rounded
-                .entry(Arc::as_ptr(&stream.events))
-                .or_insert_with(|| {
-                    Arc::new(stream.events.map_leaves(|leaf| {
-                        leaf.duration.round(bits);
-                        leaf.gap.round(bits);
-                    }))
-                })
-                .clone();
-            stream.events = events;
-        }
+        map_shared_events(&mut self.streams, |events| {
+            events.map_leaves(|leaf| {
+                leaf.duration.round(bits);
+                leaf.gap.round(bits);
+            })
+        });
         self.diagnostics.push(format!(
             "precision {precision}: process start, end and main times rounded to {:.3} ms, timing statistics to {bits} significant bits; counts, sizes, offsets and files are exact",
             step as f64 / 1e6

@@ -20,9 +20,6 @@
 //! (O(P · folded size) for an SPMD job); a stream is only re-encoded when its calls or
 //! contexts change numbers.
 
-use std::collections::HashMap;
-use std::sync::Arc;
-
 use cairn_compress::stream::EncodedStream;
 
 use crate::table::Table;
@@ -161,29 +158,23 @@ pub fn merge_traces(mut traces: Vec<Trace>) -> Trace {
             process
         }));
         // Streams shared by several ranks of the input are renumbered once.
-        let mut renumbered: HashMap<*const EncodedStream, Arc<EncodedStream>> = HashMap::new();
-        for mut stream in trace.streams {
-            let events = renumbered
-                .entry(Arc::as_ptr(&stream.events))
-                .or_insert_with(|| {
-                    let events = &stream.events;
-                    let (first, last) = (events.first_start + shift, events.last_end + shift);
-                    Arc::new(if renumbering.is_identity_for(events) {
-                        events.with_times(first, last)
-                    } else {
-                        events
-                            .map_keys(|key| {
-                                key.call = renumbering.calls[key.call as usize];
-                                if key.context > 0 {
-                                    key.context =
-                                        renumbering.contexts[key.context as usize - 1] + 1;
-                                }
-                            })
-                            .with_times(first, last)
+        let mut input_streams = trace.streams;
+        crate::map_shared_events(&mut input_streams, |events| {
+            let (first, last) = (events.first_start + shift, events.last_end + shift);
+            if renumbering.is_identity_for(events) {
+                events.with_times(first, last)
+            } else {
+                events
+                    .map_keys(|key| {
+                        key.call = renumbering.calls[key.call as usize];
+                        if key.context > 0 {
+                            key.context = renumbering.contexts[key.context as usize - 1] + 1;
+                        }
                     })
-                })
-                .clone();
-            stream.events = events;
+                    .with_times(first, last)
+            }
+        });
+        for mut stream in input_streams {
             stream.process += renumbering.first_process;
             stream.first_start += shift;
             stream.last_end += shift;
@@ -235,6 +226,8 @@ pub fn merge_traces(mut traces: Vec<Trace>) -> Trace {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
     use crate::synthetic::{rank_trace, Spmd};
 

@@ -467,20 +467,11 @@ fn drop_unused_files(
             used[*file as usize] = true;
         }
     }
-    let mut new_index = vec![0u32; files.len()];
-    let mut kept = Vec::new();
-    for (index, file) in files.into_iter().enumerate() {
-        if used[index] {
-            new_index[index] = kept.len() as u32;
-            kept.push(file);
-        }
-    }
-    for stream in &mut streams {
-        for file in &mut stream.files {
-            *file = new_index[*file as usize];
-        }
-    }
-    (kept, streams)
+    let kept: Vec<u32> = (0..files.len() as u32)
+        .filter(|index| used[*index as usize])
+        .collect();
+    let files = crate::reorder_files(files, &kept, &mut streams);
+    (files, streams)
 }
 
 /// Builds the trace of the segments in `directory`.

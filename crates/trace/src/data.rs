@@ -210,6 +210,29 @@ pub(crate) fn map_shared_events(
     }
 }
 
+/// The file table with only the files `order` lists, in its order (old indices), and every
+/// stream's file table renumbered to match.
+pub(crate) fn reorder_files(
+    files: Vec<FileInfo>,
+    order: &[u32],
+    streams: &mut [Stream],
+) -> Vec<FileInfo> {
+    let mut new_index = vec![0u32; files.len()];
+    for (position, old) in order.iter().enumerate() {
+        new_index[*old as usize] = position as u32;
+    }
+    for stream in streams {
+        for file in &mut stream.files {
+            *file = new_index[*file as usize];
+        }
+    }
+    let mut files: Vec<Option<FileInfo>> = files.into_iter().map(Some).collect();
+    order
+        .iter()
+        .filter_map(|old| files[*old as usize].take())
+        .collect()
+}
+
 /// A whole trace.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Trace {

@@ -195,22 +195,13 @@ pub fn merge_traces(mut traces: Vec<Trace>) -> Trace {
     order.sort_by(|a, b| {
         file_order(&files.values[*a as usize]).cmp(&file_order(&files.values[*b as usize]))
     });
-    let mut new_index = vec![0u32; order.len()];
-    for (position, old) in order.iter().enumerate() {
-        new_index[*old as usize] = position as u32;
-    }
-    let files: Vec<FileInfo> = order
-        .iter()
-        .map(|old| FileInfo {
-            path: files.values[*old as usize].clone(),
-            noise: noise[*old as usize],
-        })
+    let files: Vec<FileInfo> = files
+        .values
+        .into_iter()
+        .zip(noise)
+        .map(|(path, noise)| FileInfo { path, noise })
         .collect();
-    for stream in &mut streams {
-        for file in &mut stream.files {
-            *file = new_index[*file as usize];
-        }
-    }
+    let files = crate::reorder_files(files, &order, &mut streams);
     let streams = crate::ranks::merge_streams(&processes, streams);
     Trace {
         meta,

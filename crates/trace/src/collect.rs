@@ -371,8 +371,8 @@ impl ContextTable {
             return 0;
         };
         // The call site is always exact; deeper frames stop at the first one that is not a
-        // return address into code (a frame-pointer walk through code built without frame
-        // pointers reads stack data), so equal paths compare equal.
+        // return address (in code, after a call instruction): a frame-pointer walk through
+        // code built without frame pointers reads stack data, so equal paths compare equal.
         let mut kept = 0;
         for (depth, (module, offset)) in frames.iter().enumerate() {
             let in_code = segment.modules.get(module).is_some_and(|path| {
@@ -380,7 +380,7 @@ impl ContextTable {
                     .entry(path.clone())
                     .or_insert_with(|| Segments::read(Path::new(OsStr::from_bytes(path))))
                     .as_ref()
-                    .is_none_or(|segments| segments.holds_code(*offset))
+                    .is_none_or(|segments| segments.holds_return_address(*offset))
             });
             if depth > 0 && !in_code {
                 break;

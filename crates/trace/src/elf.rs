@@ -1,21 +1,25 @@
 //! Just enough of a module's ELF program headers to place a recorded frame: where the file
-//! is linked (so a (module, offset) frame can be looked up) and which offsets hold code
-//! (so a frame-pointer walk's garbage — stack data that happened to look like a frame in
-//! code built without frame pointers — can be cut off).
+//! is linked (so a (module, offset) frame can be looked up) and which offsets are return
+//! addresses — in code, right after a call instruction — so a frame-pointer walk's garbage
+//! (stack data that happened to look like a frame in code built without frame pointers,
+//! often pointing into code) can be cut off.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 /// The loaded segments of one module, as offsets from its load base.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct Segments {
     /// The address the file uses for its first loaded byte: 0 for shared objects and
     /// position-independent executables, the link address for classic executables
     /// (`ET_EXEC`), whose load base (what the tracer subtracted) is that address.
     pub link_base: u64,
-    /// Executable ranges, [start, end) as offsets from the load base.
-    pub code: Vec<(u64, u64)>,
+    /// Executable ranges, [start, end) as offsets from the load base, with the file
+    /// position of each range's start.
+    code: Vec<(u64, u64, u64)>,
+    /// The module, to read the bytes before a return address.
+    file: File,
 }
 
 impl Segments {
@@ -42,16 +46,19 @@ impl Segments {
         }
         let mut entries = vec![0u8; entry_size * count];
         file.read_exact_at(&mut entries, table).ok()?;
-        // (virtual address, memory size, flags) of each PT_LOAD.
-        let loads: Vec<(u64, u64, u32)> = entries
+        // (virtual address, memory size, flags, file offset) of each PT_LOAD.
+        let loads: Vec<(u64, u64, u32, u64)> = entries
             .chunks_exact(entry_size)
             .filter(|entry| u32_at(entry, 0) == 1)
-            .map(|entry| (u64_at(entry, 16), u64_at(entry, 40), u32_at(entry, 4)))
+            .map(|entry| {
+                let (address, size) = (u64_at(entry, 16), u64_at(entry, 40));
+                (address, size, u32_at(entry, 4), u64_at(entry, 8))
+            })
             .collect();
         let link_base = if executable {
             loads
                 .iter()
-                .map(|(address, _, _)| *address)
+                .map(|(address, ..)| *address)
                 .min()
                 .map_or(0, |address| address & !0xfff)
         } else {
@@ -60,19 +67,47 @@ impl Segments {
         const EXECUTE: u32 = 1;
         let code = loads
             .iter()
-            .filter(|(_, _, flags)| flags & EXECUTE != 0)
-            .map(|(address, size, _)| {
+            .filter(|(_, _, flags, _)| flags & EXECUTE != 0)
+            .map(|(address, size, _, position)| {
                 let start = address.saturating_sub(link_base);
-                (start, start.saturating_add(*size))
+                (start, start.saturating_add(*size), *position)
             })
             .collect();
-        Some(Segments { link_base, code })
+        Some(Segments {
+            link_base,
+            code,
+            file,
+        })
     }
 
-    /// Whether a return address at `offset` from the load base lies in code.
-    pub fn holds_code(&self, offset: u64) -> bool {
-        self.code
+    /// Whether `offset` from the load base can be a return address: it lies in code and
+    /// the bytes before it end a call instruction (x86-64: `call rel32`, or `call` through
+    /// a register or memory, opcode FF /2; elsewhere only the code range is checked). A
+    /// bogus frame is rarely both.
+    pub fn holds_return_address(&self, offset: u64) -> bool {
+        let Some((start, _, position)) = self
+            .code
             .iter()
-            .any(|(start, end)| (*start..=*end).contains(&offset))
+            .find(|(start, end, _)| (*start..=*end).contains(&offset))
+        else {
+            return false;
+        };
+        if !cfg!(target_arch = "x86_64") {
+            return true;
+        }
+        let mut before = [0u8; 7];
+        let Some(at) = (offset - start + position).checked_sub(before.len() as u64) else {
+            return false;
+        };
+        if self.file.read_exact_at(&mut before, at).is_err() {
+            return false;
+        }
+        // `call rel32` ends 5 bytes back; FF /2 forms end 2 to 7 bytes back.
+        before[2] == 0xe8
+            || (2..=7).any(|back| {
+                let opcode = before[7 - back];
+                let modrm = before.get(8 - back).copied().unwrap_or(0);
+                opcode == 0xff && (modrm >> 3) & 7 == 2
+            })
     }
 }

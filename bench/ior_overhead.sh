@@ -15,7 +15,7 @@ cairn=$(pwd)/target/release/cairn
 library=$("$cairn" lib)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mpicc -O2 -o "$work/ior_like" tests/programs/ior_like.c
+mpicc.openmpi -O2 -o "$work/ior_like" tests/programs/ior_like.c
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 # block 1 MiB, transfer 4 KiB, 8 segments: 2048 writes and 2048 reads per rank.
 for config in "posix shared 0" "mpiio shared 1"; do
@@ -23,9 +23,9 @@ for config in "posix shared 0" "mpiio shared 1"; do
     traced=()
     for round in $(seq "$rounds"); do
         rm -rf "$work/data" && mkdir -p "$work/data"
-        untraced+=("$(mpirun --oversubscribe -np "$ranks" "$work/ior_like" "$work/data" $config 1048576 4096 8)")
+        untraced+=("$(mpirun.openmpi --oversubscribe -np "$ranks" "$work/ior_like" "$work/data" $config 1048576 4096 8)")
         rm -rf "$work/data" "$work/staging" && mkdir -p "$work/data"
-        traced+=("$(mpirun --oversubscribe -np "$ranks" -x LD_PRELOAD="$library" -x CAIRN_DIR="$work/staging" "$work/ior_like" "$work/data" $config 1048576 4096 8)")
+        traced+=("$(mpirun.openmpi --oversubscribe -np "$ranks" -x LD_PRELOAD="$library" -x CAIRN_DIR="$work/staging" "$work/ior_like" "$work/data" $config 1048576 4096 8)")
     done
     base=$(median "${untraced[@]}")
     with=$(median "${traced[@]}")
@@ -36,7 +36,7 @@ echo "trace size of the POSIX shared-file run (file-based merge) against ranks:"
 echo "  (default: the MPI runtime's own I/O kept for rank 0 only; none: counted for every rank)"
 for n in 2 4 8 16; do
     rm -rf "$work/data" "$work/staging" && mkdir -p "$work/data"
-    mpirun --oversubscribe -np "$n" -x LD_PRELOAD="$library" -x CAIRN_DIR="$work/staging" "$work/ior_like" "$work/data" posix shared 0 1048576 4096 8 >/dev/null
+    mpirun.openmpi --oversubscribe -np "$n" -x LD_PRELOAD="$library" -x CAIRN_DIR="$work/staging" "$work/ior_like" "$work/data" posix shared 0 1048576 4096 8 >/dev/null
     "$cairn" merge "$work/staging" -o "$work/ior-$n.cairn" 2>/dev/null
     "$cairn" merge "$work/staging" --runtime-io none -o "$work/ior-none-$n.cairn" 2>/dev/null
     printf '  np=%-2s default %6s B   none %6s B\n' "$n" "$(stat -c %s "$work/ior-$n.cairn")" "$(stat -c %s "$work/ior-none-$n.cairn")"

@@ -22,7 +22,7 @@ cairn=$(pwd)/target/release/cairn
 library=$("$cairn" lib)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mpicc -O2 -o "$work/ior_like" tests/programs/ior_like.c
+mpicc.openmpi -O2 -o "$work/ior_like" tests/programs/ior_like.c
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 # block 256 KiB, transfer 4 KiB, 4 segments: 256 writes and 256 reads per rank.
 arguments=(posix shared 0 262144 4096 4)
@@ -35,12 +35,12 @@ while [ "$n" -le "$largest" ]; do
     single=()
     for round in $(seq "$rounds"); do
         rm -rf "$work/data" && mkdir -p "$work/data"
-        log=$(mpirun --oversubscribe -np "$n" "$cairn" run --runtime-io none -o "$work/tree.cairn" -- \
+        log=$(mpirun.openmpi --oversubscribe -np "$n" "$cairn" run --runtime-io none -o "$work/tree.cairn" -- \
             "$work/ior_like" "$work/data" "${arguments[@]}" 2>&1 >/dev/null)
         tree+=("$(printf '%s\n' "$log" | sed -n 's/.*merged [0-9]* ranks in \([0-9.]*\) ms.*/\1/p')")
         work0+=("$(printf '%s\n' "$log" | sed -n 's/.*(\([0-9.]*\) ms reading and merging.*/\1/p')")
         rm -rf "$work/data" "$work/staging" && mkdir -p "$work/data"
-        log=$(mpirun --oversubscribe -np "$n" -x LD_PRELOAD="$library" -x CAIRN_DIR="$work/staging" \
+        log=$(mpirun.openmpi --oversubscribe -np "$n" -x LD_PRELOAD="$library" -x CAIRN_DIR="$work/staging" \
             -x CAIRN_OUTPUT="$work/finalize.cairn" -x CAIRN_RUNTIME_IO=none \
             "$work/ior_like" "$work/data" "${arguments[@]}" 2>&1 >/dev/null)
         finalize+=("$(printf '%s\n' "$log" | sed -n 's/.*merged [0-9]* ranks at MPI_Finalize in \([0-9.]*\) ms.*/\1/p')")

@@ -8,8 +8,10 @@ needed=()
 command -v cc >/dev/null 2>&1 || needed+=(gcc libc6-dev)
 command -v python3 >/dev/null 2>&1 || needed+=(python3)
 command -v dd >/dev/null 2>&1 || needed+=(coreutils)
-# Open MPI, for the tests of traced MPI programs.
-{ command -v mpicc && command -v mpirun; } >/dev/null 2>&1 || needed+=(openmpi-bin libopenmpi-dev)
+# Open MPI and MPICH, for the tests of traced MPI programs under both ABI families (the
+# tests call each by its own name, mpicc.openmpi or mpicc.mpich, whichever `mpicc` is).
+{ command -v mpicc.openmpi && command -v mpirun.openmpi; } >/dev/null 2>&1 || needed+=(openmpi-bin libopenmpi-dev)
+{ command -v mpicc.mpich && command -v mpirun.mpich; } >/dev/null 2>&1 || needed+=(mpich libmpich-dev)
 # Open MPI's launcher insists on finding an ssh client even for ranks on this machine.
 command -v ssh >/dev/null 2>&1 || needed+=(openssh-client)
 # Fortran, for the Fortran MPI test (mpif90 drives gfortran).

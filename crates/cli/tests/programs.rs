@@ -683,48 +683,81 @@ fn signal_handlers_doing_io_never_deadlock() {
 
 /// Runs an MPI program under Open MPI's `mpirun` with the preload library and builds the
 /// trace with `cairn merge`.
-fn trace_mpi(name: &str, ranks: usize) -> (tempfile::TempDir, Traced) {
-    trace_mpi_with(name, ranks, &[])
+fn trace_mpi(mpi: Mpi, name: &str, ranks: usize) -> (tempfile::TempDir, Traced) {
+    trace_mpi_with(mpi, name, ranks, &[])
 }
 
-/// Compiles `tests/programs/<name>.c` (or `.f90`) with Open MPI's compiler wrapper into
-/// `output`, with extra flags.
-fn compile_mpi(name: &str, output: &std::path::Path, flags: &[&str]) {
+/// The two MPI families cairn supports, each from Debian's packages, by their explicit
+/// command names (`mpicc` is whichever the alternatives system picked).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Mpi {
+    OpenMpi,
+    Mpich,
+}
+
+use Mpi::{Mpich, OpenMpi};
+
+impl Mpi {
+    fn command(self, tool: &str) -> String {
+        match self {
+            OpenMpi => format!("{tool}.openmpi"),
+            Mpich => format!("{tool}.mpich"),
+        }
+    }
+
+    /// Passes `NAME=value` to every rank (`-x` for Open MPI, `-genv` for MPICH's Hydra).
+    fn pass(self, command: &mut Command, setting: &str) {
+        match self {
+            OpenMpi => command.arg("-x").arg(setting),
+            Mpich => {
+                let (name, value) = setting.split_once('=').unwrap();
+                command.args(["-genv", name, value])
+            }
+        };
+    }
+}
+
+/// Compiles `tests/programs/<name>.c` (or `.f90`) with the MPI family's compiler wrapper
+/// into `output`, with extra flags.
+fn compile_mpi(mpi: Mpi, name: &str, output: &std::path::Path, flags: &[&str]) {
     let fortran = programs_directory().join(format!("{name}.f90"));
     let (compiler, source) = if fortran.exists() {
-        ("mpif90", fortran)
+        (mpi.command("mpif90"), fortran)
     } else {
-        ("mpicc", programs_directory().join(format!("{name}.c")))
+        (
+            mpi.command("mpicc"),
+            programs_directory().join(format!("{name}.c")),
+        )
     };
-    let status = Command::new(compiler)
+    let status = Command::new(&compiler)
         .arg("-O1")
         .args(flags)
         .arg("-o")
         .arg(output)
         .arg(source)
         .status()
-        .expect("the MPI compiler runs (scripts/install-deps.sh installs Open MPI)");
-    assert!(status.success(), "compiling {name}");
+        .expect("the MPI compiler runs (scripts/install-deps.sh installs Open MPI and MPICH)");
+    assert!(status.success(), "compiling {name} with {compiler}");
 }
 
-/// `mpirun --oversubscribe -np N`, allowed to run as root (CI does).
-fn mpirun(ranks: usize) -> Command {
-    let mut command = Command::new("mpirun");
-    command
-        .args(["--oversubscribe", "-np", &ranks.to_string()])
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+/// `mpirun -np N`, oversubscribed and allowed to run as root (CI does).
+fn mpirun(mpi: Mpi, ranks: usize) -> Command {
+    let mut command = Command::new(mpi.command("mpirun"));
+    if mpi == OpenMpi {
+        command
+            .arg("--oversubscribe")
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    }
+    command.args(["-np", &ranks.to_string()]);
     command
 }
 
 /// `mpirun` with the preload library and `CAIRN_DIR` passed to every rank.
-fn mpirun_traced(ranks: usize, staging: &std::path::Path) -> Command {
-    let mut command = mpirun(ranks);
-    command
-        .arg("-x")
-        .arg(format!("LD_PRELOAD={}", library().display()))
-        .arg("-x")
-        .arg(format!("CAIRN_DIR={}", staging.display()));
+fn mpirun_traced(mpi: Mpi, ranks: usize, staging: &std::path::Path) -> Command {
+    let mut command = mpirun(mpi, ranks);
+    mpi.pass(&mut command, &format!("LD_PRELOAD={}", library().display()));
+    mpi.pass(&mut command, &format!("CAIRN_DIR={}", staging.display()));
     command
 }
 
@@ -765,7 +798,7 @@ fn mpi_trace_with_merge_arguments(
     arguments: &[&str],
     merge_arguments: &[&str],
 ) -> (u64, serde_json::Value, String) {
-    let (directory, staging, _) = run_mpi_traced(name, ranks, arguments);
+    let (directory, staging, _) = run_mpi_traced(OpenMpi, name, ranks, arguments);
     let trace = directory.path().join("trace.cairn");
     succeed(
         Command::new(cairn_binary())
@@ -944,7 +977,8 @@ fn at_precision_99_the_spmd_trace_stays_within_ten_percent() {
     let mut process_table = Vec::new();
     let mut sizes = Vec::new();
     for ranks in [2u64, 8] {
-        let (directory, staging, _) = run_mpi_traced("ior_like", ranks as usize, &IOR_SMALL_POSIX);
+        let (directory, staging, _) =
+            run_mpi_traced(OpenMpi, "ior_like", ranks as usize, &IOR_SMALL_POSIX);
         let build = |name: &str, precision: &str| {
             let trace = directory.path().join(name);
             succeed(
@@ -1024,8 +1058,13 @@ fn at_precision_99_the_spmd_trace_stays_within_ten_percent() {
 }
 
 /// [`trace_mpi`] with arguments after the directory.
-fn trace_mpi_with(name: &str, ranks: usize, arguments: &[&str]) -> (tempfile::TempDir, Traced) {
-    let (directory, staging, output) = run_mpi_traced(name, ranks, arguments);
+fn trace_mpi_with(
+    mpi: Mpi,
+    name: &str,
+    ranks: usize,
+    arguments: &[&str],
+) -> (tempfile::TempDir, Traced) {
+    let (directory, staging, output) = run_mpi_traced(mpi, name, ranks, arguments);
     let traced = merge(&staging, output);
     (directory, traced)
 }
@@ -1033,16 +1072,17 @@ fn trace_mpi_with(name: &str, ranks: usize, arguments: &[&str]) -> (tempfile::Te
 /// Compiles and runs an MPI program traced into a staging directory: (its directory, the
 /// staging directory, mpirun's output).
 fn run_mpi_traced(
+    mpi: Mpi,
     name: &str,
     ranks: usize,
     arguments: &[&str],
 ) -> (tempfile::TempDir, std::path::PathBuf, std::process::Output) {
     let directory = tempfile::tempdir().unwrap();
     let program = directory.path().join(name);
-    compile_mpi(name, &program, &[]);
+    compile_mpi(mpi, name, &program, &[]);
     let staging = directory.path().join("staging");
     let output = succeed(
-        mpirun_traced(ranks, &staging)
+        mpirun_traced(mpi, ranks, &staging)
             .arg(&program)
             .arg(directory.path())
             .args(arguments)
@@ -1054,8 +1094,17 @@ fn run_mpi_traced(
 
 #[test]
 fn mpi_file_per_process_ranks_and_runtime_noise() {
+    mpi_file_per_process_ranks_and_runtime_noise_under(OpenMpi);
+}
+
+#[test]
+fn mpich_file_per_process_ranks_and_runtime_noise() {
+    mpi_file_per_process_ranks_and_runtime_noise_under(Mpich);
+}
+
+fn mpi_file_per_process_ranks_and_runtime_noise_under(mpi: Mpi) {
     for ranks in [2usize, 4] {
-        let (_directory, traced) = trace_mpi("mpi_parts", ranks);
+        let (_directory, traced) = trace_mpi(mpi, "mpi_parts", ranks);
         let expected: Vec<String> = (0..ranks).map(|rank| format!("/part-{rank}.dat")).collect();
         let expected: Vec<&str> = expected.iter().map(String::as_str).collect();
         // The MPI runtime's own files (shared-memory segments, MCA parameter files, PMIx
@@ -1105,8 +1154,17 @@ fn mpi_file_per_process_ranks_and_runtime_noise() {
 
 #[test]
 fn mpi_communication_and_mpi_io_counts_per_rank() {
+    mpi_communication_and_mpi_io_counts_per_rank_under(OpenMpi);
+}
+
+#[test]
+fn mpich_communication_and_mpi_io_counts_per_rank() {
+    mpi_communication_and_mpi_io_counts_per_rank_under(Mpich);
+}
+
+fn mpi_communication_and_mpi_io_counts_per_rank_under(mpi: Mpi) {
     let ranks = 4u64;
-    let (_directory, traced) = trace_mpi("mpi_ring_io", ranks as usize);
+    let (_directory, traced) = trace_mpi(mpi, "mpi_ring_io", ranks as usize);
     traced.assert_files(&["/shared.dat"]);
     let calls = &traced.summary["calls"];
     for (call, count, bytes) in [
@@ -1196,11 +1254,11 @@ fn mpi_communication_and_mpi_io_counts_per_rank() {
 fn mpi_library_loaded_locally_by_a_plugin() {
     let directory = tempfile::tempdir().unwrap();
     let plugin = directory.path().join("libmpi_local_ext.so");
-    compile_mpi("mpi_local_ext", &plugin, &["-shared", "-fPIC"]);
+    compile_mpi(OpenMpi, "mpi_local_ext", &plugin, &["-shared", "-fPIC"]);
     let program = compile("mpi_local_main", directory.path(), &["-ldl"]);
     let staging = directory.path().join("staging");
     let output = succeed(
-        mpirun_traced(2, &staging)
+        mpirun_traced(OpenMpi, 2, &staging)
             .arg(&program)
             .arg(&plugin)
             .output()
@@ -1216,8 +1274,17 @@ fn mpi_library_loaded_locally_by_a_plugin() {
 
 #[test]
 fn more_mpi_operations_are_counted() {
+    more_mpi_operations_are_counted_under(OpenMpi);
+}
+
+#[test]
+fn more_mpich_operations_are_counted() {
+    more_mpi_operations_are_counted_under(Mpich);
+}
+
+fn more_mpi_operations_are_counted_under(mpi: Mpi) {
     let ranks = 4u64;
-    let (_directory, traced) = trace_mpi("mpi_more", ranks as usize);
+    let (_directory, traced) = trace_mpi(mpi, "mpi_more", ranks as usize);
     let calls = &traced.summary["calls"];
     let per_rank_int = 4 * ranks;
     for (call, count, bytes) in [
@@ -1248,8 +1315,17 @@ fn more_mpi_operations_are_counted() {
 
 #[test]
 fn v_forms_non_blocking_collectives_communicators_and_datatypes_are_counted() {
+    v_forms_non_blocking_collectives_communicators_and_datatypes_are_counted_under(OpenMpi);
+}
+
+#[test]
+fn mpich_v_forms_non_blocking_collectives_communicators_and_datatypes_are_counted() {
+    v_forms_non_blocking_collectives_communicators_and_datatypes_are_counted_under(Mpich);
+}
+
+fn v_forms_non_blocking_collectives_communicators_and_datatypes_are_counted_under(mpi: Mpi) {
     let ranks = 4u64;
-    let (_directory, traced) = trace_mpi("mpi_forms", ranks as usize);
+    let (_directory, traced) = trace_mpi(mpi, "mpi_forms", ranks as usize);
     let calls = &traced.summary["calls"];
     // One int per rank per call, one int per peer in the per-peer forms, 4 ints per rank
     // in MPI-IO.
@@ -1381,8 +1457,17 @@ fn v_forms_non_blocking_collectives_communicators_and_datatypes_are_counted() {
 
 #[test]
 fn more_mpi_io_forms_are_counted() {
+    more_mpi_io_forms_are_counted_under(OpenMpi);
+}
+
+#[test]
+fn more_mpich_io_forms_are_counted() {
+    more_mpi_io_forms_are_counted_under(Mpich);
+}
+
+fn more_mpi_io_forms_are_counted_under(mpi: Mpi) {
     let ranks = 4u64;
-    let (_directory, traced) = trace_mpi("mpi_io_more", ranks as usize);
+    let (_directory, traced) = trace_mpi(mpi, "mpi_io_more", ranks as usize);
     traced.assert_files(&["/more.dat"]);
     let calls = &traced.summary["calls"];
     for (call, count, bytes) in [
@@ -1416,13 +1501,22 @@ fn more_mpi_io_forms_are_counted() {
 
 #[test]
 fn mpirun_of_cairn_run_writes_one_trace() {
+    mpirun_of_cairn_run_writes_one_trace_under(OpenMpi);
+}
+
+#[test]
+fn mpich_mpirun_of_cairn_run_writes_one_trace() {
+    mpirun_of_cairn_run_writes_one_trace_under(Mpich);
+}
+
+fn mpirun_of_cairn_run_writes_one_trace_under(mpi: Mpi) {
     let directory = tempfile::tempdir().unwrap();
     let program = directory.path().join("mpi_parts");
-    compile_mpi("mpi_parts", &program, &[]);
+    compile_mpi(mpi, "mpi_parts", &program, &[]);
     library();
     let trace_path = directory.path().join("job.cairn");
     let output = succeed(
-        mpirun(4)
+        mpirun(mpi, 4)
             .arg(cairn_binary())
             .args(["run", "-q", "-o"])
             .arg(&trace_path)
@@ -1454,12 +1548,12 @@ fn ranks_of_cairn_run_merge_up_a_tree_and_offline_merge_agrees() {
     // Five ranks, two children per node: a tree of depth 3 with an incomplete last level.
     let directory = tempfile::tempdir().unwrap();
     let program = directory.path().join("ior_like");
-    compile_mpi("ior_like", &program, &[]);
+    compile_mpi(OpenMpi, "ior_like", &program, &[]);
     library();
     let trace_path = directory.path().join("job.cairn");
     let ranks = 5u64;
     let output = succeed(
-        mpirun(ranks as usize)
+        mpirun(OpenMpi, ranks as usize)
             .args(["-x", "CAIRN_MERGE_FANIN=2"])
             .arg(cairn_binary())
             .args(["run", "--keep-staging", "--runtime-io", "none", "-o"])
@@ -1569,12 +1663,12 @@ fn slowest_rank_is_exact_when_ranks_share_a_stream() {
     // ranks' own traces show.
     let directory = tempfile::tempdir().unwrap();
     let program = directory.path().join("ior_like");
-    compile_mpi("ior_like", &program, &[]);
+    compile_mpi(OpenMpi, "ior_like", &program, &[]);
     library();
     let trace_path = directory.path().join("job.cairn");
     let ranks = 4u64;
     succeed(
-        mpirun(ranks as usize)
+        mpirun(OpenMpi, ranks as usize)
             .arg(cairn_binary())
             .args(["run", "-q", "--keep-staging", "--runtime-io", "none", "-o"])
             .arg(&trace_path)
@@ -1631,6 +1725,7 @@ fn slowest_rank_is_exact_when_ranks_share_a_stream() {
 /// extra `-x NAME=VALUE` settings: (its directory, the staging directory, the trace path,
 /// mpirun's output).
 fn run_with_finalize_merge(
+    mpi: Mpi,
     name: &str,
     ranks: usize,
     settings: &[&str],
@@ -1643,15 +1738,13 @@ fn run_with_finalize_merge(
 ) {
     let directory = tempfile::tempdir().unwrap();
     let program = directory.path().join(name);
-    compile_mpi(name, &program, &[]);
+    compile_mpi(mpi, name, &program, &[]);
     let staging = directory.path().join("staging");
     let trace = directory.path().join("job.cairn");
-    let mut command = mpirun_traced(ranks, &staging);
-    command
-        .arg("-x")
-        .arg(format!("CAIRN_OUTPUT={}", trace.display()));
+    let mut command = mpirun_traced(mpi, ranks, &staging);
+    mpi.pass(&mut command, &format!("CAIRN_OUTPUT={}", trace.display()));
     for setting in settings {
-        command.args(["-x", setting]);
+        mpi.pass(&mut command, setting);
     }
     let output = succeed(
         command
@@ -1666,11 +1759,21 @@ fn run_with_finalize_merge(
 
 #[test]
 fn ranks_merge_over_pmpi_at_mpi_finalize() {
+    ranks_merge_over_pmpi_at_mpi_finalize_under(OpenMpi);
+}
+
+#[test]
+fn mpich_ranks_merge_over_pmpi_at_mpi_finalize() {
+    ranks_merge_over_pmpi_at_mpi_finalize_under(Mpich);
+}
+
+fn ranks_merge_over_pmpi_at_mpi_finalize_under(mpi: Mpi) {
     // Without `cairn run`: the preload library builds each rank's trace at MPI_Finalize and
     // the ranks merge over PMPI (two children per node: depth 2 at 4 ranks); rank 0 writes
     // CAIRN_OUTPUT.
     let ranks = 4u64;
     let (directory, staging, trace, output) = run_with_finalize_merge(
+        mpi,
         "ior_like",
         ranks as usize,
         &["CAIRN_MERGE_FANIN=2", "CAIRN_RUNTIME_IO=none"],
@@ -1717,6 +1820,7 @@ fn merge_at_finalize_without_a_cairn_binary_never_holds_the_program() {
     // the program ends normally, rank 0 says why there is no trace, and the staging has
     // everything for `cairn merge`.
     let (_directory, staging, trace, output) = run_with_finalize_merge(
+        OpenMpi,
         "ior_like",
         4,
         &["CAIRN_BIN=/nonexistent/cairn"],
@@ -1750,7 +1854,7 @@ fn ior_like_counts_follow_its_parameters() {
             &transfer.to_string(),
             &segments.to_string(),
         ];
-        let (_directory, traced) = trace_mpi_with("ior_like", ranks as usize, &arguments);
+        let (_directory, traced) = trace_mpi_with(OpenMpi, "ior_like", ranks as usize, &arguments);
         let case = format!("{api} {layout} collective={collective} np={ranks}");
         let (write_call, read_call) = match (api, collective) {
             ("posix", _) => ("pwrite", "pread"),
@@ -1813,28 +1917,55 @@ fn ior_like_counts_follow_its_parameters() {
 
 #[test]
 fn fortran_programs_merge_at_mpi_finalize_too() {
-    // gfortran's MPI_FINALIZE reaches PMPI directly: its own hook runs the merge.
-    let (_directory, _staging, trace, output) = run_with_finalize_merge("mpi_fortran", 2, &[], &[]);
+    fortran_programs_merge_at_mpi_finalize_under(OpenMpi);
+}
+
+#[test]
+fn fortran_mpich_programs_merge_at_mpi_finalize_too() {
+    fortran_programs_merge_at_mpi_finalize_under(Mpich);
+}
+
+fn fortran_programs_merge_at_mpi_finalize_under(mpi: Mpi) {
+    // gfortran's MPI_FINALIZE reaches PMPI directly with Open MPI, and the C MPI_Finalize
+    // with MPICH, both hooked: the merge runs once either way.
+    let (_directory, _staging, trace, output) =
+        run_with_finalize_merge(mpi, "mpi_fortran", 2, &[], &[]);
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        stderr.contains("cairn: merged 2 ranks at MPI_Finalize in"),
+    assert_eq!(
+        stderr
+            .matches("cairn: merged 2 ranks at MPI_Finalize in")
+            .count(),
+        1,
         "{stderr}"
     );
     let summary = summary_json(&trace, &[]);
     assert_eq!(summary["ranks"].as_u64(), Some(2));
-    assert_eq!(summary["calls"]["mpi_isend_"]["count"].as_u64(), Some(10));
+    let calls = &summary["calls"];
     assert_eq!(
-        summary["calls"]["mpi_allreduce_"]["count"].as_u64(),
+        calls[&fortran_name(mpi, "mpi_isend_")]["count"].as_u64(),
+        Some(10)
+    );
+    assert_eq!(
+        calls[&fortran_name(mpi, "mpi_allreduce_")]["count"].as_u64(),
         Some(6)
     );
 }
 
 #[test]
 fn fortran_mpi_io_is_traced_with_its_file() {
+    fortran_mpi_io_is_traced_with_its_file_under(OpenMpi);
+}
+
+#[test]
+fn fortran_mpich_io_is_traced_with_its_file() {
+    fortran_mpi_io_is_traced_with_its_file_under(Mpich);
+}
+
+fn fortran_mpi_io_is_traced_with_its_file_under(mpi: Mpi) {
     let ranks = 2u64;
-    let (_directory, traced) = trace_mpi("mpi_fortran_io", ranks as usize);
+    let (_directory, traced) = trace_mpi(mpi, "mpi_fortran_io", ranks as usize);
     let calls = &traced.summary["calls"];
-    for (call, count, bytes) in [
+    for (fortran, count, bytes) in [
         ("mpi_file_open_", ranks, 0),
         ("mpi_file_write_at_all_", ranks, 16 * ranks),
         ("mpi_file_sync_", ranks, 0),
@@ -1843,6 +1974,7 @@ fn fortran_mpi_io_is_traced_with_its_file() {
         ("mpi_file_write_", ranks, 8 * ranks),
         ("mpi_file_close_", ranks, 0),
     ] {
+        let call = &fortran_name(mpi, fortran);
         assert_eq!(
             calls[call]["count"].as_u64(),
             Some(count),
@@ -1853,7 +1985,7 @@ fn fortran_mpi_io_is_traced_with_its_file() {
     // Every call names the file, by its Fortran handle.
     let mpiio = &traced.summary["mpiio_calls"];
     assert_eq!(
-        mpiio["mpi_file_write_at_all_"]["bytes"].as_u64(),
+        mpiio[&fortran_name(mpi, "mpi_file_write_at_all_")]["bytes"].as_u64(),
         Some(16 * ranks)
     );
     traced.assert_files(&["/fortran.dat"]);
@@ -1874,12 +2006,36 @@ fn fortran_mpi_io_is_traced_with_its_file() {
     );
 }
 
+/// The name a Fortran call is traced under: its own with Open MPI (whose Fortran layer calls
+/// `PMPI_*`, so the Fortran hook sees it), the C call's with MPICH (whose Fortran layer calls
+/// the C `MPI_*` entry point, traced there): `mpi_file_write_at_` → `MPI_File_write_at`.
+fn fortran_name(mpi: Mpi, fortran: &str) -> String {
+    match mpi {
+        OpenMpi => fortran.to_string(),
+        Mpich => {
+            let stem = fortran.strip_prefix("mpi_").unwrap().trim_end_matches('_');
+            let mut letters = stem.chars();
+            let first = letters.next().unwrap().to_ascii_uppercase();
+            format!("MPI_{first}{}", letters.as_str())
+        }
+    }
+}
+
 #[test]
 fn fortran_mpi_calls_are_traced() {
+    fortran_mpi_calls_are_traced_under(OpenMpi);
+}
+
+#[test]
+fn fortran_mpich_calls_are_traced() {
+    fortran_mpi_calls_are_traced_under(Mpich);
+}
+
+fn fortran_mpi_calls_are_traced_under(mpi: Mpi) {
     let ranks = 2u64;
-    let (_directory, traced) = trace_mpi("mpi_fortran", ranks as usize);
+    let (_directory, traced) = trace_mpi(mpi, "mpi_fortran", ranks as usize);
     let calls = &traced.summary["calls"];
-    for (call, count, bytes) in [
+    for (fortran, count, bytes) in [
         ("mpi_allreduce_", 3 * ranks, 3 * 8 * ranks),
         ("mpi_bcast_", ranks, 16 * ranks),
         ("mpi_send_", 2, 2 * 40),
@@ -1897,6 +2053,7 @@ fn fortran_mpi_calls_are_traced() {
         ("mpi_allgather_", ranks, 4 * ranks),
         ("mpi_alltoall_", ranks, 4 * ranks),
     ] {
+        let call = &fortran_name(mpi, fortran);
         assert_eq!(
             calls[call]["count"].as_u64(),
             Some(count),

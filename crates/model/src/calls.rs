@@ -295,7 +295,7 @@ macro_rules! for_each_call {
             MPI_Alltoallv Mpi Collective generated (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MpiHandle, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MpiHandle, comm: MpiHandle) -> c_int
                 => mpi_collective_per_peer(sendcounts, sendtype, std::ptr::null(), comm);
             MPI_Alltoallw Mpi Collective generated (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MpiHandle, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MpiHandle, comm: MpiHandle) -> c_int
-                => mpi_collective_per_peer(sendcounts, std::ptr::null_mut(), sendtypes, comm);
+                => mpi_collective_per_peer(sendcounts, std::ptr::null_mut(), sendtypes.cast(), comm);
             MPI_Reduce_scatter Mpi Collective generated (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MpiHandle, op: MpiHandle, comm: MpiHandle) -> c_int
                 => mpi_collective_per_peer(recvcounts, datatype, std::ptr::null(), comm);
             MPI_Ireduce Mpi Collective generated (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MpiHandle, op: MpiHandle, root: c_int, comm: MpiHandle, request: *mut MpiHandle) -> c_int
@@ -317,7 +317,7 @@ macro_rules! for_each_call {
             MPI_Ialltoallv Mpi Collective generated (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MpiHandle, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MpiHandle, comm: MpiHandle, request: *mut MpiHandle) -> c_int
                 => mpi_collective_per_peer(sendcounts, sendtype, std::ptr::null(), comm);
             MPI_Ialltoallw Mpi Collective generated (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MpiHandle, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MpiHandle, comm: MpiHandle, request: *mut MpiHandle) -> c_int
-                => mpi_collective_per_peer(sendcounts, std::ptr::null_mut(), sendtypes, comm);
+                => mpi_collective_per_peer(sendcounts, std::ptr::null_mut(), sendtypes.cast(), comm);
             MPI_Ireduce_scatter Mpi Collective generated (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MpiHandle, op: MpiHandle, comm: MpiHandle, request: *mut MpiHandle) -> c_int
                 => mpi_collective_per_peer(recvcounts, datatype, std::ptr::null(), comm);
             MPI_Ireduce_scatter_block Mpi Collective generated (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MpiHandle, op: MpiHandle, comm: MpiHandle, request: *mut MpiHandle) -> c_int
@@ -643,7 +643,7 @@ macro_rules! define_call_enum {
             pub const ALL: &'static [Call] = &[ $( Call::$name, )* ];
 
             /// The symbol name of the call, e.g. `"pwrite64"`.
-            pub fn name(self) -> &'static str {
+            pub const fn name(self) -> &'static str {
                 match self { $( Call::$name => stringify!($name), )* }
             }
 
@@ -661,6 +661,14 @@ macro_rules! define_call_enum {
 for_each_call!(define_call_enum);
 
 impl Call {
+    /// Whether this is a Fortran binding's entry point (gfortran's names: lower case with
+    /// a trailing underscore, `mpi_send_`). Constant for a known call, so a hook's check
+    /// of it costs nothing.
+    pub const fn is_fortran(self) -> bool {
+        let name = self.name().as_bytes();
+        name[name.len() - 1] == b'_'
+    }
+
     pub fn from_id(id: u16) -> Option<Call> {
         Call::ALL.get(id as usize).copied()
     }

@@ -484,6 +484,7 @@ const _: () = assert!(std::mem::size_of::<c_long>() == 8);
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::hooks::{MpiHandle, MpiOffset};
+use crate::mpi_abi;
 
 static TYPE_SIZE: AtomicUsize = AtomicUsize::new(0);
 static COMM_SIZE: AtomicUsize = AtomicUsize::new(0);
@@ -552,19 +553,21 @@ pub fn mpi_message(
     comm: MpiHandle,
     ret: c_int,
 ) -> bool {
-    event.handle = comm as u64;
+    event.handle = mpi_abi::handle_value(comm);
     event.aux = peer_and_tag(peer, tag);
     mpi_result(event, mpi_bytes(count, datatype), ret);
     true
 }
 
-/// Open MPI's `MPI_ANY_SOURCE` and `MPI_ANY_TAG`.
-const ANY_SOURCE: c_int = -1;
-const ANY_TAG: c_int = -1;
+/// The peer and tag kept when the call itself does not know them (Open MPI's wildcards;
+/// never a rank or a tag a program can send with).
+const UNKNOWN_PEER: c_int = -1;
+const UNKNOWN_TAG: c_int = -1;
 
 /// Receives and probes: as [`mpi_message`], and when the call named a wildcard source or
-/// tag and filled a status (`MPI_STATUS_IGNORE` is null in Open MPI; a test-probe fills it
-/// only when `found` is set), the source and tag that matched, flagged as such.
+/// tag and filled a status (a test-probe fills it only when `found` is set), the source and
+/// tag that matched, flagged as such; kept as the wildcard when the MPI family, and so the
+/// status layout, is unknown.
 #[allow(clippy::too_many_arguments)]
 pub fn mpi_receive(
     event: &mut RawEvent,
@@ -584,18 +587,19 @@ pub fn mpi_receive(
     let status_given = status as usize >= 4096;
     // SAFETY: `found`, when given, is the program's flag the call just wrote.
     let filled = ret == 0 && status_given && (found.is_null() || unsafe { *found } != 0);
-    if filled && (source == ANY_SOURCE || tag == ANY_TAG) {
-        // SAFETY: Open MPI's MPI_Status starts with the int fields MPI_SOURCE and MPI_TAG,
-        // and the call succeeded and filled it.
-        let (matched_source, actual_tag) = unsafe {
-            let fields = status as *const c_int;
-            (*fields, *fields.add(1))
+    let any_source = mpi_abi::any_source();
+    if filled && (source == any_source || tag == mpi_abi::ANY_TAG) {
+        // SAFETY: the call succeeded and filled the status.
+        let Some((matched_source, actual_tag)) =
+            (unsafe { mpi_abi::status_source_and_tag(status) })
+        else {
+            return mpi_message(event, state, count, datatype, peer, matched_tag, comm, ret);
         };
-        if source == ANY_SOURCE {
+        if source == any_source {
             peer = matched_source;
             event.flags |= event_flags::ANY_SOURCE;
         }
-        if tag == ANY_TAG {
+        if tag == mpi_abi::ANY_TAG {
             matched_tag = actual_tag;
             event.flags |= event_flags::ANY_TAG;
         }
@@ -612,7 +616,7 @@ pub fn mpi_matched_receive(
     ret: c_int,
 ) -> bool {
     // The probe that matched the message has the peer; this call does not know it.
-    event.aux = peer_and_tag(ANY_SOURCE, ANY_TAG);
+    event.aux = peer_and_tag(UNKNOWN_PEER, UNKNOWN_TAG);
     mpi_result(event, mpi_bytes(count, datatype), ret);
     true
 }
@@ -630,12 +634,12 @@ pub fn mpi_collective_per_peer(
     _state: &mut ThreadState,
     counts: *const c_int,
     datatype: MpiHandle,
-    datatypes: *const MpiHandle,
+    datatypes: *const c_void,
     comm: MpiHandle,
     ret: c_int,
 ) -> bool {
-    event.handle = comm as u64;
-    event.aux = peer_and_tag(-1, 0);
+    event.handle = mpi_abi::handle_value(comm);
+    event.aux = peer_and_tag(UNKNOWN_PEER, 0);
     let peers = mpi_comm_size(comm);
     let mut bytes = 0u64;
     if !counts.is_null() && ret == 0 {
@@ -647,7 +651,8 @@ pub fn mpi_collective_per_peer(
                 let each = if datatypes.is_null() {
                     datatype
                 } else {
-                    *datatypes.add(peer)
+                    // An unknown family: the size of each entry is unknown, so no bytes.
+                    mpi_abi::handle_at(datatypes, peer).unwrap_or(std::ptr::null_mut())
                 };
                 (count, each)
             };
@@ -678,7 +683,7 @@ pub fn mpi_collective(
     comm: MpiHandle,
     ret: c_int,
 ) -> bool {
-    event.handle = comm as u64;
+    event.handle = mpi_abi::handle_value(comm);
     event.aux = peer_and_tag(root, 0);
     mpi_result(event, mpi_bytes(count, datatype), ret);
     true
@@ -755,6 +760,9 @@ pub fn mpi_file_delete(
 }
 
 // ---- MPI from Fortran ---------------------------------------------------------------------
+// Open MPI's Fortran bindings call `PMPI_*`, so these hooks are where Fortran calls are seen.
+// MPICH's call the C `MPI_*` entry points, whose hooks trace them: the generated hook then
+// only forwards (see `hooks`), and so does `mpi_file_close_`.
 
 static TYPE_F2C: AtomicUsize = AtomicUsize::new(0);
 

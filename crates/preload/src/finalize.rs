@@ -15,11 +15,12 @@
 //! `MPI_Finalize` runs afterwards whatever happened. What the trace lacks: I/O after
 //! `MPI_Finalize` (it stays in the staging segments; `cairn merge CAIRN_DIR` has it all).
 //!
-//! Open MPI only: `MPI_COMM_WORLD` and `MPI_BYTE` are the addresses of `ompi_mpi_comm_world`
-//! and `ompi_mpi_byte`; with another MPI the merge is skipped (on every rank alike).
+//! Open MPI and the MPICH family: the handles it passes itself come from [`mpi_abi`]; with
+//! another MPI the merge is skipped (on every rank alike).
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 
+use crate::mpi_abi;
 use crate::sys::{self, environment, PathBuffer};
 
 type Handle = *mut c_void;
@@ -44,6 +45,7 @@ struct Pmpi {
     recv: PmpiRecv,
     world: Handle,
     byte: Handle,
+    status_ignore: Handle,
 }
 
 const TAG: c_int = 0x6361;
@@ -58,8 +60,11 @@ fn symbol(name: &CStr) -> Option<usize> {
 
 impl Pmpi {
     fn resolve() -> Option<Pmpi> {
+        let constants = mpi_abi::constants()?;
         // SAFETY: each address is the named PMPI function, whose C signature is the one
-        // the field declares (MPI standard, Open MPI's pointer handles).
+        // the field declares (MPI standard; a handle passed by value travels in a 64-bit
+        // register in both families, and one written through a pointer lands in the low
+        // half of a zeroed 64-bit slot).
         unsafe {
             Some(Pmpi {
                 initialized: std::mem::transmute::<usize, Flag>(symbol(c"PMPI_Initialized")?),
@@ -70,8 +75,9 @@ impl Pmpi {
                 comm_size: std::mem::transmute::<usize, CommQuery>(symbol(c"PMPI_Comm_size")?),
                 send: std::mem::transmute::<usize, PmpiSend>(symbol(c"PMPI_Send")?),
                 recv: std::mem::transmute::<usize, PmpiRecv>(symbol(c"PMPI_Recv")?),
-                world: symbol(c"ompi_mpi_comm_world")? as Handle,
-                byte: symbol(c"ompi_mpi_byte")? as Handle,
+                world: constants.world,
+                byte: constants.byte,
+                status_ignore: constants.status_ignore,
             })
         }
     }
@@ -96,9 +102,9 @@ impl Pmpi {
 
     fn receive_bytes(&self, comm: Handle, from: c_int) -> Option<Vec<u8>> {
         let mut length = [0u8; 8];
-        let ignore = std::ptr::null_mut();
-        // SAFETY: valid buffers of the stated sizes, a communicator we own; Open MPI's
-        // MPI_STATUS_IGNORE is null.
+        let ignore = self.status_ignore;
+        // SAFETY: valid buffers of the stated sizes, a communicator we own, the library's
+        // own MPI_STATUS_IGNORE.
         unsafe {
             let status = (self.recv)(
                 length.as_mut_ptr().cast(),
@@ -354,6 +360,12 @@ pub fn merge_at_finalize(segment: Option<Vec<u8>>) {
     let Some(output) = environment(c"CAIRN_OUTPUT").filter(|output| !output.is_empty()) else {
         return;
     };
+    // Once per process, on every rank alike: MPICH's Fortran `mpi_finalize_` calls the C
+    // `MPI_Finalize`, and both are hooked.
+    static ATTEMPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if ATTEMPTED.swap(true, std::sync::atomic::Ordering::AcqRel) {
+        return;
+    }
     let Some(pmpi) = Pmpi::resolve() else {
         return;
     };

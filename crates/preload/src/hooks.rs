@@ -154,7 +154,10 @@ macro_rules! generate_hooks {
             let Some(real) = crate::real::get(Call::$name) else { return missing() };
             // SAFETY: `real` is the next definition of this very symbol.
             let real = unsafe { std::mem::transmute::<usize, Real>(real) };
-            let Some(scope) = Scope::enter() else {
+            // MPICH's Fortran bindings call the C entry points, whose hooks trace them.
+            const FORTRAN: bool = Call::$name.is_fortran();
+            let traced_below = FORTRAN && crate::mpi_abi::fortran_calls_c_entry_points();
+            let Some(scope) = Scope::enter().filter(|_| !traced_below) else {
                 // SAFETY: forwarding the caller's own arguments.
                 return unsafe { real($($arg),*) };
             };
@@ -358,7 +361,8 @@ pub unsafe extern "C" fn mpi_file_close_(file: *mut c_int, ierror: *mut c_int) {
     };
     // SAFETY: the next definition of mpi_file_close_.
     let real = unsafe { std::mem::transmute::<usize, Real>(real) };
-    let Some(scope) = Scope::enter() else {
+    let traced_below = crate::mpi_abi::fortran_calls_c_entry_points();
+    let Some(scope) = Scope::enter().filter(|_| !traced_below) else {
         // SAFETY: forwarding the caller's arguments.
         return unsafe { real(file, ierror) };
     };

@@ -25,6 +25,7 @@ mod files;
 mod finalize;
 mod hooks;
 mod lifecycle;
+mod mpi_abi;
 mod real;
 mod recorder;
 mod spin;

@@ -1,0 +1,145 @@
+//! Which MPI library the program runs with, and the few places where the binary interfaces
+//! of the two families differ. The hooks are the same for both (C arguments that are
+//! handles arrive in a 64-bit register either way and are forwarded untouched); only what
+//! the library reads *through* pointers, and the constants it passes itself, depend on it:
+//!
+//! | | Open MPI | MPICH family (MPICH, MVAPICH, Intel MPI) |
+//! |---|---|---|
+//! | `MPI_Comm`, `MPI_Datatype`, … | pointer (8 bytes) | `int` (4 bytes) |
+//! | `MPI_Status` source, tag | ints 0, 1 | ints 2, 3 |
+//! | `MPI_ANY_SOURCE` | −1 | −2 |
+//! | `MPI_STATUS_IGNORE` | null | 1 |
+//! | `MPI_COMM_WORLD`, `MPI_BYTE` | `&ompi_mpi_comm_world`, `&ompi_mpi_byte` | `0x44000000`, `0x4c00010d` |
+//! | Fortran bindings call | `PMPI_*` | `MPI_*` (so the C hooks see Fortran calls) |
+//!
+//! The family is found from symbols only one of them exports, once a library of either
+//! kind is loaded; until then (or for another MPI) nothing is read through a pointer whose
+//! layout depends on it.
+
+use std::ffi::{c_int, c_void, CStr};
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// The two ABI families cairn knows.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Family {
+    OpenMpi,
+    Mpich,
+}
+
+const UNKNOWN: u8 = 0;
+const OPEN_MPI: u8 = 1;
+const MPICH: u8 = 2;
+
+/// Only a found family is remembered: libmpi may be loaded later (by `dlopen`).
+static FAMILY: AtomicU8 = AtomicU8::new(UNKNOWN);
+
+fn exported(name: &CStr) -> bool {
+    // SAFETY: looking up a symbol by its NUL-terminated name.
+    !unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) }.is_null()
+}
+
+/// The MPI family of the loaded library, if one is loaded where symbols can be found.
+pub fn family() -> Option<Family> {
+    match FAMILY.load(Ordering::Relaxed) {
+        OPEN_MPI => return Some(Family::OpenMpi),
+        MPICH => return Some(Family::Mpich),
+        _ => {}
+    }
+    let found = if exported(c"ompi_mpi_comm_world") {
+        Family::OpenMpi
+    } else if exported(c"MPIR_F08_MPI_IN_PLACE") || exported(c"MPIR_Process") {
+        Family::Mpich
+    } else {
+        return None;
+    };
+    let code = match found {
+        Family::OpenMpi => OPEN_MPI,
+        Family::Mpich => MPICH,
+    };
+    FAMILY.store(code, Ordering::Relaxed);
+    Some(found)
+}
+
+/// A communicator, datatype or request handle as a number that identifies it: MPICH's are
+/// 32-bit ints, whose register's upper half the C ABI leaves undefined.
+pub fn handle_value(handle: *mut c_void) -> u64 {
+    match FAMILY.load(Ordering::Relaxed) {
+        MPICH => handle as usize as u32 as u64,
+        _ => handle as u64,
+    }
+}
+
+/// Element `index` of an array of handles (`MPI_Datatype types[]`), `None` when the
+/// family, and so the element size, is unknown.
+///
+/// # Safety
+/// `array` must hold more than `index` handles of the program's MPI library.
+pub unsafe fn handle_at(array: *const c_void, index: usize) -> Option<*mut c_void> {
+    // SAFETY: the caller vouches for the array; the element size is the family's.
+    unsafe {
+        match family()? {
+            Family::OpenMpi => Some(*array.cast::<*mut c_void>().add(index)),
+            Family::Mpich => Some(*array.cast::<c_int>().add(index) as u32 as usize as *mut c_void),
+        }
+    }
+}
+
+/// The source and tag an `MPI_Status` holds, `None` when its layout is unknown.
+///
+/// # Safety
+/// `status` must point to a status the library filled.
+pub unsafe fn status_source_and_tag(status: *const c_void) -> Option<(c_int, c_int)> {
+    let first = match family()? {
+        Family::OpenMpi => 0,
+        Family::Mpich => 2,
+    };
+    let fields = status.cast::<c_int>();
+    // SAFETY: both layouts have at least `first + 2` leading ints.
+    unsafe { Some((*fields.add(first), *fields.add(first + 1))) }
+}
+
+/// `MPI_ANY_SOURCE` of the loaded library (−1 when unknown: Open MPI's, and never a rank).
+pub fn any_source() -> c_int {
+    match family() {
+        Some(Family::Mpich) => -2,
+        _ => -1,
+    }
+}
+
+/// `MPI_ANY_TAG`: the same in both families.
+pub const ANY_TAG: c_int = -1;
+
+/// Whether the Fortran bindings reach the C `MPI_*` entry points (MPICH's do), so a
+/// Fortran call is already traced by the C hook below it and must not count twice.
+pub fn fortran_calls_c_entry_points() -> bool {
+    family() == Some(Family::Mpich)
+}
+
+/// The handles the merge at `MPI_Finalize` passes itself.
+pub struct Constants {
+    pub world: *mut c_void,
+    pub byte: *mut c_void,
+    pub status_ignore: *mut c_void,
+}
+
+pub fn constants() -> Option<Constants> {
+    match family()? {
+        Family::OpenMpi => {
+            let address = |name: &CStr| {
+                // SAFETY: looking up a symbol by its NUL-terminated name.
+                let found = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
+                (!found.is_null()).then_some(found)
+            };
+            Some(Constants {
+                world: address(c"ompi_mpi_comm_world")?,
+                byte: address(c"ompi_mpi_byte")?,
+                status_ignore: std::ptr::null_mut(),
+            })
+        }
+        Family::Mpich => Some(Constants {
+            world: std::ptr::without_provenance_mut(0x4400_0000),
+            byte: std::ptr::without_provenance_mut(0x4c00_010d),
+            status_ignore: std::ptr::without_provenance_mut(1),
+        }),
+    }
+}

@@ -763,7 +763,7 @@ pub fn summarize(trace: &Trace, options: Options) -> Result<Summary> {
         .collect();
     if !counted_only.is_empty() {
         summary.diagnostics.push(format!(
-            "the MPI runtime's own I/O of {} ranks was counted, not kept ({} events); `--runtime-io all` keeps it",
+            "the MPI runtime's own I/O of {} ranks was counted, not kept ({} events); `--runtime-io first-rank` keeps rank 0's, `all` every rank's",
             counted_only.len(),
             counted_only.iter().sum::<u64>()
         ));

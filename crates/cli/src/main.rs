@@ -41,9 +41,10 @@ enum Command {
         /// Print nothing but errors.
         #[arg(short, long)]
         quiet: bool,
-        /// The MPI runtime's own I/O (MPI_Init, MPI_Finalize, progress threads): kept for
-        /// the first rank and counted for the others, kept for every rank, or only counted.
-        #[arg(long, value_enum, default_value_t = RuntimeIo::FirstRank)]
+        /// The MPI runtime's own I/O (MPI_Init, MPI_Finalize, progress threads): only
+        /// counted (the default: it is not the program's I/O, and it differs from rank to
+        /// rank and between job sizes), kept for the first rank, or kept for every rank.
+        #[arg(long, value_enum, default_value_t = RuntimeIo::None)]
         runtime_io: RuntimeIo,
         /// Precision level, 0–100: below 100, processes' start and end times are rounded
         /// to (100 − level)% of the run's duration and timing statistics to the matching
@@ -69,10 +70,11 @@ enum Command {
         #[arg(short, long)]
         output: PathBuf,
         /// As for `run` (applies to staging directories; a trace file's is already applied).
-        #[arg(long, value_enum, default_value_t = RuntimeIo::FirstRank)]
+        #[arg(long, value_enum, default_value_t = RuntimeIo::None)]
         runtime_io: RuntimeIo,
         /// The job's first rank, when the staging holds only some of its ranks (its runtime
-        /// I/O is the one kept by default); without it, the lowest rank staged.
+        /// I/O is the one `--runtime-io first-rank` keeps); without it, the lowest rank
+        /// staged.
         #[arg(long)]
         first_rank: Option<u32>,
         /// As for `run`.
@@ -112,9 +114,9 @@ enum Command {
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum RuntimeIo {
+    None,
     FirstRank,
     All,
-    None,
 }
 
 impl RuntimeIo {

@@ -1132,23 +1132,49 @@ fn mpi_file_per_process_ranks_and_runtime_noise_under(mpi: Mpi) {
                 .unwrap();
             assert_eq!(process["rank"].as_u64(), Some(rank as u64));
         }
+        // By default the runtime's I/O is counted, not kept: no file of it is in the trace.
+        let filtered = &traced.summary["filtered"];
+        assert!(filtered["runtime_events_not_kept"].as_u64().unwrap() > 0);
+        assert!(filtered["reasons"]["MPI runtime"].is_null(), "{filtered}");
+        // Kept for rank 0 on request: its files are there, marked, and out of the figures.
+        let staging = traced.trace.with_file_name("staging");
+        let kept = traced.trace.with_file_name("kept.cairn");
+        succeed(
+            Command::new(cairn_binary())
+                .arg("merge")
+                .arg(&staging)
+                .args(["--runtime-io", "first-rank", "-o"])
+                .arg(&kept)
+                .output()
+                .unwrap(),
+        );
+        let summary = summary_json(&kept, &[]);
         assert!(
-            traced.summary["filtered"]["reasons"]["MPI runtime"]
+            summary["filtered"]["reasons"]["MPI runtime"]
                 .as_u64()
                 .unwrap()
                 > 0
         );
-        // `dump` hides the same runtime I/O the summary does.
-        let dump = Command::new(cairn_binary())
-            .arg("dump")
-            .arg(&traced.trace)
-            .output()
-            .unwrap();
-        let dump = String::from_utf8(dump.stdout).unwrap();
-        assert!(
-            !dump.contains("/etc/openmpi") && !dump.contains("mca-params"),
-            "{dump}"
-        );
+        let paths = |summary: &serde_json::Value| -> Vec<String> {
+            let files = summary["files"].as_array().unwrap();
+            files.iter().map(|file| file["path"].to_string()).collect()
+        };
+        assert_eq!(paths(&summary), paths(&traced.summary));
+        let dump = |all: bool| {
+            let mut command = Command::new(cairn_binary());
+            command.arg("dump");
+            if all {
+                command.arg("--all");
+            }
+            String::from_utf8(command.arg(&kept).output().unwrap().stdout).unwrap()
+        };
+        // `dump` hides the same runtime I/O the summary does; `dump --all` shows it.
+        let runtime_file = match mpi {
+            OpenMpi => "/etc/openmpi",
+            Mpich => "/proc/self/status",
+        };
+        assert!(!dump(false).contains(runtime_file));
+        assert!(dump(true).contains(runtime_file));
     }
 }
 

@@ -397,7 +397,7 @@ pub fn merge_at_finalize(segment: Option<Vec<u8>>) {
     let local = Local {
         binary: cairn_binary(),
         prefix: output.clone(),
-        runtime_io: environment(c"CAIRN_RUNTIME_IO").unwrap_or_else(|| b"first-rank".to_vec()),
+        runtime_io: environment(c"CAIRN_RUNTIME_IO").unwrap_or_else(|| b"none".to_vec()),
         precision: environment(c"CAIRN_PRECISION").unwrap_or_else(|| b"100".to_vec()),
     };
     let mut partial = segment

@@ -39,10 +39,11 @@ pub struct RunInfo {
 /// Which ranks' own MPI runtime I/O a trace keeps; the rest is counted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum RuntimeIo {
-    /// The lowest rank's (the default).
-    #[default]
+    /// The lowest rank's.
     FirstRank,
     AllRanks,
+    /// None: only counted (the default).
+    #[default]
     NoRank,
 }
 
@@ -479,9 +480,9 @@ fn drop_unused_files(
 /// The MPI runtime's own I/O (before `main`, inside `MPI_Init`/`MPI_Finalize`, and threads
 /// that only touch runtime files such as the progress threads' event descriptors) differs
 /// from rank to rank with timing, so it would make every rank's stream different and the
-/// trace grow with the number of ranks. By default (`run.runtime_io`) it is kept in full
-/// for the first rank only; for the others it is counted
-/// ([`Process::runtime_events_dropped`]; the summary says so).
+/// trace grow with the number of ranks. By default (`run.runtime_io`) it is only counted
+/// ([`Process::runtime_events_dropped`]; the summary says so); it can be kept in full for
+/// the first rank or for every rank.
 pub fn collect(directory: &Path, run: RunInfo) -> Result<Trace> {
     collect_segments(&segment_files(directory)?, run)
 }

@@ -107,6 +107,10 @@ struct SegmentSummary {
     /// In monotonic nanoseconds.
     last_time: u64,
     clock: TimeConverter,
+    /// Files (this image's numbers) that the program's own calls named: an MPI call's
+    /// POSIX sub-calls on any other file (ROMIO's lock tests, shared-file-pointer
+    /// segments, plugins) are the runtime's I/O.
+    program_files: std::collections::HashSet<u32>,
 }
 
 fn first_pass(path: &Path, diagnostics: &mut Vec<String>) -> Result<SegmentSummary> {
@@ -123,6 +127,7 @@ fn first_pass(path: &Path, diagnostics: &mut Vec<String>) -> Result<SegmentSumma
         main_start: None,
         ending: Ending::Unknown,
         untraced_calls: file.untraced_calls,
+        program_files: Default::default(),
     };
     let mut buffer = Vec::new();
     let mut pairs = Vec::new();
@@ -151,7 +156,11 @@ fn first_pass(path: &Path, diagnostics: &mut Vec<String>) -> Result<SegmentSumma
         for record in records {
             match record {
                 Record::Event { event, .. } => {
-                    last_raw_time = last_raw_time.max(event.start + event.duration)
+                    last_raw_time = last_raw_time.max(event.start + event.duration);
+                    let library = event_flags::IN_RUNTIME | event_flags::INSIDE_MPIIO;
+                    if event.flags & library == 0 {
+                        summary.program_files.insert(event.file);
+                    }
                 }
                 Record::Path { file, path, .. } => {
                     summary.paths.insert(file, path.to_vec());
@@ -696,7 +705,10 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                 flags,
             };
             tracker.apply(call, &mut event);
-            if runtime_counted_only && flags & event_flags::RUNTIME != 0 {
+            let runtime_file = flags & event_flags::INSIDE_MPIIO != 0
+                && file_index.is_some()
+                && !segment.program_files.contains(&raw.file);
+            if runtime_counted_only && (flags & event_flags::RUNTIME != 0 || runtime_file) {
                 dropped += 1;
                 continue;
             }

@@ -564,6 +564,72 @@ fn ten_million_calls_in_bounded_memory() {
 }
 
 #[test]
+fn a_loop_of_one_call_folds_while_the_program_runs() {
+    // One-byte pwrites at one offset in a loop: the tracer adds each repetition to a run
+    // record in place, so the staging is the same size for 1,000 and 1,000,000 calls, and
+    // the trace built from it has every call.
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile("many_calls", directory.path(), &[]);
+    let target = directory.path().join("target.dat");
+    let mut staged = Vec::new();
+    for count in [1_000u64, 1_000_000] {
+        let staging = directory.path().join(format!("staging-{count}"));
+        let output = Command::new(&program)
+            .arg(&target)
+            .arg(count.to_string())
+            .env("LD_PRELOAD", library())
+            .env("CAIRN_DIR", &staging)
+            .output()
+            .unwrap();
+        assert!(output.status.success());
+        let bytes: u64 = std::fs::read_dir(&staging)
+            .unwrap()
+            .map(|entry| entry.unwrap().metadata().unwrap().len())
+            .sum();
+        staged.push(bytes);
+        let trace = directory.path().join(format!("{count}.cairn"));
+        succeed(
+            Command::new(cairn_binary())
+                .arg("merge")
+                .arg(&staging)
+                .arg("-o")
+                .arg(&trace)
+                .output()
+                .unwrap(),
+        );
+        let summary = summary_json(&trace, &[]);
+        let file = summary["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|file| file["path"].as_str().unwrap().ends_with("/target.dat"))
+            .unwrap();
+        assert_fields(file, &[("writes", count), ("bytes_written", count)]);
+        assert_eq!(file["write_sizes"]["count"].as_u64(), Some(count));
+        let dump = String::from_utf8(
+            Command::new(cairn_binary())
+                .arg("dump")
+                .arg(&trace)
+                .output()
+                .unwrap()
+                .stdout,
+        )
+        .unwrap();
+        // The first pwrite, then a loop of the others (same offset: "at -1" from the end
+        // of the previous one).
+        let repeated = format!("×{}", count - 1);
+        assert!(
+            dump.lines()
+                .any(|line| line.contains("pwrite") && line.contains(&repeated)),
+            "{dump}"
+        );
+    }
+    assert_eq!(staged[0], staged[1], "staging grew with the calls");
+    // The process header and one chunk.
+    assert_eq!(staged[1], 64 * 1024 + 256 * 1024);
+}
+
+#[test]
 fn calling_contexts_are_told_apart_and_symbolised() {
     let directory = tempfile::tempdir().unwrap();
     let program = compile(

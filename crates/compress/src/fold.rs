@@ -195,6 +195,82 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
             node,
         });
         self.window_nodes += 1;
+        self.settle();
+    }
+
+    /// Adds `count` consecutive occurrences of one leaf whose statistics `leaf` already
+    /// holds (a run the tracer folded as the program ran): as pushing them one by one, a
+    /// run extends a same-keyed leaf or one-leaf loop just before it, and then folds with
+    /// what precedes like any node.
+    pub fn push_run(&mut self, leaf: Leaf<K>, count: u64) {
+        if count <= 1 {
+            self.push(leaf);
+            return;
+        }
+        let leaf_hash = key_hash(&leaf.key);
+        let joined = match self.window.back_mut() {
+            Some(last) => match &mut last.node {
+                Node::Leaf(previous) if previous.key == leaf.key => {
+                    let mut merged = previous.clone();
+                    merged.merge_statistics(&leaf);
+                    last.node = Node::Loop {
+                        count: count + 1,
+                        body: vec![Node::Leaf(merged)],
+                    };
+                    last.body_hashes = vec![leaf_hash];
+                    last.size = 2;
+                    Some(count + 1)
+                }
+                Node::Loop {
+                    count: loop_count,
+                    body,
+                } if body.len() == 1
+                    && matches!(&body[0], Node::Leaf(inner) if inner.key == leaf.key) =>
+                {
+                    if let Node::Leaf(inner) = &mut body[0] {
+                        inner.merge_statistics(&leaf);
+                    }
+                    *loop_count += count;
+                    Some(*loop_count)
+                }
+                _ => None,
+            },
+            None => None,
+        };
+        match joined {
+            Some(total) => {
+                let last = self.window.len() - 1;
+                let was_leaf = self.loop_bodies[last] == 0;
+                let hash = loop_hash(total, &[leaf_hash]);
+                self.window[last].hash = hash;
+                self.hashes[last] = hash;
+                self.loop_bodies[last] = 1;
+                if was_leaf {
+                    self.window_nodes += 1;
+                }
+            }
+            None => {
+                let body_hashes = vec![leaf_hash];
+                let hash = loop_hash(count, &body_hashes);
+                self.hashes.push_back(hash);
+                self.loop_bodies.push_back(1);
+                self.window.push_back(Hashed {
+                    hash,
+                    size: 2,
+                    body_hashes,
+                    node: Node::Loop {
+                        count,
+                        body: vec![Node::Leaf(leaf)],
+                    },
+                });
+                self.window_nodes += 2;
+            }
+        }
+        self.settle();
+    }
+
+    /// Folds what the last node allows, then moves what no longer fits out of the window.
+    fn settle(&mut self) {
         while self.extend_loop() || self.fold_repeat() {}
         while self.window.len() > self.limits.max_window
             || self.window_nodes > self.limits.max_nodes
@@ -372,6 +448,15 @@ mod tests {
             .join(" ")
     }
 
+    fn for_each_leaf(nodes: &[Node<u32>], visit: &mut impl FnMut(&Leaf<u32>)) {
+        for node in nodes {
+            match node {
+                Node::Leaf(leaf) => visit(leaf),
+                Node::Loop { body, .. } => for_each_leaf(body, visit),
+            }
+        }
+    }
+
     fn expand(nodes: &[Node<u32>]) -> Vec<u32> {
         let mut keys = Vec::new();
         for_each_occurrence(nodes, &mut |leaf| keys.push(leaf.key));
@@ -445,6 +530,42 @@ mod tests {
             let nodes = fold(&keys);
             prop_assert_eq!(expand(&nodes), keys.clone());
             prop_assert_eq!(occurrence_count(&nodes), keys.len() as u64);
+        }
+
+        #[test]
+        fn runs_folded_as_they_happen_fold_like_single_pushes(keys in proptest::collection::vec(0u32..3, 0..300), cut in 0usize..4) {
+            // What the tracer does: the first of equal consecutive keys is pushed alone, the
+            // repetitions after it as one run with their statistics summed; `cut` splits
+            // some runs in two (a run ends where the tracer's chunk ends).
+            let mut folder = Folder::default();
+            let mut index = 0;
+            while index < keys.len() {
+                let mut end = index + 1;
+                while end < keys.len() && keys[end] == keys[index] {
+                    end += 1;
+                }
+                folder.push(leaf(keys[index]));
+                let mut rest = end - index - 1;
+                while rest > 0 {
+                    let part = if cut > 0 && rest > cut { cut } else { rest };
+                    let mut summed = leaf(keys[index]);
+                    for _ in 1..part {
+                        summed.merge_statistics(&leaf(keys[index]));
+                    }
+                    folder.push_run(summed, part as u64);
+                    rest -= part;
+                }
+                index = end;
+            }
+            let nodes = folder.finish();
+            prop_assert_eq!(expand(&nodes), keys.clone());
+            let mut occurrences = 0;
+            for_each_leaf(&nodes, &mut |leaf| occurrences += leaf.occurrences());
+            prop_assert_eq!(occurrences, keys.len() as u64, "statistics cover every occurrence");
+            // About as compact as pushing one by one (the greedy folder may fold a run that
+            // arrives whole differently from one that arrives an occurrence at a time).
+            let size = |nodes: &[Node<u32>]| nodes.iter().map(node_size).sum::<usize>();
+            prop_assert!(size(&nodes) <= 2 * size(&fold(&keys)) + 2);
         }
 
         #[test]

@@ -5,16 +5,9 @@ use cairn_format::bytes::{ByteReader, ByteWriter};
 use cairn_format::Result;
 
 /// Upper bounds (exclusive) of the histogram's bins, in nanoseconds: <100 ns, <1 µs,
-/// <10 µs, <100 µs, <1 ms, <10 ms, <100 ms, and the rest.
-pub const BIN_BOUNDS: [u64; 7] = [
-    100,
-    1_000,
-    10_000,
-    100_000,
-    1_000_000,
-    10_000_000,
-    100_000_000,
-];
+/// <10 µs, <100 µs, <1 ms, <10 ms, <100 ms, and the rest (shared with the staging
+/// segments' run records, whose histograms the tracer fills as the program runs).
+pub const BIN_BOUNDS: [u64; 7] = cairn_format::segment::HISTOGRAM_BOUNDS_NS;
 pub const BINS: usize = BIN_BOUNDS.len() + 1;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

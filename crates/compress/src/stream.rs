@@ -529,6 +529,72 @@ impl StreamEncoder {
         }
     }
 
+    /// Adds `count` consecutive occurrences of `first`'s call with the same values (a run
+    /// the tracer folded as the program ran): each next one's offset `stride` further,
+    /// the last ending at `last_end`, their durations and gaps already summarised. The
+    /// result is what pushing them one by one gives, at the cost of one.
+    #[allow(clippy::too_many_arguments)]
+    pub fn push_run(
+        &mut self,
+        first: &Event,
+        class: Option<CallClass>,
+        count: u64,
+        stride: i64,
+        last_end: u64,
+        duration: Stats,
+        gap: Stats,
+    ) {
+        if self.first_start.is_none() {
+            self.first_start = Some(first.start);
+        }
+        self.last_end = self.last_end.max(last_end);
+        let key = self.relative.encode(first, class);
+        let moved =
+            if first.offset >= 0 && matches!(class, Some(CallClass::Read | CallClass::Write)) {
+                key.bytes() as i64
+            } else {
+                0
+            };
+        let last_offset = if first.offset >= 0 {
+            first
+                .offset
+                .saturating_add(stride.saturating_mul(count as i64 - 1))
+        } else {
+            first.offset
+        };
+        if count > 1 {
+            // The relative state after the last occurrence, as if each had been pushed.
+            let last = Event {
+                offset: last_offset,
+                ..*first
+            };
+            self.relative.encode(&last, class);
+        }
+        let (offset_low, offset_high) = if first.offset >= 0 {
+            (
+                first.offset.min(last_offset),
+                first.offset.max(last_offset).saturating_add(moved),
+            )
+        } else {
+            (-1, -1)
+        };
+        self.folder.push_run(
+            Leaf {
+                key,
+                duration,
+                gap,
+                offset_low,
+                offset_high,
+                slowest: 0,
+            },
+            count,
+        );
+        self.count += count;
+        for node in self.folder.take_finished() {
+            self.write(&node);
+        }
+    }
+
     fn write(&mut self, node: &Node<EventKey>) {
         self.writer.node(node, &mut self.body);
         self.top_level_nodes += 1;
@@ -1128,6 +1194,72 @@ mod tests {
                 prop_assert_eq!(first.start, back.start);
             }
             prop_assert_eq!(decoded.last_end, events.iter().map(Event::end).max().unwrap_or(0));
+        }
+
+        #[test]
+        fn runs_folded_by_the_tracer_expand_to_their_events(blocks in proptest::collection::vec((0u16..6, 0u32..3, prop_oneof![Just(-1i64), (0i64..3).prop_map(|o| o * 4096)], prop_oneof![Just(0i64), Just(4096), Just(-100)], 1u64..20, 1u64..500), 0..40)) {
+            // Each block: `count` occurrences of one call with the same values, offsets
+            // `stride` apart; pushed as the tracer stages them (the first alone, the rest
+            // as one run with summed statistics) and one by one — both expand the same.
+            let mut events = Vec::new();
+            let mut runs = StreamEncoder::default();
+            let mut clock = 0u64;
+            let mut last_end = 0u64;
+            for (call, context, offset, stride, count, duration) in blocks {
+                let mut block = Vec::new();
+                for index in 0..count {
+                    clock += 7;
+                    block.push(Event {
+                        call,
+                        start: clock,
+                        duration,
+                        file: Some(context),
+                        handle: 3,
+                        offset: if offset < 0 { -1 } else { (offset + stride * index as i64).max(0) },
+                        request: 4096,
+                        result: 4096,
+                        errno: 0,
+                        context,
+                        aux: 0,
+                        flags: 0,
+                    });
+                    clock += duration;
+                }
+                // Offsets that a negative stride would push below 0 break the block up.
+                let regular = block.windows(2).all(|pair| pair[1].offset - pair[0].offset == if offset < 0 { 0 } else { stride });
+                let gap_of = |event: &Event, previous_end: u64| event.start.saturating_sub(previous_end);
+                if regular && block.len() > 1 {
+                    let first = &block[0];
+                    runs.push(first, class_of(call));
+                    let rest = &block[1..];
+                    let mut duration = Stats::default();
+                    let mut gap = Stats::default();
+                    let mut previous_end = first.end();
+                    for event in rest {
+                        duration.add(event.duration);
+                        gap.add(gap_of(event, previous_end));
+                        previous_end = event.end();
+                    }
+                    let step = if offset < 0 { 0 } else { stride };
+                    runs.push_run(&rest[0], class_of(call), rest.len() as u64, step, previous_end, duration, gap);
+                } else {
+                    for event in &block {
+                        runs.push(event, class_of(call));
+                    }
+                }
+                last_end = block.last().map_or(last_end, Event::end);
+                events.extend(block);
+            }
+            let tree = runs.finish();
+            let decoded = EncodedStream::from_bytes(tree.bytes().to_vec()).unwrap();
+            prop_assert_eq!(decoded.count, events.len() as u64);
+            let mut expanded = Vec::new();
+            decoded.expand(class_of, |event| expanded.push(event));
+            prop_assert_eq!(expanded.len(), events.len());
+            for (original, back) in events.iter().zip(&expanded) {
+                prop_assert_eq!(exact(original), exact(back));
+            }
+            prop_assert_eq!(decoded.last_end, last_end);
         }
 
         #[test]

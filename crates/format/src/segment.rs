@@ -9,6 +9,13 @@
 //! header word last (release ordering), and chunks start zero-filled, so a reader stops at
 //! the first zero word and never sees a half-written record: a `SIGKILL` loses at most the
 //! record being written.
+//!
+//! Consecutive calls of a thread that repeat the previous one — same call, context, file,
+//! descriptor, sizes, result and flags, offsets moving by a constant stride — are folded
+//! as they happen into one run record ([`RawRun`]) that the writer updates in place: a
+//! loop of one call costs the staging one record however long it runs. The run's count is
+//! stored after its statistics, so a `SIGKILL` during an update leaves at most one
+//! occurrence's timing counted or not.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -18,7 +25,7 @@ use crate::bytes::{ByteReader, ByteWriter};
 use crate::{FormatError, Result};
 
 pub const MAGIC: &[u8; 8] = b"CAIRNSEG";
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 pub const HEADER_BYTES: u64 = 64 * 1024;
 pub const CHUNK_BYTES: u64 = 256 * 1024;
 pub const CHUNK_MAGIC: u32 = u32::from_le_bytes(*b"CHNK");
@@ -46,6 +53,8 @@ pub mod kind {
     pub const MARK: u32 = 5;
     /// A diagnostic message from the tracer itself.
     pub const MESSAGE: u32 = 6;
+    /// Repetitions of the thread's previous event ([`super::RawRun`]); extra = the call's id.
+    pub const RUN: u32 = 7;
 }
 
 /// Lifecycle marks.
@@ -94,6 +103,51 @@ pub struct RawEvent {
 
 pub const RAW_EVENT_BYTES: usize = std::mem::size_of::<RawEvent>();
 const _: () = assert!(RAW_EVENT_BYTES == 72);
+
+/// Upper bounds (exclusive) of the timing histograms' bins, in nanoseconds: <100 ns, <1 µs,
+/// <10 µs, <100 µs, <1 ms, <10 ms, <100 ms, and the rest.
+pub const HISTOGRAM_BOUNDS_NS: [u64; 7] = [
+    100,
+    1_000,
+    10_000,
+    100_000,
+    1_000_000,
+    10_000_000,
+    100_000_000,
+];
+
+/// Running statistics of a run's durations or gaps, in the segment's clock units; the
+/// histogram uses the trace's decade bins (`<100 ns`, `<1 µs`, … `≥100 ms`), converted to
+/// clock units with the start-up calibration. The count is the run's.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RawStats {
+    pub min: u64,
+    pub max: u64,
+    pub mean: f64,
+    /// Sum of squared differences from the mean.
+    pub m2: f64,
+    pub histogram: [u64; 8],
+}
+
+/// The body of a run record: `count` consecutive occurrences of one call with the same
+/// values, the first of them `first`, each next one's offset `stride` further (explicit
+/// offsets; calls at the descriptor's position have offset -1).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RawRun {
+    pub first: RawEvent,
+    pub count: u64,
+    pub stride: i64,
+    /// End of the last occurrence, in clock units.
+    pub last_end: u64,
+    pub duration: RawStats,
+    /// Time from the end of each occurrence's predecessor to its start.
+    pub gap: RawStats,
+}
+
+pub const RAW_RUN_BYTES: usize = std::mem::size_of::<RawRun>();
+const _: () = assert!(RAW_RUN_BYTES == 288);
 
 /// Maximum frames kept per calling context.
 pub const MAX_FRAMES: usize = 16;
@@ -210,11 +264,15 @@ impl ProcessHeader {
 }
 
 /// One decoded record of a chunk.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Record<'a> {
     Event {
         call: u32,
         event: RawEvent,
+    },
+    Run {
+        call: u32,
+        run: Box<RawRun>,
     },
     Path {
         file: u32,
@@ -331,20 +389,43 @@ fn decode_record(kind: u32, extra: u32, body: &[u8]) -> Result<Record<'_>> {
                     "event record of the wrong size".into(),
                 ));
             }
-            let event = RawEvent {
-                start: u64_at(0)?,
-                duration: u64_at(8)?,
-                handle: u64_at(16)?,
-                offset: u64_at(24)? as i64,
-                request: u64_at(32)?,
-                result: u64_at(40)? as i64,
-                aux: u64_at(48)?,
-                file: u32_at(56)?,
-                context: u32_at(60)?,
-                errno: u32_at(64)? as i32,
-                flags: u32_at(68)?,
+            Record::Event {
+                call: extra,
+                event: raw_event_at(&u32_at, &u64_at, 0)?,
+            }
+        }
+        kind::RUN => {
+            if body.len() != RAW_RUN_BYTES {
+                return Err(FormatError::Corrupt("run record of the wrong size".into()));
+            }
+            let stats_at = |at: usize| -> Result<RawStats> {
+                let mut histogram = [0u64; 8];
+                for (index, bin) in histogram.iter_mut().enumerate() {
+                    *bin = u64_at(at + 32 + 8 * index)?;
+                }
+                Ok(RawStats {
+                    min: u64_at(at)?,
+                    max: u64_at(at + 8)?,
+                    mean: f64::from_bits(u64_at(at + 16)?),
+                    m2: f64::from_bits(u64_at(at + 24)?),
+                    histogram,
+                })
             };
-            Record::Event { call: extra, event }
+            let run = RawRun {
+                first: raw_event_at(&u32_at, &u64_at, 0)?,
+                count: u64_at(72)?,
+                stride: u64_at(80)? as i64,
+                last_end: u64_at(88)?,
+                duration: stats_at(96)?,
+                gap: stats_at(192)?,
+            };
+            if run.count == 0 {
+                return Err(FormatError::Corrupt("run record of no events".into()));
+            }
+            Record::Run {
+                call: extra,
+                run: Box::new(run),
+            }
         }
         kind::PATH => {
             let origin = u32_at(0)?;
@@ -384,6 +465,27 @@ fn decode_record(kind: u32, extra: u32, body: &[u8]) -> Result<Record<'_>> {
         },
         kind::MESSAGE => Record::Message { text: body },
         other => Record::Unknown { kind: other },
+    })
+}
+
+/// The event stored at `at` of a record body.
+fn raw_event_at(
+    u32_at: &dyn Fn(usize) -> Result<u32>,
+    u64_at: &dyn Fn(usize) -> Result<u64>,
+    at: usize,
+) -> Result<RawEvent> {
+    Ok(RawEvent {
+        start: u64_at(at)?,
+        duration: u64_at(at + 8)?,
+        handle: u64_at(at + 16)?,
+        offset: u64_at(at + 24)? as i64,
+        request: u64_at(at + 32)?,
+        result: u64_at(at + 40)? as i64,
+        aux: u64_at(at + 48)?,
+        file: u32_at(at + 56)?,
+        context: u32_at(at + 60)?,
+        errno: u32_at(at + 64)? as i32,
+        flags: u32_at(at + 68)?,
     })
 }
 
@@ -456,6 +558,94 @@ mod tests {
             rank: Some(3),
         };
         assert_eq!(ProcessHeader::decode(&header.encode()).unwrap(), header);
+    }
+
+    #[test]
+    fn run_records_read_back_as_the_tracer_lays_them_out() {
+        let run = RawRun {
+            first: RawEvent {
+                start: 100,
+                duration: 7,
+                handle: 3,
+                offset: 4096,
+                request: 512,
+                result: 512,
+                aux: 9,
+                file: 2,
+                context: 4,
+                errno: 0,
+                flags: 1,
+            },
+            count: 1_000_000,
+            stride: -512,
+            last_end: 123_456,
+            duration: RawStats {
+                min: 5,
+                max: 90,
+                mean: 7.5,
+                m2: 12.25,
+                histogram: [999_990, 10, 0, 0, 0, 0, 0, 0],
+            },
+            gap: RawStats {
+                min: 1,
+                max: 2,
+                mean: 1.5,
+                m2: 0.25,
+                histogram: [1_000_000, 0, 0, 0, 0, 0, 0, 0],
+            },
+        };
+        // The tracer writes the `repr(C)` struct as it is in memory: its fields in order,
+        // little endian, no padding.
+        let mut body = Vec::new();
+        let event = &run.first;
+        for word in [
+            event.start,
+            event.duration,
+            event.handle,
+            event.offset as u64,
+            event.request,
+            event.result as u64,
+            event.aux,
+        ] {
+            body.extend_from_slice(&word.to_le_bytes());
+        }
+        for word in [event.file, event.context, event.errno as u32, event.flags] {
+            body.extend_from_slice(&word.to_le_bytes());
+        }
+        for word in [run.count, run.stride as u64, run.last_end] {
+            body.extend_from_slice(&word.to_le_bytes());
+        }
+        for stats in [&run.duration, &run.gap] {
+            for word in [
+                stats.min,
+                stats.max,
+                stats.mean.to_bits(),
+                stats.m2.to_bits(),
+            ] {
+                body.extend_from_slice(&word.to_le_bytes());
+            }
+            for bin in stats.histogram {
+                body.extend_from_slice(&bin.to_le_bytes());
+            }
+        }
+        assert_eq!(body.len(), RAW_RUN_BYTES);
+        let mut chunk = vec![0u8; CHUNK_HEADER_BYTES + RECORD_HEADER_BYTES + RAW_RUN_BYTES + 8];
+        let at = CHUNK_HEADER_BYTES;
+        chunk[at..at + 4].copy_from_slice(&record_word(kind::RUN, RAW_RUN_BYTES).to_le_bytes());
+        chunk[at + 4..at + 8].copy_from_slice(&11u32.to_le_bytes());
+        chunk[at + 8..at + 8 + RAW_RUN_BYTES].copy_from_slice(&body);
+        assert_eq!(
+            records(&chunk).unwrap(),
+            vec![Record::Run {
+                call: 11,
+                run: Box::new(run)
+            }]
+        );
+        // A run of no occurrences, or of the wrong size, is damage.
+        chunk[at + 8 + 72..at + 8 + 80].copy_from_slice(&0u64.to_le_bytes());
+        assert!(records(&chunk).is_err());
+        chunk[at..at + 4].copy_from_slice(&record_word(kind::RUN, 72).to_le_bytes());
+        assert!(records(&chunk).is_err());
     }
 
     #[test]

@@ -10,10 +10,13 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use cairn_format::segment::{CLOCK_MONOTONIC_NS, CLOCK_TSC};
+use cairn_format::segment::{CLOCK_MONOTONIC_NS, CLOCK_TSC, HISTOGRAM_BOUNDS_NS};
 
 static USE_TSC: AtomicBool = AtomicBool::new(false);
 static CALIBRATED: AtomicBool = AtomicBool::new(false);
+/// The histogram bins' bounds in this process's clock units (see [`histogram_bounds`]).
+static HISTOGRAM_BOUNDS: [AtomicU64; 7] = [const { AtomicU64::new(0) }; 7];
+
 /// The two start-up calibration pairs: ticks and monotonic ns.
 static FIRST: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
 static SECOND: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
@@ -72,6 +75,19 @@ pub fn initialise() -> (u32, Vec<(u64, u64)>) {
             USE_TSC.store(second.0 > first_ticks, Ordering::Release);
         }
     }
+    let ticks_per_nanosecond = if USE_TSC.load(Ordering::Acquire) {
+        let ticks = SECOND[0].load(Ordering::Relaxed) - FIRST[0].load(Ordering::Relaxed);
+        let time = SECOND[1].load(Ordering::Relaxed) - FIRST[1].load(Ordering::Relaxed);
+        ticks as f64 / time.max(1) as f64
+    } else {
+        1.0
+    };
+    for (bound, nanoseconds) in HISTOGRAM_BOUNDS.iter().zip(HISTOGRAM_BOUNDS_NS) {
+        bound.store(
+            (nanoseconds as f64 * ticks_per_nanosecond) as u64,
+            Ordering::Relaxed,
+        );
+    }
     if USE_TSC.load(Ordering::Acquire) {
         let pairs = vec![
             (
@@ -88,4 +104,14 @@ pub fn initialise() -> (u32, Vec<(u64, u64)>) {
     } else {
         (CLOCK_MONOTONIC_NS, Vec::new())
     }
+}
+
+/// The histogram bin of a duration in clock units (the trace's decade bins, converted with
+/// the start-up calibration).
+#[inline(always)]
+pub fn histogram_bin(value: u64) -> usize {
+    HISTOGRAM_BOUNDS
+        .iter()
+        .position(|bound| value < bound.load(Ordering::Relaxed))
+        .unwrap_or(HISTOGRAM_BOUNDS.len())
 }

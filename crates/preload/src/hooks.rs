@@ -77,6 +77,18 @@ fn event_context_flags(state: &ThreadState) -> u32 {
     flags
 }
 
+/// Calls whose repetitions may fold into a run record as they happen: those the trace
+/// builder tracks nothing of per occurrence beyond the file position (see
+/// `recorder::ThreadState::write_event`).
+#[inline(always)]
+fn repeatable(call: Call) -> bool {
+    use cairn_model::CallClass::*;
+    matches!(
+        call.class(),
+        Read | Write | Seek | Sync | Flush | Stat | PointToPoint | Collective | Completion
+    )
+}
+
 /// Fills and writes one event. Never unwinds into C: a panic disables tracing.
 #[inline(always)]
 fn record(
@@ -102,7 +114,7 @@ fn record(
             if event.flags & FAILED != 0 {
                 event.errno = errno;
             }
-            state.write_event(call as u32, &event);
+            state.write_event(call as u32, &event, repeatable(call));
         }
     }));
     if outcome.is_err() {

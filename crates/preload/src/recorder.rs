@@ -5,13 +5,19 @@
 //! and `exec` without any flush. The hot path is: one thread-local access (the [`Slot`]),
 //! a bounds check, a 72-byte copy and one release store. Memory per thread is one chunk
 //! ([`CHUNK_BYTES`]); full chunks are unmapped and stay in the file.
+//!
+//! Folding starts here: a call that repeats the thread's previous one (same call and
+//! values, offsets moving by a constant stride) is added to a run record in place — its
+//! count, timing statistics and end — instead of writing another record, so a loop of one
+//! call does not grow the staging file (see `cairn_format::segment`). Longer loop bodies
+//! fold when the trace is built.
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
 use cairn_format::segment::{
-    self, encode_chunk_header, record_word, ChunkHeader, RawEvent, CHUNK_BYTES, CHUNK_HEADER_BYTES,
-    HEADER_BYTES, RAW_EVENT_BYTES, RECORD_HEADER_BYTES,
+    self, encode_chunk_header, record_word, ChunkHeader, RawEvent, RawRun, RawStats, CHUNK_BYTES,
+    CHUNK_HEADER_BYTES, HEADER_BYTES, RAW_EVENT_BYTES, RAW_RUN_BYTES, RECORD_HEADER_BYTES,
 };
 
 use crate::context::CONTEXT_CACHE_SIZE;
@@ -54,6 +60,54 @@ pub struct ThreadState {
     pub mpiio_depth: u32,
     /// Direct-mapped cache from stack hash to context id (see `context`).
     pub context_cache: [(u64, u32); CONTEXT_CACHE_SIZE],
+    /// The thread's last event and its call (`NO_CALL` if none), for runs.
+    previous: RawEvent,
+    previous_call: u32,
+    /// The run record the last event went into, in the current chunk (null if none).
+    run: *mut RawRun,
+}
+
+const NO_CALL: u32 = u32::MAX;
+
+/// Whether `next` repeats `previous` (already found to be the same call) such that both
+/// get the same key when the trace is built: every value equal but the times, and the
+/// offsets either both at the descriptor's position or moving by the run's stride (any
+/// stride for a run's first repetition).
+#[inline(always)]
+fn repeats(previous: &RawEvent, next: &RawEvent, stride: Option<i64>) -> Option<i64> {
+    let same = previous.handle == next.handle
+        && previous.request == next.request
+        && previous.result == next.result
+        && previous.aux == next.aux
+        && previous.file == next.file
+        && previous.context == next.context
+        && previous.errno == next.errno
+        && previous.flags == next.flags;
+    if !same {
+        return None;
+    }
+    match (previous.offset < 0, next.offset < 0) {
+        (true, true) => Some(0),
+        (false, false) => {
+            let step = next.offset.wrapping_sub(previous.offset);
+            (stride.is_none_or(|stride| stride == step)).then_some(step)
+        }
+        _ => None,
+    }
+}
+
+/// Adds one value to running statistics (Welford), its bin from the clock's bounds.
+#[inline(always)]
+fn add_to(stats: &mut RawStats, count_before: u64, value: u64) {
+    if count_before == 0 || value < stats.min {
+        stats.min = value;
+    }
+    stats.max = stats.max.max(value);
+    let count = (count_before + 1) as f64;
+    let delta = value as f64 - stats.mean;
+    stats.mean += delta / count;
+    stats.m2 += delta * (value as f64 - stats.mean);
+    stats.histogram[crate::clock::histogram_bin(value)] += 1;
 }
 
 /// The thread-local part: a re-entry flag and the thread's state. `const`-initialised and
@@ -142,6 +196,9 @@ impl ThreadState {
             stack_high,
             mpiio_depth: 0,
             context_cache: [(0, 0); CONTEXT_CACHE_SIZE],
+            previous: RawEvent::default(),
+            previous_call: NO_CALL,
+            run: std::ptr::null_mut(),
         });
         let state = Box::into_raw(state);
         crate::lifecycle::register_thread_exit(state.cast());
@@ -157,6 +214,8 @@ impl ThreadState {
         self.tid = sys::gettid();
         self.generation = GENERATION.load(Ordering::Relaxed);
         self.context_cache = [(0, 0); CONTEXT_CACHE_SIZE];
+        self.previous_call = NO_CALL;
+        self.run = std::ptr::null_mut();
     }
 
     /// Releases the thread's chunk at thread exit.
@@ -168,6 +227,8 @@ impl ThreadState {
     }
 
     fn next_chunk(&mut self) -> bool {
+        // The open run stays in the chunk being left.
+        self.run = std::ptr::null_mut();
         if !self.chunk.is_null() {
             sys::unmap(self.chunk, CHUNK_BYTES as usize);
             self.chunk = std::ptr::null_mut();
@@ -218,12 +279,65 @@ impl ThreadState {
         self.cursor += RECORD_HEADER_BYTES + segment::padded(body_length);
     }
 
+    /// Writes an event, or adds it to the run of its predecessor when it repeats it and
+    /// `repeatable` (its call has no effect the trace builder tracks per occurrence:
+    /// opening, closing, duplicating, mapping, renaming).
     #[inline(always)]
-    pub fn write_event(&mut self, call: u32, event: &RawEvent) {
-        if let Some(body) = self.reserve(RAW_EVENT_BYTES) {
-            // SAFETY: `body` has room for RAW_EVENT_BYTES and is 8-aligned.
-            unsafe { body.cast::<RawEvent>().write(*event) };
-            self.publish(segment::kind::EVENT, call, RAW_EVENT_BYTES);
+    pub fn write_event(&mut self, call: u32, event: &RawEvent, repeatable: bool) {
+        let run = self.run;
+        let stride = if run.is_null() {
+            None
+        } else {
+            // SAFETY: an open run is a record of the current chunk, written by this thread.
+            Some(unsafe { (*run).stride })
+        };
+        let repeat = if repeatable && call == self.previous_call {
+            repeats(&self.previous, event, stride)
+        } else {
+            None
+        };
+        let previous_end = self.previous.start.saturating_add(self.previous.duration);
+        self.previous = *event;
+        self.previous_call = call;
+        let gap = event.start.saturating_sub(previous_end);
+        match repeat {
+            Some(_) if !run.is_null() => {
+                // SAFETY: as above; the count is stored last, so a reader (after a crash)
+                // sees at most one occurrence's statistics without its count.
+                unsafe {
+                    let run = &mut *run;
+                    let count = run.count;
+                    add_to(&mut run.duration, count, event.duration);
+                    add_to(&mut run.gap, count, gap);
+                    run.last_end = event.start.saturating_add(event.duration);
+                    std::ptr::write_volatile(&mut run.count, count + 1);
+                }
+            }
+            Some(stride) => {
+                let mut record = RawRun {
+                    first: *event,
+                    count: 1,
+                    stride,
+                    last_end: event.start.saturating_add(event.duration),
+                    ..RawRun::default()
+                };
+                add_to(&mut record.duration, 0, event.duration);
+                add_to(&mut record.gap, 0, gap);
+                if let Some(body) = self.reserve(RAW_RUN_BYTES) {
+                    // SAFETY: `body` has room for RAW_RUN_BYTES and is 8-aligned.
+                    unsafe { body.cast::<RawRun>().write(record) };
+                    self.publish(segment::kind::RUN, call, RAW_RUN_BYTES);
+                    self.run = body.cast();
+                }
+            }
+            None => {
+                self.run = std::ptr::null_mut();
+                if let Some(body) = self.reserve(RAW_EVENT_BYTES) {
+                    // SAFETY: `body` has room for RAW_EVENT_BYTES and is 8-aligned.
+                    unsafe { body.cast::<RawEvent>().write(*event) };
+                    self.publish(segment::kind::EVENT, call, RAW_EVENT_BYTES);
+                }
+            }
         }
     }
 

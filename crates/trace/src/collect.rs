@@ -11,8 +11,11 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+use cairn_compress::stats::Stats;
 use cairn_compress::stream::StreamEncoder;
-use cairn_format::segment::{self, mark, ProcessHeader, RawEvent, Record, SegmentFile};
+use cairn_format::segment::{
+    self, mark, ProcessHeader, RawEvent, RawRun, RawStats, Record, SegmentFile,
+};
 use cairn_model::{event_flags, Call, CallClass, Event, Layer, UNKNOWN};
 
 use crate::elf::Segments;
@@ -76,6 +79,16 @@ impl TimeConverter {
         }
         let offset = ticks as i128 - from.0 as i128;
         (from.1 as i128 + offset * span_time / span_ticks).max(0) as u64
+    }
+
+    /// Nanoseconds per clock unit around `ticks` (for durations summarised in clock units).
+    fn scale(&self, ticks: u64) -> f64 {
+        if self.pairs.len() < 2 {
+            return 1.0;
+        }
+        const SPAN: u64 = 1 << 20;
+        let from = ticks.saturating_sub(SPAN / 2);
+        (self.nanoseconds(from + SPAN) as f64 - self.nanoseconds(from) as f64) / SPAN as f64
     }
 
     fn nanoseconds(&self, ticks: u64) -> u64 {
@@ -154,6 +167,17 @@ fn first_pass(path: &Path, diagnostics: &mut Vec<String>) -> Result<SegmentSumma
             }
         };
         for record in records {
+            // A run counts here as its first occurrence, ending with its last.
+            let record = match record {
+                Record::Run { run, .. } => {
+                    last_raw_time = last_raw_time.max(run.last_end);
+                    Record::Event {
+                        call: 0,
+                        event: run.first,
+                    }
+                }
+                other => other,
+            };
             match record {
                 Record::Event { event, .. } => {
                     last_raw_time = last_raw_time.max(event.start + event.duration);
@@ -197,7 +221,7 @@ fn first_pass(path: &Path, diagnostics: &mut Vec<String>) -> Result<SegmentSumma
                         String::from_utf8_lossy(text)
                     ));
                 }
-                Record::Unknown { .. } => {}
+                Record::Unknown { .. } | Record::Run { .. } => {}
             }
         }
     }
@@ -215,15 +239,80 @@ fn first_pass(path: &Path, diagnostics: &mut Vec<String>) -> Result<SegmentSumma
     Ok(summary)
 }
 
+/// What a thread staged: one event, or a run of repetitions folded as the program ran.
+enum Staged {
+    Event(RawEvent),
+    Run(Box<RawRun>),
+}
+
+impl Staged {
+    /// The (first) occurrence.
+    fn first(&self) -> &RawEvent {
+        match self {
+            Staged::Event(event) => event,
+            Staged::Run(run) => &run.first,
+        }
+    }
+
+    fn occurrences(&self) -> u64 {
+        match self {
+            Staged::Event(_) => 1,
+            Staged::Run(run) => run.count,
+        }
+    }
+}
+
+/// A run's statistics in nanoseconds (`scale` per clock unit), its histogram made to add
+/// up to the run's count (a tracer killed during an update may leave them one apart).
+fn run_statistics(raw: &RawStats, count: u64, scale: f64) -> Stats {
+    let mut histogram = raw.histogram;
+    let fullest = (0..histogram.len())
+        .max_by_key(|index| histogram[*index])
+        .unwrap_or(0);
+    let others: u64 = histogram
+        .iter()
+        .enumerate()
+        .filter(|(index, _)| *index != fullest)
+        .map(|(_, bin)| *bin)
+        .sum();
+    if others > count {
+        histogram = [0; 8];
+    }
+    let others: u64 = histogram
+        .iter()
+        .enumerate()
+        .filter(|(index, _)| *index != fullest)
+        .map(|(_, bin)| *bin)
+        .sum();
+    histogram[fullest] = count - others;
+    let in_nanoseconds = |value: u64| (value as f64 * scale).round() as u64;
+    Stats {
+        count,
+        min: in_nanoseconds(raw.min),
+        max: in_nanoseconds(raw.max),
+        mean: if count == 1 {
+            in_nanoseconds(raw.min) as f64
+        } else {
+            raw.mean * scale
+        },
+        m2: if count == 1 {
+            0.0
+        } else {
+            raw.m2 * scale * scale
+        },
+        histogram,
+    }
+}
+
 /// A thread's events, read one chunk at a time.
 struct ThreadCursor {
     thread: u32,
     chunks: std::vec::IntoIter<(u32, u64)>,
-    events: std::vec::IntoIter<(u32, RawEvent)>,
+    events: std::vec::IntoIter<(u32, Staged)>,
 }
 
 impl ThreadCursor {
-    fn next(&mut self, file: &SegmentFile, buffer: &mut Vec<u8>) -> Option<(u32, RawEvent)> {
+    fn next(&mut self, file: &SegmentFile, buffer: &mut Vec<u8>) -> Option<(u32, Staged)> {
         loop {
             if let Some(event) = self.events.next() {
                 return Some(event);
@@ -232,11 +321,12 @@ impl ThreadCursor {
             if file.read_chunk(index, buffer).is_err() {
                 continue;
             }
-            let events: Vec<(u32, RawEvent)> = segment::records(buffer)
+            let events: Vec<(u32, Staged)> = segment::records(buffer)
                 .unwrap_or_default()
                 .into_iter()
                 .filter_map(|record| match record {
-                    Record::Event { call, event } => Some((call, event)),
+                    Record::Event { call, event } => Some((call, Staged::Event(event))),
+                    Record::Run { call, run } => Some((call, Staged::Run(run))),
                     _ => None,
                 })
                 .collect();
@@ -267,6 +357,29 @@ impl OffsetTracker {
         let description = self.new_description(None);
         self.descriptors.insert(fd, description);
         description
+    }
+
+    /// After [`OffsetTracker::apply`] on the first of a run: `more` further occurrences of
+    /// the same call with the same values.
+    fn repeat(&mut self, call: Call, event: &Event, more: u64) {
+        let explicit = event.flags & event_flags::EXPLICIT_OFFSET != 0;
+        let moved = (event.bytes() as i64).saturating_mul(more as i64);
+        match (call.layer(), call.class()) {
+            (Layer::Posix, CallClass::Read | CallClass::Write) if !explicit => {
+                let description = self.description(event.handle);
+                if let Some(position) = &mut self.positions[description] {
+                    *position += moved;
+                }
+            }
+            (Layer::Stdio, CallClass::Read | CallClass::Write) if !is_scanf(call) => {
+                if let Some(Some(position)) = self.streams.get_mut(&event.handle) {
+                    *position += moved;
+                }
+            }
+            // Seeks to the same place, syncs, stats, MPI calls: each occurrence leaves the
+            // state as the first did.
+            _ => {}
+        }
     }
 
     fn apply(&mut self, call: Call, event: &mut Event) {
@@ -644,11 +757,11 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
         let mut handles: HashMap<u64, u64> = HashMap::new();
         let mut descriptors: HashMap<u64, u64> = HashMap::new();
         let mut heap = BinaryHeap::new();
-        let mut pending: Vec<Option<(u32, RawEvent)>> = Vec::with_capacity(cursors.len());
+        let mut pending: Vec<Option<(u32, Staged)>> = Vec::with_capacity(cursors.len());
         for (slot, cursor) in cursors.iter_mut().enumerate() {
             let next = cursor.next(&file, &mut buffer);
-            if let Some((_, event)) = &next {
-                heap.push(Reverse((event.start, slot)));
+            if let Some((_, staged)) = &next {
+                heap.push(Reverse((staged.first().start, slot)));
             }
             pending.push(next);
         }
@@ -664,14 +777,16 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
         let mut dropped = 0u64;
         let mut tracker = OffsetTracker::default();
         while let Some(Reverse((_, slot))) = heap.pop() {
-            let Some((call_id, raw)) = pending[slot].take() else {
+            let Some((call_id, staged)) = pending[slot].take() else {
                 continue;
             };
             let next = cursors[slot].next(&file, &mut buffer);
-            if let Some((_, event)) = &next {
-                heap.push(Reverse((event.start, slot)));
+            if let Some((_, next_staged)) = &next {
+                heap.push(Reverse((next_staged.first().start, slot)));
             }
             pending[slot] = next;
+            let raw = *staged.first();
+            let occurrences = staged.occurrences();
 
             let Some(Some(call)) = calls_here.get(call_id as usize).copied() else {
                 diagnostics.push(format!(
@@ -705,11 +820,14 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                 flags,
             };
             tracker.apply(call, &mut event);
+            if occurrences > 1 {
+                tracker.repeat(call, &event, occurrences - 1);
+            }
             let runtime_file = flags & event_flags::INSIDE_MPIIO != 0
                 && file_index.is_some()
                 && !segment.program_files.contains(&raw.file);
             if runtime_counted_only && (flags & event_flags::RUNTIME != 0 || runtime_file) {
-                dropped += 1;
+                dropped += occurrences;
                 continue;
             }
             event.call = *call_numbers[call_id as usize].get_or_insert_with(|| {
@@ -781,7 +899,27 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                 // The mapping's address, which only says which munmap ends which mmap.
                 event.aux = number(event.aux);
             }
-            encoders[slot].push(&event, Some(call.class()));
+            match &staged {
+                Staged::Event(_) => encoders[slot].push(&event, Some(call.class())),
+                Staged::Run(run) => {
+                    let scale = segment.clock.scale(run.first.start);
+                    let stride = if raw.offset >= 0 {
+                        run.stride
+                    } else {
+                        // At the descriptor's position: each occurrence moves it on.
+                        event.bytes() as i64
+                    };
+                    encoders[slot].push_run(
+                        &event,
+                        Some(call.class()),
+                        run.count,
+                        stride,
+                        relative(segment.clock.nanoseconds(run.last_end)),
+                        run_statistics(&run.duration, run.count, scale),
+                        run_statistics(&run.gap, run.count, scale),
+                    );
+                }
+            }
         }
         for (((cursor, encoder), (_, table)), program) in cursors
             .iter()

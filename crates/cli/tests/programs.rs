@@ -627,6 +627,58 @@ fn a_loop_of_one_call_folds_while_the_program_runs() {
     assert_eq!(staged[0], staged[1], "staging grew with the calls");
     // The process header and one chunk.
     assert_eq!(staged[1], 64 * 1024 + 256 * 1024);
+
+    // Same-sized writes at scattered offsets never start a run: each stays one 80-byte
+    // record (a run record is 312 bytes), and the trace has every one at its offset.
+    let staging = directory.path().join("staging-scattered");
+    let count = 100_000u64;
+    let output = Command::new(&program)
+        .arg(&target)
+        .arg(count.to_string())
+        .arg("scattered")
+        .env("LD_PRELOAD", library())
+        .env("CAIRN_DIR", &staging)
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let bytes: u64 = std::fs::read_dir(&staging)
+        .unwrap()
+        .map(|entry| entry.unwrap().metadata().unwrap().len())
+        .sum();
+    let chunk_room = 256 * 1024 - 32;
+    let chunks = (count * 80).div_ceil(chunk_room) + 1;
+    assert!(
+        bytes <= 64 * 1024 + chunks * 256 * 1024,
+        "{bytes} bytes staged for {count} scattered writes"
+    );
+    let trace = directory.path().join("scattered.cairn");
+    succeed(
+        Command::new(cairn_binary())
+            .arg("merge")
+            .arg(&staging)
+            .arg("-o")
+            .arg(&trace)
+            .output()
+            .unwrap(),
+    );
+    let summary = summary_json(&trace, &[]);
+    let file = summary["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|file| file["path"].as_str().unwrap().ends_with("/target.dat"))
+        .unwrap();
+    assert_fields(
+        file,
+        &[
+            ("writes", count),
+            ("bytes_written", count),
+            (
+                "max_offset",
+                (0..count).map(|i| 7919 * i % 1_000_003).max().unwrap() + 1,
+            ),
+        ],
+    );
 }
 
 #[test]

@@ -118,16 +118,30 @@ pub const HISTOGRAM_BOUNDS_NS: [u64; 7] = [
 
 /// Running statistics of a run's durations or gaps, in the segment's clock units; the
 /// histogram uses the trace's decade bins (`<100 ns`, `<1 µs`, … `≥100 ms`), converted to
-/// clock units with the start-up calibration. The count is the run's.
+/// clock units with the start-up calibration. The count is the run's. Sums are of the
+/// differences from the first value (`shift`): no division on the tracer's hot path, and
+/// no cancellation when the variance is small against the mean.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct RawStats {
     pub min: u64,
     pub max: u64,
-    pub mean: f64,
-    /// Sum of squared differences from the mean.
-    pub m2: f64,
+    pub shift: u64,
+    /// Sum of `value − shift`.
+    pub sum: f64,
+    /// Sum of `(value − shift)²`.
+    pub squares: f64,
     pub histogram: [u64; 8],
+}
+
+impl RawStats {
+    /// The mean and the sum of squared differences from it, for `count` values.
+    pub fn mean_and_m2(&self, count: u64) -> (f64, f64) {
+        let count = count.max(1) as f64;
+        let mean_shifted = self.sum / count;
+        let m2 = (self.squares - self.sum * mean_shifted).max(0.0);
+        (self.shift as f64 + mean_shifted, m2)
+    }
 }
 
 /// The body of a run record: `count` consecutive occurrences of one call with the same
@@ -147,7 +161,7 @@ pub struct RawRun {
 }
 
 pub const RAW_RUN_BYTES: usize = std::mem::size_of::<RawRun>();
-const _: () = assert!(RAW_RUN_BYTES == 288);
+const _: () = assert!(RAW_RUN_BYTES == 304);
 
 /// Maximum frames kept per calling context.
 pub const MAX_FRAMES: usize = 16;
@@ -401,13 +415,14 @@ fn decode_record(kind: u32, extra: u32, body: &[u8]) -> Result<Record<'_>> {
             let stats_at = |at: usize| -> Result<RawStats> {
                 let mut histogram = [0u64; 8];
                 for (index, bin) in histogram.iter_mut().enumerate() {
-                    *bin = u64_at(at + 32 + 8 * index)?;
+                    *bin = u64_at(at + 40 + 8 * index)?;
                 }
                 Ok(RawStats {
                     min: u64_at(at)?,
                     max: u64_at(at + 8)?,
-                    mean: f64::from_bits(u64_at(at + 16)?),
-                    m2: f64::from_bits(u64_at(at + 24)?),
+                    shift: u64_at(at + 16)?,
+                    sum: f64::from_bits(u64_at(at + 24)?),
+                    squares: f64::from_bits(u64_at(at + 32)?),
                     histogram,
                 })
             };
@@ -417,7 +432,7 @@ fn decode_record(kind: u32, extra: u32, body: &[u8]) -> Result<Record<'_>> {
                 stride: u64_at(80)? as i64,
                 last_end: u64_at(88)?,
                 duration: stats_at(96)?,
-                gap: stats_at(192)?,
+                gap: stats_at(200)?,
             };
             if run.count == 0 {
                 return Err(FormatError::Corrupt("run record of no events".into()));
@@ -582,15 +597,17 @@ mod tests {
             duration: RawStats {
                 min: 5,
                 max: 90,
-                mean: 7.5,
-                m2: 12.25,
+                shift: 7,
+                sum: 7.5,
+                squares: 12.25,
                 histogram: [999_990, 10, 0, 0, 0, 0, 0, 0],
             },
             gap: RawStats {
                 min: 1,
                 max: 2,
-                mean: 1.5,
-                m2: 0.25,
+                shift: 2,
+                sum: -1.5,
+                squares: 0.25,
                 histogram: [1_000_000, 0, 0, 0, 0, 0, 0, 0],
             },
         };
@@ -619,8 +636,9 @@ mod tests {
             for word in [
                 stats.min,
                 stats.max,
-                stats.mean.to_bits(),
-                stats.m2.to_bits(),
+                stats.shift,
+                stats.sum.to_bits(),
+                stats.squares.to_bits(),
             ] {
                 body.extend_from_slice(&word.to_le_bytes());
             }

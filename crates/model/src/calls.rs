@@ -647,11 +647,13 @@ macro_rules! define_call_enum {
                 match self { $( Call::$name => stringify!($name), )* }
             }
 
-            pub fn layer(self) -> Layer {
+            #[inline(always)]
+            pub const fn layer(self) -> Layer {
                 match self { $( Call::$name => Layer::$layer, )* }
             }
 
-            pub fn class(self) -> CallClass {
+            #[inline(always)]
+            pub const fn class(self) -> CallClass {
                 match self { $( Call::$name => CallClass::$class, )* }
             }
         }

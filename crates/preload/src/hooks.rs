@@ -81,7 +81,7 @@ fn event_context_flags(state: &ThreadState) -> u32 {
 /// builder tracks nothing of per occurrence beyond the file position (see
 /// `recorder::ThreadState::write_event`).
 #[inline(always)]
-fn repeatable(call: Call) -> bool {
+const fn repeatable(call: Call) -> bool {
     use cairn_model::CallClass::*;
     matches!(
         call.class(),

@@ -65,14 +65,17 @@ pub struct ThreadState {
     previous_call: u32,
     /// The run record the last event went into, in the current chunk (null if none).
     run: *mut RawRun,
+    /// The offset step from the event before the last to the last, when the last repeated
+    /// it: a third occurrence with the same step starts a run.
+    candidate_stride: Option<i64>,
 }
 
 const NO_CALL: u32 = u32::MAX;
 
-/// Whether `next` repeats `previous` (already found to be the same call) such that both
-/// get the same key when the trace is built: every value equal but the times, and the
-/// offsets either both at the descriptor's position or moving by the run's stride (any
-/// stride for a run's first repetition).
+/// Whether `next` repeats `previous` (already found to be the same call): every value
+/// equal but the times, and the offsets both at the descriptor's position (step 0) or both
+/// explicit; the offset step if so, when it is `stride` or `stride` is `None`. Events that
+/// repeat their predecessors with one step get the same key when the trace is built.
 #[inline(always)]
 fn repeats(previous: &RawEvent, next: &RawEvent, stride: Option<i64>) -> Option<i64> {
     let same = previous.handle == next.handle
@@ -96,17 +99,19 @@ fn repeats(previous: &RawEvent, next: &RawEvent, stride: Option<i64>) -> Option<
     }
 }
 
-/// Adds one value to running statistics (Welford), its bin from the clock's bounds.
+/// Adds one value to running statistics (sums shifted by the first value: two multiply-adds,
+/// no division), its bin from the clock's bounds.
 #[inline(always)]
 fn add_to(stats: &mut RawStats, count_before: u64, value: u64) {
-    if count_before == 0 || value < stats.min {
+    if count_before == 0 {
         stats.min = value;
+        stats.shift = value;
     }
+    stats.min = stats.min.min(value);
     stats.max = stats.max.max(value);
-    let count = (count_before + 1) as f64;
-    let delta = value as f64 - stats.mean;
-    stats.mean += delta / count;
-    stats.m2 += delta * (value as f64 - stats.mean);
+    let shifted = value as f64 - stats.shift as f64;
+    stats.sum += shifted;
+    stats.squares += shifted * shifted;
     stats.histogram[crate::clock::histogram_bin(value)] += 1;
 }
 
@@ -199,6 +204,7 @@ impl ThreadState {
             previous: RawEvent::default(),
             previous_call: NO_CALL,
             run: std::ptr::null_mut(),
+            candidate_stride: None,
         });
         let state = Box::into_raw(state);
         crate::lifecycle::register_thread_exit(state.cast());
@@ -216,6 +222,7 @@ impl ThreadState {
         self.context_cache = [(0, 0); CONTEXT_CACHE_SIZE];
         self.previous_call = NO_CALL;
         self.run = std::ptr::null_mut();
+        self.candidate_stride = None;
     }
 
     /// Releases the thread's chunk at thread exit.
@@ -279,20 +286,16 @@ impl ThreadState {
         self.cursor += RECORD_HEADER_BYTES + segment::padded(body_length);
     }
 
-    /// Writes an event, or adds it to the run of its predecessor when it repeats it and
+    /// Writes an event, or adds it to a run when it repeats its predecessor and
     /// `repeatable` (its call has no effect the trace builder tracks per occurrence:
-    /// opening, closing, duplicating, mapping, renaming).
+    /// opening, closing, duplicating, mapping, renaming). A run starts at the third
+    /// occurrence, once two steps agree: same-sized accesses at scattered offsets never
+    /// start one.
     #[inline(always)]
     pub fn write_event(&mut self, call: u32, event: &RawEvent, repeatable: bool) {
         let run = self.run;
-        let stride = if run.is_null() {
-            None
-        } else {
-            // SAFETY: an open run is a record of the current chunk, written by this thread.
-            Some(unsafe { (*run).stride })
-        };
-        let repeat = if repeatable && call == self.previous_call {
-            repeats(&self.previous, event, stride)
+        let step = if repeatable && call == self.previous_call {
+            repeats(&self.previous, event, None)
         } else {
             None
         };
@@ -300,24 +303,28 @@ impl ThreadState {
         self.previous = *event;
         self.previous_call = call;
         let gap = event.start.saturating_sub(previous_end);
-        match repeat {
-            Some(_) if !run.is_null() => {
-                // SAFETY: as above; the count is stored last, so a reader (after a crash)
-                // sees at most one occurrence's statistics without its count.
+        let candidate = std::mem::replace(&mut self.candidate_stride, step);
+        if let Some(step) = step {
+            if !run.is_null() {
+                // SAFETY: an open run is a record of the current chunk, written by this
+                // thread; the count is stored last, so a reader (after a crash) sees at most
+                // one occurrence's statistics without its count.
                 unsafe {
                     let run = &mut *run;
-                    let count = run.count;
-                    add_to(&mut run.duration, count, event.duration);
-                    add_to(&mut run.gap, count, gap);
-                    run.last_end = event.start.saturating_add(event.duration);
-                    std::ptr::write_volatile(&mut run.count, count + 1);
+                    if run.stride == step {
+                        let count = run.count;
+                        add_to(&mut run.duration, count, event.duration);
+                        add_to(&mut run.gap, count, gap);
+                        run.last_end = event.start.saturating_add(event.duration);
+                        std::ptr::write_volatile(&mut run.count, count + 1);
+                        return;
+                    }
                 }
-            }
-            Some(stride) => {
+            } else if candidate == Some(step) {
                 let mut record = RawRun {
                     first: *event,
                     count: 1,
-                    stride,
+                    stride: step,
                     last_end: event.start.saturating_add(event.duration),
                     ..RawRun::default()
                 };
@@ -329,15 +336,14 @@ impl ThreadState {
                     self.publish(segment::kind::RUN, call, RAW_RUN_BYTES);
                     self.run = body.cast();
                 }
+                return;
             }
-            None => {
-                self.run = std::ptr::null_mut();
-                if let Some(body) = self.reserve(RAW_EVENT_BYTES) {
-                    // SAFETY: `body` has room for RAW_EVENT_BYTES and is 8-aligned.
-                    unsafe { body.cast::<RawEvent>().write(*event) };
-                    self.publish(segment::kind::EVENT, call, RAW_EVENT_BYTES);
-                }
-            }
+        }
+        self.run = std::ptr::null_mut();
+        if let Some(body) = self.reserve(RAW_EVENT_BYTES) {
+            // SAFETY: `body` has room for RAW_EVENT_BYTES and is 8-aligned.
+            unsafe { body.cast::<RawEvent>().write(*event) };
+            self.publish(segment::kind::EVENT, call, RAW_EVENT_BYTES);
         }
     }
 

@@ -286,6 +286,7 @@ fn run_statistics(raw: &RawStats, count: u64, scale: f64) -> Stats {
         .sum();
     histogram[fullest] = count - others;
     let in_nanoseconds = |value: u64| (value as f64 * scale).round() as u64;
+    let (mean, m2) = raw.mean_and_m2(count);
     Stats {
         count,
         min: in_nanoseconds(raw.min),
@@ -293,13 +294,9 @@ fn run_statistics(raw: &RawStats, count: u64, scale: f64) -> Stats {
         mean: if count == 1 {
             in_nanoseconds(raw.min) as f64
         } else {
-            raw.mean * scale
+            mean * scale
         },
-        m2: if count == 1 {
-            0.0
-        } else {
-            raw.m2 * scale * scale
-        },
+        m2: if count == 1 { 0.0 } else { m2 * scale * scale },
         histogram,
     }
 }

@@ -1,7 +1,10 @@
-/* N one-byte pwrite() calls to a file; prints the mean nanoseconds per call of the loop. */
+/* N one-byte pwrite() calls to a file, at offset 0 (or, with a third argument "scattered",
+ * at offsets i * i mod 1000003, whose steps never repeat, so the tracer cannot fold them as they happen); prints the
+ * mean nanoseconds per call of the loop. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -12,7 +15,8 @@ int main(int argc, char **argv) {
     if (fd < 0) return 3;
     struct timespec start, end;
     clock_gettime(CLOCK_MONOTONIC, &start);
-    for (long i = 0; i < count; i++) pwrite(fd, "x", 1, 0);
+    int scattered = argc > 3 && strcmp(argv[3], "scattered") == 0;
+    for (long i = 0; i < count; i++) pwrite(fd, "x", 1, scattered ? (i * i) % 1000003 : 0);
     clock_gettime(CLOCK_MONOTONIC, &end);
     close(fd);
     double elapsed = (end.tv_sec - start.tv_sec) * 1e9 + (end.tv_nsec - start.tv_nsec);

@@ -1,5 +1,5 @@
 /* argv[2] one-byte pwrites to argv[1], all at offset 0 (or, with a third argument
- * "scattered", at offsets 7919 * i mod 1000003, no two steps alike in a row); prints the
+ * "scattered", at offsets i * i mod 1000003, no two steps alike in a row); prints the
  * peak resident memory (VmHWM, kB). */
 #include <fcntl.h>
 #include <stdio.h>
@@ -12,7 +12,7 @@ int main(int argc, char **argv) {
     long count = atol(argv[2]);
     int fd = open(argv[1], O_CREAT | O_WRONLY | O_TRUNC, 0644);
     int scattered = argc > 3 && strcmp(argv[3], "scattered") == 0;
-    for (long i = 0; i < count; i++) pwrite(fd, "x", 1, scattered ? (7919 * i) % 1000003 : 0);
+    for (long i = 0; i < count; i++) pwrite(fd, "x", 1, scattered ? (i * i) % 1000003 : 0);
     close(fd);
     FILE *status = fopen("/proc/self/status", "r");
     char line[256];

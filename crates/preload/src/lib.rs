@@ -5,9 +5,13 @@
 //!   the next definition (`dlsym(RTLD_NEXT)`), so other preload libraries keep working.
 //! - Events go straight into a per-thread chunk of a file mapped `MAP_SHARED`
 //!   ([`recorder`]): no lock on the hot path, nothing lost on `SIGKILL`, `_exit` or `exec`,
-//!   and bounded memory (one chunk per thread). Analysis never happens here; `cairn` turns
-//!   the staging segments into a trace afterwards — at `MPI_Finalize` too, where this
+//!   and bounded memory (one chunk per thread). Folding starts here, as cheaply as it can:
+//!   a call repeating the thread's previous one is added in place to a run record
+//!   ([`recorder`]), so a loop of one call does not grow the staging file. Everything else
+//!   (longer loops, the trace) is `cairn`'s, afterwards — at `MPI_Finalize` too, where this
 //!   library only runs `cairn` and moves the ranks' traces over PMPI ([`finalize`]).
+//! - MPI is resolved at run time and works with Open MPI's and MPICH's ABIs
+//!   ([`mpi_abi`]).
 //! - The traced program must not notice: `errno` is saved and restored, our own I/O uses raw
 //!   system calls, our own memory never comes from libc's `malloc` ([`allocator`]), a thread-local re-entry flag keeps our work out of the trace, and a panic
 //!   switches tracing off instead of unwinding into C.

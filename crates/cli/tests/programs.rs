@@ -2237,3 +2237,73 @@ fn fortran_mpi_calls_are_traced_under(mpi: Mpi) {
     // MPI_Init's own I/O is the runtime's, from Fortran too.
     assert_eq!(traced.paths(), Vec::<String>::new());
 }
+
+#[test]
+fn fortran_mpi_f08_calls_are_traced() {
+    fortran_mpi_f08_calls_are_traced_under(OpenMpi);
+}
+
+#[test]
+fn fortran_mpich_f08_calls_are_traced() {
+    fortran_mpi_f08_calls_are_traced_under(Mpich);
+}
+
+/// `use mpi_f08`: Open MPI's module reaches its `ompi_x_f` functions (reported as the
+/// `mpi_x_` names); MPICH's sends calls with a buffer to the C entry points (C names) and
+/// the others to PMPI (its `mpi_x_f08_` names, reported as `mpi_x_`). Each call counts once.
+fn fortran_mpi_f08_calls_are_traced_under(mpi: Mpi) {
+    let ranks = 2u64;
+    let (_directory, traced) = trace_mpi(mpi, "mpi_fortran_f08", ranks as usize);
+    let calls = &traced.summary["calls"];
+    let with_buffer = |fortran: &str| fortran_name(mpi, fortran);
+    let without_buffer = |fortran: &str| fortran.to_string();
+    let expected = [
+        (with_buffer("mpi_irecv_"), 4 * ranks, 16 * 4 * ranks),
+        (with_buffer("mpi_isend_"), 4 * ranks, 16 * 4 * ranks),
+        (with_buffer("mpi_allreduce_"), 2 * ranks, 16 * 2 * ranks),
+        (with_buffer("mpi_file_write_at_all_"), ranks, 16 * ranks),
+        (with_buffer("mpi_file_write_"), ranks, 8 * ranks),
+        (without_buffer("mpi_waitall_"), 3 * ranks, 0),
+        (without_buffer("mpi_wait_"), 2 * ranks, 0),
+        (without_buffer("mpi_barrier_"), ranks, 0),
+        (without_buffer("mpi_file_open_"), ranks, 0),
+        (without_buffer("mpi_file_sync_"), ranks, 0),
+        (without_buffer("mpi_file_set_view_"), ranks, 0),
+        (without_buffer("mpi_file_close_"), ranks, 0),
+    ];
+    for (call, count, bytes) in &expected {
+        assert_eq!(
+            calls[call]["count"].as_u64(),
+            Some(*count),
+            "{call}: {calls}"
+        );
+        assert_eq!(calls[call]["bytes"].as_u64(), Some(*bytes), "{call}");
+    }
+    // Nothing else of MPI: no call counted twice under another name.
+    let mpi_calls = calls
+        .as_object()
+        .unwrap()
+        .keys()
+        .filter(|name| name.to_lowercase().starts_with("mpi_"))
+        .count();
+    assert_eq!(mpi_calls, expected.len(), "{calls}");
+    // The file's figures come from the MPI-IO calls, whichever hook saw them; MPI_Init's
+    // own I/O stays the runtime's.
+    traced.assert_files(&["/f08.dat"]);
+    assert_fields(
+        traced.file("/f08.dat"),
+        &[
+            ("opens", ranks),
+            ("closes", ranks),
+            ("writes", 2 * ranks),
+            ("bytes_written", (16 + 8) * ranks),
+            ("syncs", ranks),
+        ],
+    );
+    for process in traced.summary["process_list"].as_array().unwrap() {
+        let kinds = &process["calls_by_kind"];
+        assert_eq!(kinds["non_blocking"].as_f64(), Some(8.0), "{kinds}");
+        assert_eq!(kinds["completion"].as_f64(), Some(5.0), "{kinds}");
+        assert_eq!(kinds["collective"].as_f64(), Some(3.0), "{kinds}");
+    }
+}

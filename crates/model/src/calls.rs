@@ -496,6 +496,85 @@ macro_rules! for_each_call {
             mpi_reduce_ Mpi Collective generated (sendbuf: *const c_void, recvbuf: *mut c_void, count: *const c_int, datatype: *const c_int, op: *const c_int, root: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
                 => fortran_collective(count, datatype, comm, ierror);
 
+            // Open MPI's `mpi_f08` module calls these (`mpi_send_f08_` → `ompi_send_f`), the
+            // functions the `mpi_x_` names above alias: the same arguments, by reference.
+            // Traces report them under the `mpi_x_` name.
+            ompi_init_f Process Lifecycle custom;
+            ompi_finalize_f Process Lifecycle custom;
+            ompi_file_close_f MpiIo Close custom;
+            ompi_send_f Mpi PointToPoint generated (buf: *const c_void, count: *const c_int, datatype: *const c_int, dest: *const c_int, tag: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
+                => fortran_message(count, datatype, dest, tag, comm, ierror);
+            ompi_recv_f Mpi PointToPoint generated (buf: *mut c_void, count: *const c_int, datatype: *const c_int, source: *const c_int, tag: *const c_int, comm: *const c_int, status: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_message(count, datatype, source, tag, comm, ierror);
+            ompi_ssend_f Mpi PointToPoint generated (buf: *const c_void, count: *const c_int, datatype: *const c_int, dest: *const c_int, tag: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
+                => fortran_message(count, datatype, dest, tag, comm, ierror);
+            ompi_isend_f Mpi PointToPoint generated (buf: *const c_void, count: *const c_int, datatype: *const c_int, dest: *const c_int, tag: *const c_int, comm: *const c_int, request: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_message(count, datatype, dest, tag, comm, ierror);
+            ompi_irecv_f Mpi PointToPoint generated (buf: *mut c_void, count: *const c_int, datatype: *const c_int, source: *const c_int, tag: *const c_int, comm: *const c_int, request: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_message(count, datatype, source, tag, comm, ierror);
+            ompi_sendrecv_f Mpi PointToPoint generated (sendbuf: *const c_void, sendcount: *const c_int, sendtype: *const c_int, dest: *const c_int, sendtag: *const c_int, recvbuf: *mut c_void, recvcount: *const c_int, recvtype: *const c_int, source: *const c_int, recvtag: *const c_int, comm: *const c_int, status: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_message(sendcount, sendtype, dest, sendtag, comm, ierror);
+            ompi_wait_f Mpi Completion generated (request: *mut c_int, status: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_completion(std::ptr::null(), ierror);
+            ompi_waitall_f Mpi Completion generated (count: *const c_int, requests: *mut c_int, statuses: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_completion(count, ierror);
+            ompi_gather_f Mpi Collective generated (sendbuf: *const c_void, sendcount: *const c_int, sendtype: *const c_int, recvbuf: *mut c_void, recvcount: *const c_int, recvtype: *const c_int, root: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
+                => fortran_collective(sendcount, sendtype, comm, ierror);
+            ompi_scatter_f Mpi Collective generated (sendbuf: *const c_void, sendcount: *const c_int, sendtype: *const c_int, recvbuf: *mut c_void, recvcount: *const c_int, recvtype: *const c_int, root: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
+                => fortran_collective(recvcount, recvtype, comm, ierror);
+            ompi_allgather_f Mpi Collective generated (sendbuf: *const c_void, sendcount: *const c_int, sendtype: *const c_int, recvbuf: *mut c_void, recvcount: *const c_int, recvtype: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
+                => fortran_collective(sendcount, sendtype, comm, ierror);
+            ompi_alltoall_f Mpi Collective generated (sendbuf: *const c_void, sendcount: *const c_int, sendtype: *const c_int, recvbuf: *mut c_void, recvcount: *const c_int, recvtype: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
+                => fortran_collective(sendcount, sendtype, comm, ierror);
+            ompi_file_open_f MpiIo Open generated (comm: *const c_int, filename: *const c_char, amode: *const c_int, info: *const c_int, file: *mut c_int, ierror: *mut c_int, filename_length: size_t) -> ()
+                => fortran_file_open(filename, filename_length, amode, file, ierror);
+            ompi_file_write_at_f MpiIo Write generated (file: *const c_int, offset: *const MpiOffset, buf: *const c_void, count: *const c_int, datatype: *const c_int, status: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_file_transfer(file, offset, count, datatype, ierror);
+            ompi_file_read_at_f MpiIo Read generated (file: *const c_int, offset: *const MpiOffset, buf: *mut c_void, count: *const c_int, datatype: *const c_int, status: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_file_transfer(file, offset, count, datatype, ierror);
+            ompi_file_write_at_all_f MpiIo Write generated (file: *const c_int, offset: *const MpiOffset, buf: *const c_void, count: *const c_int, datatype: *const c_int, status: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_file_transfer(file, offset, count, datatype, ierror);
+            ompi_file_read_at_all_f MpiIo Read generated (file: *const c_int, offset: *const MpiOffset, buf: *mut c_void, count: *const c_int, datatype: *const c_int, status: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_file_transfer(file, offset, count, datatype, ierror);
+            ompi_file_write_f MpiIo Write generated (file: *const c_int, buf: *const c_void, count: *const c_int, datatype: *const c_int, status: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_file_transfer(file, std::ptr::null(), count, datatype, ierror);
+            ompi_file_read_f MpiIo Read generated (file: *const c_int, buf: *mut c_void, count: *const c_int, datatype: *const c_int, status: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_file_transfer(file, std::ptr::null(), count, datatype, ierror);
+            ompi_file_write_all_f MpiIo Write generated (file: *const c_int, buf: *const c_void, count: *const c_int, datatype: *const c_int, status: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_file_transfer(file, std::ptr::null(), count, datatype, ierror);
+            ompi_file_read_all_f MpiIo Read generated (file: *const c_int, buf: *mut c_void, count: *const c_int, datatype: *const c_int, status: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_file_transfer(file, std::ptr::null(), count, datatype, ierror);
+            ompi_file_set_view_f MpiIo Meta generated (file: *const c_int, displacement: *const MpiOffset, etype: *const c_int, filetype: *const c_int, representation: *const c_char, info: *const c_int, ierror: *mut c_int, representation_length: size_t) -> ()
+                => fortran_file_status(file, ierror);
+            ompi_file_sync_f MpiIo Sync generated (file: *const c_int, ierror: *mut c_int) -> ()
+                => fortran_file_status(file, ierror);
+            ompi_barrier_f Mpi Collective generated (comm: *const c_int, ierror: *mut c_int) -> ()
+                => fortran_collective(std::ptr::null(), std::ptr::null(), comm, ierror);
+            ompi_bcast_f Mpi Collective generated (buffer: *mut c_void, count: *const c_int, datatype: *const c_int, root: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
+                => fortran_collective(count, datatype, comm, ierror);
+            ompi_allreduce_f Mpi Collective generated (sendbuf: *const c_void, recvbuf: *mut c_void, count: *const c_int, datatype: *const c_int, op: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
+                => fortran_collective(count, datatype, comm, ierror);
+            ompi_reduce_f Mpi Collective generated (sendbuf: *const c_void, recvbuf: *mut c_void, count: *const c_int, datatype: *const c_int, op: *const c_int, root: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
+                => fortran_collective(count, datatype, comm, ierror);
+            // `use mpi_f08` start and end (MPICH's reach PMPI_Init/PMPI_Finalize directly).
+            mpi_init_f08_ Process Lifecycle custom;
+            mpi_finalize_f08_ Process Lifecycle custom;
+            // `use mpi_f08` calls that MPICH's module sends straight to PMPI (those with a
+            // buffer reach the C entry points); the same arguments, by reference.
+            mpi_wait_f08_ Mpi Completion generated (request: *mut c_int, status: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_completion(std::ptr::null(), ierror);
+            mpi_waitall_f08_ Mpi Completion generated (count: *const c_int, requests: *mut c_int, statuses: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_completion(count, ierror);
+            mpi_barrier_f08_ Mpi Collective generated (comm: *const c_int, ierror: *mut c_int) -> ()
+                => fortran_collective(std::ptr::null(), std::ptr::null(), comm, ierror);
+            mpi_file_open_f08_ MpiIo Open generated (comm: *const c_int, filename: *const c_char, amode: *const c_int, info: *const c_int, file: *mut c_int, ierror: *mut c_int, filename_length: size_t) -> ()
+                => fortran_file_open(filename, filename_length, amode, file, ierror);
+            mpi_file_close_f08_ MpiIo Close custom;
+            mpi_file_set_view_f08_ MpiIo Meta generated (file: *const c_int, displacement: *const MpiOffset, etype: *const c_int, filetype: *const c_int, representation: *const c_char, info: *const c_int, ierror: *mut c_int, representation_length: size_t) -> ()
+                => fortran_file_status(file, ierror);
+            mpi_file_sync_f08_ MpiIo Sync generated (file: *const c_int, ierror: *mut c_int) -> ()
+                => fortran_file_status(file, ierror);
+
             // ---- process lifecycle --------------------------------------------------------
             __libc_start_main Process Lifecycle custom;
             MPI_Init   Process Lifecycle custom;
@@ -662,13 +741,66 @@ macro_rules! define_call_enum {
 
 for_each_call!(define_call_enum);
 
+const fn ends_with(name: &[u8], suffix: &[u8]) -> bool {
+    if suffix.len() > name.len() {
+        return false;
+    }
+    let mut index = 0;
+    while index < suffix.len() {
+        if name[name.len() - suffix.len() + index] != suffix[index] {
+            return false;
+        }
+        index += 1;
+    }
+    true
+}
+
+/// How a Fortran program's MPI call reaches the library, which decides which hook traces it
+/// (each call must be traced exactly once).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FortranBinding {
+    /// A C call.
+    None,
+    /// `use mpi` / `mpif.h` (gfortran's `mpi_send_`): Open MPI's call `PMPI_*` (traced
+    /// here), MPICH's the C `MPI_*` entry points (traced there).
+    Legacy,
+    /// Open MPI's functions behind both modules (`ompi_send_f`), which `use mpi_f08`
+    /// reaches through the dynamic linker.
+    OpenMpiInner,
+    /// `use mpi_f08` names without a buffer argument (`mpi_wait_f08_`): Open MPI's call
+    /// `ompi_wait_f` (traced there), MPICH's `PMPI_*` (traced here).
+    F08,
+}
+
 impl Call {
-    /// Whether this is a Fortran binding's entry point (gfortran's names: lower case with
-    /// a trailing underscore, `mpi_send_`). Constant for a known call, so a hook's check
-    /// of it costs nothing.
-    pub const fn is_fortran(self) -> bool {
+    /// Which Fortran binding this entry point belongs to, if any (see [`FortranBinding`]).
+    /// Constant for a known call, so a hook's check of it costs nothing.
+    pub const fn fortran_binding(self) -> FortranBinding {
         let name = self.name().as_bytes();
-        name[name.len() - 1] == b'_'
+        let length = name.len();
+        if ends_with(name, b"_f08_") {
+            FortranBinding::F08
+        } else if length > 7 && name[0] == b'o' && name[1] == b'm' && ends_with(name, b"_f") {
+            FortranBinding::OpenMpiInner
+        } else if name[length - 1] == b'_' {
+            FortranBinding::Legacy
+        } else {
+            FortranBinding::None
+        }
+    }
+
+    /// The name traces report for a call: Open MPI's `ompi_x_f` and the `mpi_x_f08_` names
+    /// (behind `use mpi_f08`) as the `mpi_x_` they stand for, so a Fortran program's calls
+    /// have one name whichever module it used.
+    pub fn reported_name(name: &str) -> std::borrow::Cow<'_, str> {
+        let stem = name
+            .strip_prefix("ompi_")
+            .and_then(|rest| rest.strip_suffix("_f"))
+            .or_else(|| name.strip_prefix("mpi_")?.strip_suffix("_f08_"));
+        match stem {
+            Some(stem) => format!("mpi_{stem}_").into(),
+            None => name.into(),
+        }
     }
 
     pub fn from_id(id: u16) -> Option<Call> {

@@ -855,13 +855,27 @@ pub fn fortran_file_open(
         let handle = read_int(file);
         event.handle = handle as u32 as u64;
         files::bind_mpi_file(handle as u32 as usize, event.file);
+        if let Some(c_handle) = mpi_abi::c_file_of_fortran(handle) {
+            files::bind_mpi_file(c_handle, event.file);
+        }
     }
     true
 }
 
 /// Fortran `MPI_FILE_CLOSE`, with the handle number read before the call cleared it.
-pub fn fortran_file_close(event: &mut RawEvent, handle: c_int, ierror: *mut c_int) -> bool {
-    mpi_file_close(event, handle as u32 as usize as MpiHandle, read_int(ierror))
+/// Fortran `MPI_FILE_CLOSE`; `c_handle` is the file's C handle where C hooks used it
+/// (taken before the call freed it).
+pub fn fortran_file_close(
+    event: &mut RawEvent,
+    handle: c_int,
+    c_handle: Option<usize>,
+    ierror: *mut c_int,
+) -> bool {
+    let ret = read_int(ierror);
+    if let (Some(c_handle), 0) = (c_handle, ret) {
+        files::unbind_mpi_file(c_handle);
+    }
+    mpi_file_close(event, handle as u32 as usize as MpiHandle, ret)
 }
 
 /// Fortran reads and writes (`offset` null: at the individual file pointer).

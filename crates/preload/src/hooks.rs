@@ -166,10 +166,10 @@ macro_rules! generate_hooks {
             let Some(real) = crate::real::get(Call::$name) else { return missing() };
             // SAFETY: `real` is the next definition of this very symbol.
             let real = unsafe { std::mem::transmute::<usize, Real>(real) };
-            // MPICH's Fortran bindings call the C entry points, whose hooks trace them.
-            const FORTRAN: bool = Call::$name.is_fortran();
-            let traced_below = FORTRAN && crate::mpi_abi::fortran_calls_c_entry_points();
-            let Some(scope) = Scope::enter().filter(|_| !traced_below) else {
+            // Each Fortran call is traced by exactly one hook, which depends on the MPI.
+            const BINDING: cairn_model::FortranBinding = Call::$name.fortran_binding();
+            let traced_elsewhere = crate::mpi_abi::traced_elsewhere(BINDING);
+            let Some(scope) = Scope::enter().filter(|_| !traced_elsewhere) else {
                 // SAFETY: forwarding the caller's own arguments.
                 return unsafe { real($($arg),*) };
             };
@@ -360,34 +360,44 @@ pub unsafe extern "C" fn MPI_File_close(file: *mut MpiHandle) -> c_int {
     )
 }
 
-/// Fortran `MPI_FILE_CLOSE` (gfortran's name): the handle is read before the real call sets
-/// it to `MPI_FILE_NULL`.
-///
-/// # Safety
-/// Called by a Fortran MPI program with its arguments (all by reference).
-#[no_mangle]
-pub unsafe extern "C" fn mpi_file_close_(file: *mut c_int, ierror: *mut c_int) {
-    type Real = unsafe extern "C" fn(*mut c_int, *mut c_int);
-    let Some(real) = crate::real::get(Call::mpi_file_close_) else {
-        return;
+/// Fortran `MPI_FILE_CLOSE` (gfortran's name, Open MPI's function behind `use mpi_f08`, and
+/// the `mpi_f08` name MPICH sends to PMPI): the handle is read before the real call sets it
+/// to `MPI_FILE_NULL`.
+macro_rules! fortran_file_close_hook {
+    ($($name:ident),*) => {
+        $(
+            /// # Safety
+            /// Called by a Fortran MPI program with its arguments (all by reference).
+            #[no_mangle]
+            pub unsafe extern "C" fn $name(file: *mut c_int, ierror: *mut c_int) {
+                type Real = unsafe extern "C" fn(*mut c_int, *mut c_int);
+                let Some(real) = crate::real::get(Call::$name) else {
+                    return;
+                };
+                // SAFETY: the next definition of this symbol.
+                let real = unsafe { std::mem::transmute::<usize, Real>(real) };
+                const BINDING: cairn_model::FortranBinding = Call::$name.fortran_binding();
+                let traced_elsewhere = crate::mpi_abi::traced_elsewhere(BINDING);
+                let Some(scope) = Scope::enter().filter(|_| !traced_elsewhere) else {
+                    // SAFETY: forwarding the caller's arguments.
+                    return unsafe { real(file, ierror) };
+                };
+                // SAFETY: Fortran passes the handle by reference.
+                let handle = if file.is_null() { 0 } else { unsafe { *file } };
+                let c_handle = crate::mpi_abi::c_file_of_fortran(handle);
+                traced(
+                    &scope,
+                    Call::$name,
+                    // SAFETY: forwarding the caller's arguments.
+                    || unsafe { real(file, ierror) },
+                    |event, _, ()| adapters::fortran_file_close(event, handle, c_handle, ierror),
+                )
+            }
+        )*
     };
-    // SAFETY: the next definition of mpi_file_close_.
-    let real = unsafe { std::mem::transmute::<usize, Real>(real) };
-    let traced_below = crate::mpi_abi::fortran_calls_c_entry_points();
-    let Some(scope) = Scope::enter().filter(|_| !traced_below) else {
-        // SAFETY: forwarding the caller's arguments.
-        return unsafe { real(file, ierror) };
-    };
-    // SAFETY: Fortran passes the handle by reference.
-    let handle = if file.is_null() { 0 } else { unsafe { *file } };
-    traced(
-        &scope,
-        Call::mpi_file_close_,
-        // SAFETY: forwarding the caller's arguments.
-        || unsafe { real(file, ierror) },
-        |event, _, ()| adapters::fortran_file_close(event, handle, ierror),
-    )
 }
+
+fortran_file_close_hook!(mpi_file_close_, ompi_file_close_f, mpi_file_close_f08_);
 
 /// Takes the descriptor's file out of the table before the real close: once the number is
 /// free, another thread's `open` may get it and bind its own file.

@@ -89,37 +89,47 @@ pub unsafe extern "C" fn MPI_Init_thread(
     })
 }
 
-/// Fortran `MPI_INIT` (gfortran's name): Open MPI's Fortran layer calls `PMPI_Init`
-/// directly, so the C hook above never sees it.
-///
-/// # Safety
-/// Called by a Fortran MPI program with its `ierror` argument.
-#[no_mangle]
-pub unsafe extern "C" fn mpi_init_(ierror: *mut c_int) {
-    type Real = unsafe extern "C" fn(*mut c_int);
-    let Some(real) = crate::real::get(Call::mpi_init_) else {
-        return;
+/// Fortran `MPI_INIT` and `MPI_FINALIZE` entry points (all take `ierror` by reference):
+/// gfortran's names for `use mpi` and `mpif.h` (Open MPI's Fortran layer calls `PMPI_Init`
+/// directly, so the C hooks never see them), Open MPI's functions behind `use mpi_f08`
+/// (`ompi_init_f`), and the `mpi_f08` names themselves (MPICH's call `PMPI_Init`). A
+/// start-up wrapped in several of them marks the runtime's I/O the same way, and the merge
+/// at `MPI_Finalize` runs once.
+macro_rules! fortran_lifecycle {
+    ($($init:ident),* ; $($finalize:ident),*) => {
+        $(
+            /// # Safety
+            /// Called by a Fortran MPI program with its `ierror` argument.
+            #[no_mangle]
+            pub unsafe extern "C" fn $init(ierror: *mut c_int) {
+                type Real = unsafe extern "C" fn(*mut c_int);
+                let Some(real) = crate::real::get(Call::$init) else {
+                    return;
+                };
+                // SAFETY: the next definition of this symbol, with the caller's argument.
+                runtime_call(|| unsafe { std::mem::transmute::<usize, Real>(real)(ierror) })
+            }
+        )*
+        $(
+            /// # Safety
+            /// Called by a Fortran MPI program with its `ierror` argument.
+            #[no_mangle]
+            pub unsafe extern "C" fn $finalize(ierror: *mut c_int) {
+                type Real = unsafe extern "C" fn(*mut c_int);
+                let Some(real) = crate::real::get(Call::$finalize) else {
+                    return;
+                };
+                runtime_call(|| {
+                    crate::finalize::merge_at_finalize(staging_segment());
+                    // SAFETY: the next definition of this symbol, with the caller's argument.
+                    unsafe { std::mem::transmute::<usize, Real>(real)(ierror) }
+                })
+            }
+        )*
     };
-    // SAFETY: the next definition of mpi_init_, with the caller's argument.
-    runtime_call(|| unsafe { std::mem::transmute::<usize, Real>(real)(ierror) })
 }
 
-/// Fortran `MPI_FINALIZE`.
-///
-/// # Safety
-/// Called by a Fortran MPI program with its `ierror` argument.
-#[no_mangle]
-pub unsafe extern "C" fn mpi_finalize_(ierror: *mut c_int) {
-    type Real = unsafe extern "C" fn(*mut c_int);
-    let Some(real) = crate::real::get(Call::mpi_finalize_) else {
-        return;
-    };
-    runtime_call(|| {
-        crate::finalize::merge_at_finalize(staging_segment());
-        // SAFETY: the next definition of mpi_finalize_, with the caller's argument.
-        unsafe { std::mem::transmute::<usize, Real>(real)(ierror) }
-    })
-}
+fortran_lifecycle!(mpi_init_, ompi_init_f, mpi_init_f08_; mpi_finalize_, ompi_finalize_f, mpi_finalize_f08_);
 
 /// This image's staging segment, for the merge at `MPI_Finalize`.
 fn staging_segment() -> Option<Vec<u8>> {

@@ -10,7 +10,8 @@
 //! | `MPI_ANY_SOURCE` | −1 | −2 |
 //! | `MPI_STATUS_IGNORE` | null | 1 |
 //! | `MPI_COMM_WORLD`, `MPI_BYTE` | `&ompi_mpi_comm_world`, `&ompi_mpi_byte` | `0x44000000`, `0x4c00010d` |
-//! | Fortran bindings call | `PMPI_*` | `MPI_*` (so the C hooks see Fortran calls) |
+//! | `use mpi` Fortran names call | `PMPI_*` | `MPI_*` (so the C hooks see Fortran calls) |
+//! | `use mpi_f08` names call | `ompi_x_f` (hooked) | `PMPI_*` or C glue reaching `MPI_*` |
 //!
 //! The family is found from symbols only one of them exports, once a library of either
 //! kind is loaded; until then (or for another MPI) nothing is read through a pointer whose
@@ -109,10 +110,17 @@ pub fn any_source() -> c_int {
 /// `MPI_ANY_TAG`: the same in both families.
 pub const ANY_TAG: c_int = -1;
 
-/// Whether the Fortran bindings reach the C `MPI_*` entry points (MPICH's do), so a
-/// Fortran call is already traced by the C hook below it and must not count twice.
-pub fn fortran_calls_c_entry_points() -> bool {
-    family() == Some(Family::Mpich)
+/// Whether a Fortran entry point of `binding` is traced by another hook with this MPI, so
+/// its own hook only forwards (each call must count once): MPICH's `use mpi` names call the
+/// C `MPI_*` entry points; Open MPI's `use mpi_f08` names call its `ompi_x_f` functions.
+/// With an unknown MPI the `mpi_f08` names forward too (what they call is unknown).
+pub fn traced_elsewhere(binding: cairn_model::FortranBinding) -> bool {
+    use cairn_model::FortranBinding;
+    match binding {
+        FortranBinding::None | FortranBinding::OpenMpiInner => false,
+        FortranBinding::Legacy => family() == Some(Family::Mpich),
+        FortranBinding::F08 => family() != Some(Family::Mpich),
+    }
 }
 
 /// The handles the merge at `MPI_Finalize` passes itself.
@@ -142,4 +150,27 @@ pub fn constants() -> Option<Constants> {
             status_ignore: std::ptr::without_provenance_mut(1),
         }),
     }
+}
+
+/// The C handle of a Fortran file handle, where C hooks will see the file under it: with
+/// MPICH, whose `use mpi_f08` module opens files through PMPI (traced by the Fortran hook)
+/// and reads and writes them through the C entry points (traced by the C hooks).
+pub fn c_file_of_fortran(handle: c_int) -> Option<usize> {
+    if family()? != Family::Mpich {
+        return None;
+    }
+    static FILE_F2C: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let mut function = FILE_F2C.load(Ordering::Relaxed);
+    if function == 0 {
+        // SAFETY: looking up a symbol by its NUL-terminated name.
+        function = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"MPI_File_f2c".as_ptr()) } as usize;
+        FILE_F2C.store(function, Ordering::Relaxed);
+    }
+    if function == 0 {
+        return None;
+    }
+    type FileF2c = unsafe extern "C" fn(c_int) -> *mut c_void;
+    // SAFETY: MPI_File_f2c converts any integer (an unknown one gives MPI_FILE_NULL).
+    let file = unsafe { std::mem::transmute::<usize, FileF2c>(function)(handle) };
+    (!file.is_null()).then_some(file as usize)
 }

@@ -829,7 +829,7 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
             }
             event.call = *call_numbers[call_id as usize].get_or_insert_with(|| {
                 let name = &header.call_names[call_id as usize];
-                calls.intern(name) as u16
+                calls.intern(&Call::reported_name(name).into_owned()) as u16
             });
             event.context = match contexts_here.get(&raw.context) {
                 Some(index) => *index,

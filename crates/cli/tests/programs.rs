@@ -303,6 +303,62 @@ fn sigkill_keeps_everything_before_it() {
 }
 
 #[test]
+fn sigkill_during_a_run_leaves_consistent_figures() {
+    // Killed while the tracer is adding pwrites to a run record in place: the staging still
+    // builds a trace, and its figures agree with one another (count, bytes, sizes, the
+    // histogram of durations behind the per-call time).
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile("many_calls", directory.path(), &[]);
+    let staging = directory.path().join("staging");
+    let mut child = Command::new(&program)
+        .arg(directory.path().join("target.dat"))
+        .arg("1000000000")
+        .env("LD_PRELOAD", library())
+        .env("CAIRN_DIR", &staging)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let trace = directory.path().join("killed.cairn");
+    succeed(
+        Command::new(cairn_binary())
+            .arg("merge")
+            .arg(&staging)
+            .arg("-o")
+            .arg(&trace)
+            .output()
+            .unwrap(),
+    );
+    let summary = summary_json(&trace, &[]);
+    let file = summary["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|file| file["path"].as_str().unwrap().ends_with("/target.dat"))
+        .unwrap();
+    let writes = file["writes"].as_u64().unwrap();
+    assert!(writes > 1000, "{file}");
+    assert_eq!(file["bytes_written"].as_u64(), Some(writes));
+    assert_eq!(file["write_sizes"]["count"].as_u64(), Some(writes));
+    let histogram: u64 = file["write_histogram"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|bin| bin.as_u64().unwrap())
+        .sum();
+    assert_eq!(histogram, writes);
+    let call = &summary["calls"]["pwrite"];
+    assert_eq!(call["count"].as_u64(), Some(writes), "{call}");
+    assert!(call["time"].as_f64().unwrap() > 0.0);
+    assert_eq!(
+        summary["process_list"][0]["ending"],
+        "killed or crashed (no exit seen)"
+    );
+}
+
+#[test]
 fn errno_and_results_are_unchanged() {
     let directory = tempfile::tempdir().unwrap();
     let program = compile("errors", directory.path(), &[]);

@@ -320,24 +320,9 @@ fn sigkill_during_a_run_leaves_consistent_figures() {
         .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(400));
     child.kill().unwrap();
-    child.wait().unwrap();
-    let trace = directory.path().join("killed.cairn");
-    succeed(
-        Command::new(cairn_binary())
-            .arg("merge")
-            .arg(&staging)
-            .arg("-o")
-            .arg(&trace)
-            .output()
-            .unwrap(),
-    );
-    let summary = summary_json(&trace, &[]);
-    let file = summary["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|file| file["path"].as_str().unwrap().ends_with("/target.dat"))
-        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    let traced = merge(&staging, output);
+    let file = traced.file("/target.dat");
     let writes = file["writes"].as_u64().unwrap();
     assert!(writes > 1000, "{file}");
     assert_eq!(file["bytes_written"].as_u64(), Some(writes));
@@ -349,11 +334,11 @@ fn sigkill_during_a_run_leaves_consistent_figures() {
         .map(|bin| bin.as_u64().unwrap())
         .sum();
     assert_eq!(histogram, writes);
-    let call = &summary["calls"]["pwrite"];
+    let call = &traced.summary["calls"]["pwrite"];
     assert_eq!(call["count"].as_u64(), Some(writes), "{call}");
     assert!(call["time"].as_f64().unwrap() > 0.0);
     assert_eq!(
-        summary["process_list"][0]["ending"],
+        traced.summary["process_list"][0]["ending"],
         "killed or crashed (no exit seen)"
     );
 }
@@ -619,6 +604,30 @@ fn ten_million_calls_in_bounded_memory() {
     );
 }
 
+/// Runs `program` with the preload library staging into `staging` (no `cairn run`).
+fn run_preloaded(
+    program: &std::path::Path,
+    arguments: &[&str],
+    staging: &std::path::Path,
+) -> std::process::Output {
+    let output = Command::new(program)
+        .args(arguments)
+        .env("LD_PRELOAD", library())
+        .env("CAIRN_DIR", staging)
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    output
+}
+
+/// Bytes of the staging segments in `staging`.
+fn staged_bytes(staging: &std::path::Path) -> u64 {
+    std::fs::read_dir(staging)
+        .unwrap()
+        .map(|entry| entry.unwrap().metadata().unwrap().len())
+        .sum()
+}
+
 #[test]
 fn a_loop_of_one_call_folds_while_the_program_runs() {
     // One-byte pwrites at one offset in a loop: the tracer adds each repetition to a run
@@ -627,52 +636,19 @@ fn a_loop_of_one_call_folds_while_the_program_runs() {
     let directory = tempfile::tempdir().unwrap();
     let program = compile("many_calls", directory.path(), &[]);
     let target = directory.path().join("target.dat");
+    let target = target.to_str().unwrap();
     let mut staged = Vec::new();
     for count in [1_000u64, 1_000_000] {
         let staging = directory.path().join(format!("staging-{count}"));
-        let output = Command::new(&program)
-            .arg(&target)
-            .arg(count.to_string())
-            .env("LD_PRELOAD", library())
-            .env("CAIRN_DIR", &staging)
-            .output()
-            .unwrap();
-        assert!(output.status.success());
-        let bytes: u64 = std::fs::read_dir(&staging)
-            .unwrap()
-            .map(|entry| entry.unwrap().metadata().unwrap().len())
-            .sum();
-        staged.push(bytes);
-        let trace = directory.path().join(format!("{count}.cairn"));
-        succeed(
-            Command::new(cairn_binary())
-                .arg("merge")
-                .arg(&staging)
-                .arg("-o")
-                .arg(&trace)
-                .output()
-                .unwrap(),
-        );
-        let summary = summary_json(&trace, &[]);
-        let file = summary["files"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|file| file["path"].as_str().unwrap().ends_with("/target.dat"))
-            .unwrap();
+        let output = run_preloaded(&program, &[target, &count.to_string()], &staging);
+        staged.push(staged_bytes(&staging));
+        let traced = merge(&staging, output);
+        let file = traced.file("/target.dat");
         assert_fields(file, &[("writes", count), ("bytes_written", count)]);
         assert_eq!(file["write_sizes"]["count"].as_u64(), Some(count));
-        let dump = String::from_utf8(
-            Command::new(cairn_binary())
-                .arg("dump")
-                .arg(&trace)
-                .output()
-                .unwrap()
-                .stdout,
-        )
-        .unwrap();
         // The first pwrite, then a loop of the others (same offset: "at -1" from the end
         // of the previous one).
+        let dump = dump_of(&traced.trace);
         let repeated = format!("×{}", count - 1);
         assert!(
             dump.lines()
@@ -688,44 +664,21 @@ fn a_loop_of_one_call_folds_while_the_program_runs() {
     // record (a run record is 312 bytes), and the trace has every one at its offset.
     let staging = directory.path().join("staging-scattered");
     let count = 100_000u64;
-    let output = Command::new(&program)
-        .arg(&target)
-        .arg(count.to_string())
-        .arg("scattered")
-        .env("LD_PRELOAD", library())
-        .env("CAIRN_DIR", &staging)
-        .output()
-        .unwrap();
-    assert!(output.status.success());
-    let bytes: u64 = std::fs::read_dir(&staging)
-        .unwrap()
-        .map(|entry| entry.unwrap().metadata().unwrap().len())
-        .sum();
+    let output = run_preloaded(
+        &program,
+        &[target, &count.to_string(), "scattered"],
+        &staging,
+    );
+    let bytes = staged_bytes(&staging);
     let chunk_room = 256 * 1024 - 32;
     let chunks = (count * 80).div_ceil(chunk_room);
     assert!(
         bytes >= 64 * 1024 + chunks * 256 * 1024 && bytes <= 64 * 1024 + (chunks + 1) * 256 * 1024,
         "{bytes} bytes staged for {count} scattered writes"
     );
-    let trace = directory.path().join("scattered.cairn");
-    succeed(
-        Command::new(cairn_binary())
-            .arg("merge")
-            .arg(&staging)
-            .arg("-o")
-            .arg(&trace)
-            .output()
-            .unwrap(),
-    );
-    let summary = summary_json(&trace, &[]);
-    let file = summary["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|file| file["path"].as_str().unwrap().ends_with("/target.dat"))
-        .unwrap();
+    let traced = merge(&staging, output);
     assert_fields(
-        file,
+        traced.file("/target.dat"),
         &[
             ("writes", count),
             ("bytes_written", count),

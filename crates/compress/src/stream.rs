@@ -1158,6 +1158,14 @@ mod tests {
         })
     }
 
+    /// The stream read back from its bytes, and its events expanded.
+    fn reread_and_expand(tree: &EncodedStream) -> (EncodedStream, Vec<Event>) {
+        let decoded = EncodedStream::from_bytes(tree.bytes().to_vec()).unwrap();
+        let mut expanded = Vec::new();
+        decoded.expand(class_of, |event| expanded.push(event));
+        (decoded, expanded)
+    }
+
     fn exact(event: &Event) -> (u16, Option<u32>, u64, i64, u64, i64, i32, u32, u64, u32) {
         (
             event.call,
@@ -1181,11 +1189,9 @@ mod tests {
                 encoder.push(event, class_of(event.call));
             }
             let tree = encoder.finish();
-            let decoded = EncodedStream::from_bytes(tree.bytes().to_vec()).unwrap();
+            let (decoded, expanded) = reread_and_expand(&tree);
             prop_assert_eq!(&decoded, &tree);
             prop_assert_eq!(decoded.count, events.len() as u64);
-            let mut expanded = Vec::new();
-            decoded.expand(class_of, |event| expanded.push(event));
             prop_assert_eq!(expanded.len(), events.len());
             for (original, back) in events.iter().zip(&expanded) {
                 prop_assert_eq!(exact(original), exact(back));
@@ -1250,11 +1256,8 @@ mod tests {
                 last_end = block.last().map_or(last_end, Event::end);
                 events.extend(block);
             }
-            let tree = runs.finish();
-            let decoded = EncodedStream::from_bytes(tree.bytes().to_vec()).unwrap();
+            let (decoded, expanded) = reread_and_expand(&runs.finish());
             prop_assert_eq!(decoded.count, events.len() as u64);
-            let mut expanded = Vec::new();
-            decoded.expand(class_of, |event| expanded.push(event));
             prop_assert_eq!(expanded.len(), events.len());
             for (original, back) in events.iter().zip(&expanded) {
                 prop_assert_eq!(exact(original), exact(back));

@@ -277,14 +277,10 @@ fn run_statistics(raw: &RawStats, count: u64, scale: f64) -> Stats {
         .sum();
     if others > count {
         histogram = [0; 8];
+        histogram[fullest] = count;
+    } else {
+        histogram[fullest] = count - others;
     }
-    let others: u64 = histogram
-        .iter()
-        .enumerate()
-        .filter(|(index, _)| *index != fullest)
-        .map(|(_, bin)| *bin)
-        .sum();
-    histogram[fullest] = count - others;
     let in_nanoseconds = |value: u64| (value as f64 * scale).round() as u64;
     let (mean, m2) = raw.mean_and_m2(count);
     Stats {

@@ -72,12 +72,12 @@ pub struct ThreadState {
 
 const NO_CALL: u32 = u32::MAX;
 
-/// Whether `next` repeats `previous` (already found to be the same call): every value
-/// equal but the times, and the offsets both at the descriptor's position (step 0) or both
-/// explicit; the offset step if so, when it is `stride` or `stride` is `None`. Events that
-/// repeat their predecessors with one step get the same key when the trace is built.
+/// The offset step from `previous` to `next` (already found to be the same call) if `next`
+/// repeats it: every value equal but the times, and the offsets both explicit or both at the
+/// descriptor's position (step 0). Events that repeat their predecessors with one step get
+/// the same key when the trace is built.
 #[inline(always)]
-fn repeats(previous: &RawEvent, next: &RawEvent, stride: Option<i64>) -> Option<i64> {
+fn repeats(previous: &RawEvent, next: &RawEvent) -> Option<i64> {
     let same = previous.handle == next.handle
         && previous.request == next.request
         && previous.result == next.result
@@ -86,15 +86,9 @@ fn repeats(previous: &RawEvent, next: &RawEvent, stride: Option<i64>) -> Option<
         && previous.context == next.context
         && previous.errno == next.errno
         && previous.flags == next.flags;
-    if !same {
-        return None;
-    }
-    match (previous.offset < 0, next.offset < 0) {
-        (true, true) => Some(0),
-        (false, false) => {
-            let step = next.offset.wrapping_sub(previous.offset);
-            (stride.is_none_or(|stride| stride == step)).then_some(step)
-        }
+    match (same, previous.offset < 0, next.offset < 0) {
+        (true, true, true) => Some(0),
+        (true, false, false) => Some(next.offset.wrapping_sub(previous.offset)),
         _ => None,
     }
 }
@@ -295,7 +289,7 @@ impl ThreadState {
     pub fn write_event(&mut self, call: u32, event: &RawEvent, repeatable: bool) {
         let run = self.run;
         let step = if repeatable && call == self.previous_call {
-            repeats(&self.previous, event, None)
+            repeats(&self.previous, event)
         } else {
             None
         };

@@ -403,7 +403,8 @@ fn structure(
                 )?;
             }
             Item::Loop { count, body } => {
-                writeln!(out, "{indent}loop ×{count} {{")?;
+                // A loop whose events are all hidden (runtime noise) is not shown at all.
+                let mut inside = Vec::new();
                 structure(
                     (trace, stream),
                     symbols,
@@ -411,9 +412,13 @@ fn structure(
                     relative,
                     depth + 1,
                     all,
-                    out,
+                    &mut inside,
                 )?;
-                writeln!(out, "{indent}}}")?;
+                if !inside.is_empty() {
+                    writeln!(out, "{indent}loop ×{count} {{")?;
+                    out.write_all(&inside)?;
+                    writeln!(out, "{indent}}}")?;
+                }
             }
         }
     }

@@ -691,6 +691,36 @@ fn a_loop_of_one_call_folds_while_the_program_runs() {
 }
 
 #[test]
+fn dump_hides_loops_of_noise_only() {
+    // Five polls of /proc/self/stat fold into a loop of noise events (×4, the first poll's
+    // open and read before it): `dump` shows neither them nor an empty loop; `dump --all`
+    // shows the loop and its events.
+    let (_directory, traced) = trace_program("proc_polling", &[], &[]);
+    assert_eq!(traced.exit_code(), Some(0));
+    traced.assert_files(&["/out.txt"]);
+    let dump = dump_of(&traced.trace);
+    assert!(!dump.contains("loop ×"), "{dump}");
+    assert!(!dump.contains("/proc/self/stat"), "{dump}");
+    assert!(dump.contains("out.txt, 5"), "{dump}");
+    let all = String::from_utf8(
+        Command::new(cairn_binary())
+            .args(["dump", "--all"])
+            .arg(&traced.trace)
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let polls = all
+        .lines()
+        .skip_while(|line| !line.contains("loop ×4 {"))
+        .take_while(|line| !line.trim_start().starts_with('}'))
+        .filter(|line| line.contains("/proc/self/stat"))
+        .count();
+    assert_eq!(polls, 3, "open, read and close in the loop:\n{all}");
+}
+
+#[test]
 fn calling_contexts_are_told_apart_and_symbolised() {
     let directory = tempfile::tempdir().unwrap();
     let program = compile(

@@ -955,7 +955,7 @@ fn mpi_trace_with_merge_arguments(
     arguments: &[&str],
     merge_arguments: &[&str],
 ) -> (u64, serde_json::Value, String) {
-    let (directory, staging, _) = run_mpi_traced(OpenMpi, name, ranks, arguments);
+    let (directory, staging, _) = run_mpi_traced(OpenMpi, name, &[], ranks, arguments);
     let trace = directory.path().join("trace.cairn");
     succeed(
         Command::new(cairn_binary())
@@ -1135,7 +1135,7 @@ fn at_precision_99_the_spmd_trace_stays_within_ten_percent() {
     let mut sizes = Vec::new();
     for ranks in [2u64, 8] {
         let (directory, staging, _) =
-            run_mpi_traced(OpenMpi, "ior_like", ranks as usize, &IOR_SMALL_POSIX);
+            run_mpi_traced(OpenMpi, "ior_like", &[], ranks as usize, &IOR_SMALL_POSIX);
         let build = |name: &str, precision: &str| {
             let trace = directory.path().join(name);
             succeed(
@@ -1221,22 +1221,23 @@ fn trace_mpi_with(
     ranks: usize,
     arguments: &[&str],
 ) -> (tempfile::TempDir, Traced) {
-    let (directory, staging, output) = run_mpi_traced(mpi, name, ranks, arguments);
+    let (directory, staging, output) = run_mpi_traced(mpi, name, &[], ranks, arguments);
     let traced = merge(&staging, output);
     (directory, traced)
 }
 
-/// Compiles and runs an MPI program traced into a staging directory: (its directory, the
-/// staging directory, mpirun's output).
+/// Compiles (with extra compiler flags) and runs an MPI program traced into a staging
+/// directory: (its directory, the staging directory, mpirun's output).
 fn run_mpi_traced(
     mpi: Mpi,
     name: &str,
+    flags: &[&str],
     ranks: usize,
     arguments: &[&str],
 ) -> (tempfile::TempDir, std::path::PathBuf, std::process::Output) {
     let directory = tempfile::tempdir().unwrap();
     let program = directory.path().join(name);
-    compile_mpi(mpi, name, &program, &[]);
+    compile_mpi(mpi, name, &program, flags);
     let staging = directory.path().join("staging");
     let output = succeed(
         mpirun_traced(mpi, ranks, &staging)
@@ -2345,4 +2346,107 @@ fn fortran_mpi_f08_calls_are_traced_under(mpi: Mpi) {
         assert_eq!(kinds["completion"].as_f64(), Some(5.0), "{kinds}");
         assert_eq!(kinds["collective"].as_f64(), Some(3.0), "{kinds}");
     }
+}
+
+#[test]
+fn more_fortran_mpi_calls_are_traced() {
+    more_fortran_calls_are_traced_under(OpenMpi, false);
+}
+
+#[test]
+fn more_fortran_mpi_f08_calls_are_traced() {
+    more_fortran_calls_are_traced_under(OpenMpi, true);
+}
+
+#[test]
+fn more_fortran_mpich_calls_are_traced() {
+    more_fortran_calls_are_traced_under(Mpich, false);
+}
+
+#[test]
+fn more_fortran_mpich_f08_calls_are_traced() {
+    more_fortran_calls_are_traced_under(Mpich, true);
+}
+
+/// `tests/programs/mpi_fortran_more.f90` at 2 ranks, with `use mpi` or `use mpi_f08`: every
+/// call counted once with its bytes, under the name the way it came gives (see
+/// [`fortran_name`]; with MPICH's `mpi_f08`, calls without a buffer keep the Fortran name).
+fn more_fortran_calls_are_traced_under(mpi: Mpi, f08: bool) {
+    let flags: &[&str] = if f08 { &["-cpp", "-DF08"] } else { &["-cpp"] };
+    let (_directory, staging, output) = run_mpi_traced(mpi, "mpi_fortran_more", flags, 2, &[]);
+    let traced = merge(&staging, output);
+    let calls = &traced.summary["calls"];
+    let name = |fortran: &str, buffer: bool| {
+        if mpi == Mpich && f08 && !buffer {
+            fortran.to_string()
+        } else {
+            fortran_name(mpi, fortran)
+        }
+    };
+    // (call, has a buffer, count, bytes) over both ranks; one integer is 4 bytes.
+    let expected = [
+        ("mpi_send_", true, 1, 4),
+        ("mpi_recv_", true, 1, 4),
+        ("mpi_probe_", false, 1, 0),
+        ("mpi_iprobe_", false, 2, 0),
+        ("mpi_ibarrier_", false, 2, 0),
+        ("mpi_waitany_", false, 2, 0),
+        ("mpi_irecv_", true, 2, 8),
+        ("mpi_isend_", true, 2, 8),
+        ("mpi_waitall_", false, 2, 0),
+        ("mpi_test_", false, 2, 0),
+        ("mpi_testall_", false, 2, 0),
+        ("mpi_waitsome_", false, 2, 0),
+        ("mpi_ibcast_", true, 2, 8),
+        ("mpi_iallreduce_", true, 2, 8),
+        ("mpi_wait_", false, 8, 0),
+        ("mpi_scan_", true, 2, 8),
+        ("mpi_exscan_", true, 2, 8),
+        ("mpi_gatherv_", true, 2, 8),
+        ("mpi_scatterv_", true, 2, 8),
+        ("mpi_allgatherv_", true, 2, 8),
+        // One integer to each of the 2 ranks, from each rank.
+        ("mpi_alltoallv_", true, 2, 16),
+        ("mpi_reduce_scatter_", true, 2, 16),
+        ("mpi_file_open_", false, 2, 0),
+        ("mpi_file_set_size_", false, 2, 0),
+        ("mpi_file_preallocate_", false, 2, 0),
+        ("mpi_file_iwrite_at_", true, 2, 8),
+        ("mpi_file_write_shared_", true, 2, 8),
+        ("mpi_file_seek_", false, 2, 0),
+        ("mpi_file_get_size_", false, 2, 0),
+        ("mpi_file_iread_at_", true, 2, 8),
+        ("mpi_file_read_shared_", true, 2, 8),
+        ("mpi_file_close_", false, 2, 0),
+        ("mpi_barrier_", false, 2, 0),
+        ("mpi_file_delete_", false, 1, 0),
+    ];
+    for (fortran, buffer, count, bytes) in expected {
+        let call = name(fortran, buffer);
+        assert_eq!(
+            calls[&call]["count"].as_u64(),
+            Some(count),
+            "{call}: {calls}"
+        );
+        assert_eq!(calls[&call]["bytes"].as_u64(), Some(bytes), "{call}");
+    }
+    let mpi_calls = calls
+        .as_object()
+        .unwrap()
+        .keys()
+        .filter(|name| name.to_lowercase().starts_with("mpi_"))
+        .count();
+    assert_eq!(mpi_calls, expected.len(), "no call counted twice: {calls}");
+    traced.assert_files(&["/more.dat"]);
+    assert_fields(
+        traced.file("/more.dat"),
+        &[
+            ("writes", 4),
+            ("bytes_written", 16),
+            ("reads", 4),
+            ("bytes_read", 16),
+            ("opens", 2),
+            ("closes", 2),
+        ],
+    );
 }

@@ -496,6 +496,56 @@ macro_rules! for_each_call {
             mpi_reduce_ Mpi Collective generated (sendbuf: *const c_void, recvbuf: *mut c_void, count: *const c_int, datatype: *const c_int, op: *const c_int, root: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
                 => fortran_collective(count, datatype, comm, ierror);
 
+            mpi_probe_ Mpi PointToPoint generated (source: *const c_int, tag: *const c_int, comm: *const c_int, status: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_message(std::ptr::null(), std::ptr::null(), source, tag, comm, ierror);
+            mpi_iprobe_ Mpi PointToPoint generated (source: *const c_int, tag: *const c_int, comm: *const c_int, flag: *mut c_int, status: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_message(std::ptr::null(), std::ptr::null(), source, tag, comm, ierror);
+            mpi_test_ Mpi Completion generated (request: *mut c_int, flag: *mut c_int, status: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_completion(std::ptr::null(), ierror);
+            mpi_testall_ Mpi Completion generated (count: *const c_int, requests: *mut c_int, flag: *mut c_int, statuses: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_completion(count, ierror);
+            mpi_waitany_ Mpi Completion generated (count: *const c_int, requests: *mut c_int, index: *mut c_int, status: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_completion(count, ierror);
+            mpi_waitsome_ Mpi Completion generated (incount: *const c_int, requests: *mut c_int, outcount: *mut c_int, indices: *mut c_int, statuses: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_completion(incount, ierror);
+            mpi_ibarrier_ Mpi Collective generated (comm: *const c_int, request: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_collective(std::ptr::null(), std::ptr::null(), comm, ierror);
+            mpi_ibcast_ Mpi Collective generated (buffer: *mut c_void, count: *const c_int, datatype: *const c_int, root: *const c_int, comm: *const c_int, request: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_collective(count, datatype, comm, ierror);
+            mpi_iallreduce_ Mpi Collective generated (sendbuf: *const c_void, recvbuf: *mut c_void, count: *const c_int, datatype: *const c_int, op: *const c_int, comm: *const c_int, request: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_collective(count, datatype, comm, ierror);
+            mpi_scan_ Mpi Collective generated (sendbuf: *const c_void, recvbuf: *mut c_void, count: *const c_int, datatype: *const c_int, op: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
+                => fortran_collective(count, datatype, comm, ierror);
+            mpi_exscan_ Mpi Collective generated (sendbuf: *const c_void, recvbuf: *mut c_void, count: *const c_int, datatype: *const c_int, op: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
+                => fortran_collective(count, datatype, comm, ierror);
+            mpi_gatherv_ Mpi Collective generated (sendbuf: *const c_void, sendcount: *const c_int, sendtype: *const c_int, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: *const c_int, root: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
+                => fortran_collective(sendcount, sendtype, comm, ierror);
+            mpi_scatterv_ Mpi Collective generated (sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: *const c_int, recvbuf: *mut c_void, recvcount: *const c_int, recvtype: *const c_int, root: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
+                => fortran_collective(recvcount, recvtype, comm, ierror);
+            mpi_allgatherv_ Mpi Collective generated (sendbuf: *const c_void, sendcount: *const c_int, sendtype: *const c_int, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
+                => fortran_collective(sendcount, sendtype, comm, ierror);
+            mpi_alltoallv_ Mpi Collective generated (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: *const c_int, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
+                => fortran_collective_per_peer(sendcounts, sendtype, comm, ierror);
+            mpi_reduce_scatter_ Mpi Collective generated (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: *const c_int, op: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
+                => fortran_collective_per_peer(recvcounts, datatype, comm, ierror);
+            mpi_file_write_shared_ MpiIo Write generated (file: *const c_int, buf: *const c_void, count: *const c_int, datatype: *const c_int, status: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_file_transfer(file, std::ptr::null(), count, datatype, ierror);
+            mpi_file_read_shared_ MpiIo Read generated (file: *const c_int, buf: *mut c_void, count: *const c_int, datatype: *const c_int, status: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_file_transfer(file, std::ptr::null(), count, datatype, ierror);
+            mpi_file_iwrite_at_ MpiIo Write generated (file: *const c_int, offset: *const MpiOffset, buf: *const c_void, count: *const c_int, datatype: *const c_int, request: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_file_transfer(file, offset, count, datatype, ierror);
+            mpi_file_iread_at_ MpiIo Read generated (file: *const c_int, offset: *const MpiOffset, buf: *mut c_void, count: *const c_int, datatype: *const c_int, request: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_file_transfer(file, offset, count, datatype, ierror);
+            mpi_file_seek_ MpiIo Seek generated (file: *const c_int, offset: *const MpiOffset, whence: *const c_int, ierror: *mut c_int) -> ()
+                => fortran_file_status(file, ierror);
+            mpi_file_get_size_ MpiIo Stat generated (file: *const c_int, size: *mut MpiOffset, ierror: *mut c_int) -> ()
+                => fortran_file_status(file, ierror);
+            mpi_file_set_size_ MpiIo Meta generated (file: *const c_int, size: *const MpiOffset, ierror: *mut c_int) -> ()
+                => fortran_file_status(file, ierror);
+            mpi_file_preallocate_ MpiIo Meta generated (file: *const c_int, size: *const MpiOffset, ierror: *mut c_int) -> ()
+                => fortran_file_status(file, ierror);
+            mpi_file_delete_ MpiIo Meta generated (filename: *const c_char, info: *const c_int, ierror: *mut c_int, filename_length: size_t) -> ()
+                => fortran_file_delete(filename, filename_length, ierror);
             // Open MPI's `mpi_f08` module calls these (`mpi_send_f08_` → `ompi_send_f`), the
             // functions the `mpi_x_` names above alias: the same arguments, by reference.
             // Traces report them under the `mpi_x_` name.
@@ -556,6 +606,64 @@ macro_rules! for_each_call {
                 => fortran_collective(count, datatype, comm, ierror);
             ompi_reduce_f Mpi Collective generated (sendbuf: *const c_void, recvbuf: *mut c_void, count: *const c_int, datatype: *const c_int, op: *const c_int, root: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
                 => fortran_collective(count, datatype, comm, ierror);
+            ompi_probe_f Mpi PointToPoint generated (source: *const c_int, tag: *const c_int, comm: *const c_int, status: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_message(std::ptr::null(), std::ptr::null(), source, tag, comm, ierror);
+            ompi_iprobe_f Mpi PointToPoint generated (source: *const c_int, tag: *const c_int, comm: *const c_int, flag: *mut c_int, status: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_message(std::ptr::null(), std::ptr::null(), source, tag, comm, ierror);
+            ompi_test_f Mpi Completion generated (request: *mut c_int, flag: *mut c_int, status: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_completion(std::ptr::null(), ierror);
+            ompi_testall_f Mpi Completion generated (count: *const c_int, requests: *mut c_int, flag: *mut c_int, statuses: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_completion(count, ierror);
+            ompi_waitany_f Mpi Completion generated (count: *const c_int, requests: *mut c_int, index: *mut c_int, status: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_completion(count, ierror);
+            ompi_waitsome_f Mpi Completion generated (incount: *const c_int, requests: *mut c_int, outcount: *mut c_int, indices: *mut c_int, statuses: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_completion(incount, ierror);
+            ompi_ibarrier_f Mpi Collective generated (comm: *const c_int, request: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_collective(std::ptr::null(), std::ptr::null(), comm, ierror);
+            ompi_ibcast_f Mpi Collective generated (buffer: *mut c_void, count: *const c_int, datatype: *const c_int, root: *const c_int, comm: *const c_int, request: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_collective(count, datatype, comm, ierror);
+            ompi_iallreduce_f Mpi Collective generated (sendbuf: *const c_void, recvbuf: *mut c_void, count: *const c_int, datatype: *const c_int, op: *const c_int, comm: *const c_int, request: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_collective(count, datatype, comm, ierror);
+            ompi_scan_f Mpi Collective generated (sendbuf: *const c_void, recvbuf: *mut c_void, count: *const c_int, datatype: *const c_int, op: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
+                => fortran_collective(count, datatype, comm, ierror);
+            ompi_exscan_f Mpi Collective generated (sendbuf: *const c_void, recvbuf: *mut c_void, count: *const c_int, datatype: *const c_int, op: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
+                => fortran_collective(count, datatype, comm, ierror);
+            ompi_gatherv_f Mpi Collective generated (sendbuf: *const c_void, sendcount: *const c_int, sendtype: *const c_int, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: *const c_int, root: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
+                => fortran_collective(sendcount, sendtype, comm, ierror);
+            ompi_scatterv_f Mpi Collective generated (sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: *const c_int, recvbuf: *mut c_void, recvcount: *const c_int, recvtype: *const c_int, root: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
+                => fortran_collective(recvcount, recvtype, comm, ierror);
+            ompi_allgatherv_f Mpi Collective generated (sendbuf: *const c_void, sendcount: *const c_int, sendtype: *const c_int, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
+                => fortran_collective(sendcount, sendtype, comm, ierror);
+            ompi_alltoallv_f Mpi Collective generated (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: *const c_int, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
+                => fortran_collective_per_peer(sendcounts, sendtype, comm, ierror);
+            ompi_reduce_scatter_f Mpi Collective generated (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: *const c_int, op: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
+                => fortran_collective_per_peer(recvcounts, datatype, comm, ierror);
+            ompi_file_write_shared_f MpiIo Write generated (file: *const c_int, buf: *const c_void, count: *const c_int, datatype: *const c_int, status: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_file_transfer(file, std::ptr::null(), count, datatype, ierror);
+            ompi_file_read_shared_f MpiIo Read generated (file: *const c_int, buf: *mut c_void, count: *const c_int, datatype: *const c_int, status: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_file_transfer(file, std::ptr::null(), count, datatype, ierror);
+            ompi_file_iwrite_at_f MpiIo Write generated (file: *const c_int, offset: *const MpiOffset, buf: *const c_void, count: *const c_int, datatype: *const c_int, request: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_file_transfer(file, offset, count, datatype, ierror);
+            ompi_file_iread_at_f MpiIo Read generated (file: *const c_int, offset: *const MpiOffset, buf: *mut c_void, count: *const c_int, datatype: *const c_int, request: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_file_transfer(file, offset, count, datatype, ierror);
+            ompi_file_seek_f MpiIo Seek generated (file: *const c_int, offset: *const MpiOffset, whence: *const c_int, ierror: *mut c_int) -> ()
+                => fortran_file_status(file, ierror);
+            ompi_file_get_size_f MpiIo Stat generated (file: *const c_int, size: *mut MpiOffset, ierror: *mut c_int) -> ()
+                => fortran_file_status(file, ierror);
+            ompi_file_set_size_f MpiIo Meta generated (file: *const c_int, size: *const MpiOffset, ierror: *mut c_int) -> ()
+                => fortran_file_status(file, ierror);
+            ompi_file_preallocate_f MpiIo Meta generated (file: *const c_int, size: *const MpiOffset, ierror: *mut c_int) -> ()
+                => fortran_file_status(file, ierror);
+            ompi_file_delete_f MpiIo Meta generated (filename: *const c_char, info: *const c_int, ierror: *mut c_int, filename_length: size_t) -> ()
+                => fortran_file_delete(filename, filename_length, ierror);
+            // Open MPI's `mpi_f08` module reaches the calls with a LOGICAL argument through
+            // the profiling names of the `use mpi` layer instead; reported as `mpi_x_`.
+            pmpi_iprobe_ Mpi PointToPoint generated (source: *const c_int, tag: *const c_int, comm: *const c_int, flag: *mut c_int, status: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_message(std::ptr::null(), std::ptr::null(), source, tag, comm, ierror);
+            pmpi_test_ Mpi Completion generated (request: *mut c_int, flag: *mut c_int, status: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_completion(std::ptr::null(), ierror);
+            pmpi_testall_ Mpi Completion generated (count: *const c_int, requests: *mut c_int, flag: *mut c_int, statuses: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_completion(count, ierror);
             // `use mpi_f08` start and end (MPICH's reach PMPI_Init/PMPI_Finalize directly).
             mpi_init_f08_ Process Lifecycle custom;
             mpi_finalize_f08_ Process Lifecycle custom;
@@ -570,6 +678,30 @@ macro_rules! for_each_call {
             mpi_file_open_f08_ MpiIo Open generated (comm: *const c_int, filename: *const c_char, amode: *const c_int, info: *const c_int, file: *mut c_int, ierror: *mut c_int, filename_length: size_t) -> ()
                 => fortran_file_open(filename, filename_length, amode, file, ierror);
             mpi_file_close_f08_ MpiIo Close custom;
+            mpi_probe_f08_ Mpi PointToPoint generated (source: *const c_int, tag: *const c_int, comm: *const c_int, status: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_message(std::ptr::null(), std::ptr::null(), source, tag, comm, ierror);
+            mpi_iprobe_f08_ Mpi PointToPoint generated (source: *const c_int, tag: *const c_int, comm: *const c_int, flag: *mut c_int, status: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_message(std::ptr::null(), std::ptr::null(), source, tag, comm, ierror);
+            mpi_test_f08_ Mpi Completion generated (request: *mut c_int, flag: *mut c_int, status: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_completion(std::ptr::null(), ierror);
+            mpi_testall_f08_ Mpi Completion generated (count: *const c_int, requests: *mut c_int, flag: *mut c_int, statuses: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_completion(count, ierror);
+            mpi_waitany_f08_ Mpi Completion generated (count: *const c_int, requests: *mut c_int, index: *mut c_int, status: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_completion(count, ierror);
+            mpi_waitsome_f08_ Mpi Completion generated (incount: *const c_int, requests: *mut c_int, outcount: *mut c_int, indices: *mut c_int, statuses: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_completion(incount, ierror);
+            mpi_ibarrier_f08_ Mpi Collective generated (comm: *const c_int, request: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_collective(std::ptr::null(), std::ptr::null(), comm, ierror);
+            mpi_file_seek_f08_ MpiIo Seek generated (file: *const c_int, offset: *const MpiOffset, whence: *const c_int, ierror: *mut c_int) -> ()
+                => fortran_file_status(file, ierror);
+            mpi_file_get_size_f08_ MpiIo Stat generated (file: *const c_int, size: *mut MpiOffset, ierror: *mut c_int) -> ()
+                => fortran_file_status(file, ierror);
+            mpi_file_set_size_f08_ MpiIo Meta generated (file: *const c_int, size: *const MpiOffset, ierror: *mut c_int) -> ()
+                => fortran_file_status(file, ierror);
+            mpi_file_preallocate_f08_ MpiIo Meta generated (file: *const c_int, size: *const MpiOffset, ierror: *mut c_int) -> ()
+                => fortran_file_status(file, ierror);
+            mpi_file_delete_f08_ MpiIo Meta generated (filename: *const c_char, info: *const c_int, ierror: *mut c_int, filename_length: size_t) -> ()
+                => fortran_file_delete(filename, filename_length, ierror);
             mpi_file_set_view_f08_ MpiIo Meta generated (file: *const c_int, displacement: *const MpiOffset, etype: *const c_int, filetype: *const c_int, representation: *const c_char, info: *const c_int, ierror: *mut c_int, representation_length: size_t) -> ()
                 => fortran_file_status(file, ierror);
             mpi_file_sync_f08_ MpiIo Sync generated (file: *const c_int, ierror: *mut c_int) -> ()
@@ -789,14 +921,15 @@ impl Call {
         }
     }
 
-    /// The name traces report for a call: Open MPI's `ompi_x_f` and the `mpi_x_f08_` names
-    /// (behind `use mpi_f08`) as the `mpi_x_` they stand for, so a Fortran program's calls
-    /// have one name whichever module it used.
+    /// The name traces report for a call: Open MPI's `ompi_x_f` and `pmpi_x_` and the
+    /// `mpi_x_f08_` names (behind `use mpi_f08`) as the `mpi_x_` they stand for, so a
+    /// Fortran program's calls have one name whichever module it used.
     pub fn reported_name(name: &str) -> std::borrow::Cow<'_, str> {
         let stem = name
             .strip_prefix("ompi_")
             .and_then(|rest| rest.strip_suffix("_f"))
-            .or_else(|| name.strip_prefix("mpi_")?.strip_suffix("_f08_"));
+            .or_else(|| name.strip_prefix("mpi_")?.strip_suffix("_f08_"))
+            .or_else(|| name.strip_prefix("pmpi_")?.strip_suffix('_'));
         match stem {
             Some(stem) => format!("mpi_{stem}_").into(),
             None => name.into(),

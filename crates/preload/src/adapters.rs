@@ -818,8 +818,38 @@ pub fn fortran_message(
     )
 }
 
-/// Fortran `MPI_FILE_OPEN`: the name is `length` bytes padded with blanks, not
-/// NUL-terminated; the file is bound under the Fortran handle number.
+/// The file a Fortran string names: `length` bytes padded with blanks, not NUL-terminated.
+fn fortran_path(
+    state: &mut ThreadState,
+    name: *const c_char,
+    length: size_t,
+    origin: u32,
+) -> Option<u32> {
+    if name.is_null() {
+        return None;
+    }
+    // SAFETY: Fortran passes the string's length; the bytes are the program's.
+    let bytes = unsafe { std::slice::from_raw_parts(name.cast::<u8>(), length) };
+    let end = bytes
+        .iter()
+        .rposition(|byte| *byte != b' ')
+        .map_or(0, |at| at + 1);
+    let mut terminated = [0u8; 4096];
+    if end >= terminated.len() {
+        return None;
+    }
+    terminated[..end].copy_from_slice(&bytes[..end]);
+    Some(files::file_for_path(
+        state,
+        libc::AT_FDCWD,
+        terminated.as_ptr().cast(),
+        origin,
+    ))
+}
+
+/// Fortran `MPI_FILE_OPEN`: the file is bound under the Fortran handle number (and, where
+/// C hooks will see it, under its C handle).
+#[allow(clippy::too_many_arguments)]
 pub fn fortran_file_open(
     event: &mut RawEvent,
     state: &mut ThreadState,
@@ -831,23 +861,8 @@ pub fn fortran_file_open(
     _ret: (),
 ) -> bool {
     let ret = read_int(ierror);
-    if !name.is_null() {
-        // SAFETY: Fortran passes the string's length; the bytes are the program's.
-        let bytes = unsafe { std::slice::from_raw_parts(name.cast::<u8>(), length) };
-        let end = bytes
-            .iter()
-            .rposition(|byte| *byte != b' ')
-            .map_or(0, |at| at + 1);
-        let mut terminated = [0u8; 4096];
-        if end < terminated.len() {
-            terminated[..end].copy_from_slice(&bytes[..end]);
-            event.file = files::file_for_path(
-                state,
-                libc::AT_FDCWD,
-                terminated.as_ptr().cast(),
-                path_origin::OPENED,
-            );
-        }
+    if let Some(path) = fortran_path(state, name, length, path_origin::OPENED) {
+        event.file = path;
     }
     event.aux = read_int(mode) as u32 as u64;
     mpi_result(event, 0, ret);
@@ -948,4 +963,63 @@ pub fn fortran_collective(
         read_int(comm) as usize as MpiHandle,
         ret,
     )
+}
+
+static COMM_F2C: AtomicUsize = AtomicUsize::new(0);
+
+/// The C communicator of a Fortran one: the same integer in the MPICH family,
+/// `PMPI_Comm_f2c` (resolved at run time) in Open MPI.
+fn c_communicator(fortran: c_int) -> MpiHandle {
+    if mpi_abi::family() == Some(mpi_abi::Family::Mpich) {
+        return fortran as u32 as usize as MpiHandle;
+    }
+    let function = pmpi_function(&COMM_F2C, c"PMPI_Comm_f2c");
+    if function == 0 {
+        return std::ptr::null_mut();
+    }
+    type CommF2c = unsafe extern "C" fn(c_int) -> MpiHandle;
+    // SAFETY: converting the program's own Fortran handle.
+    unsafe { std::mem::transmute::<usize, CommF2c>(function)(fortran) }
+}
+
+/// Fortran `MPI_ALLTOALLV` and `MPI_REDUCE_SCATTER`: `counts[i]` elements for each rank `i`
+/// of the communicator.
+pub fn fortran_collective_per_peer(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    counts: *const c_int,
+    datatype: *const c_int,
+    comm: *const c_int,
+    ierror: *mut c_int,
+    _ret: (),
+) -> bool {
+    let fortran_comm = read_int(comm);
+    mpi_collective_per_peer(
+        event,
+        state,
+        counts,
+        c_datatype(datatype),
+        std::ptr::null(),
+        c_communicator(fortran_comm),
+        read_int(ierror),
+    );
+    // Named like every other Fortran call's communicator: by its Fortran number.
+    event.handle = fortran_comm as u32 as u64;
+    true
+}
+
+/// Fortran `MPI_FILE_DELETE`: the name is a blank-padded Fortran string.
+pub fn fortran_file_delete(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    name: *const c_char,
+    length: size_t,
+    ierror: *mut c_int,
+    _ret: (),
+) -> bool {
+    if let Some(path) = fortran_path(state, name, length, path_origin::NAMED) {
+        event.file = path;
+    }
+    mpi_result(event, 0, read_int(ierror));
+    true
 }

@@ -302,6 +302,141 @@ fn sigkill_keeps_everything_before_it() {
     );
 }
 
+/// Every exactly kept figure of a summary: per file (counts, bytes, offsets, access order,
+/// size histograms and size statistics) and per call (count, bytes), and the event count —
+/// not times.
+fn exact_figures(summary: &serde_json::Value) -> serde_json::Value {
+    let file_fields = [
+        "path",
+        "opens",
+        "closes",
+        "reads",
+        "writes",
+        "bytes_read",
+        "bytes_written",
+        "seeks",
+        "syncs",
+        "stats",
+        "metas",
+        "max_offset",
+        "consecutive_reads",
+        "consecutive_writes",
+        "sequential_reads",
+        "sequential_writes",
+        "read_histogram",
+        "write_histogram",
+        "read_sizes",
+        "write_sizes",
+    ];
+    let files: Vec<serde_json::Value> = summary["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|file| {
+            file_fields
+                .iter()
+                .map(|field| (field.to_string(), file[*field].clone()))
+                .collect::<serde_json::Map<_, _>>()
+                .into()
+        })
+        .collect();
+    let calls: serde_json::Map<String, serde_json::Value> = summary["calls"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(name, call)| {
+            (
+                name.clone(),
+                serde_json::json!([call["count"], call["bytes"]]),
+            )
+        })
+        .collect();
+    serde_json::json!({ "events": summary["events"], "files": files, "calls": calls })
+}
+
+#[test]
+fn runs_folded_in_the_tracer_change_no_exact_figure() {
+    // The same programs traced with run records (the default) and without (CAIRN_RUNS=0,
+    // every call its own staged record): every exactly kept figure agrees, and the staging
+    // is never larger with runs.
+    let directory = tempfile::tempdir().unwrap();
+    let tree = directory.path().join("tree");
+    for index in 0..12 {
+        let sub = tree.join(format!("d{}", index % 3));
+        std::fs::create_dir_all(&sub).unwrap();
+        let size = 1000 * index * index + 17 * index;
+        std::fs::write(
+            sub.join(format!("f{index}.dat")),
+            vec![b'a' + index as u8; size],
+        )
+        .unwrap();
+    }
+    let loops = compile("loops", directory.path(), &[]);
+    let steps = compile("steps", directory.path(), &[]);
+    let stdio = compile("stdio", directory.path(), &["-fno-builtin"]);
+    let python = python();
+    let python_arrays = programs_directory().join("../../bench/python_arrays.py");
+    let work = directory.path().to_str().unwrap().to_string();
+    let archive = directory.path().join("tree.tar");
+    let cases: Vec<(&str, Vec<String>)> = vec![
+        (
+            "loops",
+            vec![loops.display().to_string(), work.clone(), "3000".into()],
+        ),
+        (
+            "steps",
+            vec![steps.display().to_string(), work.clone(), "50".into()],
+        ),
+        ("stdio", vec![stdio.display().to_string(), work.clone()]),
+        (
+            "python arrays",
+            vec![
+                python.display().to_string(),
+                python_arrays.display().to_string(),
+                work.clone(),
+            ],
+        ),
+        (
+            "tar",
+            vec![
+                "tar".into(),
+                "cf".into(),
+                archive.display().to_string(),
+                "-C".into(),
+                directory.path().display().to_string(),
+                "tree".into(),
+            ],
+        ),
+    ];
+    for (name, command) in cases {
+        let mut figures = Vec::new();
+        let mut staged = Vec::new();
+        for runs in ["1", "0"] {
+            let staging = directory.path().join(format!("staging-{runs}"));
+            let _ = std::fs::remove_dir_all(&staging);
+            let output = Command::new(&command[0])
+                .args(&command[1..])
+                .env("LD_PRELOAD", library())
+                .env("CAIRN_DIR", &staging)
+                .env("CAIRN_RUNS", runs)
+                .output()
+                .unwrap();
+            assert!(output.status.success(), "{name}: {output:?}");
+            staged.push(staged_bytes(&staging));
+            let traced = merge(&staging, output);
+            figures.push(exact_figures(&traced.summary));
+        }
+        assert_eq!(figures[0], figures[1], "{name}: with and without runs");
+        // Chunks are allocated whole: the loop program's 20 000 events fill one chunk
+        // fewer with its 3 000 runs of reads.
+        if name == "loops" {
+            assert!(staged[0] < staged[1], "{name}: {staged:?}");
+        } else {
+            assert!(staged[0] <= staged[1], "{name}: {staged:?}");
+        }
+    }
+}
+
 #[test]
 fn sigkill_during_a_run_leaves_consistent_figures() {
     // Killed while the tracer is adding pwrites to a run record in place: the staging still
@@ -661,7 +796,7 @@ fn a_loop_of_one_call_folds_while_the_program_runs() {
     assert_eq!(staged[1], 64 * 1024 + 256 * 1024);
 
     // Same-sized writes at scattered offsets never start a run: each stays one 80-byte
-    // record (a run record is 312 bytes), and the trace has every one at its offset.
+    // record (a run record is 144 bytes), and the trace has every one at its offset.
     let staging = directory.path().join("staging-scattered");
     let count = 100_000u64;
     let output = run_preloaded(

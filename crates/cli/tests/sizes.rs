@@ -1,7 +1,8 @@
 //! Trace size against iterations and time steps, in a test binary of its own: a trace's
 //! size depends a little on its timing statistics (how many histogram bins are used, how
 //! large the extremes are), so it is measured without the other tests' programs competing
-//! for this machine's two cores.
+//! for this machine's two cores, and the loop program's size is the smallest of three runs
+//! (the machine's noise only ever adds outliers, and with them bytes).
 
 mod common;
 
@@ -13,34 +14,38 @@ fn loop_structured_trace_does_not_grow_with_iterations() {
     let program = compile("loops", directory.path(), &[]);
     let mut sizes = Vec::new();
     for outer in [1_000u64, 1_000_000] {
-        let traced = trace(
-            directory.path(),
-            &program,
-            &[directory.path().to_str().unwrap(), &outer.to_string()],
-        );
-        assert_eq!(traced.exit_code(), Some(0));
-        traced.assert_files(&["/loops.dat", "/loops.log"]);
-        assert_fields(
-            traced.file("/loops.dat"),
-            &[
-                ("opens", 1),
-                ("closes", 1),
-                ("seeks", outer),
-                ("reads", 4 * outer),
-                ("bytes_read", 256 * outer),
-                ("writes", 8 + outer),
-                ("bytes_written", 64 * (8 + outer)),
-                ("consecutive_reads", 3 * outer),
-            ],
-        );
-        assert_fields(
-            traced.file("/loops.log"),
-            &[
-                ("writes", 8 * outer / 10),
-                ("bytes_written", 48 * outer / 10),
-            ],
-        );
-        sizes.push(std::fs::metadata(&traced.trace).unwrap().len());
+        let mut smallest = u64::MAX;
+        for _ in 0..3 {
+            let traced = trace(
+                directory.path(),
+                &program,
+                &[directory.path().to_str().unwrap(), &outer.to_string()],
+            );
+            assert_eq!(traced.exit_code(), Some(0));
+            traced.assert_files(&["/loops.dat", "/loops.log"]);
+            assert_fields(
+                traced.file("/loops.dat"),
+                &[
+                    ("opens", 1),
+                    ("closes", 1),
+                    ("seeks", outer),
+                    ("reads", 4 * outer),
+                    ("bytes_read", 256 * outer),
+                    ("writes", 8 + outer),
+                    ("bytes_written", 64 * (8 + outer)),
+                    ("consecutive_reads", 3 * outer),
+                ],
+            );
+            assert_fields(
+                traced.file("/loops.log"),
+                &[
+                    ("writes", 8 * outer / 10),
+                    ("bytes_written", 48 * outer / 10),
+                ],
+            );
+            smallest = smallest.min(std::fs::metadata(&traced.trace).unwrap().len());
+        }
+        sizes.push(smallest);
     }
     let (small, large) = (sizes[0] as f64, sizes[1] as f64);
     assert!(

@@ -13,7 +13,8 @@
 //! Consecutive calls of a thread that repeat the previous one — same call, context, file,
 //! descriptor, sizes, result and flags, offsets moving by a constant stride — are folded
 //! as they happen into one run record ([`RawRun`]) that the writer updates in place: a
-//! loop of one call costs the staging one record however long it runs. The run's count is
+//! loop of one call costs the staging three records however long it runs. A run record
+//! names no event of its own: it repeats the thread's previous event record. Its count is
 //! stored after its statistics, so a `SIGKILL` during an update leaves at most one
 //! occurrence's timing counted or not.
 
@@ -116,14 +117,13 @@ pub const HISTOGRAM_BOUNDS_NS: [u64; 7] = [
     100_000_000,
 ];
 
-/// Running statistics of a run's durations or gaps, in the segment's clock units; the
-/// histogram uses the trace's decade bins (`<100 ns`, `<1 µs`, … `≥100 ms`), converted to
-/// clock units with the start-up calibration. The count is the run's. Sums are of the
-/// differences from the first value (`shift`): no division on the tracer's hot path, and
-/// no cancellation when the variance is small against the mean.
+/// Running statistics of a run's gaps (and, with a histogram, durations), in the segment's
+/// clock units. Sums are of the differences from the first value (`shift`): no division on
+/// the tracer's hot path, and no cancellation when the variance is small against the mean.
+/// The count is the run's.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct RawStats {
+pub struct RawSpread {
     pub min: u64,
     pub max: u64,
     pub shift: u64,
@@ -131,10 +131,9 @@ pub struct RawStats {
     pub sum: f64,
     /// Sum of `(value − shift)²`.
     pub squares: f64,
-    pub histogram: [u64; 8],
 }
 
-impl RawStats {
+impl RawSpread {
     /// The mean and the sum of squared differences from it, for `count` values.
     pub fn mean_and_m2(&self, count: u64) -> (f64, f64) {
         let count = count.max(1) as f64;
@@ -144,24 +143,27 @@ impl RawStats {
     }
 }
 
-/// The body of a run record: `count` consecutive occurrences of one call with the same
-/// values, the first of them `first`, each next one's offset `stride` further (explicit
-/// offsets; calls at the descriptor's position have offset -1).
+/// The body of a run record: the thread's previous event record repeats `count` more
+/// times with the same values, each repetition's offset `stride` further than the one
+/// before (explicit offsets; calls at the descriptor's position have offset -1). Durations
+/// carry the trace's decade histogram (`<100 ns`, `<1 µs`, … `≥100 ms`), its bounds
+/// converted to clock units with the start-up calibration; a run ends before a bin
+/// would overflow.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct RawRun {
-    pub first: RawEvent,
     pub count: u64,
     pub stride: i64,
-    /// End of the last occurrence, in clock units.
+    /// End of the last repetition, in clock units.
     pub last_end: u64,
-    pub duration: RawStats,
-    /// Time from the end of each occurrence's predecessor to its start.
-    pub gap: RawStats,
+    pub duration: RawSpread,
+    pub histogram: [u32; 8],
+    /// Time from the end of each repetition's predecessor to its start.
+    pub gap: RawSpread,
 }
 
 pub const RAW_RUN_BYTES: usize = std::mem::size_of::<RawRun>();
-const _: () = assert!(RAW_RUN_BYTES == 304);
+const _: () = assert!(RAW_RUN_BYTES == 136);
 
 /// Maximum frames kept per calling context.
 pub const MAX_FRAMES: usize = 16;
@@ -412,27 +414,26 @@ fn decode_record(kind: u32, extra: u32, body: &[u8]) -> Result<Record<'_>> {
             if body.len() != RAW_RUN_BYTES {
                 return Err(FormatError::Corrupt("run record of the wrong size".into()));
             }
-            let stats_at = |at: usize| -> Result<RawStats> {
-                let mut histogram = [0u64; 8];
-                for (index, bin) in histogram.iter_mut().enumerate() {
-                    *bin = u64_at(at + 40 + 8 * index)?;
-                }
-                Ok(RawStats {
+            let spread_at = |at: usize| -> Result<RawSpread> {
+                Ok(RawSpread {
                     min: u64_at(at)?,
                     max: u64_at(at + 8)?,
                     shift: u64_at(at + 16)?,
                     sum: f64::from_bits(u64_at(at + 24)?),
                     squares: f64::from_bits(u64_at(at + 32)?),
-                    histogram,
                 })
             };
+            let mut histogram = [0u32; 8];
+            for (index, bin) in histogram.iter_mut().enumerate() {
+                *bin = u32_at(64 + 4 * index)?;
+            }
             let run = RawRun {
-                first: raw_event_at(&u32_at, &u64_at, 0)?,
-                count: u64_at(72)?,
-                stride: u64_at(80)? as i64,
-                last_end: u64_at(88)?,
-                duration: stats_at(96)?,
-                gap: stats_at(200)?,
+                count: u64_at(0)?,
+                stride: u64_at(8)? as i64,
+                last_end: u64_at(16)?,
+                duration: spread_at(24)?,
+                histogram,
+                gap: spread_at(96)?,
             };
             if run.count == 0 {
                 return Err(FormatError::Corrupt("run record of no events".into()));
@@ -578,74 +579,47 @@ mod tests {
     #[test]
     fn run_records_read_back_as_the_tracer_lays_them_out() {
         let run = RawRun {
-            first: RawEvent {
-                start: 100,
-                duration: 7,
-                handle: 3,
-                offset: 4096,
-                request: 512,
-                result: 512,
-                aux: 9,
-                file: 2,
-                context: 4,
-                errno: 0,
-                flags: 1,
-            },
             count: 1_000_000,
             stride: -512,
             last_end: 123_456,
-            duration: RawStats {
+            duration: RawSpread {
                 min: 5,
                 max: 90,
                 shift: 7,
                 sum: 7.5,
                 squares: 12.25,
-                histogram: [999_990, 10, 0, 0, 0, 0, 0, 0],
             },
-            gap: RawStats {
+            histogram: [999_990, 10, 0, 0, 0, 0, 0, 0],
+            gap: RawSpread {
                 min: 1,
                 max: 2,
                 shift: 2,
                 sum: -1.5,
                 squares: 0.25,
-                histogram: [1_000_000, 0, 0, 0, 0, 0, 0, 0],
             },
         };
         // The tracer writes the `repr(C)` struct as it is in memory: its fields in order,
         // little endian, no padding.
         let mut body = Vec::new();
-        let event = &run.first;
-        for word in [
-            event.start,
-            event.duration,
-            event.handle,
-            event.offset as u64,
-            event.request,
-            event.result as u64,
-            event.aux,
-        ] {
-            body.extend_from_slice(&word.to_le_bytes());
-        }
-        for word in [event.file, event.context, event.errno as u32, event.flags] {
-            body.extend_from_slice(&word.to_le_bytes());
-        }
         for word in [run.count, run.stride as u64, run.last_end] {
             body.extend_from_slice(&word.to_le_bytes());
         }
-        for stats in [&run.duration, &run.gap] {
+        let spread = |body: &mut Vec<u8>, spread: &RawSpread| {
             for word in [
-                stats.min,
-                stats.max,
-                stats.shift,
-                stats.sum.to_bits(),
-                stats.squares.to_bits(),
+                spread.min,
+                spread.max,
+                spread.shift,
+                spread.sum.to_bits(),
+                spread.squares.to_bits(),
             ] {
                 body.extend_from_slice(&word.to_le_bytes());
             }
-            for bin in stats.histogram {
-                body.extend_from_slice(&bin.to_le_bytes());
-            }
+        };
+        spread(&mut body, &run.duration);
+        for bin in run.histogram {
+            body.extend_from_slice(&bin.to_le_bytes());
         }
+        spread(&mut body, &run.gap);
         assert_eq!(body.len(), RAW_RUN_BYTES);
         let mut chunk = vec![0u8; CHUNK_HEADER_BYTES + RECORD_HEADER_BYTES + RAW_RUN_BYTES + 8];
         let at = CHUNK_HEADER_BYTES;
@@ -660,7 +634,7 @@ mod tests {
             }]
         );
         // A run of no occurrences, or of the wrong size, is damage.
-        chunk[at + 8 + 72..at + 8 + 80].copy_from_slice(&0u64.to_le_bytes());
+        chunk[at + 8..at + 16].copy_from_slice(&0u64.to_le_bytes());
         assert!(records(&chunk).is_err());
         chunk[at..at + 4].copy_from_slice(&record_word(kind::RUN, 72).to_le_bytes());
         assert!(records(&chunk).is_err());

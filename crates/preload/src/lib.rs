@@ -19,7 +19,8 @@
 //! Configuration (environment): `CAIRN_DIR` = directory for staging segments (default
 //! `./cairn-trace.d`), `CAIRN_DISABLE=1` = load but trace nothing, `CAIRN_OUTPUT` = the
 //! trace an MPI job's rank 0 writes at `MPI_Finalize` (with `CAIRN_MERGE_FANIN`,
-//! `CAIRN_RUNTIME_IO`, `CAIRN_PRECISION`, `CAIRN_BIN`, `CAIRN_QUIET`).
+//! `CAIRN_RUNTIME_IO`, `CAIRN_PRECISION`, `CAIRN_BIN`, `CAIRN_QUIET`), `CAIRN_RUNS=0` = stage
+//! every call as its own record (no run records).
 
 mod adapters;
 mod allocator;

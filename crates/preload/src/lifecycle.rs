@@ -177,6 +177,9 @@ fn initialise(from_constructor: bool) {
         STATUS.store(DISABLED, Ordering::Release);
         return;
     }
+    if sys::environment(c"CAIRN_RUNS").is_some_and(|value| value == b"0") {
+        crate::recorder::RUNS.store(false, Ordering::Relaxed);
+    }
     // Our panics must never print on the program's stderr; a panic disables tracing.
     std::panic::set_hook(Box::new(|_| disable()));
     crate::real::resolve_all();

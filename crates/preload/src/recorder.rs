@@ -6,17 +6,18 @@
 //! a bounds check, a 72-byte copy and one release store. Memory per thread is one chunk
 //! ([`CHUNK_BYTES`]); full chunks are unmapped and stay in the file.
 //!
-//! Folding starts here: a call that repeats the thread's previous one (same call and
-//! values, offsets moving by a constant stride) is added to a run record in place — its
-//! count, timing statistics and end — instead of writing another record, so a loop of one
-//! call does not grow the staging file (see `cairn_format::segment`). Longer loop bodies
-//! fold when the trace is built.
+//! Folding starts here: from the third occurrence, a call that repeats the thread's
+//! previous one (same call and values, offsets moving by a constant stride) is added to a
+//! run record in place — its count, timing statistics and end; the record (136 bytes, less
+//! than two events) repeats the event record before it — instead of writing another
+//! record, so a loop of one call does not grow the staging file (see
+//! `cairn_format::segment`). Longer loop bodies fold when the trace is built.
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
 use cairn_format::segment::{
-    self, encode_chunk_header, record_word, ChunkHeader, RawEvent, RawRun, RawStats, CHUNK_BYTES,
+    self, encode_chunk_header, record_word, ChunkHeader, RawEvent, RawRun, RawSpread, CHUNK_BYTES,
     CHUNK_HEADER_BYTES, HEADER_BYTES, RAW_EVENT_BYTES, RAW_RUN_BYTES, RECORD_HEADER_BYTES,
 };
 
@@ -44,6 +45,10 @@ fn count_untraced() {
         unsafe { (*counter).fetch_add(1, Ordering::Relaxed) };
     }
 }
+
+/// Whether repeated calls fold into run records (`CAIRN_RUNS=0` turns it off, to compare
+/// traces built both ways).
+pub static RUNS: AtomicBool = AtomicBool::new(true);
 
 /// Bumped in a forked child, so thread states inherited from the parent are never reused.
 pub static GENERATION: AtomicU32 = AtomicU32::new(0);
@@ -94,19 +99,26 @@ fn repeats(previous: &RawEvent, next: &RawEvent) -> Option<i64> {
 }
 
 /// Adds one value to running statistics (sums shifted by the first value: two multiply-adds,
-/// no division), its bin from the clock's bounds.
+/// no division).
 #[inline(always)]
-fn add_to(stats: &mut RawStats, count_before: u64, value: u64) {
+fn add_to(spread: &mut RawSpread, count_before: u64, value: u64) {
     if count_before == 0 {
-        stats.min = value;
-        stats.shift = value;
+        spread.min = value;
+        spread.shift = value;
     }
-    stats.min = stats.min.min(value);
-    stats.max = stats.max.max(value);
-    let shifted = value as f64 - stats.shift as f64;
-    stats.sum += shifted;
-    stats.squares += shifted * shifted;
-    stats.histogram[crate::clock::histogram_bin(value)] += 1;
+    spread.min = spread.min.min(value);
+    spread.max = spread.max.max(value);
+    let shifted = value as f64 - spread.shift as f64;
+    spread.sum += shifted;
+    spread.squares += shifted * shifted;
+}
+
+/// Adds one repetition to a run.
+#[inline(always)]
+fn add_repetition(run: &mut RawRun, count_before: u64, duration: u64, gap: u64) {
+    add_to(&mut run.duration, count_before, duration);
+    run.histogram[crate::clock::histogram_bin(duration)] += 1;
+    add_to(&mut run.gap, count_before, gap);
 }
 
 /// The thread-local part: a re-entry flag and the thread's state. `const`-initialised and
@@ -288,7 +300,7 @@ impl ThreadState {
     #[inline(always)]
     pub fn write_event(&mut self, call: u32, event: &RawEvent, repeatable: bool) {
         let run = self.run;
-        let step = if repeatable && call == self.previous_call {
+        let step = if repeatable && call == self.previous_call && RUNS.load(Ordering::Relaxed) {
             repeats(&self.previous, event)
         } else {
             None
@@ -305,25 +317,24 @@ impl ThreadState {
                 // one occurrence's statistics without its count.
                 unsafe {
                     let run = &mut *run;
-                    if run.stride == step {
+                    // A run ends before a histogram bin could overflow.
+                    if run.stride == step && run.count < u32::MAX as u64 {
                         let count = run.count;
-                        add_to(&mut run.duration, count, event.duration);
-                        add_to(&mut run.gap, count, gap);
+                        add_repetition(run, count, event.duration, gap);
                         run.last_end = event.start.saturating_add(event.duration);
                         std::ptr::write_volatile(&mut run.count, count + 1);
                         return;
                     }
                 }
             } else if candidate == Some(step) {
+                // The third occurrence: the previous event record (the second) repeats.
                 let mut record = RawRun {
-                    first: *event,
                     count: 1,
                     stride: step,
                     last_end: event.start.saturating_add(event.duration),
                     ..RawRun::default()
                 };
-                add_to(&mut record.duration, 0, event.duration);
-                add_to(&mut record.gap, 0, gap);
+                add_repetition(&mut record, 0, event.duration, gap);
                 if let Some(body) = self.reserve(RAW_RUN_BYTES) {
                     // SAFETY: `body` has room for RAW_RUN_BYTES and is 8-aligned.
                     unsafe { body.cast::<RawRun>().write(record) };

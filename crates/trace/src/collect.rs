@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use cairn_compress::stats::Stats;
 use cairn_compress::stream::StreamEncoder;
 use cairn_format::segment::{
-    self, mark, ProcessHeader, RawEvent, RawRun, RawStats, Record, SegmentFile,
+    self, mark, ProcessHeader, RawEvent, RawRun, RawSpread, Record, SegmentFile,
 };
 use cairn_model::{event_flags, Call, CallClass, Event, Layer, UNKNOWN};
 
@@ -167,18 +167,9 @@ fn first_pass(path: &Path, diagnostics: &mut Vec<String>) -> Result<SegmentSumma
             }
         };
         for record in records {
-            // A run counts here as its first occurrence, ending with its last.
-            let record = match record {
-                Record::Run { run, .. } => {
-                    last_raw_time = last_raw_time.max(run.last_end);
-                    Record::Event {
-                        call: 0,
-                        event: run.first,
-                    }
-                }
-                other => other,
-            };
             match record {
+                // A run repeats the event before it: only its end is new here.
+                Record::Run { run, .. } => last_raw_time = last_raw_time.max(run.last_end),
                 Record::Event { event, .. } => {
                     last_raw_time = last_raw_time.max(event.start + event.duration);
                     let library = event_flags::IN_RUNTIME | event_flags::INSIDE_MPIIO;
@@ -221,7 +212,7 @@ fn first_pass(path: &Path, diagnostics: &mut Vec<String>) -> Result<SegmentSumma
                         String::from_utf8_lossy(text)
                     ));
                 }
-                Record::Unknown { .. } | Record::Run { .. } => {}
+                Record::Unknown { .. } => {}
             }
         }
     }
@@ -239,47 +230,53 @@ fn first_pass(path: &Path, diagnostics: &mut Vec<String>) -> Result<SegmentSumma
     Ok(summary)
 }
 
-/// What a thread staged: one event, or a run of repetitions folded as the program ran.
+/// What a thread staged: one event, or a run of repetitions folded as the program ran
+/// (with its first repetition: the event before it, its offset moved by the stride).
 enum Staged {
     Event(RawEvent),
-    Run(Box<RawRun>),
+    Run(RawEvent, Box<RawRun>),
 }
 
 impl Staged {
     /// The (first) occurrence.
     fn first(&self) -> &RawEvent {
         match self {
-            Staged::Event(event) => event,
-            Staged::Run(run) => &run.first,
+            Staged::Event(event) | Staged::Run(event, _) => event,
         }
     }
 
     fn occurrences(&self) -> u64 {
         match self {
             Staged::Event(_) => 1,
-            Staged::Run(run) => run.count,
+            Staged::Run(_, run) => run.count,
         }
     }
 }
 
-/// A run's statistics in nanoseconds (`scale` per clock unit), its histogram made to add
-/// up to the run's count (a tracer killed during an update may leave them one apart).
-fn run_statistics(raw: &RawStats, count: u64, scale: f64) -> Stats {
-    let mut histogram = raw.histogram;
-    let fullest = (0..histogram.len())
-        .max_by_key(|index| histogram[*index])
-        .unwrap_or(0);
-    let others: u64 = histogram
-        .iter()
-        .enumerate()
-        .filter(|(index, _)| *index != fullest)
-        .map(|(_, bin)| *bin)
-        .sum();
-    if others > count {
-        histogram = [0; 8];
-        histogram[fullest] = count;
-    } else {
-        histogram[fullest] = count - others;
+/// A run's statistics in nanoseconds (`scale` per clock unit). Durations come with their
+/// histogram, made to add up to the run's count (a tracer killed during an update may leave
+/// them one apart); gaps keep none, as traces store them.
+fn run_statistics(raw: &RawSpread, histogram: Option<&[u32; 8]>, count: u64, scale: f64) -> Stats {
+    let mut bins = [0u64; 8];
+    if let Some(histogram) = histogram {
+        for (bin, raw) in bins.iter_mut().zip(histogram) {
+            *bin = *raw as u64;
+        }
+        let fullest = (0..bins.len())
+            .max_by_key(|index| bins[*index])
+            .unwrap_or(0);
+        let others: u64 = bins
+            .iter()
+            .enumerate()
+            .filter(|(index, _)| *index != fullest)
+            .map(|(_, bin)| *bin)
+            .sum();
+        if others > count {
+            bins = [0; 8];
+            bins[fullest] = count;
+        } else {
+            bins[fullest] = count - others;
+        }
     }
     let in_nanoseconds = |value: u64| (value as f64 * scale).round() as u64;
     let (mean, m2) = raw.mean_and_m2(count);
@@ -293,7 +290,7 @@ fn run_statistics(raw: &RawStats, count: u64, scale: f64) -> Stats {
             mean * scale
         },
         m2: if count == 1 { 0.0 } else { m2 * scale * scale },
-        histogram,
+        histogram: bins,
     }
 }
 
@@ -302,6 +299,8 @@ struct ThreadCursor {
     thread: u32,
     chunks: std::vec::IntoIter<(u32, u64)>,
     events: std::vec::IntoIter<(u32, Staged)>,
+    /// The thread's last event record, which a run record repeats.
+    last: Option<RawEvent>,
 }
 
 impl ThreadCursor {
@@ -314,15 +313,34 @@ impl ThreadCursor {
             if file.read_chunk(index, buffer).is_err() {
                 continue;
             }
-            let events: Vec<(u32, Staged)> = segment::records(buffer)
-                .unwrap_or_default()
-                .into_iter()
-                .filter_map(|record| match record {
-                    Record::Event { call, event } => Some((call, Staged::Event(event))),
-                    Record::Run { call, run } => Some((call, Staged::Run(run))),
-                    _ => None,
-                })
-                .collect();
+            let Ok(records) = segment::records(buffer) else {
+                // A damaged chunk: a run after it would repeat an event we did not read.
+                self.last = None;
+                continue;
+            };
+            let mut events = Vec::new();
+            for record in records {
+                match record {
+                    Record::Event { call, event } => {
+                        self.last = Some(event);
+                        events.push((call, Staged::Event(event)));
+                    }
+                    Record::Run { call, run } => {
+                        let Some(previous) = self.last else { continue };
+                        let first = RawEvent {
+                            start: previous.start.saturating_add(previous.duration),
+                            offset: if previous.offset >= 0 {
+                                previous.offset.wrapping_add(run.stride)
+                            } else {
+                                previous.offset
+                            },
+                            ..previous
+                        };
+                        events.push((call, Staged::Run(first, run)));
+                    }
+                    _ => {}
+                }
+            }
             self.events = events.into_iter();
         }
     }
@@ -736,6 +754,7 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                 thread: *thread,
                 chunks: chunks.clone().into_iter(),
                 events: Vec::new().into_iter(),
+                last: None,
             })
             .collect();
         cursors.sort_by_key(|cursor| cursor.thread);
@@ -894,9 +913,9 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
             }
             match &staged {
                 Staged::Event(_) => encoders[slot].push(&event, Some(call.class())),
-                Staged::Run(run) => {
-                    let scale = segment.clock.scale(run.first.start);
-                    let stride = if raw.offset >= 0 {
+                Staged::Run(first, run) => {
+                    let scale = segment.clock.scale(first.start);
+                    let stride = if first.offset >= 0 {
                         run.stride
                     } else {
                         // At the descriptor's position: each occurrence moves it on.
@@ -908,8 +927,8 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                         run.count,
                         stride,
                         relative(segment.clock.nanoseconds(run.last_end)),
-                        run_statistics(&run.duration, run.count, scale),
-                        run_statistics(&run.gap, run.count, scale),
+                        run_statistics(&run.duration, Some(&run.histogram), run.count, scale),
+                        run_statistics(&run.gap, None, run.count, scale),
                     );
                 }
             }

@@ -760,9 +760,10 @@ pub fn mpi_file_delete(
 }
 
 // ---- MPI from Fortran ---------------------------------------------------------------------
-// Open MPI's Fortran bindings call `PMPI_*`, so these hooks are where Fortran calls are seen.
-// MPICH's call the C `MPI_*` entry points, whose hooks trace them: the generated hook then
-// only forwards (see `hooks`), and so does `mpi_file_close_`.
+// Every Fortran entry point (`use mpi`, Open MPI's `ompi_x_f`/`pmpi_x_` behind `use mpi_f08`,
+// MPICH's `mpi_x_f08_`) fills its event here when its hook is the one that traces the call
+// with the loaded MPI (`cairn_model::FortranBinding`, `mpi_abi::traced_elsewhere`); the
+// others only forward.
 
 static TYPE_F2C: AtomicUsize = AtomicUsize::new(0);
 

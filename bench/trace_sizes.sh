@@ -23,7 +23,9 @@ measure() {
     local name=$1; shift
     local run="$work/run-$name"
     mkdir -p "$run"
-    (cd "$run" && "$cairn" run -q --keep-staging -o trace.cairn -- "$@" >/dev/null)
+    # CAIRN_RUNS=0: the staging keeps every call as its own record, so the zstd column
+    # compresses the raw event stream itself (the tracer's run records would fold part of it).
+    (cd "$run" && CAIRN_RUNS=0 "$cairn" run -q --keep-staging -o trace.cairn -- "$@" >/dev/null)
     local staging
     staging=$(ls -d "$run"/.trace.cairn.staging-* | head -1)
     local events

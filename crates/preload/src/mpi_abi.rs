@@ -64,8 +64,8 @@ pub fn family() -> Option<Family> {
 /// A communicator, datatype or request handle as a number that identifies it: MPICH's are
 /// 32-bit ints, whose register's upper half the C ABI leaves undefined.
 pub fn handle_value(handle: *mut c_void) -> u64 {
-    match FAMILY.load(Ordering::Relaxed) {
-        MPICH => handle as usize as u32 as u64,
+    match family() {
+        Some(Family::Mpich) => handle as usize as u32 as u64,
         _ => handle as u64,
     }
 }

@@ -13,9 +13,8 @@
 //! | `use mpi` Fortran names call | `PMPI_*` | `MPI_*` (so the C hooks see Fortran calls) |
 //! | `use mpi_f08` names call | `ompi_x_f` (hooked) | `PMPI_*` or C glue reaching `MPI_*` |
 //!
-//! The family is found from symbols only one of them exports, once a library of either
-//! kind is loaded; until then (or for another MPI) nothing is read through a pointer whose
-//! layout depends on it.
+//! The family is found from symbols only one of them exports, at the first MPI call; for
+//! another MPI nothing is read through a pointer whose layout depends on it.
 
 use std::ffi::{c_int, c_void, CStr};
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -27,38 +26,39 @@ pub enum Family {
     Mpich,
 }
 
-const UNKNOWN: u8 = 0;
+const NOT_LOOKED: u8 = 0;
 const OPEN_MPI: u8 = 1;
 const MPICH: u8 = 2;
+const OTHER: u8 = 3;
 
-/// Only a found family is remembered: libmpi may be loaded later (by `dlopen`).
-static FAMILY: AtomicU8 = AtomicU8::new(UNKNOWN);
+/// Looked up at the first MPI call (libmpi is loaded by then), then remembered: an MPI
+/// found in neither family (or loaded where `dlsym` cannot see it) stays unknown.
+static FAMILY: AtomicU8 = AtomicU8::new(NOT_LOOKED);
 
 fn exported(name: &CStr) -> bool {
     // SAFETY: looking up a symbol by its NUL-terminated name.
     !unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) }.is_null()
 }
 
-/// The MPI family of the loaded library, if one is loaded where symbols can be found.
+/// The MPI family of the loaded library, if it is one of the two and its symbols can be
+/// found. Only called from MPI hooks and the MPI_Finalize merge, once libmpi is loaded.
 pub fn family() -> Option<Family> {
-    match FAMILY.load(Ordering::Relaxed) {
-        OPEN_MPI => return Some(Family::OpenMpi),
-        MPICH => return Some(Family::Mpich),
-        _ => {}
+    let mut code = FAMILY.load(Ordering::Relaxed);
+    if code == NOT_LOOKED {
+        code = if exported(c"ompi_mpi_comm_world") {
+            OPEN_MPI
+        } else if exported(c"MPIR_F08_MPI_IN_PLACE") || exported(c"MPIR_Process") {
+            MPICH
+        } else {
+            OTHER
+        };
+        FAMILY.store(code, Ordering::Relaxed);
     }
-    let found = if exported(c"ompi_mpi_comm_world") {
-        Family::OpenMpi
-    } else if exported(c"MPIR_F08_MPI_IN_PLACE") || exported(c"MPIR_Process") {
-        Family::Mpich
-    } else {
-        return None;
-    };
-    let code = match found {
-        Family::OpenMpi => OPEN_MPI,
-        Family::Mpich => MPICH,
-    };
-    FAMILY.store(code, Ordering::Relaxed);
-    Some(found)
+    match code {
+        OPEN_MPI => Some(Family::OpenMpi),
+        MPICH => Some(Family::Mpich),
+        _ => None,
+    }
 }
 
 /// A communicator, datatype or request handle as a number that identifies it: MPICH's are

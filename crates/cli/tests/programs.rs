@@ -1009,6 +1009,21 @@ impl Mpi {
     }
 }
 
+/// Two tests of one body: under Open MPI (`$open_mpi`) and under MPICH (`$mpich`).
+macro_rules! under_both_mpis {
+    ($open_mpi:ident, $mpich:ident, $body:ident) => {
+        #[test]
+        fn $open_mpi() {
+            $body(OpenMpi);
+        }
+
+        #[test]
+        fn $mpich() {
+            $body(Mpich);
+        }
+    };
+}
+
 /// Compiles `tests/programs/<name>.c` (or `.f90`) with the MPI family's compiler wrapper
 /// into `output`, with extra flags.
 fn compile_mpi(mpi: Mpi, name: &str, output: &std::path::Path, flags: &[&str]) {
@@ -1385,15 +1400,11 @@ fn run_mpi_traced(
     (directory, staging, output)
 }
 
-#[test]
-fn mpi_file_per_process_ranks_and_runtime_noise() {
-    mpi_file_per_process_ranks_and_runtime_noise_under(OpenMpi);
-}
-
-#[test]
-fn mpich_file_per_process_ranks_and_runtime_noise() {
-    mpi_file_per_process_ranks_and_runtime_noise_under(Mpich);
-}
+under_both_mpis!(
+    mpi_file_per_process_ranks_and_runtime_noise,
+    mpich_file_per_process_ranks_and_runtime_noise,
+    mpi_file_per_process_ranks_and_runtime_noise_under
+);
 
 fn mpi_file_per_process_ranks_and_runtime_noise_under(mpi: Mpi) {
     for ranks in [2usize, 4] {
@@ -1471,15 +1482,11 @@ fn mpi_file_per_process_ranks_and_runtime_noise_under(mpi: Mpi) {
     }
 }
 
-#[test]
-fn mpi_communication_and_mpi_io_counts_per_rank() {
-    mpi_communication_and_mpi_io_counts_per_rank_under(OpenMpi);
-}
-
-#[test]
-fn mpich_communication_and_mpi_io_counts_per_rank() {
-    mpi_communication_and_mpi_io_counts_per_rank_under(Mpich);
-}
+under_both_mpis!(
+    mpi_communication_and_mpi_io_counts_per_rank,
+    mpich_communication_and_mpi_io_counts_per_rank,
+    mpi_communication_and_mpi_io_counts_per_rank_under
+);
 
 fn mpi_communication_and_mpi_io_counts_per_rank_under(mpi: Mpi) {
     for ranks in [2u64, 4, 8] {
@@ -1598,15 +1605,11 @@ fn mpi_library_loaded_locally_by_a_plugin() {
     assert_eq!(traced.summary["ranks"].as_u64(), Some(2));
 }
 
-#[test]
-fn more_mpi_operations_are_counted() {
-    more_mpi_operations_are_counted_under(OpenMpi);
-}
-
-#[test]
-fn more_mpich_operations_are_counted() {
-    more_mpi_operations_are_counted_under(Mpich);
-}
+under_both_mpis!(
+    more_mpi_operations_are_counted,
+    more_mpich_operations_are_counted,
+    more_mpi_operations_are_counted_under
+);
 
 fn more_mpi_operations_are_counted_under(mpi: Mpi) {
     let ranks = 4u64;
@@ -1639,15 +1642,11 @@ fn more_mpi_operations_are_counted_under(mpi: Mpi) {
     }
 }
 
-#[test]
-fn v_forms_non_blocking_collectives_communicators_and_datatypes_are_counted() {
-    v_forms_non_blocking_collectives_communicators_and_datatypes_are_counted_under(OpenMpi);
-}
-
-#[test]
-fn mpich_v_forms_non_blocking_collectives_communicators_and_datatypes_are_counted() {
-    v_forms_non_blocking_collectives_communicators_and_datatypes_are_counted_under(Mpich);
-}
+under_both_mpis!(
+    v_forms_non_blocking_collectives_communicators_and_datatypes_are_counted,
+    mpich_v_forms_non_blocking_collectives_communicators_and_datatypes_are_counted,
+    v_forms_non_blocking_collectives_communicators_and_datatypes_are_counted_under
+);
 
 fn v_forms_non_blocking_collectives_communicators_and_datatypes_are_counted_under(mpi: Mpi) {
     let ranks = 4u64;
@@ -1781,15 +1780,11 @@ fn v_forms_non_blocking_collectives_communicators_and_datatypes_are_counted_unde
     }
 }
 
-#[test]
-fn more_mpi_io_forms_are_counted() {
-    more_mpi_io_forms_are_counted_under(OpenMpi);
-}
-
-#[test]
-fn more_mpich_io_forms_are_counted() {
-    more_mpi_io_forms_are_counted_under(Mpich);
-}
+under_both_mpis!(
+    more_mpi_io_forms_are_counted,
+    more_mpich_io_forms_are_counted,
+    more_mpi_io_forms_are_counted_under
+);
 
 fn more_mpi_io_forms_are_counted_under(mpi: Mpi) {
     let ranks = 4u64;
@@ -1825,15 +1820,11 @@ fn more_mpi_io_forms_are_counted_under(mpi: Mpi) {
     );
 }
 
-#[test]
-fn mpirun_of_cairn_run_writes_one_trace() {
-    mpirun_of_cairn_run_writes_one_trace_under(OpenMpi);
-}
-
-#[test]
-fn mpich_mpirun_of_cairn_run_writes_one_trace() {
-    mpirun_of_cairn_run_writes_one_trace_under(Mpich);
-}
+under_both_mpis!(
+    mpirun_of_cairn_run_writes_one_trace,
+    mpich_mpirun_of_cairn_run_writes_one_trace,
+    mpirun_of_cairn_run_writes_one_trace_under
+);
 
 fn mpirun_of_cairn_run_writes_one_trace_under(mpi: Mpi) {
     let directory = tempfile::tempdir().unwrap();
@@ -2083,15 +2074,11 @@ fn run_with_finalize_merge(
     (directory, staging, trace, output)
 }
 
-#[test]
-fn ranks_merge_over_pmpi_at_mpi_finalize() {
-    ranks_merge_over_pmpi_at_mpi_finalize_under(OpenMpi);
-}
-
-#[test]
-fn mpich_ranks_merge_over_pmpi_at_mpi_finalize() {
-    ranks_merge_over_pmpi_at_mpi_finalize_under(Mpich);
-}
+under_both_mpis!(
+    ranks_merge_over_pmpi_at_mpi_finalize,
+    mpich_ranks_merge_over_pmpi_at_mpi_finalize,
+    ranks_merge_over_pmpi_at_mpi_finalize_under
+);
 
 fn ranks_merge_over_pmpi_at_mpi_finalize_under(mpi: Mpi) {
     // Without `cairn run`: the preload library builds each rank's trace at MPI_Finalize and
@@ -2241,15 +2228,11 @@ fn ior_like_counts_follow_its_parameters() {
     }
 }
 
-#[test]
-fn fortran_programs_merge_at_mpi_finalize_too() {
-    fortran_programs_merge_at_mpi_finalize_under(OpenMpi);
-}
-
-#[test]
-fn fortran_mpich_programs_merge_at_mpi_finalize_too() {
-    fortran_programs_merge_at_mpi_finalize_under(Mpich);
-}
+under_both_mpis!(
+    fortran_programs_merge_at_mpi_finalize_too,
+    fortran_mpich_programs_merge_at_mpi_finalize_too,
+    fortran_programs_merge_at_mpi_finalize_under
+);
 
 fn fortran_programs_merge_at_mpi_finalize_under(mpi: Mpi) {
     // gfortran's MPI_FINALIZE reaches PMPI directly with Open MPI, and the C MPI_Finalize
@@ -2277,15 +2260,11 @@ fn fortran_programs_merge_at_mpi_finalize_under(mpi: Mpi) {
     );
 }
 
-#[test]
-fn fortran_mpi_io_is_traced_with_its_file() {
-    fortran_mpi_io_is_traced_with_its_file_under(OpenMpi);
-}
-
-#[test]
-fn fortran_mpich_io_is_traced_with_its_file() {
-    fortran_mpi_io_is_traced_with_its_file_under(Mpich);
-}
+under_both_mpis!(
+    fortran_mpi_io_is_traced_with_its_file,
+    fortran_mpich_io_is_traced_with_its_file,
+    fortran_mpi_io_is_traced_with_its_file_under
+);
 
 fn fortran_mpi_io_is_traced_with_its_file_under(mpi: Mpi) {
     let ranks = 2u64;
@@ -2347,15 +2326,11 @@ fn fortran_name(mpi: Mpi, fortran: &str) -> String {
     }
 }
 
-#[test]
-fn fortran_mpi_calls_are_traced() {
-    fortran_mpi_calls_are_traced_under(OpenMpi);
-}
-
-#[test]
-fn fortran_mpich_calls_are_traced() {
-    fortran_mpi_calls_are_traced_under(Mpich);
-}
+under_both_mpis!(
+    fortran_mpi_calls_are_traced,
+    fortran_mpich_calls_are_traced,
+    fortran_mpi_calls_are_traced_under
+);
 
 fn fortran_mpi_calls_are_traced_under(mpi: Mpi) {
     let ranks = 2u64;
@@ -2413,15 +2388,31 @@ fn fortran_mpi_calls_are_traced_under(mpi: Mpi) {
     assert_eq!(traced.paths(), Vec::<String>::new());
 }
 
-#[test]
-fn fortran_mpi_f08_calls_are_traced() {
-    fortran_mpi_f08_calls_are_traced_under(OpenMpi);
+/// Each (call, count, bytes) exactly, and no other MPI call: none counted twice under
+/// another name.
+fn assert_only_these_mpi_calls(calls: &serde_json::Value, expected: &[(String, u64, u64)]) {
+    for (call, count, bytes) in expected {
+        assert_eq!(
+            calls[call]["count"].as_u64(),
+            Some(*count),
+            "{call}: {calls}"
+        );
+        assert_eq!(calls[call]["bytes"].as_u64(), Some(*bytes), "{call}");
+    }
+    let mpi_calls = calls
+        .as_object()
+        .unwrap()
+        .keys()
+        .filter(|name| name.to_lowercase().starts_with("mpi_"))
+        .count();
+    assert_eq!(mpi_calls, expected.len(), "{calls}");
 }
 
-#[test]
-fn fortran_mpich_f08_calls_are_traced() {
-    fortran_mpi_f08_calls_are_traced_under(Mpich);
-}
+under_both_mpis!(
+    fortran_mpi_f08_calls_are_traced,
+    fortran_mpich_f08_calls_are_traced,
+    fortran_mpi_f08_calls_are_traced_under
+);
 
 /// `use mpi_f08`: Open MPI's module reaches its `ompi_x_f` functions (reported as the
 /// `mpi_x_` names); MPICH's sends calls with a buffer to the C entry points (C names) and
@@ -2446,22 +2437,7 @@ fn fortran_mpi_f08_calls_are_traced_under(mpi: Mpi) {
         (without_buffer("mpi_file_set_view_"), ranks, 0),
         (without_buffer("mpi_file_close_"), ranks, 0),
     ];
-    for (call, count, bytes) in &expected {
-        assert_eq!(
-            calls[call]["count"].as_u64(),
-            Some(*count),
-            "{call}: {calls}"
-        );
-        assert_eq!(calls[call]["bytes"].as_u64(), Some(*bytes), "{call}");
-    }
-    // Nothing else of MPI: no call counted twice under another name.
-    let mpi_calls = calls
-        .as_object()
-        .unwrap()
-        .keys()
-        .filter(|name| name.to_lowercase().starts_with("mpi_"))
-        .count();
-    assert_eq!(mpi_calls, expected.len(), "{calls}");
+    assert_only_these_mpi_calls(calls, &expected);
     // The file's figures come from the MPI-IO calls, whichever hook saw them; MPI_Init's
     // own I/O stays the runtime's.
     traced.assert_files(&["/f08.dat"]);
@@ -2556,22 +2532,11 @@ fn more_fortran_calls_are_traced_under(mpi: Mpi, f08: bool) {
         ("mpi_barrier_", false, 2, 0),
         ("mpi_file_delete_", false, 1, 0),
     ];
-    for (fortran, buffer, count, bytes) in expected {
-        let call = name(fortran, buffer);
-        assert_eq!(
-            calls[&call]["count"].as_u64(),
-            Some(count),
-            "{call}: {calls}"
-        );
-        assert_eq!(calls[&call]["bytes"].as_u64(), Some(bytes), "{call}");
-    }
-    let mpi_calls = calls
-        .as_object()
-        .unwrap()
-        .keys()
-        .filter(|name| name.to_lowercase().starts_with("mpi_"))
-        .count();
-    assert_eq!(mpi_calls, expected.len(), "no call counted twice: {calls}");
+    let expected: Vec<(String, u64, u64)> = expected
+        .iter()
+        .map(|(fortran, buffer, count, bytes)| (name(fortran, *buffer), *count, *bytes))
+        .collect();
+    assert_only_these_mpi_calls(calls, &expected);
     traced.assert_files(&["/more.dat"]);
     assert_fields(
         traced.file("/more.dat"),

@@ -481,7 +481,7 @@ const _: () = assert!(std::mem::size_of::<c_long>() == 8);
 
 // ---- MPI -----------------------------------------------------------------------------------
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 
 use crate::hooks::{MpiHandle, MpiOffset};
 use crate::mpi_abi;
@@ -489,21 +489,9 @@ use crate::mpi_abi;
 static TYPE_SIZE: AtomicUsize = AtomicUsize::new(0);
 static COMM_SIZE: AtomicUsize = AtomicUsize::new(0);
 
-/// A PMPI function's address (0 if absent), looked up once: resolved at run time, so the
-/// library never links libmpi.
-fn pmpi_function(cache: &AtomicUsize, name: &std::ffi::CStr) -> usize {
-    let mut function = cache.load(Ordering::Relaxed);
-    if function == 0 {
-        // SAFETY: looking up a symbol by its NUL-terminated name.
-        function = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) } as usize;
-        cache.store(function, Ordering::Relaxed);
-    }
-    function
-}
-
 /// `PMPI_Type_size` or `PMPI_Comm_size`: a handle in, an int out (`None` on failure).
 fn pmpi_size(cache: &AtomicUsize, name: &std::ffi::CStr, handle: MpiHandle) -> Option<c_int> {
-    let function = pmpi_function(cache, name);
+    let function = mpi_abi::cached_symbol(cache, name);
     if function == 0 || handle.is_null() {
         return None;
     }
@@ -588,13 +576,12 @@ pub fn mpi_receive(
     // SAFETY: `found`, when given, is the program's flag the call just wrote.
     let filled = ret == 0 && status_given && (found.is_null() || unsafe { *found } != 0);
     let any_source = mpi_abi::any_source();
-    if filled && (source == any_source || tag == mpi_abi::ANY_TAG) {
-        // SAFETY: the call succeeded and filled the status.
-        let Some((matched_source, actual_tag)) =
-            (unsafe { mpi_abi::status_source_and_tag(status) })
-        else {
-            return mpi_message(event, state, count, datatype, peer, matched_tag, comm, ret);
-        };
+    let wildcard = filled && (source == any_source || tag == mpi_abi::ANY_TAG);
+    // SAFETY: the call succeeded and filled the status.
+    let matched = wildcard
+        .then(|| unsafe { mpi_abi::status_source_and_tag(status) })
+        .flatten();
+    if let Some((matched_source, actual_tag)) = matched {
         if source == any_source {
             peer = matched_source;
             event.flags |= event_flags::ANY_SOURCE;
@@ -766,24 +753,34 @@ pub fn mpi_file_delete(
 // others only forward.
 
 static TYPE_F2C: AtomicUsize = AtomicUsize::new(0);
+static COMM_F2C: AtomicUsize = AtomicUsize::new(0);
 
-/// The C datatype of a Fortran datatype handle (`PMPI_Type_f2c`, resolved at run time).
+/// The C handle of a Fortran one: the same integer in the MPICH family, the named
+/// `PMPI_*_f2c` function (resolved at run time) in Open MPI; null if there is none.
+fn c_handle(fortran: c_int, cache: &AtomicUsize, f2c: &std::ffi::CStr) -> MpiHandle {
+    if mpi_abi::family() == Some(mpi_abi::Family::Mpich) {
+        return fortran as u32 as usize as MpiHandle;
+    }
+    let function = mpi_abi::cached_symbol(cache, f2c);
+    if function == 0 {
+        return std::ptr::null_mut();
+    }
+    type F2c = unsafe extern "C" fn(c_int) -> MpiHandle;
+    // SAFETY: converting the program's own Fortran handle.
+    unsafe { std::mem::transmute::<usize, F2c>(function)(fortran) }
+}
+
+/// The C datatype of a Fortran datatype handle (null if none is given).
 fn c_datatype(fortran: *const c_int) -> MpiHandle {
     if fortran.is_null() {
         return std::ptr::null_mut();
     }
-    let mut function = TYPE_F2C.load(Ordering::Relaxed);
-    if function == 0 {
-        // SAFETY: looking up a symbol by its NUL-terminated name.
-        function = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"PMPI_Type_f2c".as_ptr()) } as usize;
-        TYPE_F2C.store(function, Ordering::Relaxed);
-    }
-    if function == 0 {
-        return std::ptr::null_mut();
-    }
-    type TypeF2c = unsafe extern "C" fn(c_int) -> MpiHandle;
-    // SAFETY: converting the program's own Fortran handle.
-    unsafe { std::mem::transmute::<usize, TypeF2c>(function)(*fortran) }
+    c_handle(read_int(fortran), &TYPE_F2C, c"PMPI_Type_f2c")
+}
+
+/// The C communicator of a Fortran one.
+fn c_communicator(fortran: c_int) -> MpiHandle {
+    c_handle(fortran, &COMM_F2C, c"PMPI_Comm_f2c")
 }
 
 fn read_int(value: *const c_int) -> c_int {
@@ -964,23 +961,6 @@ pub fn fortran_collective(
         read_int(comm) as usize as MpiHandle,
         ret,
     )
-}
-
-static COMM_F2C: AtomicUsize = AtomicUsize::new(0);
-
-/// The C communicator of a Fortran one: the same integer in the MPICH family,
-/// `PMPI_Comm_f2c` (resolved at run time) in Open MPI.
-fn c_communicator(fortran: c_int) -> MpiHandle {
-    if mpi_abi::family() == Some(mpi_abi::Family::Mpich) {
-        return fortran as u32 as usize as MpiHandle;
-    }
-    let function = pmpi_function(&COMM_F2C, c"PMPI_Comm_f2c");
-    if function == 0 {
-        return std::ptr::null_mut();
-    }
-    type CommF2c = unsafe extern "C" fn(c_int) -> MpiHandle;
-    // SAFETY: converting the program's own Fortran handle.
-    unsafe { std::mem::transmute::<usize, CommF2c>(function)(fortran) }
 }
 
 /// Fortran `MPI_ALLTOALLV` and `MPI_REDUCE_SCATTER`: `counts[i]` elements for each rank `i`

@@ -17,7 +17,7 @@
 //! another MPI nothing is read through a pointer whose layout depends on it.
 
 use std::ffi::{c_int, c_void, CStr};
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
 /// The two ABI families cairn knows.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -34,6 +34,18 @@ const OTHER: u8 = 3;
 /// Looked up at the first MPI call (libmpi is loaded by then), then remembered: an MPI
 /// found in neither family (or loaded where `dlsym` cannot see it) stays unknown.
 static FAMILY: AtomicU8 = AtomicU8::new(NOT_LOOKED);
+
+/// A function's address (0 if absent), looked up once into `cache`: resolved at run time,
+/// so the library never links libmpi.
+pub fn cached_symbol(cache: &AtomicUsize, name: &CStr) -> usize {
+    let mut function = cache.load(Ordering::Relaxed);
+    if function == 0 {
+        // SAFETY: looking up a symbol by its NUL-terminated name.
+        function = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) } as usize;
+        cache.store(function, Ordering::Relaxed);
+    }
+    function
+}
 
 fn exported(name: &CStr) -> bool {
     // SAFETY: looking up a symbol by its NUL-terminated name.
@@ -159,13 +171,8 @@ pub fn c_file_of_fortran(handle: c_int) -> Option<usize> {
     if family()? != Family::Mpich {
         return None;
     }
-    static FILE_F2C: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let mut function = FILE_F2C.load(Ordering::Relaxed);
-    if function == 0 {
-        // SAFETY: looking up a symbol by its NUL-terminated name.
-        function = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"MPI_File_f2c".as_ptr()) } as usize;
-        FILE_F2C.store(function, Ordering::Relaxed);
-    }
+    static FILE_F2C: AtomicUsize = AtomicUsize::new(0);
+    let function = cached_symbol(&FILE_F2C, c"MPI_File_f2c");
     if function == 0 {
         return None;
     }

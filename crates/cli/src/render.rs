@@ -347,7 +347,10 @@ fn describe(trace: &Trace, event: &Event) -> String {
 }
 
 /// Prints the folded structure: loops with their counts, leaves with how many events they
-/// stand for and their mean duration. Files are shown as resolved on the first iteration.
+/// stand for (per rank of the `sharers` that share their statistics) and their mean
+/// duration, parts only some ranks have under their ranks. Files are shown as resolved on
+/// the first iteration.
+#[allow(clippy::too_many_arguments)]
 fn structure(
     (trace, stream): (&Trace, &Stream),
     symbols: &mut Symbolizer,
@@ -355,6 +358,7 @@ fn structure(
     relative: &mut Relative,
     depth: usize,
     all: bool,
+    sharers: u64,
     out: &mut impl Write,
 ) -> std::io::Result<()> {
     let indent = "  ".repeat(depth);
@@ -393,7 +397,7 @@ fn structure(
                     } else {
                         String::new()
                     },
-                    leaf.occurrences() / stream.members.max(1) as u64,
+                    leaf.occurrences() / sharers.max(1),
                     leaf.duration.mean / 1e3,
                     key.context,
                     symbols
@@ -402,19 +406,36 @@ fn structure(
                         .map_or(String::new(), |frame| format!(" in {}", frame.function))
                 )?;
             }
-            Item::Loop { count, body } => {
+            Item::Loop { count, body, ranks } => {
+                // A part of other ranks is shown as its first rank has it, without changing
+                // what the shown rank's files resolve to.
+                let mut theirs = relative.clone();
+                let inner_relative = if ranks.is_some() && count == 0 {
+                    &mut theirs
+                } else {
+                    &mut *relative
+                };
+                let sharers = ranks.map_or(sharers, |set| set.len());
                 // A loop whose events are all hidden (runtime noise) is not shown at all.
                 let mut inside = Vec::new();
                 structure(
                     (trace, stream),
                     symbols,
                     body,
-                    relative,
+                    inner_relative,
                     depth + 1,
                     all,
+                    sharers,
                     &mut inside,
                 )?;
-                if !inside.is_empty() {
+                if let Some(set) = ranks.filter(|_| !inside.is_empty()) {
+                    let base = trace.processes[stream.process as usize]
+                        .rank
+                        .map_or(0, |rank| rank as i64 - stream.rank_delta);
+                    writeln!(out, "{indent}only ranks {} {{", set.describe(base))?;
+                    out.write_all(&inside)?;
+                    writeln!(out, "{indent}}}")?;
+                } else if !inside.is_empty() {
                     writeln!(out, "{indent}loop ×{count} {{")?;
                     out.write_all(&inside)?;
                     writeln!(out, "{indent}}}")?;
@@ -558,6 +579,7 @@ pub fn dump(
                         &mut Relative::default(),
                         1,
                         all,
+                        stream.members as u64,
                         out,
                     )?;
                 }

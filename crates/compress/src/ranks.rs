@@ -15,41 +15,59 @@
 //! the statistics of all its ranks' occurrences (mean, min, max, variance, histogram), and a
 //! walk of one member sees its share of them.
 //!
-//! Grouping is greedy in input order: a stream joins the first group of its structure whose
-//! slopes it fits (a group of one takes its slopes from the second member), otherwise it
-//! starts a new group. Cost: one pass over each member's folded tree per group tried, so
-//! O(P · folded size · groups of the same structure).
+//! Ranks with different roles share a stream too (ScalaTrace aligns ranks' sequences the
+//! same way): a group is a sequence of parts, one per top-level node, each with the ranks
+//! that have it. A rank whose top-level nodes are not those of a group is aligned with the
+//! group's parts (longest common subsequence of their structures); the parts it matches and
+//! fits take it in, its other nodes become parts of its own, and the group's parts it lacks
+//! leave it out. Parts only some ranks have are written as a loop run once by a
+//! [`RankSet`] (rank 0 creating the shared file, every eighth rank aggregating Open MPI's
+//! collective writes), so such roles cost their own nodes, not a stream each with
+//! statistics of its own. A rank joins by alignment only if it matches at least half of
+//! the group's parts and of its own nodes (otherwise it starts a group): unrelated
+//! streams stay apart.
+//!
+//! Grouping is greedy in input order: a stream joins the first group of its partition
+//! whose parts it fits (a part of one rank takes its slopes from the second), otherwise it
+//! starts a new group. Cost: one pass over each member's folded tree per group tried, plus
+//! an alignment (parts × nodes, at most [`ALIGNMENT_CELLS`]) for a rank whose top-level
+//! structure differs, so O(P · folded size · groups) for SPMD programs.
 
 use std::hash::{Hash, Hasher};
 
 use crate::fold::{for_each_leaf_mut, Node};
 use crate::hash::{FastHasher, FastMap};
 use crate::stats::Stats;
-use crate::stream::{EventKey, FileRef, OffsetRef, RankSlopes};
+use crate::stream::{EventKey, FileRef, OffsetRef, RankSet, RankSlopes, Sharing};
 
 const FIELDS: usize = RankSlopes::FIELDS;
+
+/// Largest alignment (a group's parts times a rank's top-level nodes) tried: beyond it a
+/// rank whose structure differs starts a group of its own.
+pub const ALIGNMENT_CELLS: usize = 1 << 22;
+
+/// How many groups of a partition a rank is aligned with before it starts its own.
+const ALIGNMENTS_TRIED: usize = 8;
 
 /// One stream to merge, with this rank's own (concrete) keys.
 pub struct Member {
     pub rank: i64,
     /// Only members of the same partition merge (e.g. the thread's position in its process).
     pub partition: u64,
+    /// The member's own nodes. Its leaves' statistics are added to the group's: a member
+    /// of an already merged stream whose statistics another member carries has empty ones
+    /// ([`crate::stream::Body::member_nodes`]).
     pub nodes: Vec<Node<EventKey>>,
-    /// Whether this member's timing statistics are counted. Members that came from one
-    /// already merged stream share its statistics: only the first of them carries them.
-    pub carries_statistics: bool,
 }
 
-/// Streams that merged: the base member's tree with every member's statistics, and the
-/// slopes that give each member's values.
+/// Streams that merged: the members' parts with every member's statistics, and the slopes
+/// and rank sets that give each member's own values and nodes.
 pub struct Group {
     /// Indices of the members (into the input), in input order; the first is the base.
     pub members: Vec<usize>,
     pub base_rank: i64,
     pub nodes: Vec<Node<EventKey>>,
-    pub parameters: Vec<RankSlopes>,
-    /// How each loop's count changes with the rank, in pre-order.
-    pub loop_slopes: Vec<i64>,
+    pub sharing: Sharing,
 }
 
 /// How a member fits a group: its slopes, the leaves whose peer wraps round the job, and
@@ -120,19 +138,19 @@ fn flatten(nodes: &[Node<EventKey>], flat: &mut Flat) {
     }
 }
 
+/// One part of a forming group: a top-level node and the ranks that have it.
 struct Forming {
-    members: Vec<usize>,
-    /// The members' ranks, in the same order.
+    /// The ranks that have the part, increasing (equal ones only in a group without parts
+    /// of some ranks).
     ranks: Vec<i64>,
     base_rank: i64,
     base: Flat,
-    nodes: Vec<Node<EventKey>>,
-    /// Decided by the second member: of the leaves' values and of the loop counts.
+    node: Node<EventKey>,
+    /// Decided by the second rank: of the leaves' values and of the loop counts.
     slopes: Option<Vec<[i64; FIELDS]>>,
     loop_slopes: Vec<i64>,
     /// Per leaf, with absolute slowest ranks.
     statistics: Vec<Merged>,
-    carried: bool,
     /// Per leaf: the job size modulo which the peer wraps (0: it does not).
     moduli: Vec<i64>,
 }
@@ -251,7 +269,38 @@ impl Forming {
             })
     }
 
-    /// Adds a member's statistics (its tree's, read for `rank`).
+    /// A part of the node `item` of the rank `rank`.
+    fn new(rank: i64, mut item: Item) -> Forming {
+        let (leaves, loops) = (item.flat.values.len(), item.flat.loops.len());
+        let statistics = std::mem::take(&mut item.flat.statistics);
+        let mut part = Forming {
+            ranks: vec![rank],
+            base_rank: rank,
+            base: item.flat,
+            node: item.node,
+            slopes: None,
+            loop_slopes: vec![0; loops],
+            statistics: vec![Merged::default(); leaves],
+            moduli: vec![0; leaves],
+        };
+        part.add_statistics(rank, &statistics);
+        part
+    }
+
+    /// Takes in the rank `rank` whose node fitted as `fitted`.
+    fn admit(&mut self, rank: i64, fitted: Fitted, statistics: &[Merged], job_size: i64) {
+        for leaf in fitted.wrapping {
+            self.moduli[leaf] = job_size;
+        }
+        self.ranks.push(rank);
+        if self.slopes.is_none() && self.base_rank != rank {
+            self.slopes = Some(fitted.slopes);
+            self.loop_slopes = fitted.loop_slopes;
+        }
+        self.add_statistics(rank, statistics);
+    }
+
+    /// Adds a rank's statistics (its node's, read for `rank`).
     fn add_statistics(&mut self, rank: i64, statistics: &[Merged]) {
         for (merged, leaf) in self.statistics.iter_mut().zip(statistics) {
             if leaf.duration.count > 0
@@ -262,24 +311,25 @@ impl Forming {
             merged.duration.merge(&leaf.duration);
             merged.gap.merge(&leaf.gap);
         }
-        self.carried = true;
     }
 
-    fn finish(mut self) -> Group {
-        let mut table: Vec<RankSlopes> = Vec::new();
-        let mut indices: FastMap<RankSlopes, u32> = FastMap::default();
+    /// The part's node with merged statistics and its slopes (added to `table`), and its
+    /// loops' count slopes in pre-order. Values are stored as the part's first rank has
+    /// them.
+    fn finish(
+        mut self,
+        table: &mut Vec<RankSlopes>,
+        indices: &mut FastMap<RankSlopes, u32>,
+    ) -> (Node<EventKey>, Vec<i64>) {
         let slopes = self.slopes.take();
         let mut index = 0;
         let statistics = &self.statistics;
-        let carried = self.carried;
         let base_rank = self.base_rank;
         let moduli = &self.moduli;
-        for_each_leaf_mut(&mut self.nodes, &mut |leaf| {
-            if carried {
-                leaf.duration = statistics[index].duration;
-                leaf.gap = statistics[index].gap;
-                leaf.slowest = statistics[index].slowest.wrapping_sub(base_rank);
-            }
+        for_each_leaf_mut(std::slice::from_mut(&mut self.node), &mut |leaf| {
+            leaf.duration = statistics[index].duration;
+            leaf.gap = statistics[index].gap;
+            leaf.slowest = statistics[index].slowest.wrapping_sub(base_rank);
             // A member expanded from a shared stream still names that stream's slopes.
             leaf.key.parameters = 0;
             if let Some(row) = slopes.as_ref().map(|slopes| slopes[index]) {
@@ -295,12 +345,226 @@ impl Forming {
             }
             index += 1;
         });
+        (self.node, self.loop_slopes)
+    }
+}
+
+/// One top-level node of a member, reduced for comparison.
+struct Item {
+    flat: Flat,
+    /// Of `flat.shape`: equal shapes, equal hashes.
+    hash: u64,
+    node: Node<EventKey>,
+}
+
+fn items_of(nodes: Vec<Node<EventKey>>) -> Vec<Item> {
+    nodes
+        .into_iter()
+        .map(|node| {
+            let mut flat = Flat::default();
+            flatten(std::slice::from_ref(&node), &mut flat);
+            let mut hasher = FastHasher::default();
+            flat.shape.hash(&mut hasher);
+            Item {
+                flat,
+                hash: hasher.finish(),
+                node,
+            }
+        })
+        .collect()
+}
+
+/// A group being formed: its members and its parts in order.
+struct Candidate {
+    partition: u64,
+    members: Vec<usize>,
+    ranks: Vec<i64>,
+    parts: Vec<Forming>,
+}
+
+/// One step of an alignment of a group's parts with a member's items.
+#[derive(Clone, Copy)]
+enum Step {
+    Both(usize, usize),
+    Part(usize),
+    Item(usize),
+}
+
+/// The longest common subsequence of `parts` and `items` by hash, as steps in order (the
+/// group's unmatched parts before the member's between two matches).
+fn align(parts: &[u64], items: &[u64]) -> Vec<Step> {
+    if parts == items {
+        return (0..parts.len()).map(|index| Step::Both(index, index)).collect();
+    }
+    let (n, m) = (parts.len(), items.len());
+    // lengths[i][j]: LCS of parts[i..] and items[j..].
+    let width = m + 1;
+    let mut lengths = vec![0u32; (n + 1) * width];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            lengths[i * width + j] = if parts[i] == items[j] {
+                lengths[(i + 1) * width + j + 1] + 1
+            } else {
+                lengths[(i + 1) * width + j].max(lengths[i * width + j + 1])
+            };
+        }
+    }
+    let (mut i, mut j) = (0, 0);
+    let mut steps = Vec::with_capacity(n.max(m));
+    while i < n || j < m {
+        if i < n && j < m && parts[i] == items[j] {
+            steps.push(Step::Both(i, j));
+            (i, j) = (i + 1, j + 1);
+        } else if j == m || (i < n && lengths[(i + 1) * width + j] >= lengths[i * width + j + 1]) {
+            steps.push(Step::Part(i));
+            i += 1;
+        } else {
+            steps.push(Step::Item(j));
+            j += 1;
+        }
+    }
+    steps
+}
+
+impl Candidate {
+    fn restricted(&self) -> bool {
+        self.parts
+            .iter()
+            .any(|part| part.ranks.len() != self.ranks.len())
+    }
+
+    /// Tries to take in `items` of the rank `rank`; gives them back if they do not fit.
+    fn join(
+        &mut self,
+        member: usize,
+        rank: i64,
+        items: Vec<Item>,
+        job_size: i64,
+    ) -> Result<(), Vec<Item>> {
+        let hashes: Vec<u64> = items.iter().map(|item| item.hash).collect();
+        let same_shape = self.parts.len() == items.len()
+            && self
+                .parts
+                .iter()
+                .zip(&items)
+                .all(|(part, item)| part.base.shape == item.flat.shape);
+        // Parts of some ranks tell ranks apart by their distance from the base rank: a rank
+        // that is not above the others may only join a group of equal parts, fitting all.
+        let distinct = self.ranks.last().is_some_and(|last| rank > *last);
+        if !same_shape && (!distinct || self.parts.len() * items.len() > ALIGNMENT_CELLS) {
+            return Err(items);
+        }
+        let part_hashes: Vec<u64> = self
+            .parts
+            .iter()
+            .map(|part| {
+                let mut hasher = FastHasher::default();
+                part.base.shape.hash(&mut hasher);
+                hasher.finish()
+            })
+            .collect();
+        let steps = align(&part_hashes, &hashes);
+        let mut fits: Vec<Option<Fitted>> = Vec::with_capacity(steps.len());
+        let mut matched = 0;
+        for step in &steps {
+            let fitted = match *step {
+                Step::Both(part, item) if self.parts[part].base.shape == items[item].flat.shape => {
+                    let flat = &items[item].flat;
+                    self.parts[part].fit(rank, &flat.values, &flat.loops, job_size)
+                }
+                _ => None,
+            };
+            matched += fitted.is_some() as usize;
+            fits.push(fitted);
+        }
+        let everything = matched == steps.len();
+        let enough = distinct && 2 * matched >= self.parts.len().max(items.len());
+        if !(everything && (distinct || !self.restricted())) && !enough {
+            return Err(items);
+        }
+        let mut items: Vec<Option<Item>> = items.into_iter().map(Some).collect();
+        let mut old_parts: Vec<Option<Forming>> =
+            std::mem::take(&mut self.parts).into_iter().map(Some).collect();
+        for (step, fitted) in steps.into_iter().zip(fits) {
+            match (step, fitted) {
+                (Step::Both(part, item), Some(fitted)) => {
+                    let mut part = old_parts[part].take().expect("each part is aligned once");
+                    let item = items[item].take().expect("each item is aligned once");
+                    part.admit(rank, fitted, &item.flat.statistics, job_size);
+                    self.parts.push(part);
+                }
+                (Step::Both(part, item), None) => {
+                    self.parts.push(old_parts[part].take().expect("aligned once"));
+                    let item = items[item].take().expect("aligned once");
+                    self.parts.push(Forming::new(rank, item));
+                }
+                (Step::Part(part), _) => {
+                    self.parts.push(old_parts[part].take().expect("aligned once"));
+                }
+                (Step::Item(item), _) => {
+                    let item = items[item].take().expect("aligned once");
+                    self.parts.push(Forming::new(rank, item));
+                }
+            }
+        }
+        self.members.push(member);
+        self.ranks.push(rank);
+        Ok(())
+    }
+
+    fn finish(self) -> Group {
+        let base_rank = self.ranks[0];
+        let everyone = self.ranks.len();
+        let mut sharing = Sharing::default();
+        let mut indices: FastMap<RankSlopes, u32> = FastMap::default();
+        let mut set_indices: FastMap<Vec<i64>, u32> = FastMap::default();
+        let mut nodes = Vec::with_capacity(self.parts.len());
+        // Consecutive parts of the same ranks share one loop run once.
+        let mut pending: Option<(Vec<i64>, Vec<Node<EventKey>>, Vec<i64>)> = None;
+        let flush = |pending: &mut Option<(Vec<i64>, Vec<Node<EventKey>>, Vec<i64>)>,
+                     sharing: &mut Sharing,
+                     set_indices: &mut FastMap<Vec<i64>, u32>,
+                     nodes: &mut Vec<Node<EventKey>>| {
+            if let Some((ranks, body, loop_slopes)) = pending.take() {
+                let deltas: Vec<i64> = ranks.iter().map(|rank| rank - base_rank).collect();
+                let set = *set_indices.entry(deltas).or_insert_with_key(|deltas| {
+                    sharing.rank_sets.push(RankSet::from_sorted(deltas));
+                    sharing.rank_sets.len() as u32
+                });
+                sharing.loop_slopes.push(0);
+                sharing.loop_ranks.push(set);
+                sharing
+                    .loop_ranks
+                    .extend(std::iter::repeat(0).take(loop_slopes.len()));
+                sharing.loop_slopes.extend(loop_slopes);
+                nodes.push(Node::Loop { count: 1, body });
+            }
+        };
+        for part in self.parts {
+            let ranks = part.ranks.clone();
+            let (node, loop_slopes) = part.finish(&mut sharing.parameters, &mut indices);
+            if ranks.len() == everyone {
+                flush(&mut pending, &mut sharing, &mut set_indices, &mut nodes);
+                sharing
+                    .loop_ranks
+                    .extend(std::iter::repeat(0).take(loop_slopes.len()));
+                sharing.loop_slopes.extend(loop_slopes);
+                nodes.push(node);
+                continue;
+            }
+            if pending.as_ref().is_some_and(|(same, _, _)| *same != ranks) {
+                flush(&mut pending, &mut sharing, &mut set_indices, &mut nodes);
+            }
+            let (_, body, slopes) = pending.get_or_insert_with(|| (ranks, Vec::new(), Vec::new()));
+            body.push(node);
+            slopes.extend(loop_slopes);
+        }
+        flush(&mut pending, &mut sharing, &mut set_indices, &mut nodes);
         Group {
             members: self.members,
-            base_rank: self.base_rank,
-            nodes: self.nodes,
-            parameters: table,
-            loop_slopes: self.loop_slopes,
+            base_rank,
+            nodes,
+            sharing,
         }
     }
 }
@@ -309,70 +573,51 @@ impl Forming {
 /// streams. `job_size` (the number of ranks, if known) lets MPI peers wrap round it: a ring's
 /// last rank sends to rank 0 and its first receives from the last, and with the peer kept
 /// modulo the job size they share the others' stream.
-/// Members are taken one at a time: memory is the groups' base trees plus one member.
+/// Members are taken one at a time: memory is the groups' parts plus one member.
 pub fn merge_ranks(members: impl IntoIterator<Item = Member>, job_size: Option<i64>) -> Vec<Group> {
     let job_size = job_size.unwrap_or(0);
-    // (partition, shape hash) → indices into `forming`.
-    let mut buckets: FastMap<(u64, u64), Vec<usize>> = FastMap::default();
-    let mut forming: Vec<Forming> = Vec::new();
+    let mut candidates: Vec<Candidate> = Vec::new();
+    // partition → indices into `candidates`, in creation order.
+    let mut partitions: FastMap<u64, Vec<usize>> = FastMap::default();
     for (index, member) in members.into_iter().enumerate() {
-        let mut flat = Flat::default();
-        flatten(&member.nodes, &mut flat);
-        let mut hasher = FastHasher::default();
-        flat.shape.hash(&mut hasher);
-        let bucket = buckets
-            .entry((member.partition, hasher.finish()))
-            .or_default();
-        let joined = bucket.iter().copied().find_map(|candidate| {
-            let group = &forming[candidate];
-            if group.base.shape != flat.shape {
-                return None;
+        let mut items = items_of(member.nodes);
+        let groups = partitions.entry(member.partition).or_default();
+        let mut joined = false;
+        let mut alignments = 0;
+        for &candidate in groups.iter() {
+            let group = &mut candidates[candidate];
+            debug_assert_eq!(group.partition, member.partition);
+            let same_shape = group.parts.len() == items.len();
+            if !same_shape {
+                if alignments == ALIGNMENTS_TRIED {
+                    continue;
+                }
+                alignments += 1;
             }
-            group
-                .fit(member.rank, &flat.values, &flat.loops, job_size)
-                .map(|fitted| (candidate, fitted))
-        });
-        match joined {
-            Some((candidate, fitted)) => {
-                let group = &mut forming[candidate];
-                for leaf in fitted.wrapping {
-                    group.moduli[leaf] = job_size;
+            match group.join(index, member.rank, items, job_size) {
+                Ok(()) => {
+                    joined = true;
+                    items = Vec::new();
+                    break;
                 }
-                group.members.push(index);
-                group.ranks.push(member.rank);
-                if group.slopes.is_none() && group.base_rank != member.rank {
-                    group.slopes = Some(fitted.slopes);
-                    group.loop_slopes = fitted.loop_slopes;
-                }
-                if member.carries_statistics {
-                    group.add_statistics(member.rank, &flat.statistics);
-                }
-            }
-            None => {
-                let (leaves, loops) = (flat.values.len(), flat.loops.len());
-                let mut group = Forming {
-                    members: vec![index],
-                    ranks: vec![member.rank],
-                    base_rank: member.rank,
-                    base: flat,
-                    nodes: Vec::new(),
-                    slopes: None,
-                    loop_slopes: vec![0; loops],
-                    statistics: vec![Merged::default(); leaves],
-                    carried: false,
-                    moduli: vec![0; leaves],
-                };
-                if member.carries_statistics {
-                    let statistics = std::mem::take(&mut group.base.statistics);
-                    group.add_statistics(member.rank, &statistics);
-                }
-                group.nodes = member.nodes;
-                bucket.push(forming.len());
-                forming.push(group);
+                Err(returned) => items = returned,
             }
         }
+        if !joined {
+            let parts = items
+                .into_iter()
+                .map(|item| Forming::new(member.rank, item))
+                .collect();
+            groups.push(candidates.len());
+            candidates.push(Candidate {
+                partition: member.partition,
+                members: vec![index],
+                ranks: vec![member.rank],
+                parts,
+            });
+        }
     }
-    forming.into_iter().map(Forming::finish).collect()
+    candidates.into_iter().map(Candidate::finish).collect()
 }
 
 #[cfg(test)]
@@ -444,8 +689,7 @@ mod tests {
             .map(|(rank, (_, stream))| Member {
                 rank: rank as i64,
                 partition: 0,
-                nodes: stream.nodes().to_nodes(),
-                carries_statistics: true,
+                nodes: stream.nodes().member_nodes(true),
             })
             .collect()
     }
@@ -465,7 +709,7 @@ mod tests {
     }
 
     #[test]
-    fn spmd_ranks_merge_into_a_constant_number_of_groups_and_expand_exactly() {
+    fn spmd_ranks_merge_into_one_group_and_expand_exactly() {
         for ranks in [2i64, 3, 8, 64] {
             let streams: Vec<(Vec<Event>, EncodedStream)> = (0..ranks)
                 .map(|rank| {
@@ -475,9 +719,17 @@ mod tests {
                 })
                 .collect();
             let groups = merge_ranks(members_of(&streams), Some(ranks));
-            // Rank 0 (it writes a header) and all the others: the last rank's peer wraps
-            // to 0, which the peer kept modulo the job size covers.
-            assert_eq!(groups.len(), 2, "{ranks} ranks");
+            // Rank 0 writes a header: a part of its own, and its first block write follows
+            // the header where the others' is their first access to the file, so that
+            // part is all other ranks'. The last rank's peer wraps to 0, which the peer
+            // kept modulo the job size covers.
+            assert_eq!(groups.len(), 1, "{ranks} ranks");
+            let others: Vec<i64> = (1..ranks).collect();
+            assert_eq!(
+                groups[0].sharing.rank_sets,
+                vec![RankSet::from_sorted(&[0]), RankSet::from_sorted(&others)]
+            );
+            assert_eq!(groups[0].sharing.loop_ranks.iter().filter(|set| **set > 0).count(), 2);
             let mut covered = 0;
             for group in &groups {
                 let shared = group.members.len() > 1;
@@ -485,22 +737,29 @@ mod tests {
                     &group.nodes,
                     0,
                     0,
-                    &group.parameters,
-                    &group.loop_slopes,
+                    &group.sharing,
                     shared,
                 );
                 let merged = EncodedStream::from_bytes(merged.bytes().to_vec()).unwrap();
-                // Durations grow with the rank: every leaf's slowest is the group's highest
-                // rank, read back for any member as its distance from that member.
+                // Durations grow with the rank: every leaf's slowest is the highest rank that
+                // has it (rank 0 alone has the header), read back for any member as its
+                // distance from that member.
                 let highest = group.members.iter().max().copied().unwrap() as i64;
                 for member in &group.members {
                     let delta = *member as i64 - group.base_rank;
                     let mut slowest = Vec::new();
                     crate::fold::for_each_occurrence(
-                        &merged.nodes_for_rank(delta).to_nodes(),
+                        &merged.nodes_for_rank(delta).member_nodes(true),
                         &mut |leaf| slowest.push(*member as i64 + leaf.slowest),
                     );
-                    assert!(slowest.iter().all(|rank| *rank == highest), "{slowest:?}");
+                    // Rank 0's own parts: it is the only rank, so the slowest.
+                    let own = slowest.iter().filter(|rank| **rank == 0).count();
+                    assert_eq!(own > 0, *member == 0, "{slowest:?}");
+                    assert_eq!(
+                        slowest.iter().filter(|rank| **rank == highest).count(),
+                        slowest.len() - own,
+                        "{slowest:?}"
+                    );
                 }
                 let events_in_group: u64 = group
                     .members
@@ -543,13 +802,12 @@ mod tests {
         let groups = merge_ranks(members_of(&streams), Some(6));
         assert_eq!(groups.len(), 1);
         let group = &groups[0];
-        assert!(group.loop_slopes.contains(&2), "{:?}", group.loop_slopes);
+        assert!(group.sharing.loop_slopes.contains(&2), "{:?}", group.sharing.loop_slopes);
         let merged = EncodedStream::from_nodes(
             &group.nodes,
             0,
             0,
-            &group.parameters,
-            &group.loop_slopes,
+            &group.sharing,
             true,
         );
         let merged = EncodedStream::from_bytes(merged.bytes().to_vec()).unwrap();
@@ -564,17 +822,69 @@ mod tests {
     }
 
     #[test]
-    fn different_structures_do_not_merge() {
-        // Rank 0 writes a header the others do not.
-        let members: Vec<Member> = [0i64, 1]
+    fn unrelated_streams_do_not_merge() {
+        // Rank 1 does something else altogether: a loop of reads of another file.
+        let other: Vec<Event> = (0..20)
+            .map(|step| Event {
+                call: 1,
+                start: 10 * step,
+                duration: 3,
+                file: Some(7),
+                handle: 9,
+                offset: 512 * step as i64,
+                request: 512,
+                result: 512,
+                errno: 0,
+                context: 8,
+                aux: 0,
+                flags: 0,
+            })
+            .collect();
+        let members = vec![
+            Member {
+                rank: 0,
+                partition: 0,
+                nodes: encode(&rank_events(0, 4, 5)).nodes().member_nodes(true),
+            },
+            Member {
+                rank: 1,
+                partition: 0,
+                nodes: encode(&other).nodes().member_nodes(true),
+            },
+        ];
+        assert_eq!(merge_ranks(members, Some(4)).len(), 2);
+    }
+
+    #[test]
+    fn ranks_not_above_the_others_do_not_split_parts() {
+        // Two streams of rank 1 (say a forked child's): the second cannot be told apart by
+        // rank, so it joins only where it fits every part.
+        let members: Vec<Member> = [0i64, 1, 1]
             .iter()
             .map(|rank| Member {
                 rank: *rank,
                 partition: 0,
-                nodes: encode(&rank_events(*rank, 4, 5)).nodes().to_nodes(),
-                carries_statistics: true,
+                nodes: encode(&rank_events(*rank, 4, 5)).nodes().member_nodes(true),
             })
             .collect();
-        assert_eq!(merge_ranks(members, Some(4)).len(), 2);
+        let groups = merge_ranks(members, Some(4));
+        assert_eq!(groups.len(), 2);
+        assert_eq!(groups[0].members, vec![0, 1]);
+        assert_eq!(groups[1].members, vec![2]);
+    }
+
+    #[test]
+    fn rank_sets_hold_their_ranks() {
+        for deltas in [vec![0], vec![0, 8, 16, 24], vec![1, 2, 3, 7, 9, 20], vec![5, 6]] {
+            let set = RankSet::from_sorted(&deltas);
+            for delta in -2..30 {
+                assert_eq!(set.contains(delta), deltas.contains(&delta), "{deltas:?} {delta}");
+            }
+            assert_eq!(set.len(), deltas.len() as u64);
+            assert_eq!(set.first(), deltas[0]);
+            assert_eq!(set.ranks(0).collect::<Vec<_>>(), deltas);
+        }
+        assert_eq!(RankSet::from_sorted(&[0, 8, 16, 24]).describe(0), "0-24/8");
+        assert_eq!(RankSet::from_sorted(&[1, 2, 3, 7]).describe(1), "2-4,8");
     }
 }

@@ -166,6 +166,128 @@ impl RankSlopes {
     }
 }
 
+/// Ranks, as distances from a shared stream's base rank, in runs of (first, count, stride):
+/// which members have a part of the stream that not all of them have (rank 0 creating a
+/// file, every eighth rank aggregating a collective write).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct RankSet {
+    runs: Vec<(i64, u64, i64)>,
+}
+
+impl RankSet {
+    /// Largest number of runs a stored set may have (a set of arbitrary ranks is a run each).
+    const MAX_RUNS: usize = 1 << 20;
+
+    /// The set of `deltas`, which must be strictly increasing.
+    pub fn from_sorted(deltas: &[i64]) -> RankSet {
+        let mut runs: Vec<(i64, u64, i64)> = Vec::new();
+        for &delta in deltas {
+            if let Some(run) = runs.last_mut() {
+                let (first, count, stride) = *run;
+                if count == 1 && delta > first {
+                    *run = (first, 2, delta - first);
+                    continue;
+                }
+                if count > 1 && first + count as i64 * stride == delta {
+                    run.1 += 1;
+                    continue;
+                }
+            }
+            runs.push((delta, 1, 0));
+        }
+        RankSet { runs }
+    }
+
+    pub fn contains(&self, delta: i64) -> bool {
+        self.runs.iter().any(|&(first, count, stride)| {
+            let offset = delta - first;
+            match stride {
+                0 => offset == 0,
+                _ => offset % stride == 0 && (0..count as i64).contains(&(offset / stride)),
+            }
+        })
+    }
+
+    /// The lowest member: the values of the part are stored as this rank has them.
+    pub fn first(&self) -> i64 {
+        self.runs.first().map_or(0, |run| run.0)
+    }
+
+    /// How many ranks the set holds.
+    pub fn len(&self) -> u64 {
+        self.runs.iter().map(|run| run.1).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.runs.is_empty()
+    }
+
+    /// The ranks in order, each `base` plus its distance.
+    pub fn ranks(&self, base: i64) -> impl Iterator<Item = i64> + '_ {
+        self.runs.iter().flat_map(move |&(first, count, stride)| {
+            (0..count as i64).map(move |index| base + first + index * stride)
+        })
+    }
+
+    /// The runs as `a`, `a-b` (stride 1) or `a-b/s`, comma-separated, each rank `base` plus
+    /// its distance.
+    pub fn describe(&self, base: i64) -> String {
+        let runs: Vec<String> = self
+            .runs
+            .iter()
+            .map(|&(first, count, stride)| {
+                let (low, high) = (base + first, base + first + (count as i64 - 1) * stride);
+                match (count, stride) {
+                    (1, _) => low.to_string(),
+                    (2, _) => format!("{low},{high}"),
+                    (_, 1) => format!("{low}-{high}"),
+                    _ => format!("{low}-{high}/{stride}"),
+                }
+            })
+            .collect();
+        runs.join(",")
+    }
+
+    fn encode(&self, out: &mut ByteWriter) {
+        out.u64(self.runs.len() as u64);
+        for &(first, count, stride) in &self.runs {
+            out.i64(first);
+            out.u64(count);
+            out.i64(stride);
+        }
+    }
+
+    fn decode(reader: &mut ByteReader) -> Result<RankSet> {
+        // Each run takes at least three bytes.
+        let runs = reader.u64()?;
+        if runs == 0 || runs as usize > Self::MAX_RUNS || runs as usize > reader.remaining() / 3 {
+            return Err(reader.corrupt("rank set size out of range"));
+        }
+        let mut set = RankSet::default();
+        for _ in 0..runs {
+            let (first, count, stride) = (reader.i64()?, reader.u64()?, reader.i64()?);
+            if count == 0 || count > u32::MAX as u64 {
+                return Err(reader.corrupt("rank set run out of range"));
+            }
+            set.runs.push((first, count, stride));
+        }
+        Ok(set)
+    }
+}
+
+/// What a stream several ranks share keeps besides its nodes: how leaf values and loop
+/// counts change with the rank, and which parts only some ranks have.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Sharing {
+    pub parameters: Vec<RankSlopes>,
+    /// How each loop's count changes with the rank, in pre-order (missing ones are 0).
+    pub loop_slopes: Vec<i64>,
+    /// Per loop in pre-order: 0, or 1 + the index into `rank_sets` of the only ranks that
+    /// have it (such a loop runs once for them and not at all for the others).
+    pub loop_ranks: Vec<u32>,
+    pub rank_sets: Vec<RankSet>,
+}
+
 /// The access starts exactly where the previous one in the same direction ended.
 pub const CONSECUTIVE: u8 = 1;
 /// The access starts at or after where the previous one in the same direction ended.
@@ -395,15 +517,32 @@ fn decode_key(reader: &mut ByteReader) -> Result<EventKey> {
 }
 
 /// Writes finished nodes: keys by dictionary index where possible.
-#[derive(Default)]
 struct NodeWriter<'a> {
     dictionary: FastMap<EventKey, u64>,
     /// Writing a stream several ranks share: leaves say which rank was slowest and loops
-    /// how their count changes with the rank.
+    /// how their count changes with the rank and which ranks have them.
     shared: bool,
-    /// The loops' count slopes, in pre-order (missing ones are 0).
-    loop_slopes: &'a [i64],
+    sharing: &'a Sharing,
     loops_written: usize,
+}
+
+/// A stream of one rank shares nothing.
+static NOT_SHARED: Sharing = Sharing {
+    parameters: Vec::new(),
+    loop_slopes: Vec::new(),
+    loop_ranks: Vec::new(),
+    rank_sets: Vec::new(),
+};
+
+impl Default for NodeWriter<'_> {
+    fn default() -> Self {
+        NodeWriter {
+            dictionary: FastMap::default(),
+            shared: false,
+            sharing: &NOT_SHARED,
+            loops_written: 0,
+        }
+    }
 }
 
 impl NodeWriter<'_> {
@@ -430,11 +569,9 @@ impl NodeWriter<'_> {
                 }
             }
             Node::Loop { count, body } => {
-                let slope = self
-                    .loop_slopes
-                    .get(self.loops_written)
-                    .copied()
-                    .unwrap_or(0);
+                let index = self.loops_written;
+                let slope = self.sharing.loop_slopes.get(index).copied().unwrap_or(0);
+                let ranks = self.sharing.loop_ranks.get(index).copied().unwrap_or(0);
                 self.loops_written += 1;
                 let mut inner = ByteWriter::new();
                 for child in body {
@@ -444,6 +581,7 @@ impl NodeWriter<'_> {
                 out.u64(body.len() as u64);
                 if self.shared {
                     out.i64(slope);
+                    out.u64(ranks as u64);
                 }
                 out.bytes(&inner.buffer);
             }
@@ -611,7 +749,7 @@ impl StreamEncoder {
             self.last_end,
             self.count,
             self.top_level_nodes,
-            &[],
+            &NOT_SHARED,
             false,
             &self.body.buffer,
         )
@@ -619,13 +757,13 @@ impl StreamEncoder {
 }
 
 /// A stream's bytes: its header, its rank-slope table (its length doubled, plus 1 if
-/// several ranks share the stream), then its top-level nodes.
+/// several ranks share the stream), if shared its rank sets, then its top-level nodes.
 fn assemble(
     first_start: u64,
     last_end: u64,
     count: u64,
     top_level_nodes: u64,
-    parameters: &[RankSlopes],
+    sharing: &Sharing,
     shared: bool,
     body: &[u8],
 ) -> EncodedStream {
@@ -634,12 +772,18 @@ fn assemble(
     out.u64(last_end.saturating_sub(first_start));
     out.u64(count);
     out.u64(top_level_nodes);
-    out.u64((parameters.len() as u64) << 1 | shared as u64);
-    for slopes in parameters {
+    out.u64((sharing.parameters.len() as u64) << 1 | shared as u64);
+    for slopes in &sharing.parameters {
         for value in slopes.to_array() {
             out.i64(value);
         }
         out.u64(slopes.peer_modulus as u64);
+    }
+    if shared {
+        out.u64(sharing.rank_sets.len() as u64);
+        for set in &sharing.rank_sets {
+            set.encode(&mut out);
+        }
     }
     out.buffer.extend_from_slice(body);
     EncodedStream::from_bytes(out.into_inner()).expect("a stream this encoder wrote reads back")
@@ -651,7 +795,13 @@ fn assemble(
 #[allow(clippy::large_enum_variant)]
 pub enum Item<'a> {
     Leaf(Leaf<EventKey>),
-    Loop { count: u64, body: Body<'a> },
+    /// `count` is the walked rank's (0 if the loop is only some ranks' and not its own);
+    /// `ranks`: the only ranks that have the loop (they run it once), if not all.
+    Loop {
+        count: u64,
+        body: Body<'a>,
+        ranks: Option<&'a RankSet>,
+    },
 }
 
 /// A sequence of encoded nodes (a stream's top level, or a loop's body); walking it twice
@@ -661,8 +811,10 @@ pub struct Body<'a> {
     data: &'a [u8],
     nodes: u64,
     dictionary: &'a [EventKey],
-    /// The stream's rank slopes and how far the walked rank is from its base rank.
+    /// The stream's rank slopes and sets, and how far the walked rank is from its base
+    /// rank (inside a part only some ranks have: from the first of them).
     parameters: &'a [RankSlopes],
+    rank_sets: &'a [RankSet],
     shared: bool,
     rank_delta: i64,
 }
@@ -683,17 +835,61 @@ impl<'a> Body<'a> {
         (0..self.nodes).map_while(move |_| read_item(&mut reader, &body).ok())
     }
 
-    /// The nodes as a tree (memory proportional to the folded size, not the event count).
+    /// The nodes as stored (memory proportional to the folded size, not the event count):
+    /// a part only some ranks have stays a loop run once, to be written back with the
+    /// stream's [`Sharing`].
     pub fn to_nodes(&self) -> Vec<Node<EventKey>> {
         self.iter()
             .map(|item| match item {
                 Item::Leaf(leaf) => Node::Leaf(leaf),
-                Item::Loop { count, body } => Node::Loop {
-                    count,
+                Item::Loop { count, body, ranks } => Node::Loop {
+                    count: if ranks.is_some() { 1 } else { count },
                     body: body.to_nodes(),
                 },
             })
             .collect()
+    }
+
+    /// The walked rank's own nodes: parts of other ranks left out, its own parts inlined.
+    /// Statistics are shared by the ranks that have a leaf; a rank carries them (keeps
+    /// them in its leaves, others get empty ones) for the parts it is the first rank of,
+    /// and, if `carries_statistics`, for the parts all ranks have.
+    pub fn member_nodes(&self, carries_statistics: bool) -> Vec<Node<EventKey>> {
+        let mut nodes = Vec::new();
+        self.member_nodes_into(carries_statistics, &mut nodes);
+        nodes
+    }
+
+    fn member_nodes_into(&self, carries_statistics: bool, nodes: &mut Vec<Node<EventKey>>) {
+        for item in self.iter() {
+            match item {
+                Item::Leaf(mut leaf) => {
+                    if !carries_statistics {
+                        leaf.duration = Stats::default();
+                        leaf.gap = Stats::default();
+                    }
+                    nodes.push(Node::Leaf(leaf));
+                }
+                Item::Loop {
+                    count,
+                    body,
+                    ranks: Some(_),
+                } => {
+                    if count > 0 {
+                        body.member_nodes_into(body.rank_delta == 0, nodes);
+                    }
+                }
+                Item::Loop {
+                    count,
+                    body,
+                    ranks: None,
+                } => {
+                    let mut inner = Vec::new();
+                    body.member_nodes_into(carries_statistics, &mut inner);
+                    nodes.push(Node::Loop { count, body: inner });
+                }
+            }
+        }
     }
 }
 
@@ -722,17 +918,36 @@ fn read_item<'a>(reader: &mut ByteReader<'a>, outer: &Body<'a>) -> Result<Item<'
             .ok_or_else(|| reader.corrupt("key index out of range"))?,
         TAG_LOOP => {
             let nodes = reader.u64()?;
-            let slope = if outer.shared { reader.i64()? } else { 0 };
+            let (slope, ranks) = if outer.shared {
+                (reader.i64()?, reader.u64()?)
+            } else {
+                (0, 0)
+            };
             let data = reader.bytes()?;
             // In a stream ranks share, the count may be affine in the rank.
-            let count = (tag >> 2) as i128 + slope as i128 * outer.rank_delta as i128;
+            let mut count = (tag >> 2) as i128 + slope as i128 * outer.rank_delta as i128;
+            let mut rank_delta = outer.rank_delta;
+            let ranks = (ranks as usize)
+                .checked_sub(1)
+                .and_then(|index| outer.rank_sets.get(index));
+            // A part only some ranks have stores its values as the first of them has them;
+            // a rank without it sees it as that rank does (to show), run no times.
+            if let Some(set) = ranks {
+                if set.contains(rank_delta) {
+                    rank_delta -= set.first();
+                } else {
+                    (count, rank_delta) = (0, 0);
+                }
+            }
             return Ok(Item::Loop {
                 count: count.clamp(0, u64::MAX as i128) as u64,
                 body: Body {
                     data,
                     nodes,
+                    rank_delta,
                     ..*outer
                 },
+                ranks,
             });
         }
         _ => decode_key(reader)?,
@@ -755,11 +970,10 @@ pub struct EncodedStream {
     body_start: usize,
     top_level_nodes: u64,
     dictionary: Vec<EventKey>,
-    parameters: Vec<RankSlopes>,
     /// Several ranks share the stream: its leaves say which rank was slowest.
     shared: bool,
-    /// How each loop's count changes with the rank, in pre-order (all 0 unless shared).
-    loop_slopes: Vec<i64>,
+    /// Rank slopes, loops' count slopes and rank sets (all empty or 0 unless shared).
+    sharing: Sharing,
     pub first_start: u64,
     pub last_end: u64,
     /// Events the stream stands for.
@@ -795,6 +1009,16 @@ impl EncodedStream {
                 .map_err(|_| reader.corrupt("peer modulus out of range"))?;
             parameters.push(slopes);
         }
+        let mut rank_sets = Vec::new();
+        if shared {
+            let sets = reader.u64()?;
+            if sets as usize > reader.remaining() / 4 {
+                return Err(reader.corrupt("rank sets larger than the stream"));
+            }
+            for _ in 0..sets {
+                rank_sets.push(RankSet::decode(&mut reader)?);
+            }
+        }
         let body_start = data.len() - reader.remaining();
         struct Check {
             dictionary: Vec<EventKey>,
@@ -802,7 +1026,9 @@ impl EncodedStream {
             max_context: u32,
             parameters: usize,
             shared: bool,
+            rank_sets: usize,
             loop_slopes: Vec<i64>,
+            loop_ranks: Vec<u32>,
         }
         fn check(
             reader: &mut ByteReader,
@@ -847,9 +1073,20 @@ impl EncodedStream {
                     }
                     None => {
                         let inner_nodes = reader.u64()?;
-                        state
-                            .loop_slopes
-                            .push(if state.shared { reader.i64()? } else { 0 });
+                        let (slope, ranks) = if state.shared {
+                            (reader.i64()?, reader.u64()?)
+                        } else {
+                            (0, 0)
+                        };
+                        if ranks > state.rank_sets as u64 {
+                            return Err(reader.corrupt("rank set index out of range"));
+                        }
+                        // A part only some ranks have is run once by them.
+                        if ranks > 0 && (tag >> 2 != 1 || slope != 0) {
+                            return Err(reader.corrupt("part of some ranks is not run once"));
+                        }
+                        state.loop_slopes.push(slope);
+                        state.loop_ranks.push(ranks as u32);
                         let body = reader.bytes()?;
                         let mut inner = ByteReader::new(body, "loop body");
                         let per_iteration = check(&mut inner, inner_nodes, depth + 1, state)?;
@@ -869,7 +1106,9 @@ impl EncodedStream {
             max_context: 0,
             parameters: parameters.len(),
             shared,
+            rank_sets: rank_sets.len(),
             loop_slopes: Vec::new(),
+            loop_ranks: Vec::new(),
         };
         let occurrences = check(&mut reader, top_level_nodes, 0, &mut state)?;
         if !reader.is_empty() {
@@ -887,9 +1126,13 @@ impl EncodedStream {
             body_start,
             top_level_nodes,
             dictionary: state.dictionary,
-            parameters,
             shared,
-            loop_slopes: state.loop_slopes,
+            sharing: Sharing {
+                parameters,
+                loop_slopes: state.loop_slopes,
+                loop_ranks: state.loop_ranks,
+                rank_sets,
+            },
             first_start,
             last_end,
             count,
@@ -913,7 +1156,8 @@ impl EncodedStream {
             data: &self.data[self.body_start..],
             nodes: self.top_level_nodes,
             dictionary: &self.dictionary,
-            parameters: &self.parameters,
+            parameters: &self.sharing.parameters,
+            rank_sets: &self.sharing.rank_sets,
             shared: self.shared,
             rank_delta,
         }
@@ -921,20 +1165,28 @@ impl EncodedStream {
 
     /// The stream's rank slopes (empty unless several ranks share it).
     pub fn parameters(&self) -> &[RankSlopes] {
-        &self.parameters
+        &self.sharing.parameters
+    }
+
+    /// Rank slopes, loop count slopes and rank sets, as stored.
+    pub fn sharing(&self) -> &Sharing {
+        &self.sharing
     }
 
     /// Events the rank `rank_delta` away from the base rank made (loop counts may depend
     /// on the rank).
     pub fn count_for_rank(&self, rank_delta: i64) -> u64 {
-        if rank_delta == 0 || self.loop_slopes.iter().all(|slope| *slope == 0) {
+        let slopes = rank_delta != 0 && self.sharing.loop_slopes.iter().any(|slope| *slope != 0);
+        if !slopes && self.sharing.rank_sets.is_empty() {
             return self.count;
         }
         fn count(body: Body) -> u64 {
             body.iter()
                 .map(|item| match item {
                     Item::Leaf(_) => 1,
-                    Item::Loop { count: times, body } => times.saturating_mul(count(body)),
+                    Item::Loop {
+                        count: times, body, ..
+                    } => times.saturating_mul(count(body)),
                 })
                 .fold(0u64, u64::saturating_add)
         }
@@ -949,7 +1201,7 @@ impl EncodedStream {
             last_end,
             self.count,
             self.top_level_nodes,
-            &self.parameters,
+            &self.sharing,
             self.shared,
             &self.data[self.body_start..],
         )
@@ -969,25 +1221,23 @@ impl EncodedStream {
             &nodes,
             self.first_start,
             self.last_end,
-            &self.parameters,
-            &self.loop_slopes,
+            &self.sharing,
             self.shared,
         )
     }
 
-    /// Encodes a tree of nodes (e.g. several ranks' streams merged) with its rank slopes;
-    /// `shared`: several ranks share it (their leaves' `slowest` is kept).
+    /// Encodes a tree of nodes (e.g. several ranks' streams merged) with its rank slopes
+    /// and sets; `shared`: several ranks share it (their leaves' `slowest` is kept).
     pub fn from_nodes(
         nodes: &[Node<EventKey>],
         first_start: u64,
         last_end: u64,
-        parameters: &[RankSlopes],
-        loop_slopes: &[i64],
+        sharing: &Sharing,
         shared: bool,
     ) -> EncodedStream {
         let mut writer = NodeWriter {
             shared,
-            loop_slopes,
+            sharing,
             ..NodeWriter::default()
         };
         let mut body = ByteWriter::new();
@@ -999,7 +1249,7 @@ impl EncodedStream {
             last_end,
             crate::fold::occurrence_count(nodes),
             nodes.len() as u64,
-            parameters,
+            sharing,
             shared,
             &body.buffer,
         )
@@ -1032,7 +1282,7 @@ impl EncodedStream {
                 for item in body.iter() {
                     match item {
                         Item::Leaf(leaf) => self.leaf(&leaf),
-                        Item::Loop { count, body } => {
+                        Item::Loop { count, body, .. } => {
                             for _ in 0..count {
                                 self.body(body);
                             }

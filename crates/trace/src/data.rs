@@ -13,11 +13,12 @@ use crate::{Result, TraceError};
 
 /// Section versions this reader understands.
 const VERSION: u16 = 1;
-/// Version 5 of EVNT: shared streams carry loop count slopes and peer moduli, statistics
-/// keep their floats in 8 bytes and imply the fullest histogram bin (version 4 added the
+/// Version 6 of EVNT: shared streams carry rank sets, for parts only some ranks have
+/// (version 5 loop count slopes and peer moduli, statistics kept their floats in 8 bytes
+/// and implied the fullest histogram bin; version 4 added the
 /// slowest rank per leaf, version 3 streams shared by ranks and per-stream file tables,
 /// version 2 one stream per thread with trace-wide file indices, version 1 flat columns).
-const EVENTS_VERSION: u16 = 5;
+const EVENTS_VERSION: u16 = 6;
 /// Version 5 of PROC: process times in units of a time step (version 4 put parent pids and
 /// runtime event counts against the previous process's, version 3 added the count of
 /// runtime events only counted, version 2 the count of untraced calls and the rank).

@@ -63,11 +63,13 @@ pub fn merge_streams(processes: &[Process], mut streams: Vec<Stream>) -> Vec<Str
     let mut statistics_seen: HashSet<*const EncodedStream> = HashSet::new();
     let members = ranked.iter().map(|index| {
         let stream = &streams[*index];
+        // Members of an already shared stream: the first carries the statistics of the
+        // parts all have, each part of some ranks' is carried by its first rank.
+        let carries = statistics_seen.insert(Arc::as_ptr(&stream.events));
         Member {
             rank: rank_of(stream).unwrap_or(0) as i64,
             partition: ordinals[*index],
-            nodes: stream.nodes().to_nodes(),
-            carries_statistics: statistics_seen.insert(Arc::as_ptr(&stream.events)),
+            nodes: stream.nodes().member_nodes(carries),
         }
     });
     // Peers wrap round the job: its size is one more than its highest rank.
@@ -92,7 +94,7 @@ pub fn merge_streams(processes: &[Process], mut streams: Vec<Stream>) -> Vec<Str
         let length = anchor_stream
             .last_end
             .saturating_sub(anchor_stream.first_start);
-        let single = group.members.len() == 1 && group.parameters.is_empty();
+        let single = group.members.len() == 1 && group.sharing.parameters.is_empty();
         let shared = if single && anchor_stream.members == 1 {
             anchor_stream.events.clone()
         } else {
@@ -100,8 +102,7 @@ pub fn merge_streams(processes: &[Process], mut streams: Vec<Stream>) -> Vec<Str
                 &group.nodes,
                 anchor_stream.first_start,
                 anchor_stream.last_end,
-                &group.parameters,
-                &group.loop_slopes,
+                &group.sharing,
                 group.members.len() > 1,
             ))
         };

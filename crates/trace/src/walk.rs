@@ -11,7 +11,7 @@
 
 use cairn_compress::fold::Leaf;
 use cairn_compress::stats::Stats;
-use cairn_compress::stream::{Body, EventKey, Item, Relative};
+use cairn_compress::stream::{Body, EventKey, Item, RankSet, Relative};
 use cairn_model::{CallClass, Layer};
 
 use crate::{CallInfo, Process, Stream, Trace};
@@ -198,8 +198,20 @@ impl<V: Visitor> StreamWalk<'_, V> {
         for item in nodes.iter() {
             match item {
                 Item::Leaf(leaf) => self.visit_leaf(&leaf, multiplier, share, files),
-                Item::Loop { count, body } => self.walk_loop(count, body, multiplier, share, files),
+                Item::Loop { count, body, ranks } => {
+                    let share = self.part_share(share, ranks);
+                    self.walk_loop(count, body, multiplier, share, files)
+                }
             }
+        }
+    }
+
+    /// The walked rank's share of a part's statistics: the part's ranks share them, not
+    /// all the stream's.
+    fn part_share(&self, share: f64, ranks: Option<&RankSet>) -> f64 {
+        match ranks {
+            Some(set) => share * self.stream.members.max(1) as f64 / set.len().max(1) as f64,
+            None => share,
         }
     }
 
@@ -257,7 +269,10 @@ pub fn walk_stream(trace: &Trace, stream: &Stream, visitor: &mut impl Visitor) {
     for item in stream.nodes().iter() {
         match item {
             Item::Leaf(leaf) => walker.visit_leaf(&leaf, 1, share, &mut files),
-            Item::Loop { count, body } => walker.walk_loop(count, body, 1, share, &mut files),
+            Item::Loop { count, body, ranks } => {
+                let share = walker.part_share(share, ranks);
+                walker.walk_loop(count, body, 1, share, &mut files)
+            }
         }
         files.clear();
     }

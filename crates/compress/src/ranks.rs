@@ -24,8 +24,8 @@
 //! [`RankSet`] (rank 0 creating the shared file, every eighth rank aggregating Open MPI's
 //! collective writes), so such roles cost their own nodes, not a stream each with
 //! statistics of its own. A rank joins by alignment only if it matches at least half of
-//! the group's parts and of its own nodes (otherwise it starts a group): unrelated
-//! streams stay apart.
+//! the group's parts or of its own nodes, whichever are fewer (otherwise it starts a
+//! group): unrelated streams stay apart.
 //!
 //! Grouping is greedy in input order: a stream joins the first group of its partition
 //! whose parts it fits (a part of one rank takes its slopes from the second), otherwise it
@@ -394,7 +394,9 @@ enum Step {
 /// group's unmatched parts before the member's between two matches).
 fn align(parts: &[u64], items: &[u64]) -> Vec<Step> {
     if parts == items {
-        return (0..parts.len()).map(|index| Step::Both(index, index)).collect();
+        return (0..parts.len())
+            .map(|index| Step::Both(index, index))
+            .collect();
     }
     let (n, m) = (parts.len(), items.len());
     // lengths[i][j]: LCS of parts[i..] and items[j..].
@@ -478,13 +480,15 @@ impl Candidate {
             fits.push(fitted);
         }
         let everything = matched == steps.len();
-        let enough = distinct && 2 * matched >= self.parts.len().max(items.len());
+        let enough = distinct && matched > 0 && 2 * matched >= self.parts.len().min(items.len());
         if !(everything && (distinct || !self.restricted())) && !enough {
             return Err(items);
         }
         let mut items: Vec<Option<Item>> = items.into_iter().map(Some).collect();
-        let mut old_parts: Vec<Option<Forming>> =
-            std::mem::take(&mut self.parts).into_iter().map(Some).collect();
+        let mut old_parts: Vec<Option<Forming>> = std::mem::take(&mut self.parts)
+            .into_iter()
+            .map(Some)
+            .collect();
         for (step, fitted) in steps.into_iter().zip(fits) {
             match (step, fitted) {
                 (Step::Both(part, item), Some(fitted)) => {
@@ -494,12 +498,14 @@ impl Candidate {
                     self.parts.push(part);
                 }
                 (Step::Both(part, item), None) => {
-                    self.parts.push(old_parts[part].take().expect("aligned once"));
+                    self.parts
+                        .push(old_parts[part].take().expect("aligned once"));
                     let item = items[item].take().expect("aligned once");
                     self.parts.push(Forming::new(rank, item));
                 }
                 (Step::Part(part), _) => {
-                    self.parts.push(old_parts[part].take().expect("aligned once"));
+                    self.parts
+                        .push(old_parts[part].take().expect("aligned once"));
                 }
                 (Step::Item(item), _) => {
                     let item = items[item].take().expect("aligned once");
@@ -517,15 +523,26 @@ impl Candidate {
         let everyone = self.ranks.len();
         let mut sharing = Sharing::default();
         let mut indices: FastMap<RankSlopes, u32> = FastMap::default();
+        let finished: Vec<(Vec<i64>, Node<EventKey>, Vec<i64>)> = self
+            .parts
+            .into_iter()
+            .map(|part| {
+                let ranks = part.ranks.clone();
+                let (node, loop_slopes) = part.finish(&mut sharing.parameters, &mut indices);
+                (ranks, node, loop_slopes)
+            })
+            .collect();
         let mut set_indices: FastMap<Vec<i64>, u32> = FastMap::default();
-        let mut nodes = Vec::with_capacity(self.parts.len());
-        // Consecutive parts of the same ranks share one loop run once.
-        let mut pending: Option<(Vec<i64>, Vec<Node<EventKey>>, Vec<i64>)> = None;
-        let flush = |pending: &mut Option<(Vec<i64>, Vec<Node<EventKey>>, Vec<i64>)>,
-                     sharing: &mut Sharing,
-                     set_indices: &mut FastMap<Vec<i64>, u32>,
-                     nodes: &mut Vec<Node<EventKey>>| {
-            if let Some((ranks, body, loop_slopes)) = pending.take() {
+        let mut nodes = Vec::with_capacity(finished.len());
+        // Consecutive parts of the same ranks share one loop run once by them.
+        let mut finished = finished.into_iter().peekable();
+        while let Some((ranks, node, mut loop_slopes)) = finished.next() {
+            let mut body = vec![node];
+            while let Some((_, node, slopes)) = finished.next_if(|next| next.0 == ranks) {
+                body.push(node);
+                loop_slopes.extend(slopes);
+            }
+            if ranks.len() != everyone {
                 let deltas: Vec<i64> = ranks.iter().map(|rank| rank - base_rank).collect();
                 let set = *set_indices.entry(deltas).or_insert_with_key(|deltas| {
                     sharing.rank_sets.push(RankSet::from_sorted(deltas));
@@ -533,33 +550,14 @@ impl Candidate {
                 });
                 sharing.loop_slopes.push(0);
                 sharing.loop_ranks.push(set);
-                sharing
-                    .loop_ranks
-                    .extend(std::iter::repeat(0).take(loop_slopes.len()));
-                sharing.loop_slopes.extend(loop_slopes);
-                nodes.push(Node::Loop { count: 1, body });
+                body = vec![Node::Loop { count: 1, body }];
             }
-        };
-        for part in self.parts {
-            let ranks = part.ranks.clone();
-            let (node, loop_slopes) = part.finish(&mut sharing.parameters, &mut indices);
-            if ranks.len() == everyone {
-                flush(&mut pending, &mut sharing, &mut set_indices, &mut nodes);
-                sharing
-                    .loop_ranks
-                    .extend(std::iter::repeat(0).take(loop_slopes.len()));
-                sharing.loop_slopes.extend(loop_slopes);
-                nodes.push(node);
-                continue;
-            }
-            if pending.as_ref().is_some_and(|(same, _, _)| *same != ranks) {
-                flush(&mut pending, &mut sharing, &mut set_indices, &mut nodes);
-            }
-            let (_, body, slopes) = pending.get_or_insert_with(|| (ranks, Vec::new(), Vec::new()));
-            body.push(node);
-            slopes.extend(loop_slopes);
+            sharing
+                .loop_ranks
+                .extend(std::iter::repeat_n(0, loop_slopes.len()));
+            sharing.loop_slopes.extend(loop_slopes);
+            nodes.extend(body);
         }
-        flush(&mut pending, &mut sharing, &mut set_indices, &mut nodes);
         Group {
             members: self.members,
             base_rank,
@@ -729,17 +727,19 @@ mod tests {
                 groups[0].sharing.rank_sets,
                 vec![RankSet::from_sorted(&[0]), RankSet::from_sorted(&others)]
             );
-            assert_eq!(groups[0].sharing.loop_ranks.iter().filter(|set| **set > 0).count(), 2);
+            assert_eq!(
+                groups[0]
+                    .sharing
+                    .loop_ranks
+                    .iter()
+                    .filter(|set| **set > 0)
+                    .count(),
+                2
+            );
             let mut covered = 0;
             for group in &groups {
                 let shared = group.members.len() > 1;
-                let merged = EncodedStream::from_nodes(
-                    &group.nodes,
-                    0,
-                    0,
-                    &group.sharing,
-                    shared,
-                );
+                let merged = EncodedStream::from_nodes(&group.nodes, 0, 0, &group.sharing, shared);
                 let merged = EncodedStream::from_bytes(merged.bytes().to_vec()).unwrap();
                 // Durations grow with the rank: every leaf's slowest is the highest rank that
                 // has it (rank 0 alone has the header), read back for any member as its
@@ -802,14 +802,12 @@ mod tests {
         let groups = merge_ranks(members_of(&streams), Some(6));
         assert_eq!(groups.len(), 1);
         let group = &groups[0];
-        assert!(group.sharing.loop_slopes.contains(&2), "{:?}", group.sharing.loop_slopes);
-        let merged = EncodedStream::from_nodes(
-            &group.nodes,
-            0,
-            0,
-            &group.sharing,
-            true,
+        assert!(
+            group.sharing.loop_slopes.contains(&2),
+            "{:?}",
+            group.sharing.loop_slopes
         );
+        let merged = EncodedStream::from_nodes(&group.nodes, 0, 0, &group.sharing, true);
         let merged = EncodedStream::from_bytes(merged.bytes().to_vec()).unwrap();
         for (rank, (events, _)) in streams.iter().enumerate() {
             let delta = rank as i64 - group.base_rank;
@@ -873,12 +871,114 @@ mod tests {
         assert_eq!(groups[1].members, vec![2]);
     }
 
+    /// Every leaf's statistics count: each event of each member is in exactly one.
+    fn statistics_count(nodes: &[Node<EventKey>]) -> u64 {
+        let mut total = 0;
+        let mut nodes = nodes.to_vec();
+        for_each_leaf_mut(&mut nodes, &mut |leaf| total += leaf.duration.count);
+        total
+    }
+
+    /// Merges `members`, checks that every member expands to `originals[member]` exactly
+    /// and that the statistics hold every event once; gives back each member's nodes as
+    /// the merged trace has them (for merging again).
+    fn merge_and_check(members: Vec<Member>, originals: &[Vec<Event>], ranks: i64) -> Vec<Member> {
+        let mut again = Vec::new();
+        let groups = merge_ranks(members, Some(ranks));
+        let mut statistics = 0;
+        for group in &groups {
+            let merged = EncodedStream::from_nodes(
+                &group.nodes,
+                0,
+                0,
+                &group.sharing,
+                group.members.len() > 1,
+            );
+            let merged = EncodedStream::from_bytes(merged.bytes().to_vec()).unwrap();
+            statistics += statistics_count(&merged.nodes().to_nodes());
+            for (position, member) in group.members.iter().enumerate() {
+                let delta = *member as i64 - group.base_rank;
+                let mut expanded = Vec::new();
+                merged.expand_for_rank(delta, 0, class_of, |event| expanded.push(exact(&event)));
+                let original: Vec<_> = originals[*member].iter().map(exact).collect();
+                assert_eq!(expanded, original, "rank {member} of {ranks}");
+                assert_eq!(merged.count_for_rank(delta), original.len() as u64);
+                again.push(Member {
+                    rank: *member as i64,
+                    partition: 0,
+                    nodes: merged.nodes_for_rank(delta).member_nodes(position == 0),
+                });
+            }
+        }
+        let events: usize = originals.iter().map(Vec::len).sum();
+        assert_eq!(statistics, events as u64);
+        again.sort_by_key(|member| member.rank);
+        again
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+        /// SPMD ranks where random subsets of ranks do something more at random places:
+        /// merged (and merged again, as a tree of merges does), every rank expands to its
+        /// own events exactly and the statistics hold every event once.
+        #[test]
+        fn ranks_with_parts_of_their_own_expand_exactly(
+            ranks in 2i64..12,
+            steps in 1u64..5,
+            extras in proptest::collection::vec((0usize..20, 1u16..u16::MAX, 0u64..3), 0..4),
+        ) {
+            let originals: Vec<Vec<Event>> = (0..ranks)
+                .map(|rank| {
+                    let mut events = rank_events(rank, ranks, steps);
+                    for &(position, mask, kind) in extras.iter().rev() {
+                        if mask >> (rank % 16) & 1 == 0 {
+                            continue;
+                        }
+                        let at = position.min(events.len());
+                        let mut extra = events[at.saturating_sub(1)].clone();
+                        extra.call = 1;
+                        extra.file = Some(30 + kind as u32);
+                        extra.handle = 7;
+                        extra.offset = 8192 * kind as i64;
+                        extra.request = 64;
+                        extra.result = 64;
+                        extra.context = 20 + kind as u32;
+                        extra.aux = 0;
+                        events.insert(at, extra);
+                    }
+                    events
+                })
+                .collect();
+            let members = originals
+                .iter()
+                .enumerate()
+                .map(|(rank, events)| Member {
+                    rank: rank as i64,
+                    partition: 0,
+                    nodes: encode(events).nodes().member_nodes(true),
+                })
+                .collect();
+            let again = merge_and_check(members, &originals, ranks);
+            merge_and_check(again, &originals, ranks);
+        }
+    }
+
     #[test]
     fn rank_sets_hold_their_ranks() {
-        for deltas in [vec![0], vec![0, 8, 16, 24], vec![1, 2, 3, 7, 9, 20], vec![5, 6]] {
+        for deltas in [
+            vec![0],
+            vec![0, 8, 16, 24],
+            vec![1, 2, 3, 7, 9, 20],
+            vec![5, 6],
+        ] {
             let set = RankSet::from_sorted(&deltas);
             for delta in -2..30 {
-                assert_eq!(set.contains(delta), deltas.contains(&delta), "{deltas:?} {delta}");
+                assert_eq!(
+                    set.contains(delta),
+                    deltas.contains(&delta),
+                    "{deltas:?} {delta}"
+                );
             }
             assert_eq!(set.len(), deltas.len() as u64);
             assert_eq!(set.first(), deltas[0]);

@@ -533,6 +533,7 @@ impl Candidate {
             })
             .collect();
         let mut set_indices: FastMap<Vec<i64>, u32> = FastMap::default();
+        let members: Vec<i64> = self.ranks.iter().map(|rank| rank - base_rank).collect();
         let mut nodes = Vec::with_capacity(finished.len());
         // Consecutive parts of the same ranks share one loop run once by them.
         let mut finished = finished.into_iter().peekable();
@@ -545,7 +546,7 @@ impl Candidate {
             if ranks.len() != everyone {
                 let deltas: Vec<i64> = ranks.iter().map(|rank| rank - base_rank).collect();
                 let set = *set_indices.entry(deltas).or_insert_with_key(|deltas| {
-                    sharing.rank_sets.push(RankSet::from_sorted(deltas));
+                    sharing.rank_sets.push(RankSet::among(&members, deltas));
                     sharing.rank_sets.len() as u32
                 });
                 sharing.loop_slopes.push(0);
@@ -622,6 +623,7 @@ pub fn merge_ranks(members: impl IntoIterator<Item = Member>, job_size: Option<i
 mod tests {
     use super::*;
     use crate::stream::{EncodedStream, StreamEncoder};
+    use cairn_format::bytes::{ByteReader, ByteWriter};
     use cairn_model::{CallClass, Event};
 
     fn class_of(call: u16) -> Option<CallClass> {
@@ -723,10 +725,23 @@ mod tests {
             // kept modulo the job size covers.
             assert_eq!(groups.len(), 1, "{ranks} ranks");
             let others: Vec<i64> = (1..ranks).collect();
+            let everyone: Vec<i64> = (0..ranks).collect();
             assert_eq!(
                 groups[0].sharing.rank_sets,
-                vec![RankSet::from_sorted(&[0]), RankSet::from_sorted(&others)]
+                vec![
+                    RankSet::from_sorted(&[0]),
+                    RankSet::among(&everyone, &others)
+                ]
             );
+            // Every rank but 0: one run either way, so listed.
+            assert_eq!(groups[0].sharing.rank_sets[1].len(), ranks as u64 - 1);
+            let described = groups[0].sharing.rank_sets[1].describe(0);
+            let expected = match ranks {
+                2 => "1".to_string(),
+                3 => "1,2".to_string(),
+                _ => format!("1-{}", ranks - 1),
+            };
+            assert_eq!(described, expected);
             assert_eq!(
                 groups[0]
                     .sharing
@@ -982,9 +997,26 @@ mod tests {
             }
             assert_eq!(set.len(), deltas.len() as u64);
             assert_eq!(set.first(), deltas[0]);
-            assert_eq!(set.ranks(0).collect::<Vec<_>>(), deltas);
         }
         assert_eq!(RankSet::from_sorted(&[0, 8, 16, 24]).describe(0), "0-24/8");
         assert_eq!(RankSet::from_sorted(&[1, 2, 3, 7]).describe(1), "2-4,8");
+        // Every rank of 64 but the aggregators 0, 8, ..., 56: one run left out.
+        let members: Vec<i64> = (0..64).collect();
+        let others: Vec<i64> = members
+            .iter()
+            .copied()
+            .filter(|rank| rank % 8 != 0)
+            .collect();
+        let set = RankSet::among(&members, &others);
+        assert_eq!(set.describe(0), "all but 0-56/8");
+        assert_eq!((set.first(), set.len()), (1, 56));
+        for member in &members {
+            assert_eq!(set.contains(*member), member % 8 != 0, "{member}");
+        }
+        let mut bytes = ByteWriter::new();
+        set.encode(&mut bytes);
+        let bytes = bytes.into_inner();
+        let decoded = RankSet::decode(&mut ByteReader::new(&bytes, "test")).unwrap();
+        assert_eq!(decoded, set);
     }
 }

@@ -168,10 +168,14 @@ impl RankSlopes {
 
 /// Ranks, as distances from a shared stream's base rank, in runs of (first, count, stride):
 /// which members have a part of the stream that not all of them have (rank 0 creating a
-/// file, every eighth rank aggregating a collective write).
+/// file, every eighth rank aggregating a collective write). When the members left out
+/// take fewer runs (every rank but the aggregators), the runs are those, and the set keeps
+/// its lowest member and its size.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct RankSet {
     runs: Vec<(i64, u64, i64)>,
+    /// The runs are the members not in the set: (lowest member in it, members in it).
+    all_but: Option<(i64, u64)>,
 }
 
 impl RankSet {
@@ -195,42 +199,65 @@ impl RankSet {
             }
             runs.push((delta, 1, 0));
         }
-        RankSet { runs }
+        RankSet {
+            runs,
+            all_but: None,
+        }
     }
 
+    /// The set of `deltas` among `members` (both strictly increasing; `deltas` a non-empty
+    /// subset), by whichever of it and the members left out takes fewer runs.
+    pub fn among(members: &[i64], deltas: &[i64]) -> RankSet {
+        let listed = RankSet::from_sorted(deltas);
+        let mut inside = deltas.iter().peekable();
+        let left_out: Vec<i64> = members
+            .iter()
+            .copied()
+            .filter(|member| inside.next_if_eq(&member).is_none())
+            .collect();
+        let mut complement = RankSet::from_sorted(&left_out);
+        if complement.runs.len() < listed.runs.len() {
+            complement.all_but = Some((deltas[0], deltas.len() as u64));
+            return complement;
+        }
+        listed
+    }
+
+    /// Whether the member `delta` away from the base rank is in the set (for a rank that
+    /// is not a member, the answer means nothing).
     pub fn contains(&self, delta: i64) -> bool {
-        self.runs.iter().any(|&(first, count, stride)| {
+        let listed = self.runs.iter().any(|&(first, count, stride)| {
             let offset = delta - first;
             match stride {
                 0 => offset == 0,
                 _ => offset % stride == 0 && (0..count as i64).contains(&(offset / stride)),
             }
-        })
+        });
+        listed != self.all_but.is_some()
     }
 
     /// The lowest member: the values of the part are stored as this rank has them.
     pub fn first(&self) -> i64 {
-        self.runs.first().map_or(0, |run| run.0)
+        match self.all_but {
+            Some((first, _)) => first,
+            None => self.runs.first().map_or(0, |run| run.0),
+        }
     }
 
     /// How many ranks the set holds.
     pub fn len(&self) -> u64 {
-        self.runs.iter().map(|run| run.1).sum()
+        match self.all_but {
+            Some((_, len)) => len,
+            None => self.runs.iter().map(|run| run.1).sum(),
+        }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.runs.is_empty()
-    }
-
-    /// The ranks in order, each `base` plus its distance.
-    pub fn ranks(&self, base: i64) -> impl Iterator<Item = i64> + '_ {
-        self.runs.iter().flat_map(move |&(first, count, stride)| {
-            (0..count as i64).map(move |index| base + first + index * stride)
-        })
+        self.len() == 0
     }
 
     /// The runs as `a`, `a-b` (stride 1) or `a-b/s`, comma-separated, each rank `base` plus
-    /// its distance.
+    /// its distance; a set stored by the members it leaves out as `all but …`.
     pub fn describe(&self, base: i64) -> String {
         let runs: Vec<String> = self
             .runs
@@ -245,11 +272,18 @@ impl RankSet {
                 }
             })
             .collect();
-        runs.join(",")
+        match self.all_but {
+            Some(_) => format!("all but {}", runs.join(",")),
+            None => runs.join(","),
+        }
     }
 
-    fn encode(&self, out: &mut ByteWriter) {
-        out.u64(self.runs.len() as u64);
+    pub(crate) fn encode(&self, out: &mut ByteWriter) {
+        out.u64((self.runs.len() as u64) << 1 | self.all_but.is_some() as u64);
+        if let Some((first, len)) = self.all_but {
+            out.i64(first);
+            out.u64(len);
+        }
         for &(first, count, stride) in &self.runs {
             out.i64(first);
             out.u64(count);
@@ -257,13 +291,21 @@ impl RankSet {
         }
     }
 
-    fn decode(reader: &mut ByteReader) -> Result<RankSet> {
+    pub(crate) fn decode(reader: &mut ByteReader) -> Result<RankSet> {
         // Each run takes at least three bytes.
-        let runs = reader.u64()?;
+        let header = reader.u64()?;
+        let runs = header >> 1;
         if runs == 0 || runs as usize > Self::MAX_RUNS || runs as usize > reader.remaining() / 3 {
             return Err(reader.corrupt("rank set size out of range"));
         }
         let mut set = RankSet::default();
+        if header & 1 != 0 {
+            let (first, len) = (reader.i64()?, reader.u64()?);
+            if len == 0 || len > u32::MAX as u64 {
+                return Err(reader.corrupt("rank set size out of range"));
+            }
+            set.all_but = Some((first, len));
+        }
         for _ in 0..runs {
             let (first, count, stride) = (reader.i64()?, reader.u64()?, reader.i64()?);
             if count == 0 || count > u32::MAX as u64 {

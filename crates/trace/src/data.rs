@@ -19,10 +19,11 @@ const VERSION: u16 = 1;
 /// slowest rank per leaf, version 3 streams shared by ranks and per-stream file tables,
 /// version 2 one stream per thread with trace-wide file indices, version 1 flat columns).
 const EVENTS_VERSION: u16 = 6;
-/// Version 5 of PROC: process times in units of a time step (version 4 put parent pids and
+/// Version 6 of PROC: ends and `main` offsets against the previous process's (version 5 put
+/// process times in units of a time step, version 4 parent pids and
 /// runtime event counts against the previous process's, version 3 added the count of
 /// runtime events only counted, version 2 the count of untraced calls and the rank).
-const PROCESSES_VERSION: u16 = 5;
+const PROCESSES_VERSION: u16 = 6;
 /// Version 2 of FILE: runs of numbered names (version 1 listed every name).
 const FILES_VERSION: u16 = 2;
 
@@ -319,13 +320,21 @@ fn encode_processes(processes: &[Process], time_step: u64, out: &mut ByteWriter)
         out.i64(start - previous);
         previous = start;
     }
+    // Ranks end together and reach `main` alike: each against the previous process's.
+    let mut previous = 0i64;
     for process in processes {
-        out.u64(process.end.saturating_sub(process.start) / step);
-        out.u64(
-            process
-                .main_start
-                .map_or(0, |main| main.saturating_sub(process.start) / step + 1),
-        );
+        let end = (process.start / step + process.end.saturating_sub(process.start) / step) as i64;
+        out.i64(end.wrapping_sub(previous));
+        previous = end;
+    }
+    let mut previous = 0i64;
+    for process in processes {
+        let main = process
+            .main_start
+            .map_or(0, |main| main.saturating_sub(process.start) / step + 1)
+            as i64;
+        out.i64(main.wrapping_sub(previous));
+        previous = main;
     }
     let mut previous = 0i64;
     for process in processes {
@@ -425,12 +434,15 @@ fn decode_processes(reader: &mut ByteReader) -> Result<(Vec<Process>, u64)> {
         previous = previous.wrapping_add(reader.i64()?);
         process.start = (previous as u64).saturating_mul(step);
     }
+    let mut previous = 0i64;
     for process in processes.iter_mut() {
-        process.end = process
-            .start
-            .saturating_add(reader.u64()?.saturating_mul(step));
-        process.main_start = reader
-            .u64()?
+        previous = previous.wrapping_add(reader.i64()?);
+        process.end = (previous as u64).saturating_mul(step).max(process.start);
+    }
+    let mut previous = 0i64;
+    for process in processes.iter_mut() {
+        previous = previous.wrapping_add(reader.i64()?);
+        process.main_start = (previous as u64)
             .checked_sub(1)
             .map(|offset| process.start.saturating_add(offset.saturating_mul(step)));
     }

@@ -145,6 +145,8 @@ struct Forming {
     ranks: Vec<i64>,
     base_rank: i64,
     base: Flat,
+    /// Of `base.shape`.
+    hash: u64,
     node: Node<EventKey>,
     /// Decided by the second rank: of the leaves' values and of the loop counts.
     slopes: Option<Vec<[i64; FIELDS]>>,
@@ -277,6 +279,7 @@ impl Forming {
             ranks: vec![rank],
             base_rank: rank,
             base: item.flat,
+            hash: item.hash,
             node: item.node,
             slopes: None,
             loop_slopes: vec![0; loops],
@@ -380,6 +383,10 @@ struct Candidate {
     members: Vec<usize>,
     ranks: Vec<i64>,
     parts: Vec<Forming>,
+    /// Top-level nodes of the largest member: a group takes in ranks by alignment while
+    /// its parts stay within twice that (plus a few), so ranks that each bring parts of
+    /// their own start groups instead of making every member walk all the others' parts.
+    largest_member: usize,
 }
 
 /// One step of an alignment of a group's parts with a member's items.
@@ -390,21 +397,18 @@ enum Step {
     Item(usize),
 }
 
-/// The longest common subsequence of `parts` and `items` by hash, as steps in order (the
-/// group's unmatched parts before the member's between two matches).
-fn align(parts: &[u64], items: &[u64]) -> Vec<Step> {
-    if parts == items {
-        return (0..parts.len())
-            .map(|index| Step::Both(index, index))
-            .collect();
+/// The longest common subsequence of `n` parts and `m` items under `matches`, as steps in
+/// order (the group's unmatched parts before the member's between two matches).
+fn align(n: usize, m: usize, mut matches: impl FnMut(usize, usize) -> bool) -> Vec<Step> {
+    if n == m && (0..n).all(|index| matches(index, index)) {
+        return (0..n).map(|index| Step::Both(index, index)).collect();
     }
-    let (n, m) = (parts.len(), items.len());
     // lengths[i][j]: LCS of parts[i..] and items[j..].
     let width = m + 1;
     let mut lengths = vec![0u32; (n + 1) * width];
     for i in (0..n).rev() {
         for j in (0..m).rev() {
-            lengths[i * width + j] = if parts[i] == items[j] {
+            lengths[i * width + j] = if matches(i, j) {
                 lengths[(i + 1) * width + j + 1] + 1
             } else {
                 lengths[(i + 1) * width + j].max(lengths[i * width + j + 1])
@@ -414,7 +418,7 @@ fn align(parts: &[u64], items: &[u64]) -> Vec<Step> {
     let (mut i, mut j) = (0, 0);
     let mut steps = Vec::with_capacity(n.max(m));
     while i < n || j < m {
-        if i < n && j < m && parts[i] == items[j] {
+        if i < n && j < m && matches(i, j) {
             steps.push(Step::Both(i, j));
             (i, j) = (i + 1, j + 1);
         } else if j == m || (i < n && lengths[(i + 1) * width + j] >= lengths[i * width + j + 1]) {
@@ -443,7 +447,6 @@ impl Candidate {
         items: Vec<Item>,
         job_size: i64,
     ) -> Result<(), Vec<Item>> {
-        let hashes: Vec<u64> = items.iter().map(|item| item.hash).collect();
         let same_shape = self.parts.len() == items.len()
             && self
                 .parts
@@ -456,58 +459,58 @@ impl Candidate {
         if !same_shape && (!distinct || self.parts.len() * items.len() > ALIGNMENT_CELLS) {
             return Err(items);
         }
-        let part_hashes: Vec<u64> = self
-            .parts
+        let part_hashes: Vec<u64> = self.parts.iter().map(|part| part.hash).collect();
+        // A part and an item match when their structures are equal and the item's values
+        // fit the part's ranks (checked once per pair, only for equal structures).
+        let mut fits: FastMap<(usize, usize), Option<Fitted>> = FastMap::default();
+        let parts = &self.parts;
+        let steps = align(parts.len(), items.len(), |part, item| {
+            part_hashes[part] == items[item].hash
+                && fits
+                    .entry((part, item))
+                    .or_insert_with(|| {
+                        let flat = &items[item].flat;
+                        (parts[part].base.shape == flat.shape)
+                            .then(|| parts[part].fit(rank, &flat.values, &flat.loops, job_size))
+                            .flatten()
+                    })
+                    .is_some()
+        });
+        let matched = steps
             .iter()
-            .map(|part| {
-                let mut hasher = FastHasher::default();
-                part.base.shape.hash(&mut hasher);
-                hasher.finish()
-            })
-            .collect();
-        let steps = align(&part_hashes, &hashes);
-        let mut fits: Vec<Option<Fitted>> = Vec::with_capacity(steps.len());
-        let mut matched = 0;
-        for step in &steps {
-            let fitted = match *step {
-                Step::Both(part, item) if self.parts[part].base.shape == items[item].flat.shape => {
-                    let flat = &items[item].flat;
-                    self.parts[part].fit(rank, &flat.values, &flat.loops, job_size)
-                }
-                _ => None,
-            };
-            matched += fitted.is_some() as usize;
-            fits.push(fitted);
-        }
+            .filter(|step| matches!(step, Step::Both(..)))
+            .count();
         let everything = matched == steps.len();
-        let enough = distinct && matched > 0 && 2 * matched >= self.parts.len().min(items.len());
+        let enough = distinct
+            && matched > 0
+            && 2 * matched >= self.parts.len().min(items.len())
+            && steps.len() <= 2 * self.largest_member.max(items.len()) + 16;
         if !(everything && (distinct || !self.restricted())) && !enough {
             return Err(items);
         }
+        let item_count = items.len();
         let mut items: Vec<Option<Item>> = items.into_iter().map(Some).collect();
         let mut old_parts: Vec<Option<Forming>> = std::mem::take(&mut self.parts)
             .into_iter()
             .map(Some)
             .collect();
-        for (step, fitted) in steps.into_iter().zip(fits) {
-            match (step, fitted) {
-                (Step::Both(part, item), Some(fitted)) => {
+        for step in steps {
+            match step {
+                Step::Both(part, item) => {
+                    let fitted = fits
+                        .remove(&(part, item))
+                        .flatten()
+                        .expect("a matched pair fitted");
                     let mut part = old_parts[part].take().expect("each part is aligned once");
                     let item = items[item].take().expect("each item is aligned once");
                     part.admit(rank, fitted, &item.flat.statistics, job_size);
                     self.parts.push(part);
                 }
-                (Step::Both(part, item), None) => {
-                    self.parts
-                        .push(old_parts[part].take().expect("aligned once"));
-                    let item = items[item].take().expect("aligned once");
-                    self.parts.push(Forming::new(rank, item));
-                }
-                (Step::Part(part), _) => {
+                Step::Part(part) => {
                     self.parts
                         .push(old_parts[part].take().expect("aligned once"));
                 }
-                (Step::Item(item), _) => {
+                Step::Item(item) => {
                     let item = items[item].take().expect("aligned once");
                     self.parts.push(Forming::new(rank, item));
                 }
@@ -515,6 +518,7 @@ impl Candidate {
         }
         self.members.push(member);
         self.ranks.push(rank);
+        self.largest_member = self.largest_member.max(item_count);
         Ok(())
     }
 
@@ -603,6 +607,7 @@ pub fn merge_ranks(members: impl IntoIterator<Item = Member>, job_size: Option<i
             }
         }
         if !joined {
+            let largest_member = items.len();
             let parts = items
                 .into_iter()
                 .map(|item| Forming::new(member.rank, item))
@@ -613,6 +618,7 @@ pub fn merge_ranks(members: impl IntoIterator<Item = Member>, job_size: Option<i
                 members: vec![index],
                 ranks: vec![member.rank],
                 parts,
+                largest_member,
             });
         }
     }

@@ -19,7 +19,8 @@ const VERSION: u16 = 1;
 /// slowest rank per leaf, version 3 streams shared by ranks and per-stream file tables,
 /// version 2 one stream per thread with trace-wide file indices, version 1 flat columns).
 const EVENTS_VERSION: u16 = 6;
-/// Version 6 of PROC: ends and `main` offsets against the previous process's (version 5 put
+/// Version 6 of PROC: ends and `main` times or offsets, whichever is shorter, against the
+/// previous process's (version 5 put
 /// process times in units of a time step, version 4 parent pids and
 /// runtime event counts against the previous process's, version 3 added the count of
 /// runtime events only counted, version 2 the count of untraced calls and the rank).
@@ -320,22 +321,35 @@ fn encode_processes(processes: &[Process], time_step: u64, out: &mut ByteWriter)
         out.i64(start - previous);
         previous = start;
     }
-    // Ranks end together and reach `main` alike: each against the previous process's.
-    let mut previous = 0i64;
-    for process in processes {
-        let end = (process.start / step + process.end.saturating_sub(process.start) / step) as i64;
-        out.i64(end.wrapping_sub(previous));
-        previous = end;
-    }
-    let mut previous = 0i64;
-    for process in processes {
-        let main = process
-            .main_start
-            .map_or(0, |main| main.saturating_sub(process.start) / step + 1)
-            as i64;
-        out.i64(main.wrapping_sub(previous));
-        previous = main;
-    }
+    // Ranks ending together (in `MPI_Finalize`) store ends against each other; processes
+    // of similar lengths, lengths: whichever column is shorter. Likewise `main`: offsets
+    // from the start, or times.
+    let start = |process: &Process| process.start / step;
+    let ends = |relative: bool| {
+        processes.iter().map(move |process| {
+            let length = process.end.saturating_sub(process.start) / step;
+            (if relative {
+                length
+            } else {
+                start(process) + length
+            }) as i64
+        })
+    };
+    delta_column(out, ends(false), ends(true));
+    let mains = |relative: bool| {
+        processes.iter().map(move |process| {
+            process.main_start.map_or(0, |main| {
+                let offset = main.saturating_sub(process.start) / step;
+                (if relative {
+                    offset
+                } else {
+                    start(process) + offset
+                }) as i64
+                    + 1
+            })
+        })
+    };
+    delta_column(out, mains(false), mains(true));
     let mut previous = 0i64;
     for process in processes {
         let (code, status) = ending_code(process.ending);
@@ -352,6 +366,66 @@ fn encode_processes(processes: &[Process], time_step: u64, out: &mut ByteWriter)
         out.i64(rank - previous);
         previous = rank;
     }
+}
+
+/// Writes whichever of two columns takes fewer bytes as differences between consecutive
+/// values: `u` 0 for `absolute`, 1 for `relative`, then the differences.
+fn delta_column(
+    out: &mut ByteWriter,
+    absolute: impl Iterator<Item = i64> + Clone,
+    relative: impl Iterator<Item = i64> + Clone,
+) {
+    let differences = |column: &mut dyn Iterator<Item = i64>| {
+        let mut previous = 0i64;
+        column
+            .map(|value| {
+                let difference = value.wrapping_sub(previous);
+                previous = value;
+                difference
+            })
+            .collect::<Vec<i64>>()
+    };
+    let (absolute, relative) = (
+        differences(&mut absolute.clone()),
+        differences(&mut relative.clone()),
+    );
+    let length = |column: &[i64]| {
+        let mut writer = ByteWriter::new();
+        column.iter().for_each(|value| writer.i64(*value));
+        writer.into_inner()
+    };
+    let (absolute, relative) = (length(&absolute), length(&relative));
+    let relative_is_shorter = relative.len() < absolute.len();
+    out.u64(relative_is_shorter as u64);
+    out.buffer.extend_from_slice(if relative_is_shorter {
+        &relative
+    } else {
+        &absolute
+    });
+}
+
+/// Reads what [`delta_column`] wrote into the processes (`set` gets each value); tells
+/// whether the values are the relative ones.
+fn read_delta_column(
+    reader: &mut ByteReader,
+    processes: &mut [Process],
+    set: impl Fn(&mut Process, i64),
+) -> Result<bool> {
+    let relative = match reader.u64()? {
+        0 => false,
+        1 => true,
+        _ => {
+            return Err(TraceError::Invalid(
+                "section PROC: unknown column form".into(),
+            ))
+        }
+    };
+    let mut previous = 0i64;
+    for process in processes.iter_mut() {
+        previous = previous.wrapping_add(reader.i64()?);
+        set(process, previous);
+    }
+    Ok(relative)
 }
 
 fn decode_processes(reader: &mut ByteReader) -> Result<(Vec<Process>, u64)> {
@@ -434,17 +508,26 @@ fn decode_processes(reader: &mut ByteReader) -> Result<(Vec<Process>, u64)> {
         previous = previous.wrapping_add(reader.i64()?);
         process.start = (previous as u64).saturating_mul(step);
     }
-    let mut previous = 0i64;
+    let relative = read_delta_column(reader, &mut processes, |process, value| {
+        process.end = (value as u64).saturating_mul(step);
+    })?;
     for process in processes.iter_mut() {
-        previous = previous.wrapping_add(reader.i64()?);
-        process.end = (previous as u64).saturating_mul(step).max(process.start);
+        process.end = match relative {
+            true => process.start.saturating_add(process.end),
+            false => process.end.max(process.start),
+        };
     }
-    let mut previous = 0i64;
-    for process in processes.iter_mut() {
-        previous = previous.wrapping_add(reader.i64()?);
-        process.main_start = (previous as u64)
+    let relative = read_delta_column(reader, &mut processes, |process, value| {
+        process.main_start = (value as u64)
             .checked_sub(1)
-            .map(|offset| process.start.saturating_add(offset.saturating_mul(step)));
+            .map(|units| units.saturating_mul(step));
+    })?;
+    for process in processes.iter_mut() {
+        if relative {
+            process.main_start = process
+                .main_start
+                .map(|offset| process.start.saturating_add(offset));
+        }
     }
     let mut previous = 0i64;
     for process in processes.iter_mut() {

@@ -986,6 +986,41 @@ mod tests {
     }
 
     #[test]
+    fn a_rank_that_does_not_fit_one_part_keeps_only_that_part_to_itself() {
+        // 8 ranks in a ring merged as if the job had 16: the last rank's peer (rank 0)
+        // is not the next rank modulo 16, so its loop is a part of its own; the ranks
+        // after it in the merge (none here) and before it still share theirs.
+        let originals: Vec<Vec<Event>> = (0..8).map(|rank| rank_events(rank, 8, 5)).collect();
+        let members: Vec<Member> = originals
+            .iter()
+            .enumerate()
+            .map(|(rank, events)| Member {
+                rank: rank as i64,
+                partition: 0,
+                nodes: encode(events).nodes().member_nodes(true),
+            })
+            .collect();
+        let groups = merge_ranks(members, Some(16));
+        assert_eq!(groups.len(), 1);
+        let described: Vec<String> = groups[0]
+            .sharing
+            .rank_sets
+            .iter()
+            .map(|set| set.describe(0))
+            .collect();
+        // Rank 0's header, the others' first block write, the loop of all but the last, its own.
+        assert_eq!(described, ["0", "1-7", "0-6", "7"]);
+        let members = (0..8)
+            .map(|rank| Member {
+                rank,
+                partition: 0,
+                nodes: encode(&originals[rank as usize]).nodes().member_nodes(true),
+            })
+            .collect();
+        merge_and_check(members, &originals, 16);
+    }
+
+    #[test]
     fn rank_sets_hold_their_ranks() {
         for deltas in [
             vec![0],

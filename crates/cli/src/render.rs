@@ -432,7 +432,7 @@ fn structure(
                     let base = trace.processes[stream.process as usize]
                         .rank
                         .map_or(0, |rank| rank as i64 - stream.rank_delta);
-                    writeln!(out, "{indent}only ranks {} {{", set.describe(base))?;
+                    writeln!(out, "{indent}{} {{", set.describe(base))?;
                     out.write_all(&inside)?;
                     writeln!(out, "{indent}}}")?;
                 } else if !inside.is_empty() {

@@ -743,9 +743,9 @@ mod tests {
             assert_eq!(groups[0].sharing.rank_sets[1].len(), ranks as u64 - 1);
             let described = groups[0].sharing.rank_sets[1].describe(0);
             let expected = match ranks {
-                2 => "1".to_string(),
-                3 => "1,2".to_string(),
-                _ => format!("1-{}", ranks - 1),
+                2 => "only ranks 1".to_string(),
+                3 => "only ranks 1,2".to_string(),
+                _ => format!("only ranks 1-{}", ranks - 1),
             };
             assert_eq!(described, expected);
             assert_eq!(
@@ -1009,7 +1009,15 @@ mod tests {
             .map(|set| set.describe(0))
             .collect();
         // Rank 0's header, the others' first block write, the loop of all but the last, its own.
-        assert_eq!(described, ["0", "1-7", "0-6", "7"]);
+        assert_eq!(
+            described,
+            [
+                "only ranks 0",
+                "only ranks 1-7",
+                "only ranks 0-6",
+                "only ranks 7"
+            ]
+        );
         let members = (0..8)
             .map(|rank| Member {
                 rank,
@@ -1039,8 +1047,14 @@ mod tests {
             assert_eq!(set.len(), deltas.len() as u64);
             assert_eq!(set.first(), deltas[0]);
         }
-        assert_eq!(RankSet::from_sorted(&[0, 8, 16, 24]).describe(0), "0-24/8");
-        assert_eq!(RankSet::from_sorted(&[1, 2, 3, 7]).describe(1), "2-4,8");
+        assert_eq!(
+            RankSet::from_sorted(&[0, 8, 16, 24]).describe(0),
+            "only ranks 0-24/8"
+        );
+        assert_eq!(
+            RankSet::from_sorted(&[1, 2, 3, 7]).describe(1),
+            "only ranks 2-4,8"
+        );
         // Every rank of 64 but the aggregators 0, 8, ..., 56: one run left out.
         let members: Vec<i64> = (0..64).collect();
         let others: Vec<i64> = members
@@ -1049,7 +1063,7 @@ mod tests {
             .filter(|rank| rank % 8 != 0)
             .collect();
         let set = RankSet::among(&members, &others);
-        assert_eq!(set.describe(0), "all but 0-56/8");
+        assert_eq!(set.describe(0), "all ranks but 0-56/8");
         assert_eq!((set.first(), set.len()), (1, 56));
         for member in &members {
             assert_eq!(set.contains(*member), member % 8 != 0, "{member}");

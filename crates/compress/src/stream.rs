@@ -257,7 +257,8 @@ impl RankSet {
     }
 
     /// The runs as `a`, `a-b` (stride 1) or `a-b/s`, comma-separated, each rank `base` plus
-    /// its distance; a set stored by the members it leaves out as `all but …`.
+    /// its distance, as `only ranks …`; a set stored by the members it leaves out as
+    /// `all ranks but …`.
     pub fn describe(&self, base: i64) -> String {
         let runs: Vec<String> = self
             .runs
@@ -273,8 +274,8 @@ impl RankSet {
             })
             .collect();
         match self.all_but {
-            Some(_) => format!("all but {}", runs.join(",")),
-            None => runs.join(","),
+            Some(_) => format!("all ranks but {}", runs.join(",")),
+            None => format!("only ranks {}", runs.join(",")),
         }
     }
 

@@ -199,72 +199,91 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
     }
 
     /// Adds `count` consecutive occurrences of one leaf whose statistics `leaf` already
-    /// holds (a run the tracer folded as the program ran): as pushing them one by one, a
-    /// run extends a same-keyed leaf or one-leaf loop just before it, and then folds with
-    /// what precedes like any node.
+    /// holds (a run the tracer folded as the program ran).
     pub fn push_run(&mut self, leaf: Leaf<K>, count: u64) {
-        if count <= 1 {
-            self.push(leaf);
+        self.push_repetitions(vec![leaf], count);
+    }
+
+    /// Adds `count` consecutive repetitions of the leaves of `body`, whose statistics
+    /// already cover every repetition (a run or block the tracer folded as the program
+    /// ran): as pushing them one by one, they extend a loop over the same keys just before
+    /// them, or fold with one repetition of them just before, and then fold with what
+    /// precedes like any node.
+    pub fn push_repetitions(&mut self, mut body: Vec<Leaf<K>>, count: u64) {
+        if count <= 1 || body.is_empty() {
+            if count == 1 {
+                body.into_iter().for_each(|leaf| self.push(leaf));
+            }
             return;
         }
-        let leaf_hash = key_hash(&leaf.key);
-        let joined = match self.window.back_mut() {
-            Some(last) => match &mut last.node {
-                Node::Leaf(previous) if previous.key == leaf.key => {
-                    let mut merged = previous.clone();
-                    merged.merge_statistics(&leaf);
-                    last.node = Node::Loop {
-                        count: count + 1,
-                        body: vec![Node::Leaf(merged)],
-                    };
-                    last.body_hashes = vec![leaf_hash];
-                    last.size = 2;
-                    Some(count + 1)
-                }
-                Node::Loop {
-                    count: loop_count,
-                    body,
-                } if body.len() == 1
-                    && matches!(&body[0], Node::Leaf(inner) if inner.key == leaf.key) =>
-                {
-                    if let Node::Leaf(inner) = &mut body[0] {
-                        inner.merge_statistics(&leaf);
-                    }
-                    *loop_count += count;
-                    Some(*loop_count)
-                }
-                _ => None,
-            },
-            None => None,
+        let period = body.len();
+        let body_hashes: Vec<u64> = body.iter().map(|leaf| key_hash(&leaf.key)).collect();
+        let same_keys = |nodes: &mut dyn Iterator<Item = &Node<K>>| {
+            nodes
+                .zip(&body)
+                .all(|(node, leaf)| matches!(node, Node::Leaf(inner) if inner.key == leaf.key))
         };
-        match joined {
-            Some(total) => {
-                let last = self.window.len() - 1;
-                let was_leaf = self.loop_bodies[last] == 0;
-                let hash = loop_hash(total, &[leaf_hash]);
-                self.window[last].hash = hash;
-                self.hashes[last] = hash;
-                self.loop_bodies[last] = 1;
-                if was_leaf {
-                    self.window_nodes += 1;
+        let length = self.window.len();
+        let last_is_loop = matches!(
+            self.window.back().map(|last| &last.node),
+            Some(Node::Loop { body: inner, .. }) if inner.len() == period
+                && same_keys(&mut inner.iter())
+        );
+        let last_is_one_repetition = !last_is_loop
+            && length >= period
+            && same_keys(
+                &mut self
+                    .window
+                    .range(length - period..)
+                    .map(|hashed| &hashed.node),
+            );
+        if last_is_loop {
+            let last = self.window.back_mut().expect("the window ends with a loop");
+            let Node::Loop {
+                count: loop_count,
+                body: inner,
+            } = &mut last.node
+            else {
+                unreachable!("checked to be a loop");
+            };
+            for (node, leaf) in inner.iter_mut().zip(&body) {
+                if let Node::Leaf(inner) = node {
+                    inner.merge_statistics(leaf);
                 }
             }
-            None => {
-                let body_hashes = vec![leaf_hash];
-                let hash = loop_hash(count, &body_hashes);
-                self.hashes.push_back(hash);
-                self.loop_bodies.push_back(1);
-                self.window.push_back(Hashed {
-                    hash,
-                    size: 2,
-                    body_hashes,
-                    node: Node::Loop {
-                        count,
-                        body: vec![Node::Leaf(leaf)],
-                    },
-                });
-                self.window_nodes += 2;
+            *loop_count += count;
+            let hash = loop_hash(*loop_count, &body_hashes);
+            last.hash = hash;
+            *self.hashes.back_mut().expect("parallel to the window") = hash;
+        } else {
+            let mut total = count;
+            if last_is_one_repetition {
+                // One repetition just before: it is the loop's first iteration.
+                for (hashed, leaf) in self.window.drain(length - period..).zip(body.iter_mut()) {
+                    if let Node::Leaf(previous) = hashed.node {
+                        let mut merged = previous;
+                        merged.merge_statistics(leaf);
+                        *leaf = merged;
+                    }
+                }
+                self.hashes.truncate(length - period);
+                self.loop_bodies.truncate(length - period);
+                self.window_nodes -= period;
+                total += 1;
             }
+            let hash = loop_hash(total, &body_hashes);
+            self.hashes.push_back(hash);
+            self.loop_bodies.push_back(period);
+            self.window.push_back(Hashed {
+                hash,
+                size: period + 1,
+                body_hashes,
+                node: Node::Loop {
+                    count: total,
+                    body: body.into_iter().map(Node::Leaf).collect(),
+                },
+            });
+            self.window_nodes += period + 1;
         }
         self.settle();
     }

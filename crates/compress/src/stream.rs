@@ -632,6 +632,19 @@ impl NodeWriter<'_> {
     }
 }
 
+/// One event of a block the tracer folded: its first repetition (as the trace has it), its
+/// class, how far each repetition's offset moves, the end of its last repetition and its
+/// statistics over every repetition.
+#[derive(Clone, Debug)]
+pub struct BlockPosition {
+    pub event: Event,
+    pub class: Option<CallClass>,
+    pub stride: i64,
+    pub last_end: u64,
+    pub duration: Stats,
+    pub gap: Stats,
+}
+
 /// Folds one thread's events as they come and writes finished nodes out at once, so its
 /// memory is the folding window and the key dictionary, whatever the stream's length.
 pub struct StreamEncoder {
@@ -710,10 +723,8 @@ impl StreamEncoder {
         }
     }
 
-    /// Adds `count` consecutive occurrences of `first`'s call with the same values (a run
-    /// the tracer folded as the program ran): each next one's offset `stride` further,
-    /// the last ending at `last_end`, their durations and gaps already summarised. The
-    /// result is what pushing them one by one gives, at the cost of one.
+    /// Adds `count` occurrences of `first` folded as the program ran (a run), each
+    /// `stride` further (see [`StreamEncoder::push_block`]).
     #[allow(clippy::too_many_arguments)]
     pub fn push_run(
         &mut self,
@@ -725,52 +736,88 @@ impl StreamEncoder {
         duration: Stats,
         gap: Stats,
     ) {
-        if self.first_start.is_none() {
-            self.first_start = Some(first.start);
+        let position = BlockPosition {
+            event: first.clone(),
+            class,
+            stride,
+            last_end,
+            duration,
+            gap,
+        };
+        self.push_block(std::slice::from_ref(&position), count);
+    }
+
+    /// Adds `count` repetitions of the events of `body` folded as the program ran (a block:
+    /// each position's first repetition, offsets moving by its stride, statistics over
+    /// every repetition). Their keys are the first repetition's (the events before it were
+    /// one repetition of the same, so the relative encodings already repeat), and the
+    /// relative state ends as the last repetition leaves it.
+    pub fn push_block(&mut self, body: &[BlockPosition], count: u64) {
+        let Some(head) = body.first() else {
+            return;
+        };
+        if count == 0 {
+            return;
         }
-        self.last_end = self.last_end.max(last_end);
-        let key = self.relative.encode(first, class);
-        let moved =
-            if first.offset >= 0 && matches!(class, Some(CallClass::Read | CallClass::Write)) {
-                key.bytes() as i64
+        if self.first_start.is_none() {
+            self.first_start = Some(head.event.start);
+        }
+        let keys: Vec<EventKey> = body
+            .iter()
+            .map(|position| self.relative.encode(&position.event, position.class))
+            .collect();
+        let last_offset = |position: &BlockPosition| {
+            let first = position.event.offset;
+            if first >= 0 {
+                first.saturating_add(position.stride.saturating_mul(count as i64 - 1))
             } else {
-                0
-            };
-        let last_offset = if first.offset >= 0 {
-            first
-                .offset
-                .saturating_add(stride.saturating_mul(count as i64 - 1))
-        } else {
-            first.offset
+                first
+            }
         };
         if count > 1 {
-            // The relative state after the last occurrence, as if each had been pushed.
-            let last = Event {
-                offset: last_offset,
-                ..*first
-            };
-            self.relative.encode(&last, class);
+            // The relative state after the last repetition, as if each had been pushed.
+            for position in body {
+                let last = Event {
+                    offset: last_offset(position),
+                    ..position.event
+                };
+                self.relative.encode(&last, position.class);
+            }
         }
-        let (offset_low, offset_high) = if first.offset >= 0 {
-            (
-                first.offset.min(last_offset),
-                first.offset.max(last_offset).saturating_add(moved),
-            )
-        } else {
-            (-1, -1)
-        };
-        self.folder.push_run(
-            Leaf {
-                key,
-                duration,
-                gap,
-                offset_low,
-                offset_high,
-                slowest: 0,
-            },
-            count,
-        );
-        self.count += count;
+        let leaves = body
+            .iter()
+            .zip(keys)
+            .map(|(position, key)| {
+                let first = &position.event;
+                let moved = if first.offset >= 0
+                    && matches!(position.class, Some(CallClass::Read | CallClass::Write))
+                {
+                    key.bytes() as i64
+                } else {
+                    0
+                };
+                let last = last_offset(position);
+                let (offset_low, offset_high) = if first.offset >= 0 {
+                    (
+                        first.offset.min(last),
+                        first.offset.max(last).saturating_add(moved),
+                    )
+                } else {
+                    (-1, -1)
+                };
+                self.last_end = self.last_end.max(position.last_end);
+                Leaf {
+                    key,
+                    duration: position.duration,
+                    gap: position.gap,
+                    offset_low,
+                    offset_high,
+                    slowest: 0,
+                }
+            })
+            .collect();
+        self.folder.push_repetitions(leaves, count);
+        self.count += count.saturating_mul(body.len() as u64);
         for node in self.folder.take_finished() {
             self.write(&node);
         }

@@ -56,6 +56,9 @@ pub mod kind {
     pub const MESSAGE: u32 = 6;
     /// Repetitions of the thread's previous event ([`super::RawRun`]); extra = the call's id.
     pub const RUN: u32 = 7;
+    /// Repetitions of the thread's last few event records as a whole ([`super::RawBlock`]
+    /// and a [`super::RawRun`] per event); extra = how many events (the period).
+    pub const BLOCK: u32 = 8;
 }
 
 /// Lifecycle marks.
@@ -164,6 +167,23 @@ pub struct RawRun {
 
 pub const RAW_RUN_BYTES: usize = std::mem::size_of::<RawRun>();
 const _: () = assert!(RAW_RUN_BYTES == 136);
+
+/// The head of a block record: the thread's last `period` event records (2 ≤ period ≤
+/// [`MAX_BLOCK_PERIOD`], none of another kind between them) repeat `count` more times as a
+/// whole, in order. A [`RawRun`] per event follows: its stride (each repetition's offset
+/// that much further than the one before), the end of its last repetition and its timing
+/// statistics over the `count` repetitions (its own count field is not used). The count
+/// is stored after the statistics of each repetition: a reader after a crash sees at most
+/// one repetition's statistics without its count.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RawBlock {
+    pub count: u64,
+    pub period: u64,
+}
+
+pub const RAW_BLOCK_BYTES: usize = std::mem::size_of::<RawBlock>();
+pub const MAX_BLOCK_PERIOD: usize = 16;
 
 /// Maximum frames kept per calling context.
 pub const MAX_FRAMES: usize = 16;
@@ -290,6 +310,12 @@ pub enum Record<'a> {
         call: u32,
         run: Box<RawRun>,
     },
+    /// The last `positions.len()` event records repeat `count` times (0: the block ended
+    /// before a whole repetition).
+    Block {
+        count: u64,
+        positions: Vec<RawRun>,
+    },
     Path {
         file: u32,
         origin: u32,
@@ -387,6 +413,35 @@ pub fn records(chunk: &[u8]) -> Result<Vec<Record<'_>>> {
     Ok(records)
 }
 
+/// The [`RawRun`] at `at` in a record's body.
+fn raw_run_at(
+    u32_at: &dyn Fn(usize) -> Result<u32>,
+    u64_at: &dyn Fn(usize) -> Result<u64>,
+    at: usize,
+) -> Result<RawRun> {
+    let spread_at = |at: usize| -> Result<RawSpread> {
+        Ok(RawSpread {
+            min: u64_at(at)?,
+            max: u64_at(at + 8)?,
+            shift: u64_at(at + 16)?,
+            sum: f64::from_bits(u64_at(at + 24)?),
+            squares: f64::from_bits(u64_at(at + 32)?),
+        })
+    };
+    let mut histogram = [0u32; 8];
+    for (index, bin) in histogram.iter_mut().enumerate() {
+        *bin = u32_at(at + 64 + 4 * index)?;
+    }
+    Ok(RawRun {
+        count: u64_at(at)?,
+        stride: u64_at(at + 8)? as i64,
+        last_end: u64_at(at + 16)?,
+        duration: spread_at(at + 24)?,
+        histogram,
+        gap: spread_at(at + 96)?,
+    })
+}
+
 fn decode_record(kind: u32, extra: u32, body: &[u8]) -> Result<Record<'_>> {
     let u32_at = |at: usize| -> Result<u32> {
         body.get(at..at + 4)
@@ -410,31 +465,29 @@ fn decode_record(kind: u32, extra: u32, body: &[u8]) -> Result<Record<'_>> {
                 event: raw_event_at(&u32_at, &u64_at, 0)?,
             }
         }
+        kind::BLOCK => {
+            let period = extra as usize;
+            if !(2..=MAX_BLOCK_PERIOD).contains(&period)
+                || body.len() != RAW_BLOCK_BYTES + period * RAW_RUN_BYTES
+                || u64_at(8)? != period as u64
+            {
+                return Err(FormatError::Corrupt(
+                    "block record of the wrong size".into(),
+                ));
+            }
+            let positions = (0..period)
+                .map(|index| raw_run_at(&u32_at, &u64_at, RAW_BLOCK_BYTES + index * RAW_RUN_BYTES))
+                .collect::<Result<Vec<RawRun>>>()?;
+            Record::Block {
+                count: u64_at(0)?,
+                positions,
+            }
+        }
         kind::RUN => {
             if body.len() != RAW_RUN_BYTES {
                 return Err(FormatError::Corrupt("run record of the wrong size".into()));
             }
-            let spread_at = |at: usize| -> Result<RawSpread> {
-                Ok(RawSpread {
-                    min: u64_at(at)?,
-                    max: u64_at(at + 8)?,
-                    shift: u64_at(at + 16)?,
-                    sum: f64::from_bits(u64_at(at + 24)?),
-                    squares: f64::from_bits(u64_at(at + 32)?),
-                })
-            };
-            let mut histogram = [0u32; 8];
-            for (index, bin) in histogram.iter_mut().enumerate() {
-                *bin = u32_at(64 + 4 * index)?;
-            }
-            let run = RawRun {
-                count: u64_at(0)?,
-                stride: u64_at(8)? as i64,
-                last_end: u64_at(16)?,
-                duration: spread_at(24)?,
-                histogram,
-                gap: spread_at(96)?,
-            };
+            let run = raw_run_at(&u32_at, &u64_at, 0)?;
             if run.count == 0 {
                 return Err(FormatError::Corrupt("run record of no events".into()));
             }

@@ -81,12 +81,19 @@ fn event_context_flags(state: &ThreadState) -> u32 {
 /// builder tracks nothing of per occurrence beyond the file position (see
 /// `recorder::ThreadState::write_event`).
 #[inline(always)]
-const fn repeatable(call: Call) -> bool {
+const fn fold_kind(call: Call) -> u8 {
+    use crate::recorder::fold;
     use cairn_model::CallClass::*;
-    matches!(
-        call.class(),
-        Read | Write | Seek | Sync | Flush | Stat | PointToPoint | Collective | Completion
-    )
+    use cairn_model::Layer;
+    match call.class() {
+        Read | Write | Seek if matches!(call.layer(), Layer::Posix | Layer::Stdio) => {
+            fold::REPEATABLE | fold::POSITIONAL
+        }
+        Read | Write | Seek | Sync | Flush | Stat | PointToPoint | Collective | Completion => {
+            fold::REPEATABLE
+        }
+        _ => fold::NEVER,
+    }
 }
 
 /// Fills and writes one event. Never unwinds into C: a panic disables tracing.
@@ -114,7 +121,7 @@ fn record(
             if event.flags & FAILED != 0 {
                 event.errno = errno;
             }
-            state.write_event(call as u32, &event, repeatable(call));
+            state.write_event(call as u32, &event, fold_kind(call));
         }
     }));
     if outcome.is_err() {

@@ -11,14 +11,21 @@
 //! run record in place — its count, timing statistics and end; the record (136 bytes, less
 //! than two events) repeats the event record before it — instead of writing another
 //! record, so a loop of one call does not grow the staging file (see
-//! `cairn_format::segment`). Longer loop bodies fold when the trace is built.
+//! `cairn_format::segment`). A loop of 2 to 16 calls folds the same way into a block record
+//! once its body has been seen twice (same calls and values, each offset moving by its own
+//! constant stride): the record counts whole repetitions of the last event records and
+//! keeps each position's statistics. The repetition being completed waits in the thread's
+//! state until its last call (so a SIGKILL loses at most 15 events of a block); a body
+//! whose calls move a descriptor's position implicitly (`read`, `write`, `lseek` without an
+//! offset) does not fold here, nor do nested loops: they fold when the trace is built.
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
 use cairn_format::segment::{
-    self, encode_chunk_header, record_word, ChunkHeader, RawEvent, RawRun, RawSpread, CHUNK_BYTES,
-    CHUNK_HEADER_BYTES, HEADER_BYTES, RAW_EVENT_BYTES, RAW_RUN_BYTES, RECORD_HEADER_BYTES,
+    self, encode_chunk_header, record_word, ChunkHeader, RawBlock, RawEvent, RawRun, RawSpread,
+    CHUNK_BYTES, CHUNK_HEADER_BYTES, HEADER_BYTES, MAX_BLOCK_PERIOD, RAW_BLOCK_BYTES,
+    RAW_EVENT_BYTES, RAW_RUN_BYTES, RECORD_HEADER_BYTES,
 };
 
 use crate::context::CONTEXT_CACHE_SIZE;
@@ -73,9 +80,57 @@ pub struct ThreadState {
     /// The offset step from the event before the last to the last, when the last repeated
     /// it: a third occurrence with the same step starts a run.
     candidate_stride: Option<i64>,
+    /// The events last written as event records, newest at `recent_next - 1` (a ring):
+    /// their calls, values and signatures, for blocks.
+    recent: [RawEvent; RECENT],
+    recent_calls: [u32; RECENT],
+    recent_signatures: [u64; RECENT],
+    recent_next: usize,
+    /// Per period p: how many of the latest events have the signature of the one p before.
+    streaks: [u16; MAX_BLOCK_PERIOD + 1],
+    /// Event records at the end of what the thread staged, with no other record after them.
+    plain_events: usize,
+    /// Signatures of events that never fold (each different from any other).
+    unique: u64,
+    /// The open block: its record in the current chunk (null if none), its period (0 if
+    /// none), per position the call, the event as last repeated and the stride, and the
+    /// repetition being completed: (start, duration, gap) of its first `block_filled`.
+    block: *mut u8,
+    block_period: usize,
+    block_calls: [u32; MAX_BLOCK_PERIOD],
+    block_body: [RawEvent; MAX_BLOCK_PERIOD],
+    block_strides: [i64; MAX_BLOCK_PERIOD],
+    block_pending: [(u64, u64, u64); MAX_BLOCK_PERIOD],
+    block_filled: usize,
 }
 
 const NO_CALL: u32 = u32::MAX;
+/// Events kept for finding blocks: two bodies of the longest period.
+const RECENT: usize = 2 * MAX_BLOCK_PERIOD;
+
+/// How an event may fold in the tracer ([`ThreadState::write_event`]).
+pub mod fold {
+    /// Opening, closing, duplicating, mapping, renaming: the trace builder tracks each.
+    pub const NEVER: u8 = 0;
+    /// May repeat in a run or a block.
+    pub const REPEATABLE: u8 = 1;
+    /// Moves a descriptor's position when it has no explicit offset: such an event repeats
+    /// in a run, but in a block only with an explicit offset.
+    pub const POSITIONAL: u8 = 2;
+}
+
+/// What must be equal for two events to be repetitions (offsets and times aside).
+#[inline(always)]
+fn signature(call: u32, event: &RawEvent) -> u64 {
+    let mix = |hash: u64, value: u64| (hash ^ value).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    let mut hash = mix(call as u64, event.handle);
+    hash = mix(hash, event.request);
+    hash = mix(hash, event.result as u64);
+    hash = mix(hash, event.aux);
+    hash = mix(hash, (event.file as u64) << 32 | event.context as u64);
+    hash = mix(hash, (event.errno as u32 as u64) << 32 | event.flags as u64);
+    mix(hash, (event.offset < 0) as u64)
+}
 
 /// The offset step from `previous` to `next` (already found to be the same call) if `next`
 /// repeats it: every value equal but the times, and the offsets both explicit or both at the
@@ -211,6 +266,20 @@ impl ThreadState {
             previous_call: NO_CALL,
             run: std::ptr::null_mut(),
             candidate_stride: None,
+            recent: [RawEvent::default(); RECENT],
+            recent_calls: [NO_CALL; RECENT],
+            recent_signatures: [0; RECENT],
+            recent_next: 0,
+            streaks: [0; MAX_BLOCK_PERIOD + 1],
+            plain_events: 0,
+            unique: 0,
+            block: std::ptr::null_mut(),
+            block_period: 0,
+            block_calls: [NO_CALL; MAX_BLOCK_PERIOD],
+            block_body: [RawEvent::default(); MAX_BLOCK_PERIOD],
+            block_strides: [0; MAX_BLOCK_PERIOD],
+            block_pending: [(0, 0, 0); MAX_BLOCK_PERIOD],
+            block_filled: 0,
         });
         let state = Box::into_raw(state);
         crate::lifecycle::register_thread_exit(state.cast());
@@ -229,10 +298,19 @@ impl ThreadState {
         self.previous_call = NO_CALL;
         self.run = std::ptr::null_mut();
         self.candidate_stride = None;
+        // The parent's open block and its waiting events are the parent's.
+        self.block = std::ptr::null_mut();
+        self.block_period = 0;
+        self.block_filled = 0;
+        self.plain_events = 0;
+        self.streaks = [0; MAX_BLOCK_PERIOD + 1];
     }
 
     /// Releases the thread's chunk at thread exit.
     pub fn release(&mut self) {
+        if self.generation == GENERATION.load(Ordering::Relaxed) {
+            self.close_block();
+        }
         if !self.chunk.is_null() && self.generation == GENERATION.load(Ordering::Relaxed) {
             sys::unmap(self.chunk, CHUNK_BYTES as usize);
         }
@@ -240,7 +318,8 @@ impl ThreadState {
     }
 
     fn next_chunk(&mut self) -> bool {
-        // The open run stays in the chunk being left.
+        // The open run stays in the chunk being left (an open block never does: it is
+        // closed before anything else is written).
         self.run = std::ptr::null_mut();
         if !self.chunk.is_null() {
             sys::unmap(self.chunk, CHUNK_BYTES as usize);
@@ -292,23 +371,31 @@ impl ThreadState {
         self.cursor += RECORD_HEADER_BYTES + segment::padded(body_length);
     }
 
-    /// Writes an event, or adds it to a run when it repeats its predecessor and
-    /// `repeatable` (its call has no effect the trace builder tracks per occurrence:
-    /// opening, closing, duplicating, mapping, renaming). A run starts at the third
-    /// occurrence, once two steps agree: same-sized accesses at scattered offsets never
-    /// start one.
+    /// Writes an event, or adds it to a run when it repeats its predecessor, or to a block
+    /// when it continues a repeated sequence, as `folding` allows ([`fold`]). A run starts at
+    /// the third occurrence, once two steps agree: same-sized accesses at scattered offsets
+    /// never start one; a block likewise at the first event of the third repetition.
     #[inline(always)]
-    pub fn write_event(&mut self, call: u32, event: &RawEvent, repeatable: bool) {
+    pub fn write_event(&mut self, call: u32, event: &RawEvent, folding: u8) {
+        let repeatable = folding != fold::NEVER && RUNS.load(Ordering::Relaxed);
+        let previous_end = self.previous.start.saturating_add(self.previous.duration);
+        let gap = event.start.saturating_sub(previous_end);
+        if self.block_period > 0 {
+            if repeatable && self.block_takes(call, event, gap) {
+                self.previous = *event;
+                self.previous_call = call;
+                return;
+            }
+            self.close_block();
+        }
         let run = self.run;
-        let step = if repeatable && call == self.previous_call && RUNS.load(Ordering::Relaxed) {
+        let step = if repeatable && call == self.previous_call {
             repeats(&self.previous, event)
         } else {
             None
         };
-        let previous_end = self.previous.start.saturating_add(self.previous.duration);
         self.previous = *event;
         self.previous_call = call;
-        let gap = event.start.saturating_sub(previous_end);
         let candidate = std::mem::replace(&mut self.candidate_stride, step);
         if let Some(step) = step {
             if !run.is_null() {
@@ -341,19 +428,201 @@ impl ThreadState {
                     self.publish(segment::kind::RUN, call, RAW_RUN_BYTES);
                     self.run = body.cast();
                 }
+                self.plain_events = 0;
+                self.streaks = [0; MAX_BLOCK_PERIOD + 1];
                 return;
             }
         }
         self.run = std::ptr::null_mut();
+        let foldable = repeatable && (folding & fold::POSITIONAL == 0 || event.offset >= 0);
+        let signature = if foldable {
+            signature(call, event)
+        } else {
+            // Never equal to another event's.
+            self.unique = self.unique.wrapping_add(1);
+            self.unique | 1 << 63
+        };
+        if foldable && self.start_block(call, event, signature, gap) {
+            return;
+        }
+        self.write_plain(call, event, signature);
+    }
+
+    /// Writes an event record and remembers it for blocks.
+    #[inline(always)]
+    fn write_plain(&mut self, call: u32, event: &RawEvent, signature: u64) {
+        for period in 2..=MAX_BLOCK_PERIOD {
+            let before = self.recent_signatures[(self.recent_next + RECENT - period) % RECENT];
+            self.streaks[period] = if before == signature {
+                self.streaks[period].saturating_add(1)
+            } else {
+                0
+            };
+        }
+        let slot = self.recent_next % RECENT;
+        self.recent[slot] = *event;
+        self.recent_calls[slot] = call;
+        self.recent_signatures[slot] = signature;
+        self.recent_next = (slot + 1) % RECENT;
         if let Some(body) = self.reserve(RAW_EVENT_BYTES) {
             // SAFETY: `body` has room for RAW_EVENT_BYTES and is 8-aligned.
             unsafe { body.cast::<RawEvent>().write(*event) };
             self.publish(segment::kind::EVENT, call, RAW_EVENT_BYTES);
+            self.plain_events += 1;
         }
     }
 
-    /// Writes a record whose body is the concatenation of `parts`.
+    /// The event `back` event records before the next one (1 = the last written).
+    fn recent_at(&self, back: usize) -> (u32, &RawEvent) {
+        let slot = (self.recent_next + RECENT - back) % RECENT;
+        (self.recent_calls[slot], &self.recent[slot])
+    }
+
+    /// Starts a block with `event` if it begins a third repetition of the last event records
+    /// (the smallest period that fits): the block record repeats the last `period` records,
+    /// and `event` waits as the first of its next repetition.
+    fn start_block(&mut self, call: u32, event: &RawEvent, signature: u64, gap: u64) -> bool {
+        let Some(period) = (2..=MAX_BLOCK_PERIOD).find(|period| {
+            self.streaks[*period] as usize >= *period
+                && self.plain_events >= *period
+                && self.recent_signatures[(self.recent_next + RECENT - period) % RECENT]
+                    == signature
+        }) else {
+            return false;
+        };
+        // The strides from the first repetition to the second, checked value by value;
+        // the new event must continue its position's.
+        let mut strides = [0i64; MAX_BLOCK_PERIOD];
+        for (position, stride) in strides.iter_mut().enumerate().take(period) {
+            let (first_call, first) = self.recent_at(2 * period - position);
+            let (second_call, second) = self.recent_at(period - position);
+            if first_call != second_call {
+                return false;
+            }
+            let Some(step) = repeats(first, second) else {
+                return false;
+            };
+            *stride = step;
+        }
+        let (first_call, first) = self.recent_at(period);
+        if first_call != call || repeats(first, event) != Some(strides[0]) {
+            return false;
+        }
+        let length = RAW_BLOCK_BYTES + period * RAW_RUN_BYTES;
+        let Some(body) = self.reserve(length) else {
+            return false;
+        };
+        // SAFETY: `body` has room for `length` bytes and is 8-aligned; the runs follow the
+        // 16-byte head.
+        unsafe {
+            body.cast::<RawBlock>().write(RawBlock {
+                count: 0,
+                period: period as u64,
+            });
+            for (position, stride) in strides.iter().enumerate().take(period) {
+                body.add(RAW_BLOCK_BYTES + position * RAW_RUN_BYTES)
+                    .cast::<RawRun>()
+                    .write(RawRun {
+                        stride: *stride,
+                        ..RawRun::default()
+                    });
+            }
+        }
+        self.publish(segment::kind::BLOCK, period as u32, length);
+        for position in 0..period {
+            let (call, event) = self.recent_at(period - position);
+            let event = *event;
+            self.block_calls[position] = call;
+            self.block_body[position] = event;
+        }
+        self.block_strides = strides;
+        self.block = body;
+        self.block_period = period;
+        self.block_pending[0] = (event.start, event.duration, gap);
+        self.block_filled = 1;
+        self.plain_events = 0;
+        self.candidate_stride = None;
+        true
+    }
+
+    /// Takes `event` into the open block if it is the next of the repetition being
+    /// completed; completing one adds it to the record.
+    #[inline(always)]
+    fn block_takes(&mut self, call: u32, event: &RawEvent, gap: u64) -> bool {
+        let position = self.block_filled;
+        if self.block.is_null()
+            || call != self.block_calls[position]
+            || repeats(&self.block_body[position], event) != Some(self.block_strides[position])
+        {
+            return false;
+        }
+        self.block_pending[position] = (event.start, event.duration, gap);
+        self.block_filled += 1;
+        if self.block_filled == self.block_period {
+            self.complete_repetition();
+        }
+        true
+    }
+
+    fn complete_repetition(&mut self) {
+        // SAFETY: an open block is a record of the current chunk, written by this thread,
+        // with `block_period` runs after its head; the count is stored last.
+        unsafe {
+            let head = &mut *self.block.cast::<RawBlock>();
+            let count = head.count;
+            for position in 0..self.block_period {
+                let run = &mut *self
+                    .block
+                    .add(RAW_BLOCK_BYTES + position * RAW_RUN_BYTES)
+                    .cast::<RawRun>();
+                let (start, duration, gap) = self.block_pending[position];
+                add_repetition(run, count, duration, gap);
+                run.last_end = start.saturating_add(duration);
+                run.count = count + 1;
+                let body = &mut self.block_body[position];
+                if body.offset >= 0 {
+                    body.offset = body.offset.wrapping_add(self.block_strides[position]);
+                }
+            }
+            std::ptr::write_volatile(&mut head.count, count + 1);
+            self.block_filled = 0;
+            // A block ends before a histogram bin could overflow.
+            if count + 1 >= u32::MAX as u64 {
+                self.block = std::ptr::null_mut();
+            }
+        }
+    }
+
+    /// Ends the open block, if any: the events of its unfinished repetition are written as
+    /// event records.
+    pub fn close_block(&mut self) {
+        if self.block_period == 0 {
+            return;
+        }
+        let (period, filled) = (self.block_period, self.block_filled);
+        self.block = std::ptr::null_mut();
+        self.block_period = 0;
+        self.block_filled = 0;
+        self.streaks = [0; MAX_BLOCK_PERIOD + 1];
+        self.candidate_stride = None;
+        debug_assert!(filled < period);
+        for position in 0..filled {
+            let mut event = self.block_body[position];
+            if event.offset >= 0 {
+                event.offset = event.offset.wrapping_add(self.block_strides[position]);
+            }
+            (event.start, event.duration, _) = self.block_pending[position];
+            let call = self.block_calls[position];
+            let signature = signature(call, &event);
+            self.write_plain(call, &event, signature);
+        }
+    }
+
+    /// Writes a record whose body is the concatenation of `parts` (after the events an open
+    /// block holds back: records keep the program's order).
     pub fn write_record(&mut self, kind: u32, extra: u32, parts: &[&[u8]]) {
+        self.close_block();
+        self.plain_events = 0;
         let length: usize = parts.iter().map(|part| part.len()).sum();
         if let Some(body) = self.reserve(length) {
             let mut at = 0;

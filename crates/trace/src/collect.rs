@@ -6,15 +6,15 @@
 //! threads share descriptors and their offsets — and encodes them.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use cairn_compress::stats::Stats;
-use cairn_compress::stream::StreamEncoder;
+use cairn_compress::stream::{BlockPosition, StreamEncoder};
 use cairn_format::segment::{
-    self, mark, ProcessHeader, RawEvent, RawRun, RawSpread, Record, SegmentFile,
+    self, mark, ProcessHeader, RawEvent, RawRun, RawSpread, Record, SegmentFile, MAX_BLOCK_PERIOD,
 };
 use cairn_model::{event_flags, Call, CallClass, Event, Layer, UNKNOWN};
 
@@ -170,6 +170,12 @@ fn first_pass(path: &Path, diagnostics: &mut Vec<String>) -> Result<SegmentSumma
             match record {
                 // A run repeats the event before it: only its end is new here.
                 Record::Run { run, .. } => last_raw_time = last_raw_time.max(run.last_end),
+                Record::Block { count, positions } if count > 0 => {
+                    for run in &positions {
+                        last_raw_time = last_raw_time.max(run.last_end);
+                    }
+                }
+                Record::Block { .. } => {}
                 Record::Event { event, .. } => {
                     last_raw_time = last_raw_time.max(event.start + event.duration);
                     let library = event_flags::IN_RUNTIME | event_flags::INSIDE_MPIIO;
@@ -231,10 +237,22 @@ fn first_pass(path: &Path, diagnostics: &mut Vec<String>) -> Result<SegmentSumma
 }
 
 /// What a thread staged: one event, or a run of repetitions folded as the program ran
-/// (with its first repetition: the event before it, its offset moved by the stride).
+/// (with its first repetition: the event before it, its offset moved by the stride), or a
+/// block of repetitions of several events.
 enum Staged {
     Event(RawEvent),
     Run(RawEvent, Box<RawRun>),
+    Block(Box<StagedBlock>),
+}
+
+/// A block record with the events it repeats: per position the call, the first
+/// repetition (the event record before the block, its offset moved by the stride) and the
+/// position's run (stride, last end, statistics over `count` repetitions).
+struct StagedBlock {
+    count: u64,
+    calls: Vec<u32>,
+    first: Vec<RawEvent>,
+    positions: Vec<RawRun>,
 }
 
 impl Staged {
@@ -242,13 +260,7 @@ impl Staged {
     fn first(&self) -> &RawEvent {
         match self {
             Staged::Event(event) | Staged::Run(event, _) => event,
-        }
-    }
-
-    fn occurrences(&self) -> u64 {
-        match self {
-            Staged::Event(_) => 1,
-            Staged::Run(_, run) => run.count,
+            Staged::Block(block) => &block.first[0],
         }
     }
 }
@@ -301,9 +313,53 @@ struct ThreadCursor {
     events: std::vec::IntoIter<(u32, Staged)>,
     /// The thread's last event record, which a run record repeats.
     last: Option<RawEvent>,
+    /// The event records since the thread's last record of another kind (at most
+    /// [`MAX_BLOCK_PERIOD`]), which a block record repeats.
+    plain: VecDeque<(u32, RawEvent)>,
 }
 
 impl ThreadCursor {
+    /// The block a block record makes of the event records before it (`None` if there are
+    /// fewer than its period, after a damaged chunk, or it holds no whole repetition).
+    fn block(
+        plain: &VecDeque<(u32, RawEvent)>,
+        count: u64,
+        positions: &[RawRun],
+    ) -> Option<StagedBlock> {
+        let period = positions.len();
+        if count == 0 || plain.len() < period {
+            return None;
+        }
+        let body = plain.iter().skip(plain.len() - period);
+        // The first repetition follows the events it repeats (its times only order it
+        // among other threads' events; its statistics are the block's).
+        let mut previous_end = plain
+            .back()
+            .map_or(0, |(_, event)| event.start.saturating_add(event.duration));
+        let mut calls = Vec::with_capacity(period);
+        let mut first = Vec::with_capacity(period);
+        for ((call, event), run) in body.zip(positions) {
+            let start = previous_end;
+            previous_end = start.saturating_add(event.duration);
+            calls.push(*call);
+            first.push(RawEvent {
+                start,
+                offset: if event.offset >= 0 {
+                    event.offset.wrapping_add(run.stride)
+                } else {
+                    event.offset
+                },
+                ..*event
+            });
+        }
+        Some(StagedBlock {
+            count,
+            calls,
+            first,
+            positions: positions.to_vec(),
+        })
+    }
+
     fn next(&mut self, file: &SegmentFile, buffer: &mut Vec<u8>) -> Option<(u32, Staged)> {
         loop {
             if let Some(event) = self.events.next() {
@@ -314,15 +370,30 @@ impl ThreadCursor {
                 continue;
             }
             let Ok(records) = segment::records(buffer) else {
-                // A damaged chunk: a run after it would repeat an event we did not read.
+                // A damaged chunk: a run or block after it would repeat events we did not
+                // read.
                 self.last = None;
+                self.plain.clear();
                 continue;
             };
             let mut events = Vec::new();
             for record in records {
+                if !matches!(record, Record::Event { .. }) {
+                    // What a block repeats are event records with nothing between them.
+                    let plain = std::mem::take(&mut self.plain);
+                    if let Record::Block { count, positions } = &record {
+                        if let Some(block) = Self::block(&plain, *count, positions) {
+                            events.push((0, Staged::Block(Box::new(block))));
+                        }
+                    }
+                }
                 match record {
                     Record::Event { call, event } => {
                         self.last = Some(event);
+                        if self.plain.len() == MAX_BLOCK_PERIOD {
+                            self.plain.pop_front();
+                        }
+                        self.plain.push_back((call, event));
                         events.push((call, Staged::Event(event)));
                     }
                     Record::Run { call, run } => {
@@ -755,6 +826,7 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                 chunks: chunks.clone().into_iter(),
                 events: Vec::new().into_iter(),
                 last: None,
+                plain: VecDeque::new(),
             })
             .collect();
         cursors.sort_by_key(|cursor| cursor.thread);
@@ -788,6 +860,125 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
         let mut program_seen = vec![false; cursors.len()];
         let mut dropped = 0u64;
         let mut tracker = OffsetTracker::default();
+        // One staged event (or the first of a run's or a block position's `occurrences`)
+        // made the trace's: calls, contexts, files, descriptors and handles numbered,
+        // offsets resolved; `None` if it is not kept.
+        let mut prepare =
+            |slot: usize, call_id: u32, raw: RawEvent, occurrences: u64| -> Option<(Call, Event)> {
+                let Some(Some(call)) = calls_here.get(call_id as usize).copied() else {
+                    diagnostics.push(format!(
+                        "pid {}: event of unknown call #{call_id} skipped",
+                        header.pid
+                    ));
+                    return None;
+                };
+                let mut flags = raw.flags;
+                if !main_known {
+                    flags &= !event_flags::BEFORE_MAIN;
+                }
+                let file_index = files_here.get(&raw.file).copied();
+                let start = segment.clock.nanoseconds(raw.start);
+                let end = segment
+                    .clock
+                    .nanoseconds(raw.start.saturating_add(raw.duration))
+                    .max(start);
+                let mut event = Event {
+                    call: 0,
+                    start: relative(start),
+                    duration: end - start,
+                    file: file_index,
+                    handle: raw.handle,
+                    offset: raw.offset,
+                    request: raw.request,
+                    result: raw.result,
+                    errno: raw.errno,
+                    context: 0,
+                    aux: raw.aux,
+                    flags,
+                };
+                tracker.apply(call, &mut event);
+                if occurrences > 1 {
+                    tracker.repeat(call, &event, occurrences - 1);
+                }
+                let runtime_file = flags & event_flags::INSIDE_MPIIO != 0
+                    && file_index.is_some()
+                    && !segment.program_files.contains(&raw.file);
+                if runtime_counted_only && (flags & event_flags::RUNTIME != 0 || runtime_file) {
+                    dropped += occurrences;
+                    return None;
+                }
+                event.call = *call_numbers[call_id as usize].get_or_insert_with(|| {
+                    let name = &header.call_names[call_id as usize];
+                    calls.intern(&Call::reported_name(name).into_owned()) as u16
+                });
+                event.context = match contexts_here.get(&raw.context) {
+                    Some(index) => *index,
+                    None => {
+                        let index = context_table.intern(segment, raw.context);
+                        contexts_here.insert(raw.context, index);
+                        index
+                    }
+                };
+                let (positions, table) = &mut local_files[slot];
+                let mut local = |index: u32| {
+                    *positions.entry(index).or_insert_with(|| {
+                        table.push(index);
+                        table.len() as u32 - 1
+                    })
+                };
+                if call == Call::rename {
+                    // aux holds the per-process file id of the new name: made the stream's.
+                    event.aux = files_here
+                        .get(&(raw.aux as u32))
+                        .map_or(0, |index| local(*index) as u64 + 1);
+                }
+                program_seen[slot] |=
+                    file_index.is_none_or(|index| files[index as usize].noise.is_none());
+                if let Some(index) = file_index {
+                    let usage = &mut file_use[index as usize];
+                    usage.0 = true;
+                    let library = event_flags::IN_RUNTIME | event_flags::INSIDE_MPIIO;
+                    usage.1 |= flags & (event_flags::RUNTIME | library) == 0;
+                    usage.2 |= flags & library != 0;
+                    event.file = Some(local(index));
+                }
+                // Descriptor numbers depend on what the runtime and libraries opened first,
+                // which differs between ranks: renumbered in order of first use (0–2 kept),
+                // consistently within the process, so fd reuse still shows.
+                let mut descriptor = |fd: u64| -> u64 {
+                    if fd <= 2 || fd > i32::MAX as u64 {
+                        return fd;
+                    }
+                    let next = descriptors.len() as u64 + 3;
+                    *descriptors.entry(fd).or_insert(next)
+                };
+                match (call.layer(), call.class()) {
+                    (Layer::Posix, class) => {
+                        event.handle = descriptor(event.handle);
+                        if matches!(class, CallClass::Open | CallClass::Dup) && event.result >= 0 {
+                            event.result = descriptor(event.result as u64) as i64;
+                        }
+                    }
+                    (Layer::Stdio, CallClass::Open | CallClass::Close) => {
+                        event.aux = descriptor(event.aux);
+                    }
+                    _ => {}
+                }
+                let mut number = |address: u64| {
+                    let next = handles.len() as u64 + 1;
+                    NUMBERED_HANDLE | *handles.entry(address).or_insert(next)
+                };
+                if matches!(call.layer(), Layer::Stdio | Layer::Mpi | Layer::MpiIo)
+                    && event.handle != 0
+                {
+                    event.handle = number(event.handle);
+                }
+                if call.class() == CallClass::Mmap && event.aux != 0 {
+                    // The mapping's address, which only says which munmap ends which mmap.
+                    event.aux = number(event.aux);
+                }
+                Some((call, event))
+            };
         while let Some(Reverse((_, slot))) = heap.pop() {
             let Some((call_id, staged)) = pending[slot].take() else {
                 continue;
@@ -797,123 +988,16 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                 heap.push(Reverse((next_staged.first().start, slot)));
             }
             pending[slot] = next;
-            let raw = *staged.first();
-            let occurrences = staged.occurrences();
-
-            let Some(Some(call)) = calls_here.get(call_id as usize).copied() else {
-                diagnostics.push(format!(
-                    "pid {}: event of unknown call #{call_id} skipped",
-                    header.pid
-                ));
-                continue;
-            };
-            let mut flags = raw.flags;
-            if !main_known {
-                flags &= !event_flags::BEFORE_MAIN;
-            }
-            let file_index = files_here.get(&raw.file).copied();
-            let start = segment.clock.nanoseconds(raw.start);
-            let end = segment
-                .clock
-                .nanoseconds(raw.start.saturating_add(raw.duration))
-                .max(start);
-            let mut event = Event {
-                call: 0,
-                start: relative(start),
-                duration: end - start,
-                file: file_index,
-                handle: raw.handle,
-                offset: raw.offset,
-                request: raw.request,
-                result: raw.result,
-                errno: raw.errno,
-                context: 0,
-                aux: raw.aux,
-                flags,
-            };
-            tracker.apply(call, &mut event);
-            if occurrences > 1 {
-                tracker.repeat(call, &event, occurrences - 1);
-            }
-            let runtime_file = flags & event_flags::INSIDE_MPIIO != 0
-                && file_index.is_some()
-                && !segment.program_files.contains(&raw.file);
-            if runtime_counted_only && (flags & event_flags::RUNTIME != 0 || runtime_file) {
-                dropped += occurrences;
-                continue;
-            }
-            event.call = *call_numbers[call_id as usize].get_or_insert_with(|| {
-                let name = &header.call_names[call_id as usize];
-                calls.intern(&Call::reported_name(name).into_owned()) as u16
-            });
-            event.context = match contexts_here.get(&raw.context) {
-                Some(index) => *index,
-                None => {
-                    let index = context_table.intern(segment, raw.context);
-                    contexts_here.insert(raw.context, index);
-                    index
-                }
-            };
-            let (positions, table) = &mut local_files[slot];
-            let mut local = |index: u32| {
-                *positions.entry(index).or_insert_with(|| {
-                    table.push(index);
-                    table.len() as u32 - 1
-                })
-            };
-            if call == Call::rename {
-                // aux holds the per-process file id of the new name: made the stream's.
-                event.aux = files_here
-                    .get(&(raw.aux as u32))
-                    .map_or(0, |index| local(*index) as u64 + 1);
-            }
-            program_seen[slot] |=
-                file_index.is_none_or(|index| files[index as usize].noise.is_none());
-            if let Some(index) = file_index {
-                let usage = &mut file_use[index as usize];
-                usage.0 = true;
-                let library = event_flags::IN_RUNTIME | event_flags::INSIDE_MPIIO;
-                usage.1 |= flags & (event_flags::RUNTIME | library) == 0;
-                usage.2 |= flags & library != 0;
-                event.file = Some(local(index));
-            }
-            // Descriptor numbers depend on what the runtime and libraries opened first,
-            // which differs between ranks: renumbered in order of first use (0–2 kept),
-            // consistently within the process, so fd reuse still shows.
-            let mut descriptor = |fd: u64| -> u64 {
-                if fd <= 2 || fd > i32::MAX as u64 {
-                    return fd;
-                }
-                let next = descriptors.len() as u64 + 3;
-                *descriptors.entry(fd).or_insert(next)
-            };
-            match (call.layer(), call.class()) {
-                (Layer::Posix, class) => {
-                    event.handle = descriptor(event.handle);
-                    if matches!(class, CallClass::Open | CallClass::Dup) && event.result >= 0 {
-                        event.result = descriptor(event.result as u64) as i64;
+            match staged {
+                Staged::Event(raw) => {
+                    if let Some((call, event)) = prepare(slot, call_id, raw, 1) {
+                        encoders[slot].push(&event, Some(call.class()));
                     }
                 }
-                (Layer::Stdio, CallClass::Open | CallClass::Close) => {
-                    event.aux = descriptor(event.aux);
-                }
-                _ => {}
-            }
-            let mut number = |address: u64| {
-                let next = handles.len() as u64 + 1;
-                NUMBERED_HANDLE | *handles.entry(address).or_insert(next)
-            };
-            if matches!(call.layer(), Layer::Stdio | Layer::Mpi | Layer::MpiIo) && event.handle != 0
-            {
-                event.handle = number(event.handle);
-            }
-            if call.class() == CallClass::Mmap && event.aux != 0 {
-                // The mapping's address, which only says which munmap ends which mmap.
-                event.aux = number(event.aux);
-            }
-            match &staged {
-                Staged::Event(_) => encoders[slot].push(&event, Some(call.class())),
                 Staged::Run(first, run) => {
+                    let Some((call, event)) = prepare(slot, call_id, first, run.count) else {
+                        continue;
+                    };
                     let scale = segment.clock.scale(first.start);
                     let stride = if first.offset >= 0 {
                         run.stride
@@ -930,6 +1014,33 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                         run_statistics(&run.duration, Some(&run.histogram), run.count, scale),
                         run_statistics(&run.gap, None, run.count, scale),
                     );
+                }
+                Staged::Block(block) => {
+                    let scale = segment.clock.scale(block.first[0].start);
+                    let mut body = Vec::with_capacity(block.first.len());
+                    for ((call_id, first), run) in
+                        block.calls.iter().zip(&block.first).zip(&block.positions)
+                    {
+                        // A position only the runtime made (and not kept) leaves the body.
+                        let Some((call, event)) = prepare(slot, *call_id, *first, block.count)
+                        else {
+                            continue;
+                        };
+                        body.push(BlockPosition {
+                            event,
+                            class: Some(call.class()),
+                            stride: run.stride,
+                            last_end: relative(segment.clock.nanoseconds(run.last_end)),
+                            duration: run_statistics(
+                                &run.duration,
+                                Some(&run.histogram),
+                                block.count,
+                                scale,
+                            ),
+                            gap: run_statistics(&run.gap, None, block.count, scale),
+                        });
+                    }
+                    encoders[slot].push_block(&body, block.count);
                 }
             }
         }

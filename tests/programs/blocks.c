@@ -4,15 +4,18 @@
  *   B: pread 64 B of a.dat at 64·i, fstat a.dat, pwrite 16 B to b.dat at 0  (period 3)
  *   C: 8 × (pwrite 8 B to a.dat, pwrite 8 B to b.dat), at 4096·i + 16·j      (nested)
  *   D: pwrites of 1, 2, … 17 B to c.dat, each at 0                           (period 17)
- * then one more A-like pair cut after its first call, and fsync of each file. */
+ * then one more A-like pair cut after its first call, and fsync of each file. With a third
+ * argument "flat", only A and B (loops the tracer folds whole). */
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 int main(int argc, char **argv) {
     if (argc < 3 || chdir(argv[1]) != 0) return 2;
     long n = atol(argv[2]);
+    int flat = argc > 3 && strcmp(argv[3], "flat") == 0;
     static char buffer[64];
     struct stat status;
     int a = open("a.dat", O_CREAT | O_RDWR | O_TRUNC, 0644);
@@ -27,12 +30,12 @@ int main(int argc, char **argv) {
         fstat(a, &status);
         pwrite(b, buffer, 16, 0);
     }
-    for (long i = 0; i < n; i++)
+    for (long i = 0; i < n && !flat; i++)
         for (long j = 0; j < 8; j++) {
             pwrite(a, buffer, 8, 4096 * i + 16 * j);
             pwrite(b, buffer, 8, 4096 * i + 16 * j);
         }
-    for (long i = 0; i < n; i++)
+    for (long i = 0; i < n && !flat; i++)
         for (int size = 1; size <= 17; size++) pwrite(c, buffer, size, 0);
     pwrite(a, buffer, 64, 64 * n);
     fsync(a);

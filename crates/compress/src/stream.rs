@@ -762,10 +762,37 @@ impl StreamEncoder {
         if self.first_start.is_none() {
             self.first_start = Some(head.event.start);
         }
+        let nth = |position: &BlockPosition, repetition: u64| {
+            let first = position.event.offset;
+            let offset = if first >= 0 {
+                first.saturating_add(position.stride.saturating_mul(repetition as i64))
+            } else {
+                first
+            };
+            Event {
+                offset,
+                ..position.event
+            }
+        };
+        let before = (count > 1).then(|| self.relative.clone());
         let keys: Vec<EventKey> = body
             .iter()
             .map(|position| self.relative.encode(&position.event, position.class))
             .collect();
+        if let Some(before) = before {
+            // Each repetition must have the first one's keys (the tracer only folds bodies
+            // whose accesses to one file move together); if not, one by one.
+            let mut probe = self.relative.clone();
+            let second: Vec<EventKey> = body
+                .iter()
+                .map(|position| probe.encode(&nth(position, 1), position.class))
+                .collect();
+            if second != keys {
+                self.relative = before;
+                self.push_block_one_by_one(body, count, nth);
+                return;
+            }
+        }
         let last_offset = |position: &BlockPosition| {
             let first = position.event.offset;
             if first >= 0 {
@@ -820,6 +847,34 @@ impl StreamEncoder {
         self.count += count.saturating_mul(body.len() as u64);
         for node in self.folder.take_finished() {
             self.write(&node);
+        }
+    }
+
+    /// A block whose repetitions do not share keys, pushed event by event: offsets exact,
+    /// each occurrence's duration and gap its position's mean.
+    fn push_block_one_by_one(
+        &mut self,
+        body: &[BlockPosition],
+        count: u64,
+        nth: impl Fn(&BlockPosition, u64) -> Event,
+    ) {
+        let mut clock = body[0].event.start;
+        for repetition in 0..count {
+            for (index, position) in body.iter().enumerate() {
+                let gap = if repetition == 0 && index == 0 {
+                    0
+                } else {
+                    position.gap.mean.round() as u64
+                };
+                let duration = position.duration.mean.round() as u64;
+                let event = Event {
+                    start: clock.saturating_add(gap),
+                    duration,
+                    ..nth(position, repetition)
+                };
+                clock = event.start.saturating_add(duration);
+                self.push(&event, position.class);
+            }
         }
     }
 
@@ -1597,6 +1652,84 @@ mod tests {
                 events.extend(block);
             }
             let (decoded, expanded) = reread_and_expand(&runs.finish());
+            prop_assert_eq!(decoded.count, events.len() as u64);
+            prop_assert_eq!(expanded.len(), events.len());
+            for (original, back) in events.iter().zip(&expanded) {
+                prop_assert_eq!(exact(original), exact(back));
+            }
+            prop_assert_eq!(decoded.last_end, last_end);
+        }
+
+        #[test]
+        fn blocks_folded_by_the_tracer_expand_to_their_events(segments in proptest::collection::vec((proptest::collection::vec((1u16..3, 0u32..3, prop_oneof![Just(-1i64), (0i64..3).prop_map(|o| o * 4096)], prop_oneof![Just(0i64), Just(64), Just(4096)], 1u64..300), 1..6), 1u64..12), 0..12)) {
+            // Each segment: a body of calls repeated; pushed as the tracer stages it (two
+            // repetitions one by one, the rest as one block with summed statistics, each
+            // position's offsets its own stride apart) and expanded: every exactly kept
+            // field comes back, also when two positions on one file move apart (then the
+            // block goes in event by event).
+            let mut events = Vec::new();
+            let mut blocks = StreamEncoder::default();
+            let mut clock = 0u64;
+            let mut last_end = 0u64;
+            for (body, repetitions) in segments {
+                let mut segment: Vec<Vec<Event>> = Vec::new();
+                for repetition in 0..repetitions {
+                    let mut one = Vec::new();
+                    for (call, file, offset, stride, duration) in &body {
+                        clock += 5;
+                        one.push(Event {
+                            call: *call,
+                            start: clock,
+                            duration: *duration,
+                            file: Some(*file),
+                            handle: 3 + *file as u64,
+                            offset: if *offset < 0 { -1 } else { offset + stride * repetition as i64 },
+                            request: 64,
+                            result: 64,
+                            errno: 0,
+                            context: *file + 4 * *call as u32,
+                            aux: 0,
+                            flags: 0,
+                        });
+                        clock += duration;
+                    }
+                    segment.push(one);
+                }
+                for (index, one) in segment.iter().enumerate() {
+                    if index < 2 || repetitions < 3 {
+                        for event in one {
+                            blocks.push(event, class_of(event.call));
+                        }
+                    }
+                }
+                if repetitions >= 3 {
+                    let mut positions = Vec::new();
+                    let mut before = segment[1].last().map_or(0, Event::end);
+                    let mut statistics = vec![(Stats::default(), Stats::default()); body.len()];
+                    for one in &segment[2..] {
+                        for (position, event) in one.iter().enumerate() {
+                            statistics[position].0.add(event.duration);
+                            statistics[position].1.add(event.start.saturating_sub(before));
+                            before = event.end();
+                        }
+                    }
+                    for (position, event) in segment[2].iter().enumerate() {
+                        let (_, _, offset, stride, _) = body[position];
+                        positions.push(BlockPosition {
+                            event: event.clone(),
+                            class: class_of(event.call),
+                            stride: if offset < 0 { 0 } else { stride },
+                            last_end: segment.last().unwrap()[position].end(),
+                            duration: statistics[position].0,
+                            gap: statistics[position].1,
+                        });
+                    }
+                    blocks.push_block(&positions, repetitions - 2);
+                }
+                last_end = segment.last().and_then(|one| one.last()).map_or(last_end, Event::end);
+                events.extend(segment.into_iter().flatten());
+            }
+            let (decoded, expanded) = reread_and_expand(&blocks.finish());
             prop_assert_eq!(decoded.count, events.len() as u64);
             prop_assert_eq!(expanded.len(), events.len());
             for (original, back) in events.iter().zip(&expanded) {

@@ -508,6 +508,23 @@ impl ThreadState {
         if first_call != call || repeats(first, event) != Some(strides[0]) {
             return false;
         }
+        // Accesses to one file must move together, or where each lands against the others
+        // would change from one repetition to the next (the trace keeps offsets relative to
+        // the previous access to the same file).
+        for one in 0..period {
+            for other in one + 1..period {
+                let (_, a) = self.recent_at(period - one);
+                let (_, b) = self.recent_at(period - other);
+                let same_file = if a.file != 0 {
+                    a.file == b.file
+                } else {
+                    a.handle == b.handle
+                };
+                if same_file && strides[one] != strides[other] {
+                    return false;
+                }
+            }
+        }
         let length = RAW_BLOCK_BYTES + period * RAW_RUN_BYTES;
         let Some(body) = self.reserve(length) else {
             return false;

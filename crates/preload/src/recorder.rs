@@ -508,9 +508,9 @@ impl ThreadState {
         if first_call != call || repeats(first, event) != Some(strides[0]) {
             return false;
         }
-        // Accesses to one file must move together, or where each lands against the others
-        // would change from one repetition to the next (the trace keeps offsets relative to
-        // the previous access to the same file).
+        // Accesses to one file at explicit offsets must move together, or where each lands
+        // against the others would change from one repetition to the next (the trace keeps
+        // offsets relative to the previous access to the same file).
         for one in 0..period {
             for other in one + 1..period {
                 let (_, a) = self.recent_at(period - one);
@@ -520,7 +520,8 @@ impl ThreadState {
                 } else {
                     a.handle == b.handle
                 };
-                if same_file && strides[one] != strides[other] {
+                let both_placed = a.offset >= 0 && b.offset >= 0;
+                if same_file && both_placed && strides[one] != strides[other] {
                     return false;
                 }
             }

@@ -1,6 +1,7 @@
 /* N one-byte pwrite() calls to a file, at offset 0 (or, with a third argument "scattered",
- * at offsets i * i mod 1000003, whose steps never repeat, so the tracer cannot fold them as they happen); prints the
- * mean nanoseconds per call of the loop. */
+ * at offsets i * i mod 1000003, whose steps never repeat, so the tracer cannot fold them as
+ * they happen; with "pairs", at 0 and 4096 in turn: a loop of two calls, which the tracer
+ * folds as a block); prints the mean nanoseconds per call of the loop. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,9 @@ int main(int argc, char **argv) {
     struct timespec start, end;
     clock_gettime(CLOCK_MONOTONIC, &start);
     int scattered = argc > 3 && strcmp(argv[3], "scattered") == 0;
-    for (long i = 0; i < count; i++) pwrite(fd, "x", 1, scattered ? (i * i) % 1000003 : 0);
+    int pairs = argc > 3 && strcmp(argv[3], "pairs") == 0;
+    for (long i = 0; i < count; i++)
+        pwrite(fd, "x", 1, scattered ? (i * i) % 1000003 : pairs ? (i % 2) * 4096 : 0);
     clock_gettime(CLOCK_MONOTONIC, &end);
     close(fd);
     double elapsed = (end.tv_sec - start.tv_sec) * 1e9 + (end.tv_nsec - start.tv_nsec);

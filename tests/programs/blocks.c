@@ -4,8 +4,9 @@
  *   B: pread 64 B of a.dat at 64·i, fstat a.dat, pwrite 16 B to b.dat at 0  (period 3)
  *   C: 8 × (pwrite 8 B to a.dat, pwrite 8 B to b.dat), at 4096·i + 16·j      (nested)
  *   D: pwrites of 1, 2, … 17 B to c.dat, each at 0                           (period 17)
+ *   E: after a seek of a.dat to 0, read 64 B of a.dat, write 64 B to c.dat   (a copy)
  * then one more A-like pair cut after its first call, and fsync of each file. With a third
- * argument "flat", only A and B (loops the tracer folds whole). */
+ * argument "flat", only A, B and E (loops the tracer folds whole). */
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,11 @@ int main(int argc, char **argv) {
         }
     for (long i = 0; i < n && !flat; i++)
         for (int size = 1; size <= 17; size++) pwrite(c, buffer, size, 0);
+    lseek(a, 0, SEEK_SET);
+    for (long i = 0; i < n; i++) {
+        read(a, buffer, 64);
+        write(c, buffer, 64);
+    }
     pwrite(a, buffer, 64, 64 * n);
     fsync(a);
     fsync(b);

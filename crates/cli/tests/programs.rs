@@ -816,11 +816,11 @@ fn staged_bytes(staging: &std::path::Path) -> u64 {
 
 #[test]
 fn loops_of_several_calls_fold_while_the_program_runs() {
-    // blocks.c "flat": a loop of 2 pwrites to two files and a loop of pread, fstat and
-    // pwrite: from their third iteration the tracer adds each repetition to a block record
-    // in place, so the staging is the same size (the process header and one chunk) for
-    // 1,000 and 100,000 iterations, and the trace built from it has every call at its
-    // offset.
+    // blocks.c "flat": a loop of 2 pwrites to two files, a loop of pread, fstat and pwrite,
+    // and a copy (read, write at the descriptors' positions): from their third iteration
+    // the tracer adds each repetition to a block record in place, so the staging is the
+    // same size (the process header and one chunk) for 1,000 and 100,000 iterations, and
+    // the trace built from it has every call at its offset.
     let directory = tempfile::tempdir().unwrap();
     let program = compile("blocks", directory.path(), &[]);
     let work = directory.path().to_str().unwrap();
@@ -835,8 +835,9 @@ fn loops_of_several_calls_fold_while_the_program_runs() {
             &[
                 ("writes", count + 1),
                 ("bytes_written", 64 * (count + 1)),
-                ("reads", count),
-                ("bytes_read", 64 * count),
+                ("reads", 2 * count),
+                ("bytes_read", 128 * count),
+                ("seeks", 1),
                 ("stats", count),
                 ("syncs", 1),
                 ("max_offset", 64 * (count + 1)),
@@ -851,11 +852,20 @@ fn loops_of_several_calls_fold_while_the_program_runs() {
                 ("max_offset", 4096 + 128 * (count - 1) + 32),
             ],
         );
-        assert_eq!(traced.summary["events"].as_u64(), Some(5 * count + 10));
+        assert_fields(
+            traced.file("/c.dat"),
+            &[
+                ("writes", count),
+                ("bytes_written", 64 * count),
+                ("max_offset", 64 * count),
+                ("consecutive_writes", count - 1),
+            ],
+        );
+        assert_eq!(traced.summary["events"].as_u64(), Some(7 * count + 11));
         // The first iteration of each loop, then a loop of the others.
         let dump = dump_of(&traced.trace);
         let repeated = format!("  loop ×{} {{", count - 1);
-        assert_eq!(dump.matches(&repeated).count(), 2, "{dump}");
+        assert_eq!(dump.matches(&repeated).count(), 3, "{dump}");
     }
     assert_eq!(staged[0], staged[1], "staging grew with the iterations");
     assert_eq!(staged[1], 64 * 1024 + 256 * 1024);

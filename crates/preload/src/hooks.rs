@@ -77,19 +77,16 @@ fn event_context_flags(state: &ThreadState) -> u32 {
     flags
 }
 
-/// Calls whose repetitions may fold into a run record as they happen: those the trace
-/// builder tracks nothing of per occurrence beyond the file position (see
+/// Calls whose repetitions may fold into a run or block record as they happen: those the
+/// trace builder tracks nothing of per occurrence beyond the file position (see
 /// `recorder::ThreadState::write_event`).
 #[inline(always)]
 const fn fold_kind(call: Call) -> u8 {
     use crate::recorder::fold;
     use cairn_model::CallClass::*;
-    use cairn_model::Layer;
     match call.class() {
-        Read | Write | Seek if matches!(call.layer(), Layer::Posix | Layer::Stdio) => {
-            fold::REPEATABLE | fold::POSITIONAL
-        }
-        Read | Write | Seek | Sync | Flush | Stat | PointToPoint | Collective | Completion => {
+        Seek => fold::REPEATABLE | fold::NOT_IN_BLOCKS,
+        Read | Write | Sync | Flush | Stat | PointToPoint | Collective | Completion => {
             fold::REPEATABLE
         }
         _ => fold::NEVER,

@@ -15,9 +15,9 @@
 //! once its body has been seen twice (same calls and values, each offset moving by its own
 //! constant stride): the record counts whole repetitions of the last event records and
 //! keeps each position's statistics. The repetition being completed waits in the thread's
-//! state until its last call (so a SIGKILL loses at most 15 events of a block); a body
-//! whose calls move a descriptor's position implicitly (`read`, `write`, `lseek` without an
-//! offset) does not fold here, nor do nested loops: they fold when the trace is built.
+//! state until its last call (so a SIGKILL loses at most 15 events of a block). Seeks never
+//! join a block (within one, positions only move on by what is read and written), nor does
+//! a run: bodies with them and nested loops fold when the trace is built.
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
@@ -114,9 +114,9 @@ pub mod fold {
     pub const NEVER: u8 = 0;
     /// May repeat in a run or a block.
     pub const REPEATABLE: u8 = 1;
-    /// Moves a descriptor's position when it has no explicit offset: such an event repeats
-    /// in a run, but in a block only with an explicit offset.
-    pub const POSITIONAL: u8 = 2;
+    /// Sets a descriptor's position (a seek): repeats in a run, never in a block, so that
+    /// within a block positions only move on by what is read and written.
+    pub const NOT_IN_BLOCKS: u8 = 2;
 }
 
 /// What must be equal for two events to be repetitions (offsets and times aside).
@@ -434,7 +434,7 @@ impl ThreadState {
             }
         }
         self.run = std::ptr::null_mut();
-        let foldable = repeatable && (folding & fold::POSITIONAL == 0 || event.offset >= 0);
+        let foldable = repeatable && folding & fold::NOT_IN_BLOCKS == 0;
         let signature = if foldable {
             signature(call, event)
         } else {

@@ -862,123 +862,131 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
         let mut tracker = OffsetTracker::default();
         // One staged event (or the first of a run's or a block position's `occurrences`)
         // made the trace's: calls, contexts, files, descriptors and handles numbered,
-        // offsets resolved; `None` if it is not kept.
-        let mut prepare =
-            |slot: usize, call_id: u32, raw: RawEvent, occurrences: u64| -> Option<(Call, Event)> {
-                let Some(Some(call)) = calls_here.get(call_id as usize).copied() else {
-                    diagnostics.push(format!(
-                        "pid {}: event of unknown call #{call_id} skipped",
-                        header.pid
-                    ));
-                    return None;
-                };
-                let mut flags = raw.flags;
-                if !main_known {
-                    flags &= !event_flags::BEFORE_MAIN;
-                }
-                let file_index = files_here.get(&raw.file).copied();
-                let start = segment.clock.nanoseconds(raw.start);
-                let end = segment
-                    .clock
-                    .nanoseconds(raw.start.saturating_add(raw.duration))
-                    .max(start);
-                let mut event = Event {
-                    call: 0,
-                    start: relative(start),
-                    duration: end - start,
-                    file: file_index,
-                    handle: raw.handle,
-                    offset: raw.offset,
-                    request: raw.request,
-                    result: raw.result,
-                    errno: raw.errno,
-                    context: 0,
-                    aux: raw.aux,
-                    flags,
-                };
-                tracker.apply(call, &mut event);
-                if occurrences > 1 {
-                    tracker.repeat(call, &event, occurrences - 1);
-                }
-                let runtime_file = flags & event_flags::INSIDE_MPIIO != 0
-                    && file_index.is_some()
-                    && !segment.program_files.contains(&raw.file);
-                if runtime_counted_only && (flags & event_flags::RUNTIME != 0 || runtime_file) {
-                    dropped += occurrences;
-                    return None;
-                }
-                event.call = *call_numbers[call_id as usize].get_or_insert_with(|| {
-                    let name = &header.call_names[call_id as usize];
-                    calls.intern(&Call::reported_name(name).into_owned()) as u16
-                });
-                event.context = match contexts_here.get(&raw.context) {
-                    Some(index) => *index,
-                    None => {
-                        let index = context_table.intern(segment, raw.context);
-                        contexts_here.insert(raw.context, index);
-                        index
-                    }
-                };
-                let (positions, table) = &mut local_files[slot];
-                let mut local = |index: u32| {
-                    *positions.entry(index).or_insert_with(|| {
-                        table.push(index);
-                        table.len() as u32 - 1
-                    })
-                };
-                if call == Call::rename {
-                    // aux holds the per-process file id of the new name: made the stream's.
-                    event.aux = files_here
-                        .get(&(raw.aux as u32))
-                        .map_or(0, |index| local(*index) as u64 + 1);
-                }
-                program_seen[slot] |=
-                    file_index.is_none_or(|index| files[index as usize].noise.is_none());
-                if let Some(index) = file_index {
-                    let usage = &mut file_use[index as usize];
-                    usage.0 = true;
-                    let library = event_flags::IN_RUNTIME | event_flags::INSIDE_MPIIO;
-                    usage.1 |= flags & (event_flags::RUNTIME | library) == 0;
-                    usage.2 |= flags & library != 0;
-                    event.file = Some(local(index));
-                }
-                // Descriptor numbers depend on what the runtime and libraries opened first,
-                // which differs between ranks: renumbered in order of first use (0–2 kept),
-                // consistently within the process, so fd reuse still shows.
-                let mut descriptor = |fd: u64| -> u64 {
-                    if fd <= 2 || fd > i32::MAX as u64 {
-                        return fd;
-                    }
-                    let next = descriptors.len() as u64 + 3;
-                    *descriptors.entry(fd).or_insert(next)
-                };
-                match (call.layer(), call.class()) {
-                    (Layer::Posix, class) => {
-                        event.handle = descriptor(event.handle);
-                        if matches!(class, CallClass::Open | CallClass::Dup) && event.result >= 0 {
-                            event.result = descriptor(event.result as u64) as i64;
-                        }
-                    }
-                    (Layer::Stdio, CallClass::Open | CallClass::Close) => {
-                        event.aux = descriptor(event.aux);
-                    }
-                    _ => {}
-                }
-                let mut number = |address: u64| {
-                    let next = handles.len() as u64 + 1;
-                    NUMBERED_HANDLE | *handles.entry(address).or_insert(next)
-                };
-                if matches!(call.layer(), Layer::Stdio | Layer::Mpi | Layer::MpiIo)
-                    && event.handle != 0
-                {
-                    event.handle = number(event.handle);
-                }
-                if call.class() == CallClass::Mmap && event.aux != 0 {
-                    // The mapping's address, which only says which munmap ends which mmap.
-                    event.aux = number(event.aux);
-                }
-                Some((call, event))
+        // offsets resolved (and moved on by the other occurrences, or, for a block's
+        // positions, listed in `deferred` to be moved on once all are resolved); `None` if
+        // it is not kept.
+        let mut prepare = |tracker: &mut OffsetTracker,
+                           slot: usize,
+                           call_id: u32,
+                           raw: RawEvent,
+                           occurrences: u64,
+                           deferred: Option<&mut Vec<(Call, Event)>>|
+         -> Option<(Call, Event)> {
+            let Some(Some(call)) = calls_here.get(call_id as usize).copied() else {
+                diagnostics.push(format!(
+                    "pid {}: event of unknown call #{call_id} skipped",
+                    header.pid
+                ));
+                return None;
             };
+            let mut flags = raw.flags;
+            if !main_known {
+                flags &= !event_flags::BEFORE_MAIN;
+            }
+            let file_index = files_here.get(&raw.file).copied();
+            let start = segment.clock.nanoseconds(raw.start);
+            let end = segment
+                .clock
+                .nanoseconds(raw.start.saturating_add(raw.duration))
+                .max(start);
+            let mut event = Event {
+                call: 0,
+                start: relative(start),
+                duration: end - start,
+                file: file_index,
+                handle: raw.handle,
+                offset: raw.offset,
+                request: raw.request,
+                result: raw.result,
+                errno: raw.errno,
+                context: 0,
+                aux: raw.aux,
+                flags,
+            };
+            tracker.apply(call, &mut event);
+            match deferred {
+                Some(deferred) => deferred.push((call, event.clone())),
+                None if occurrences > 1 => tracker.repeat(call, &event, occurrences - 1),
+                None => {}
+            }
+            let runtime_file = flags & event_flags::INSIDE_MPIIO != 0
+                && file_index.is_some()
+                && !segment.program_files.contains(&raw.file);
+            if runtime_counted_only && (flags & event_flags::RUNTIME != 0 || runtime_file) {
+                dropped += occurrences;
+                return None;
+            }
+            event.call = *call_numbers[call_id as usize].get_or_insert_with(|| {
+                let name = &header.call_names[call_id as usize];
+                calls.intern(&Call::reported_name(name).into_owned()) as u16
+            });
+            event.context = match contexts_here.get(&raw.context) {
+                Some(index) => *index,
+                None => {
+                    let index = context_table.intern(segment, raw.context);
+                    contexts_here.insert(raw.context, index);
+                    index
+                }
+            };
+            let (positions, table) = &mut local_files[slot];
+            let mut local = |index: u32| {
+                *positions.entry(index).or_insert_with(|| {
+                    table.push(index);
+                    table.len() as u32 - 1
+                })
+            };
+            if call == Call::rename {
+                // aux holds the per-process file id of the new name: made the stream's.
+                event.aux = files_here
+                    .get(&(raw.aux as u32))
+                    .map_or(0, |index| local(*index) as u64 + 1);
+            }
+            program_seen[slot] |=
+                file_index.is_none_or(|index| files[index as usize].noise.is_none());
+            if let Some(index) = file_index {
+                let usage = &mut file_use[index as usize];
+                usage.0 = true;
+                let library = event_flags::IN_RUNTIME | event_flags::INSIDE_MPIIO;
+                usage.1 |= flags & (event_flags::RUNTIME | library) == 0;
+                usage.2 |= flags & library != 0;
+                event.file = Some(local(index));
+            }
+            // Descriptor numbers depend on what the runtime and libraries opened first,
+            // which differs between ranks: renumbered in order of first use (0–2 kept),
+            // consistently within the process, so fd reuse still shows.
+            let mut descriptor = |fd: u64| -> u64 {
+                if fd <= 2 || fd > i32::MAX as u64 {
+                    return fd;
+                }
+                let next = descriptors.len() as u64 + 3;
+                *descriptors.entry(fd).or_insert(next)
+            };
+            match (call.layer(), call.class()) {
+                (Layer::Posix, class) => {
+                    event.handle = descriptor(event.handle);
+                    if matches!(class, CallClass::Open | CallClass::Dup) && event.result >= 0 {
+                        event.result = descriptor(event.result as u64) as i64;
+                    }
+                }
+                (Layer::Stdio, CallClass::Open | CallClass::Close) => {
+                    event.aux = descriptor(event.aux);
+                }
+                _ => {}
+            }
+            let mut number = |address: u64| {
+                let next = handles.len() as u64 + 1;
+                NUMBERED_HANDLE | *handles.entry(address).or_insert(next)
+            };
+            if matches!(call.layer(), Layer::Stdio | Layer::Mpi | Layer::MpiIo) && event.handle != 0
+            {
+                event.handle = number(event.handle);
+            }
+            if call.class() == CallClass::Mmap && event.aux != 0 {
+                // The mapping's address, which only says which munmap ends which mmap.
+                event.aux = number(event.aux);
+            }
+            Some((call, event))
+        };
         while let Some(Reverse((_, slot))) = heap.pop() {
             let Some((call_id, staged)) = pending[slot].take() else {
                 continue;
@@ -990,12 +998,15 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
             pending[slot] = next;
             match staged {
                 Staged::Event(raw) => {
-                    if let Some((call, event)) = prepare(slot, call_id, raw, 1) {
+                    if let Some((call, event)) = prepare(&mut tracker, slot, call_id, raw, 1, None)
+                    {
                         encoders[slot].push(&event, Some(call.class()));
                     }
                 }
                 Staged::Run(first, run) => {
-                    let Some((call, event)) = prepare(slot, call_id, first, run.count) else {
+                    let Some((call, event)) =
+                        prepare(&mut tracker, slot, call_id, first, run.count, None)
+                    else {
                         continue;
                     };
                     let scale = segment.clock.scale(first.start);
@@ -1018,18 +1029,67 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                 Staged::Block(block) => {
                     let scale = segment.clock.scale(block.first[0].start);
                     let mut body = Vec::with_capacity(block.first.len());
-                    for ((call_id, first), run) in
-                        block.calls.iter().zip(&block.first).zip(&block.positions)
-                    {
+                    let mut deferred = Vec::with_capacity(block.first.len());
+                    let mut kept = Vec::with_capacity(block.first.len());
+                    // Per position, its entry in `deferred` (none for an unknown call).
+                    let mut entries = Vec::with_capacity(block.first.len());
+                    for (call_id, first) in block.calls.iter().zip(&block.first) {
+                        let entry = deferred.len();
                         // A position only the runtime made (and not kept) leaves the body.
-                        let Some((call, event)) = prepare(slot, *call_id, *first, block.count)
-                        else {
+                        kept.push(prepare(
+                            &mut tracker,
+                            slot,
+                            *call_id,
+                            *first,
+                            block.count,
+                            Some(&mut deferred),
+                        ));
+                        entries.push((deferred.len() > entry).then_some(entry));
+                    }
+                    // Each repetition moves a descriptor's position by what its calls at
+                    // that position moved in one (the order of a block's calls does not
+                    // matter: no seek is in one).
+                    let moves = |event: &Event, call: Call| {
+                        event.flags & event_flags::EXPLICIT_OFFSET == 0
+                            && matches!(call.class(), CallClass::Read | CallClass::Write)
+                            && matches!(call.layer(), Layer::Posix | Layer::Stdio)
+                    };
+                    let advance = |handle: u64, layer: Layer| -> i64 {
+                        deferred
+                            .iter()
+                            .filter(|(call, event)| {
+                                moves(event, *call)
+                                    && event.handle == handle
+                                    && call.layer() == layer
+                            })
+                            .map(|(_, event)| event.bytes() as i64)
+                            .sum()
+                    };
+                    let strides: Vec<i64> = entries
+                        .iter()
+                        .zip(&block.positions)
+                        .map(|(entry, run)| match entry.map(|entry| &deferred[entry]) {
+                            Some((call, event)) if moves(event, *call) => {
+                                advance(event.handle, call.layer())
+                            }
+                            _ => run.stride,
+                        })
+                        .collect();
+                    if block.count > 1 {
+                        for (call, event) in &deferred {
+                            tracker.repeat(*call, event, block.count - 1);
+                        }
+                    }
+                    for ((prepared, run), stride) in
+                        kept.into_iter().zip(&block.positions).zip(strides)
+                    {
+                        let Some((call, event)) = prepared else {
                             continue;
                         };
                         body.push(BlockPosition {
                             event,
                             class: Some(call.class()),
-                            stride: run.stride,
+                            stride,
                             last_end: relative(segment.clock.nanoseconds(run.last_end)),
                             duration: run_statistics(
                                 &run.duration,

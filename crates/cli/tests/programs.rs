@@ -443,17 +443,12 @@ fn runs_folded_in_the_tracer_change_no_exact_figure() {
     }
 }
 
-#[test]
-fn sigkill_during_a_run_leaves_consistent_figures() {
-    // Killed while the tracer is adding pwrites to a run record in place: the staging still
-    // builds a trace, and its figures agree with one another (count, bytes, sizes, the
-    // histogram of durations behind the per-call time).
-    let directory = tempfile::tempdir().unwrap();
-    let program = compile("many_calls", directory.path(), &[]);
-    let staging = directory.path().join("staging");
-    let mut child = Command::new(&program)
-        .arg(directory.path().join("target.dat"))
-        .arg("1000000000")
+/// Runs `program` with `arguments` under the preload library, kills it with SIGKILL after
+/// 400 ms, and builds the trace from what it staged.
+fn killed_while_tracing(program: &std::path::Path, arguments: &[&std::ffi::OsStr]) -> Traced {
+    let staging = program.with_file_name("staging");
+    let mut child = Command::new(program)
+        .args(arguments)
         .env("LD_PRELOAD", library())
         .env("CAIRN_DIR", &staging)
         .stdout(std::process::Stdio::null())
@@ -462,19 +457,45 @@ fn sigkill_during_a_run_leaves_consistent_figures() {
     std::thread::sleep(std::time::Duration::from_millis(400));
     child.kill().unwrap();
     let output = child.wait_with_output().unwrap();
-    let traced = merge(&staging, output);
-    let file = traced.file("/target.dat");
+    merge(&staging, output)
+}
+
+/// That a file's `writes` of `size` bytes agree with its bytes, its size statistics and
+/// its size histogram; returns them.
+fn consistent_writes(file: &serde_json::Value, size: u64) -> u64 {
     let writes = file["writes"].as_u64().unwrap();
-    assert!(writes > 1000, "{file}");
-    assert_eq!(file["bytes_written"].as_u64(), Some(writes));
-    assert_eq!(file["write_sizes"]["count"].as_u64(), Some(writes));
+    assert_eq!(
+        file["bytes_written"].as_u64(),
+        Some(size * writes),
+        "{file}"
+    );
+    assert_eq!(
+        file["write_sizes"]["count"].as_u64(),
+        Some(writes),
+        "{file}"
+    );
     let histogram: u64 = file["write_histogram"]
         .as_array()
         .unwrap()
         .iter()
         .map(|bin| bin.as_u64().unwrap())
         .sum();
-    assert_eq!(histogram, writes);
+    assert_eq!(histogram, writes, "{file}");
+    writes
+}
+
+#[test]
+fn sigkill_during_a_run_leaves_consistent_figures() {
+    // Killed while the tracer is adding pwrites to a run record in place: the staging still
+    // builds a trace, and its figures agree with one another (count, bytes, sizes, the
+    // histogram of durations behind the per-call time).
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile("many_calls", directory.path(), &[]);
+    let target = directory.path().join("target.dat");
+    let traced = killed_while_tracing(&program, &[target.as_os_str(), "1000000000".as_ref()]);
+    let file = traced.file("/target.dat");
+    let writes = consistent_writes(file, 1);
+    assert!(writes > 1000, "{file}");
     let call = &traced.summary["calls"]["pwrite"];
     assert_eq!(call["count"].as_u64(), Some(writes), "{call}");
     assert!(call["time"].as_f64().unwrap() > 0.0);
@@ -492,35 +513,18 @@ fn sigkill_during_a_block_loses_at_most_its_unfinished_repetition() {
     // agree with one another.
     let directory = tempfile::tempdir().unwrap();
     let program = compile("blocks", directory.path(), &[]);
-    let staging = directory.path().join("staging");
-    let mut child = Command::new(&program)
-        .arg(directory.path())
-        .arg("1000000000")
-        .arg("flat")
-        .env("LD_PRELOAD", library())
-        .env("CAIRN_DIR", &staging)
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(400));
-    child.kill().unwrap();
-    let output = child.wait_with_output().unwrap();
-    let traced = merge(&staging, output);
+    let traced = killed_while_tracing(
+        &program,
+        &[
+            directory.path().as_os_str(),
+            "1000000000".as_ref(),
+            "flat".as_ref(),
+        ],
+    );
     let (a, b) = (traced.file("/a.dat"), traced.file("/b.dat"));
-    let (writes_a, writes_b) = (a["writes"].as_u64().unwrap(), b["writes"].as_u64().unwrap());
+    let (writes_a, writes_b) = (consistent_writes(a, 64), consistent_writes(b, 32));
     assert!(writes_b > 1000, "{b}");
     assert!(writes_a == writes_b || writes_a == writes_b + 1, "{a} {b}");
-    for (file, writes, size) in [(a, writes_a, 64), (b, writes_b, 32)] {
-        assert_eq!(file["bytes_written"].as_u64(), Some(size * writes));
-        assert_eq!(file["write_sizes"]["count"].as_u64(), Some(writes));
-        let histogram: u64 = file["write_histogram"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|bin| bin.as_u64().unwrap())
-            .sum();
-        assert_eq!(histogram, writes);
-    }
     assert_eq!(
         b["max_offset"].as_u64(),
         Some(4096 + 128 * (writes_b - 1) + 32)

@@ -892,6 +892,19 @@ mod tests {
         assert_eq!(groups[1].members, vec![2]);
     }
 
+    /// One member per event list, the n-th being rank n.
+    fn members_of_events(originals: &[Vec<Event>]) -> Vec<Member> {
+        originals
+            .iter()
+            .enumerate()
+            .map(|(rank, events)| Member {
+                rank: rank as i64,
+                partition: 0,
+                nodes: encode(events).nodes().member_nodes(true),
+            })
+            .collect()
+    }
+
     /// Every leaf's statistics count: each event of each member is in exactly one.
     fn statistics_count(nodes: &[Node<EventKey>]) -> u64 {
         let mut total = 0;
@@ -971,16 +984,7 @@ mod tests {
                     events
                 })
                 .collect();
-            let members = originals
-                .iter()
-                .enumerate()
-                .map(|(rank, events)| Member {
-                    rank: rank as i64,
-                    partition: 0,
-                    nodes: encode(events).nodes().member_nodes(true),
-                })
-                .collect();
-            let again = merge_and_check(members, &originals, ranks);
+            let again = merge_and_check(members_of_events(&originals), &originals, ranks);
             merge_and_check(again, &originals, ranks);
         }
     }
@@ -991,16 +995,7 @@ mod tests {
         // is not the next rank modulo 16, so its loop is a part of its own; the ranks
         // after it in the merge (none here) and before it still share theirs.
         let originals: Vec<Vec<Event>> = (0..8).map(|rank| rank_events(rank, 8, 5)).collect();
-        let members: Vec<Member> = originals
-            .iter()
-            .enumerate()
-            .map(|(rank, events)| Member {
-                rank: rank as i64,
-                partition: 0,
-                nodes: encode(events).nodes().member_nodes(true),
-            })
-            .collect();
-        let groups = merge_ranks(members, Some(16));
+        let groups = merge_ranks(members_of_events(&originals), Some(16));
         assert_eq!(groups.len(), 1);
         let described: Vec<String> = groups[0]
             .sharing
@@ -1018,14 +1013,7 @@ mod tests {
                 "only ranks 7"
             ]
         );
-        let members = (0..8)
-            .map(|rank| Member {
-                rank,
-                partition: 0,
-                nodes: encode(&originals[rank as usize]).nodes().member_nodes(true),
-            })
-            .collect();
-        merge_and_check(members, &originals, 16);
+        merge_and_check(members_of_events(&originals), &originals, 16);
     }
 
     #[test]

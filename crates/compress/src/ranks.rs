@@ -30,8 +30,11 @@
 //! Grouping is greedy in input order: a stream joins the first group of its partition
 //! whose parts it fits (a part of one rank takes its slopes from the second), otherwise it
 //! starts a new group. Cost: one pass over each member's folded tree per group tried, plus
-//! an alignment (parts × nodes, at most [`ALIGNMENT_CELLS`]) for a rank whose top-level
-//! structure differs, so O(P · folded size · groups) for SPMD programs.
+//! an alignment (parts × nodes, at most [`ALIGNMENT_CELLS`], and at most
+//! [`ALIGNMENT_BUDGET`] cells in one merge) for a rank whose top-level structure differs,
+//! so O(P · folded size · groups) for SPMD programs; ranks of irregular streams that differ
+//! from one another stop being aligned once the budget is spent (they keep streams of their
+//! own, as before parts existed).
 
 use std::hash::{Hash, Hasher};
 
@@ -44,7 +47,10 @@ const FIELDS: usize = RankSlopes::FIELDS;
 
 /// Largest alignment (a group's parts times a rank's top-level nodes) tried: beyond it a
 /// rank whose structure differs starts a group of its own.
-pub const ALIGNMENT_CELLS: usize = 1 << 22;
+pub const ALIGNMENT_CELLS: usize = 1 << 16;
+
+/// Alignment cells one merge may spend in all (about a second).
+pub const ALIGNMENT_BUDGET: usize = 1 << 28;
 
 /// How many groups of a partition a rank is aligned with before it starts its own.
 const ALIGNMENTS_TRIED: usize = 8;
@@ -398,11 +404,22 @@ enum Step {
 }
 
 /// The longest common subsequence of `n` parts and `m` items under `matches`, as steps in
-/// order (the group's unmatched parts before the member's between two matches).
-fn align(n: usize, m: usize, mut matches: impl FnMut(usize, usize) -> bool) -> Vec<Step> {
+/// order (the group's unmatched parts before the member's between two matches); `None` if
+/// it would take more than [`ALIGNMENT_CELLS`] or what is left of `budget`.
+fn align(
+    n: usize,
+    m: usize,
+    budget: &mut usize,
+    mut matches: impl FnMut(usize, usize) -> bool,
+) -> Option<Vec<Step>> {
     if n == m && (0..n).all(|index| matches(index, index)) {
-        return (0..n).map(|index| Step::Both(index, index)).collect();
+        return Some((0..n).map(|index| Step::Both(index, index)).collect());
     }
+    let cells = n.saturating_mul(m);
+    if cells > ALIGNMENT_CELLS || cells > *budget {
+        return None;
+    }
+    *budget -= cells;
     // lengths[i][j]: LCS of parts[i..] and items[j..].
     let width = m + 1;
     let mut lengths = vec![0u32; (n + 1) * width];
@@ -429,7 +446,7 @@ fn align(n: usize, m: usize, mut matches: impl FnMut(usize, usize) -> bool) -> V
             j += 1;
         }
     }
-    steps
+    Some(steps)
 }
 
 impl Candidate {
@@ -440,12 +457,14 @@ impl Candidate {
     }
 
     /// Tries to take in `items` of the rank `rank`; gives them back if they do not fit.
+    /// Alignments spend `budget`.
     fn join(
         &mut self,
         member: usize,
         rank: i64,
         items: Vec<Item>,
         job_size: i64,
+        budget: &mut usize,
     ) -> Result<(), Vec<Item>> {
         let same_shape = self.parts.len() == items.len()
             && self
@@ -456,7 +475,7 @@ impl Candidate {
         // Parts of some ranks tell ranks apart by their distance from the base rank: a rank
         // that is not above the others may only join a group of equal parts, fitting all.
         let distinct = self.ranks.last().is_some_and(|last| rank > *last);
-        if !same_shape && (!distinct || self.parts.len() * items.len() > ALIGNMENT_CELLS) {
+        if !same_shape && !distinct {
             return Err(items);
         }
         let part_hashes: Vec<u64> = self.parts.iter().map(|part| part.hash).collect();
@@ -464,7 +483,7 @@ impl Candidate {
         // fit the part's ranks (checked once per pair, only for equal structures).
         let mut fits: FastMap<(usize, usize), Option<Fitted>> = FastMap::default();
         let parts = &self.parts;
-        let steps = align(parts.len(), items.len(), |part, item| {
+        let steps = align(parts.len(), items.len(), budget, |part, item| {
             part_hashes[part] == items[item].hash
                 && fits
                     .entry((part, item))
@@ -476,6 +495,9 @@ impl Candidate {
                     })
                     .is_some()
         });
+        let Some(steps) = steps else {
+            return Err(items);
+        };
         let matched = steps
             .iter()
             .filter(|step| matches!(step, Step::Both(..)))
@@ -582,6 +604,7 @@ pub fn merge_ranks(members: impl IntoIterator<Item = Member>, job_size: Option<i
     let mut candidates: Vec<Candidate> = Vec::new();
     // partition → indices into `candidates`, in creation order.
     let mut partitions: FastMap<u64, Vec<usize>> = FastMap::default();
+    let mut budget = ALIGNMENT_BUDGET;
     for (index, member) in members.into_iter().enumerate() {
         let mut items = items_of(member.nodes);
         let groups = partitions.entry(member.partition).or_default();
@@ -597,7 +620,7 @@ pub fn merge_ranks(members: impl IntoIterator<Item = Member>, job_size: Option<i
                 }
                 alignments += 1;
             }
-            match group.join(index, member.rank, items, job_size) {
+            match group.join(index, member.rank, items, job_size, &mut budget) {
                 Ok(()) => {
                     joined = true;
                     items = Vec::new();

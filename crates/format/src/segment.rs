@@ -629,6 +629,33 @@ mod tests {
         assert_eq!(ProcessHeader::decode(&header.encode()).unwrap(), header);
     }
 
+    /// A run as the tracer writes the `repr(C)` struct in memory: its fields in order,
+    /// little endian, no padding.
+    fn raw_run_bytes(run: &RawRun) -> Vec<u8> {
+        let mut body = Vec::new();
+        for word in [run.count, run.stride as u64, run.last_end] {
+            body.extend_from_slice(&word.to_le_bytes());
+        }
+        let spread = |body: &mut Vec<u8>, spread: &RawSpread| {
+            for word in [
+                spread.min,
+                spread.max,
+                spread.shift,
+                spread.sum.to_bits(),
+                spread.squares.to_bits(),
+            ] {
+                body.extend_from_slice(&word.to_le_bytes());
+            }
+        };
+        spread(&mut body, &run.duration);
+        for bin in run.histogram {
+            body.extend_from_slice(&bin.to_le_bytes());
+        }
+        spread(&mut body, &run.gap);
+        assert_eq!(body.len(), RAW_RUN_BYTES);
+        body
+    }
+
     #[test]
     fn run_records_read_back_as_the_tracer_lays_them_out() {
         let run = RawRun {
@@ -651,29 +678,7 @@ mod tests {
                 squares: 0.25,
             },
         };
-        // The tracer writes the `repr(C)` struct as it is in memory: its fields in order,
-        // little endian, no padding.
-        let mut body = Vec::new();
-        for word in [run.count, run.stride as u64, run.last_end] {
-            body.extend_from_slice(&word.to_le_bytes());
-        }
-        let spread = |body: &mut Vec<u8>, spread: &RawSpread| {
-            for word in [
-                spread.min,
-                spread.max,
-                spread.shift,
-                spread.sum.to_bits(),
-                spread.squares.to_bits(),
-            ] {
-                body.extend_from_slice(&word.to_le_bytes());
-            }
-        };
-        spread(&mut body, &run.duration);
-        for bin in run.histogram {
-            body.extend_from_slice(&bin.to_le_bytes());
-        }
-        spread(&mut body, &run.gap);
-        assert_eq!(body.len(), RAW_RUN_BYTES);
+        let body = raw_run_bytes(&run);
         let mut chunk = vec![0u8; CHUNK_HEADER_BYTES + RECORD_HEADER_BYTES + RAW_RUN_BYTES + 8];
         let at = CHUNK_HEADER_BYTES;
         chunk[at..at + 4].copy_from_slice(&record_word(kind::RUN, RAW_RUN_BYTES).to_le_bytes());
@@ -690,6 +695,48 @@ mod tests {
         chunk[at + 8..at + 16].copy_from_slice(&0u64.to_le_bytes());
         assert!(records(&chunk).is_err());
         chunk[at..at + 4].copy_from_slice(&record_word(kind::RUN, 72).to_le_bytes());
+        assert!(records(&chunk).is_err());
+    }
+
+    #[test]
+    fn block_records_read_back_as_the_tracer_lays_them_out() {
+        // A head (count, period) and a run per position, as `repr(C)` structs in memory.
+        let positions: Vec<RawRun> = (0..3)
+            .map(|index| RawRun {
+                count: 7,
+                stride: 64 * index,
+                last_end: 1000 + index as u64,
+                histogram: [7, 0, 0, 0, 0, 0, 0, 0],
+                ..RawRun::default()
+            })
+            .collect();
+        let mut body = Vec::new();
+        body.extend_from_slice(&7u64.to_le_bytes());
+        body.extend_from_slice(&3u64.to_le_bytes());
+        for position in &positions {
+            body.extend_from_slice(&raw_run_bytes(position));
+        }
+        assert_eq!(body.len(), RAW_BLOCK_BYTES + 3 * RAW_RUN_BYTES);
+        let mut chunk = vec![0u8; CHUNK_HEADER_BYTES + RECORD_HEADER_BYTES + body.len() + 8];
+        let at = CHUNK_HEADER_BYTES;
+        chunk[at..at + 4].copy_from_slice(&record_word(kind::BLOCK, body.len()).to_le_bytes());
+        chunk[at + 4..at + 8].copy_from_slice(&3u32.to_le_bytes());
+        chunk[at + 8..at + 8 + body.len()].copy_from_slice(&body);
+        assert_eq!(
+            records(&chunk).unwrap(),
+            vec![Record::Block {
+                count: 7,
+                positions: positions.clone()
+            }]
+        );
+        // A period the head does not repeat, one out of range, or a body of another size
+        // is damage.
+        chunk[at + 4..at + 8].copy_from_slice(&2u32.to_le_bytes());
+        assert!(records(&chunk).is_err());
+        chunk[at + 4..at + 8].copy_from_slice(&17u32.to_le_bytes());
+        assert!(records(&chunk).is_err());
+        chunk[at + 4..at + 8].copy_from_slice(&3u32.to_le_bytes());
+        chunk[at..at + 4].copy_from_slice(&record_word(kind::BLOCK, 16 + 2 * 136).to_le_bytes());
         assert!(records(&chunk).is_err());
     }
 

@@ -320,14 +320,16 @@ struct ThreadCursor {
 
 impl ThreadCursor {
     /// The block a block record makes of the event records before it (`None` if there are
-    /// fewer than its period, after a damaged chunk, or it holds no whole repetition).
+    /// fewer than its period, after a damaged chunk, if it holds no whole repetition, or
+    /// more than the tracer ever counts).
     fn block(
         plain: &VecDeque<(u32, RawEvent)>,
         count: u64,
         positions: &[RawRun],
     ) -> Option<StagedBlock> {
         let period = positions.len();
-        if count == 0 || plain.len() < period {
+        // The tracer ends a block before its count passes u32::MAX: a larger one is damage.
+        if count == 0 || count > u32::MAX as u64 || plain.len() < period {
             return None;
         }
         let body = plain.iter().skip(plain.len() - period);

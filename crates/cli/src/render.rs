@@ -270,7 +270,9 @@ pub fn summary_text(summary: &Summary) -> String {
 
 /// The peer and tag of an MPI message (", peer 3 tag 7"; a wildcard that matched says so),
 /// or the root of a rooted collective (", root 0"); empty for other calls.
-fn mpi_note(class: Option<CallClass>, aux: u64, flags: u32) -> String {
+/// The peer and tag of a point-to-point call, the root of a rooted collective; with
+/// `tag_step`, the tag is a step from the last one at the same context (`+1`).
+fn mpi_note(class: Option<CallClass>, aux: u64, flags: u32, tag_step: bool) -> String {
     let (peer, tag) = (aux as u32 as i32, (aux >> 32) as u32 as i32);
     let named = |value: i32, matched: bool, wildcard: &str| match value {
         -1 => wildcard.to_string(),
@@ -278,11 +280,16 @@ fn mpi_note(class: Option<CallClass>, aux: u64, flags: u32) -> String {
         value if matched => format!("{value} ({wildcard})"),
         value => value.to_string(),
     };
+    let any_tag = flags & event_flags::ANY_TAG != 0;
     match class {
         Some(CallClass::PointToPoint) => format!(
             ", peer {} tag {}",
             named(peer, flags & event_flags::ANY_SOURCE != 0, "any source"),
-            named(tag, flags & event_flags::ANY_TAG != 0, "any tag"),
+            match tag_step {
+                true if any_tag => format!("{tag:+} (any tag)"),
+                true => format!("{tag:+}"),
+                false => named(tag, any_tag, "any tag"),
+            },
         ),
         Some(CallClass::Collective) if peer >= 0 => format!(", root {peer}"),
         _ => String::new(),
@@ -335,7 +342,7 @@ fn describe(trace: &Trace, event: &Event) -> String {
         }
         _ => text.push_str(&file),
     }
-    text.push_str(&mpi_note(info.class(), event.aux, event.flags));
+    text.push_str(&mpi_note(info.class(), event.aux, event.flags, false));
     let _ = write!(text, ") = {}", event.result);
     if event.failed() {
         let _ = write!(text, " errno {}", event.errno);
@@ -366,7 +373,11 @@ fn structure(
         match item {
             Item::Leaf(leaf) => {
                 let key = &leaf.key;
-                let (file_plus_one, _) = relative.decode(key, trace.class_of(key.call));
+                // Tags are shown as steps once their context had one: the structure is
+                // walked once per loop, so later absolute tags would be a first
+                // iteration's.
+                let tag_step = relative.has_tag_at(key.context);
+                let (file_plus_one, _, _) = relative.decode(key, trace.class_of(key.call));
                 let file = stream
                     .file(file_plus_one)
                     .and_then(|file| trace.files.get(file as usize));
@@ -390,7 +401,7 @@ fn structure(
                     "{indent}{}({}{offset_note}{}) = {}{}  ×{}  mean {:.3} µs  ctx @{}{}",
                     trace.calls[key.call as usize].name,
                     call_arguments(trace.class_of(key.call), &path, file.is_some(), key),
-                    mpi_note(trace.class_of(key.call), key.aux, key.flags),
+                    mpi_note(trace.class_of(key.call), key.aux, key.flags, tag_step),
                     key.result(),
                     if key.failed() {
                         format!(" errno {}", key.errno)

@@ -13,12 +13,13 @@ use crate::{Result, TraceError};
 
 /// Section versions this reader understands.
 const VERSION: u16 = 1;
-/// Version 6 of EVNT: shared streams carry rank sets, for parts only some ranks have
-/// (version 5 loop count slopes and peer moduli, statistics kept their floats in 8 bytes
+/// Version 7 of EVNT: point-to-point tags against the last at the same context (version 6
+/// added rank sets, for parts only some ranks have; version 5 loop count slopes and peer
+/// moduli, statistics kept their floats in 8 bytes
 /// and implied the fullest histogram bin; version 4 added the
 /// slowest rank per leaf, version 3 streams shared by ranks and per-stream file tables,
 /// version 2 one stream per thread with trace-wide file indices, version 1 flat columns).
-const EVENTS_VERSION: u16 = 6;
+const EVENTS_VERSION: u16 = 7;
 /// Version 6 of PROC: ends and `main` times or offsets, whichever is shorter, against the
 /// previous process's (version 5 put
 /// process times in units of a time step, version 4 parent pids and

@@ -154,7 +154,7 @@ impl<V: Visitor> StreamWalk<'_, V> {
         files: &mut Vec<u64>,
     ) {
         let key = &leaf.key;
-        let (file_plus_one, _) = self.relative.decode(key, self.trace.class_of(key.call));
+        let (file_plus_one, _, _) = self.relative.decode(key, self.trace.class_of(key.call));
         // Out-of-range files (only in a damaged trace) compare as "none", so a loop whose
         // file steps past the stream's table settles instead of being walked forever.
         let in_range = file_plus_one <= self.stream.files.len() as u64;

@@ -1978,6 +1978,64 @@ fn mpirun_of_cairn_run_writes_one_trace_under(mpi: Mpi) {
 }
 
 #[test]
+fn ranks_with_roles_merge_up_a_tree_into_one_stream() {
+    // The ring with collective MPI-IO (rank 0 creates the file and aggregates Open MPI's
+    // collective writes) under `cairn run` with fan-in 2 at 6 ranks: the partial traces of
+    // the tree hold parts of some ranks (rank 0's, in the partial that has it); the job's
+    // trace is one stream for all ranks, with the exact figures of the offline merge of
+    // the staging.
+    let directory = tempfile::tempdir().unwrap();
+    let program = directory.path().join("mpi_ring_io");
+    compile_mpi(OpenMpi, "mpi_ring_io", &program, &[]);
+    library();
+    let trace_path = directory.path().join("job.cairn");
+    let ranks = 6u64;
+    succeed(
+        mpirun(OpenMpi, ranks as usize)
+            .args(["-x", "CAIRN_MERGE_FANIN=2"])
+            .arg(cairn_binary())
+            .args(["run", "-q", "--keep-staging", "-o"])
+            .arg(&trace_path)
+            .arg("--")
+            .arg(&program)
+            .arg(directory.path())
+            .output()
+            .unwrap(),
+    );
+    let from_tree = summary_json(&trace_path, &[]);
+    let dump = dump_of(&trace_path);
+    assert_eq!(sharing_members(&dump, ranks), ranks as usize, "{dump}");
+    assert!(dump.contains("\n  only ranks 0 {\n"), "{dump}");
+    for (call, count) in [
+        ("MPI_Isend", 15 * ranks),
+        ("MPI_Waitall", 15 * ranks),
+        ("MPI_Allreduce", 3 * ranks),
+        ("MPI_File_write_at_all", ranks),
+        ("MPI_File_write_at", 4 * ranks),
+    ] {
+        assert_eq!(
+            from_tree["calls"][call]["count"].as_u64(),
+            Some(count),
+            "{call}"
+        );
+    }
+    let offline = directory.path().join("offline.cairn");
+    succeed(
+        Command::new(cairn_binary())
+            .arg("merge")
+            .arg(kept_staging(directory.path()))
+            .arg("-o")
+            .arg(&offline)
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(
+        exact_figures(&from_tree),
+        exact_figures(&summary_json(&offline, &[]))
+    );
+}
+
+#[test]
 fn ranks_of_cairn_run_merge_up_a_tree_and_offline_merge_agrees() {
     // Five ranks, two children per node: a tree of depth 3 with an incomplete last level.
     let directory = tempfile::tempdir().unwrap();

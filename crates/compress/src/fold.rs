@@ -209,29 +209,33 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
     /// ran): as pushing them one by one, they extend a loop over the same keys just before
     /// them, or fold with one repetition of them just before, and then fold with what
     /// precedes like any node.
-    pub fn push_repetitions(&mut self, mut body: Vec<Leaf<K>>, count: u64) {
+    pub fn push_repetitions(&mut self, body: Vec<Leaf<K>>, count: u64) {
         if count <= 1 || body.is_empty() {
             if count == 1 {
                 body.into_iter().for_each(|leaf| self.push(leaf));
             }
             return;
         }
+        // The body folded as its events would fold (a call repeated inside it becomes an
+        // inner loop), so repetitions folded in the tracer and events folded here agree.
+        let mut inner = Folder::new(self.limits);
+        body.into_iter().for_each(|leaf| inner.push(leaf));
+        let mut body = inner.finish();
         let period = body.len();
-        let body_hashes: Vec<u64> = body.iter().map(|leaf| key_hash(&leaf.key)).collect();
-        let same_keys = |nodes: &mut dyn Iterator<Item = &Node<K>>| {
-            nodes
-                .zip(&body)
-                .all(|(node, leaf)| matches!(node, Node::Leaf(inner) if inner.key == leaf.key))
+        let body_hashes: Vec<u64> = body.iter().map(node_hash).collect();
+        let body_size: usize = body.iter().map(node_size).sum();
+        let same_nodes = |nodes: &mut dyn Iterator<Item = &Node<K>>| {
+            nodes.zip(&body).all(|(node, own)| same_shape(node, own))
         };
         let length = self.window.len();
         let last_is_loop = matches!(
             self.window.back().map(|last| &last.node),
             Some(Node::Loop { body: inner, .. }) if inner.len() == period
-                && same_keys(&mut inner.iter())
+                && same_nodes(&mut inner.iter())
         );
         let last_is_one_repetition = !last_is_loop
             && length >= period
-            && same_keys(
+            && same_nodes(
                 &mut self
                     .window
                     .range(length - period..)
@@ -246,10 +250,8 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
             else {
                 unreachable!("checked to be a loop");
             };
-            for (node, leaf) in inner.iter_mut().zip(&body) {
-                if let Node::Leaf(inner) = node {
-                    inner.merge_statistics(leaf);
-                }
+            for (node, own) in inner.iter_mut().zip(&body) {
+                merge_into(node, own);
             }
             *loop_count += count;
             let hash = loop_hash(*loop_count, &body_hashes);
@@ -259,16 +261,13 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
             let mut total = count;
             if last_is_one_repetition {
                 // One repetition just before: it is the loop's first iteration.
-                for (hashed, leaf) in self.window.drain(length - period..).zip(body.iter_mut()) {
-                    if let Node::Leaf(previous) = hashed.node {
-                        let mut merged = previous;
-                        merged.merge_statistics(leaf);
-                        *leaf = merged;
-                    }
+                let removed: Vec<Hashed<K>> = self.window.drain(length - period..).collect();
+                for (hashed, own) in removed.iter().zip(body.iter_mut()) {
+                    merge_into(own, &hashed.node);
                 }
                 self.hashes.truncate(length - period);
                 self.loop_bodies.truncate(length - period);
-                self.window_nodes -= period;
+                self.window_nodes -= removed.iter().map(|hashed| hashed.size).sum::<usize>();
                 total += 1;
             }
             let hash = loop_hash(total, &body_hashes);
@@ -276,14 +275,11 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
             self.loop_bodies.push_back(period);
             self.window.push_back(Hashed {
                 hash,
-                size: period + 1,
+                size: body_size + 1,
                 body_hashes,
-                node: Node::Loop {
-                    count: total,
-                    body: body.into_iter().map(Node::Leaf).collect(),
-                },
+                node: Node::Loop { count: total, body },
             });
-            self.window_nodes += period + 1;
+            self.window_nodes += body_size + 1;
         }
         self.settle();
     }

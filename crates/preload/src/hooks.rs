@@ -85,8 +85,7 @@ const fn fold_kind(call: Call) -> u8 {
     use crate::recorder::fold;
     use cairn_model::CallClass::*;
     match call.class() {
-        Seek => fold::REPEATABLE | fold::NOT_IN_BLOCKS,
-        Read | Write | Sync | Flush | Stat | PointToPoint | Collective | Completion => {
+        Read | Write | Seek | Sync | Flush | Stat | PointToPoint | Collective | Completion => {
             fold::REPEATABLE
         }
         _ => fold::NEVER,

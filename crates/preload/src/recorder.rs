@@ -15,9 +15,10 @@
 //! once its body has been seen twice (same calls and values, each offset moving by its own
 //! constant stride): the record counts whole repetitions of the last event records and
 //! keeps each position's statistics. The repetition being completed waits in the thread's
-//! state until its last call (so a SIGKILL loses at most 15 events of a block). Seeks never
-//! join a block (within one, positions only move on by what is read and written), nor does
-//! a run: bodies with them and nested loops fold when the trace is built.
+//! state until its last call (so a SIGKILL loses at most 15 events of a block). A run inside
+//! a body counts as its events (the body of a seek, four reads and a write folds), but a
+//! block never holds another block: nested loops and bodies longer than 16 calls fold when
+//! the trace is built.
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
@@ -114,9 +115,6 @@ pub mod fold {
     pub const NEVER: u8 = 0;
     /// May repeat in a run or a block.
     pub const REPEATABLE: u8 = 1;
-    /// Sets a descriptor's position (a seek): repeats in a run, never in a block, so that
-    /// within a block positions only move on by what is read and written.
-    pub const NOT_IN_BLOCKS: u8 = 2;
 }
 
 /// What must be equal for two events to be repetitions (offsets and times aside).
@@ -319,7 +317,11 @@ impl ThreadState {
 
     fn next_chunk(&mut self) -> bool {
         // The open run stays in the chunk being left (an open block never does: it is
-        // closed before anything else is written).
+        // closed before anything else is written); its count will not be read again, so
+        // blocks start afresh.
+        if !self.run.is_null() {
+            self.plain_events = 0;
+        }
         self.run = std::ptr::null_mut();
         if !self.chunk.is_null() {
             sys::unmap(self.chunk, CHUNK_BYTES as usize);
@@ -428,13 +430,14 @@ impl ThreadState {
                     self.publish(segment::kind::RUN, call, RAW_RUN_BYTES);
                     self.run = body.cast();
                 }
-                self.plain_events = 0;
-                self.streaks = [0; MAX_BLOCK_PERIOD + 1];
                 return;
             }
         }
+        if !run.is_null() {
+            self.remember_run(run);
+        }
         self.run = std::ptr::null_mut();
-        let foldable = repeatable && folding & fold::NOT_IN_BLOCKS == 0;
+        let foldable = repeatable;
         let signature = if foldable {
             signature(call, event)
         } else {
@@ -451,6 +454,38 @@ impl ThreadState {
     /// Writes an event record and remembers it for blocks.
     #[inline(always)]
     fn write_plain(&mut self, call: u32, event: &RawEvent, signature: u64) {
+        self.remember(call, event, signature);
+        if let Some(body) = self.reserve(RAW_EVENT_BYTES) {
+            // SAFETY: `body` has room for RAW_EVENT_BYTES and is 8-aligned.
+            unsafe { body.cast::<RawEvent>().write(*event) };
+            self.publish(segment::kind::EVENT, call, RAW_EVENT_BYTES);
+            self.plain_events += 1;
+        }
+    }
+
+    /// Remembers the repetitions a run that just ended added to the event record before it
+    /// (the last remembered): to blocks they are events like the others (the trace builder
+    /// reads them back from the run record).
+    fn remember_run(&mut self, run: *mut RawRun) {
+        // SAFETY: an open run is a record of the current chunk, written by this thread.
+        let (count, stride) = unsafe { ((*run).count, (*run).stride) };
+        let (call, repeated) = self.recent_at(1);
+        let (mut event, signature) = (
+            *repeated,
+            self.recent_signatures[(self.recent_next + RECENT - 1) % RECENT],
+        );
+        for _ in 0..count.min(RECENT as u64) {
+            if event.offset >= 0 {
+                event.offset = event.offset.wrapping_add(stride);
+            }
+            self.remember(call, &event, signature);
+        }
+        self.plain_events = self.plain_events.saturating_add(count as usize);
+    }
+
+    /// Adds an event to the recent ones and its signature to the periods' streaks.
+    #[inline(always)]
+    fn remember(&mut self, call: u32, event: &RawEvent, signature: u64) {
         for period in 2..=MAX_BLOCK_PERIOD {
             let before = self.recent_signatures[(self.recent_next + RECENT - period) % RECENT];
             self.streaks[period] = if before == signature {
@@ -464,12 +499,6 @@ impl ThreadState {
         self.recent_calls[slot] = call;
         self.recent_signatures[slot] = signature;
         self.recent_next = (slot + 1) % RECENT;
-        if let Some(body) = self.reserve(RAW_EVENT_BYTES) {
-            // SAFETY: `body` has room for RAW_EVENT_BYTES and is 8-aligned.
-            unsafe { body.cast::<RawEvent>().write(*event) };
-            self.publish(segment::kind::EVENT, call, RAW_EVENT_BYTES);
-            self.plain_events += 1;
-        }
     }
 
     /// The event `back` event records before the next one (1 = the last written).
@@ -482,8 +511,12 @@ impl ThreadState {
     /// (the smallest period that fits): the block record repeats the last `period` records,
     /// and `event` waits as the first of its next repetition.
     fn start_block(&mut self, call: u32, event: &RawEvent, signature: u64, gap: u64) -> bool {
+        // A whole number of repetitions since the streak began: the block starts where
+        // the repeated body does, as folding the events one by one would have it.
         let Some(period) = (2..=MAX_BLOCK_PERIOD).find(|period| {
-            self.streaks[*period] as usize >= *period
+            let streak = self.streaks[*period] as usize;
+            streak >= *period
+                && streak.is_multiple_of(*period)
                 && self.plain_events >= *period
                 && self.recent_signatures[(self.recent_next + RECENT - period) % RECENT]
                     == signature
@@ -637,9 +670,12 @@ impl ThreadState {
     }
 
     /// Writes a record whose body is the concatenation of `parts` (after the events an open
-    /// block holds back: records keep the program's order).
+    /// block holds back: records keep the program's order). An open run ends: what a block
+    /// repeats are event and run records with nothing else between them.
     pub fn write_record(&mut self, kind: u32, extra: u32, parts: &[&[u8]]) {
         self.close_block();
+        self.run = std::ptr::null_mut();
+        self.candidate_stride = None;
         self.plain_events = 0;
         let length: usize = parts.iter().map(|part| part.len()).sum();
         if let Some(body) = self.reserve(length) {

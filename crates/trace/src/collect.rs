@@ -362,6 +362,14 @@ impl ThreadCursor {
         })
     }
 
+    /// Keeps an event among the last ones a block may repeat.
+    fn remember(&mut self, call: u32, event: RawEvent) {
+        if self.plain.len() == MAX_BLOCK_PERIOD {
+            self.plain.pop_front();
+        }
+        self.plain.push_back((call, event));
+    }
+
     fn next(&mut self, file: &SegmentFile, buffer: &mut Vec<u8>) -> Option<(u32, Staged)> {
         loop {
             if let Some(event) = self.events.next() {
@@ -380,8 +388,9 @@ impl ThreadCursor {
             };
             let mut events = Vec::new();
             for record in records {
-                if !matches!(record, Record::Event { .. }) {
-                    // What a block repeats are event records with nothing between them.
+                if !matches!(record, Record::Event { .. } | Record::Run { .. }) {
+                    // What a block repeats are the events of event and run records with
+                    // nothing else between them.
                     let plain = std::mem::take(&mut self.plain);
                     if let Record::Block { count, positions } = &record {
                         if let Some(block) = Self::block(&plain, *count, positions) {
@@ -392,14 +401,14 @@ impl ThreadCursor {
                 match record {
                     Record::Event { call, event } => {
                         self.last = Some(event);
-                        if self.plain.len() == MAX_BLOCK_PERIOD {
-                            self.plain.pop_front();
-                        }
-                        self.plain.push_back((call, event));
+                        self.remember(call, event);
                         events.push((call, Staged::Event(event)));
                     }
                     Record::Run { call, run } => {
-                        let Some(previous) = self.last else { continue };
+                        let Some(previous) = self.last else {
+                            self.plain.clear();
+                            continue;
+                        };
                         let first = RawEvent {
                             start: previous.start.saturating_add(previous.duration),
                             offset: if previous.offset >= 0 {
@@ -409,6 +418,14 @@ impl ThreadCursor {
                             },
                             ..previous
                         };
+                        // Its repetitions, for a block whose body holds them.
+                        let mut repetition = first;
+                        for _ in 0..run.count.min(MAX_BLOCK_PERIOD as u64) {
+                            self.remember(call, repetition);
+                            if repetition.offset >= 0 {
+                                repetition.offset = repetition.offset.wrapping_add(run.stride);
+                            }
+                        }
                         events.push((call, Staged::Run(first, run)));
                     }
                     _ => {}
@@ -1049,12 +1066,21 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                         entries.push((deferred.len() > entry).then_some(entry));
                     }
                     // Each repetition moves a descriptor's position by what its calls at
-                    // that position moved in one (the order of a block's calls does not
-                    // matter: no seek is in one).
+                    // that position moved in one — unless one of them is a seek: it returned
+                    // the same position in every repetition, so each repetition leaves the
+                    // descriptor where the first did.
+                    let positional =
+                        |call: Call| matches!(call.layer(), Layer::Posix | Layer::Stdio);
+                    let sought: Vec<(u64, Layer)> = deferred
+                        .iter()
+                        .filter(|(call, _)| call.class() == CallClass::Seek && positional(*call))
+                        .map(|(call, event)| (event.handle, call.layer()))
+                        .collect();
                     let moves = |event: &Event, call: Call| {
                         event.flags & event_flags::EXPLICIT_OFFSET == 0
                             && matches!(call.class(), CallClass::Read | CallClass::Write)
-                            && matches!(call.layer(), Layer::Posix | Layer::Stdio)
+                            && positional(call)
+                            && !sought.contains(&(event.handle, call.layer()))
                     };
                     let advance = |handle: u64, layer: Layer| -> i64 {
                         deferred
@@ -1079,7 +1105,9 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                         .collect();
                     if block.count > 1 {
                         for (call, event) in &deferred {
-                            tracker.repeat(*call, event, block.count - 1);
+                            if !sought.contains(&(event.handle, call.layer())) {
+                                tracker.repeat(*call, event, block.count - 1);
+                            }
                         }
                     }
                     for ((prepared, run), stride) in

@@ -432,10 +432,13 @@ fn runs_folded_in_the_tracer_change_no_exact_figure() {
             figures.push(exact_figures(&traced.summary));
         }
         assert_eq!(figures[0], figures[1], "{name}: with and without runs");
-        // Chunks are allocated whole: the loop program's 20 000 events fill one chunk
-        // fewer with its 3 000 runs of reads, and the blocks program's 12 000 events
-        // (every fifth a loop of two calls, of three, inside a loop) fill fewer too.
-        if name == "loops" || name == "blocks" {
+        // Chunks are allocated whole: the loop program's 20 400 events (a seek, 4 reads
+        // and a write per iteration, folded as blocks between the log bursts that end
+        // them) fill less than half the chunks, and the blocks program's 12 000 events
+        // (loops of two and three calls, a copy, a loop inside a loop) fill fewer too.
+        if name == "loops" {
+            assert!(2 * staged[0] < staged[1], "{name}: {staged:?}");
+        } else if name == "blocks" {
             assert!(staged[0] < staged[1], "{name}: {staged:?}");
         } else {
             assert!(staged[0] <= staged[1], "{name}: {staged:?}");

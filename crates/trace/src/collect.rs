@@ -292,6 +292,9 @@ fn run_statistics(raw: &RawSpread, histogram: Option<&[u32; 8]>, count: u64, sca
     }
     let in_nanoseconds = |value: u64| (value as f64 * scale).round() as u64;
     let (mean, m2) = raw.mean_and_m2(count);
+    // As a mean of whole nanoseconds would be: a whole total over the count (so the float
+    // carries no more digits than the events' own statistics, and compresses as well).
+    let per_count = |value: f64| (value * count as f64).round() / count as f64;
     Stats {
         count,
         min: in_nanoseconds(raw.min),
@@ -299,9 +302,13 @@ fn run_statistics(raw: &RawSpread, histogram: Option<&[u32; 8]>, count: u64, sca
         mean: if count == 1 {
             in_nanoseconds(raw.min) as f64
         } else {
-            mean * scale
+            per_count(mean * scale)
         },
-        m2: if count == 1 { 0.0 } else { m2 * scale * scale },
+        m2: if count == 1 {
+            0.0
+        } else {
+            per_count(m2 * scale * scale)
+        },
         histogram: bins,
     }
 }

@@ -1980,6 +1980,39 @@ fn mpirun_of_cairn_run_writes_one_trace_under(mpi: Mpi) {
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
 
+/// Compiles the MPI test program `name` with Open MPI and runs it at `ranks` under
+/// `mpirun [mpirun_flags] cairn run --keep-staging [run_flags] -o job.cairn -- program
+/// DIRECTORY [arguments]`: (the directory, the trace's path, mpirun's output).
+fn cairn_run_under_mpirun(
+    name: &str,
+    ranks: u64,
+    mpirun_flags: &[&str],
+    run_flags: &[&str],
+    arguments: &[&str],
+) -> (tempfile::TempDir, std::path::PathBuf, std::process::Output) {
+    let directory = tempfile::tempdir().unwrap();
+    let program = directory.path().join(name);
+    compile_mpi(OpenMpi, name, &program, &[]);
+    library();
+    let trace_path = directory.path().join("job.cairn");
+    let output = succeed(
+        mpirun(OpenMpi, ranks as usize)
+            .args(mpirun_flags)
+            .arg(cairn_binary())
+            .args(["run", "--keep-staging"])
+            .args(run_flags)
+            .arg("-o")
+            .arg(&trace_path)
+            .arg("--")
+            .arg(&program)
+            .arg(directory.path())
+            .args(arguments)
+            .output()
+            .unwrap(),
+    );
+    (directory, trace_path, output)
+}
+
 #[test]
 fn ranks_with_roles_merge_up_a_tree_into_one_stream() {
     // The ring with collective MPI-IO (rank 0 creates the file and aggregates Open MPI's
@@ -1987,23 +2020,13 @@ fn ranks_with_roles_merge_up_a_tree_into_one_stream() {
     // the tree hold parts of some ranks (rank 0's, in the partial that has it); the job's
     // trace is one stream for all ranks, with the exact figures of the offline merge of
     // the staging.
-    let directory = tempfile::tempdir().unwrap();
-    let program = directory.path().join("mpi_ring_io");
-    compile_mpi(OpenMpi, "mpi_ring_io", &program, &[]);
-    library();
-    let trace_path = directory.path().join("job.cairn");
     let ranks = 6u64;
-    succeed(
-        mpirun(OpenMpi, ranks as usize)
-            .args(["-x", "CAIRN_MERGE_FANIN=2"])
-            .arg(cairn_binary())
-            .args(["run", "-q", "--keep-staging", "-o"])
-            .arg(&trace_path)
-            .arg("--")
-            .arg(&program)
-            .arg(directory.path())
-            .output()
-            .unwrap(),
+    let (directory, trace_path, _) = cairn_run_under_mpirun(
+        "mpi_ring_io",
+        ranks,
+        &["-x", "CAIRN_MERGE_FANIN=2"],
+        &["-q"],
+        &[],
     );
     let from_tree = summary_json(&trace_path, &[]);
     let dump = dump_of(&trace_path);
@@ -2041,24 +2064,13 @@ fn ranks_with_roles_merge_up_a_tree_into_one_stream() {
 #[test]
 fn ranks_of_cairn_run_merge_up_a_tree_and_offline_merge_agrees() {
     // Five ranks, two children per node: a tree of depth 3 with an incomplete last level.
-    let directory = tempfile::tempdir().unwrap();
-    let program = directory.path().join("ior_like");
-    compile_mpi(OpenMpi, "ior_like", &program, &[]);
-    library();
-    let trace_path = directory.path().join("job.cairn");
     let ranks = 5u64;
-    let output = succeed(
-        mpirun(OpenMpi, ranks as usize)
-            .args(["-x", "CAIRN_MERGE_FANIN=2"])
-            .arg(cairn_binary())
-            .args(["run", "--keep-staging", "--runtime-io", "none", "-o"])
-            .arg(&trace_path)
-            .arg("--")
-            .arg(&program)
-            .arg(directory.path())
-            .args(IOR_SMALL_POSIX)
-            .output()
-            .unwrap(),
+    let (directory, trace_path, output) = cairn_run_under_mpirun(
+        "ior_like",
+        ranks,
+        &["-x", "CAIRN_MERGE_FANIN=2"],
+        &["--runtime-io", "none"],
+        &IOR_SMALL_POSIX,
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
@@ -2156,23 +2168,13 @@ fn slowest_rank_is_exact_when_ranks_share_a_stream() {
     // Collective MPI-IO on a shared file, 4 ranks: ranks share streams (their times are
     // merged), yet each call's longest latency and the rank that had it are the ones the
     // ranks' own traces show.
-    let directory = tempfile::tempdir().unwrap();
-    let program = directory.path().join("ior_like");
-    compile_mpi(OpenMpi, "ior_like", &program, &[]);
-    library();
-    let trace_path = directory.path().join("job.cairn");
     let ranks = 4u64;
-    succeed(
-        mpirun(OpenMpi, ranks as usize)
-            .arg(cairn_binary())
-            .args(["run", "-q", "--keep-staging", "--runtime-io", "none", "-o"])
-            .arg(&trace_path)
-            .arg("--")
-            .arg(&program)
-            .arg(directory.path())
-            .args(["mpiio", "shared", "1", "65536", "16384", "3"])
-            .output()
-            .unwrap(),
+    let (directory, trace_path, _) = cairn_run_under_mpirun(
+        "ior_like",
+        ranks,
+        &[],
+        &["-q", "--runtime-io", "none"],
+        &["mpiio", "shared", "1", "65536", "16384", "3"],
     );
     let merged = summary_json(&trace_path, &[]);
     // Rank 0 aggregates for the collective calls: its sub-calls are parts of its own in

@@ -387,32 +387,34 @@ fn with_tag(aux: u64, tag: u32) -> u64 {
 }
 
 impl Relative {
-    /// A point-to-point call's tag as kept: minus the last tag at the same context when
-    /// there was one (not a wildcard), so a tag counting the steps of a loop is the same
-    /// in every iteration. The next `tag` at `context` is remembered.
+    /// What a point-to-point call's tag at `context` is kept against: the last tag there,
+    /// unless there was none or it was a wildcard (negative), then 0 (the tag itself is kept).
+    /// A tag counting the steps of a loop is so the same in every iteration.
+    fn tag_base(&self, context: u32) -> u32 {
+        match self.context_tag.get(&context) {
+            Some(&last) if last as i32 >= 0 => last,
+            _ => 0,
+        }
+    }
+
+    /// The tag kept for `tag` at `context`; `tag` is remembered.
     fn relative_tag(&mut self, context: u32, tag: u32) -> u32 {
-        let kept = match self.context_tag.get(&context) {
-            Some(&last) if last as i32 >= 0 => tag.wrapping_sub(last),
-            _ => tag,
-        };
+        let kept = tag.wrapping_sub(self.tag_base(context));
         self.context_tag.insert(context, tag);
         kept
+    }
+
+    /// The tag a kept one stands for (the inverse of [`Relative::relative_tag`]).
+    fn absolute_tag(&mut self, context: u32, kept: u32) -> u32 {
+        let tag = self.tag_base(context).wrapping_add(kept);
+        self.context_tag.insert(context, tag);
+        tag
     }
 
     /// Whether a point-to-point call was seen at `context` (the next one's tag is kept as a
     /// step from its tag, unless that was a wildcard).
     pub fn has_tag_at(&self, context: u32) -> bool {
         self.context_tag.contains_key(&context)
-    }
-
-    /// The tag a kept one stands for (the inverse of [`Relative::relative_tag`]).
-    fn absolute_tag(&mut self, context: u32, kept: u32) -> u32 {
-        let tag = match self.context_tag.get(&context) {
-            Some(&last) if last as i32 >= 0 => last.wrapping_add(kept),
-            _ => kept,
-        };
-        self.context_tag.insert(context, tag);
-        tag
     }
 
     fn advance(

@@ -3,8 +3,11 @@
 //! Each thread owns one chunk of the segment file at a time, mapped `MAP_SHARED`: records
 //! written there are in the page cache at once, so they survive `_exit`, a crash, `SIGKILL`
 //! and `exec` without any flush. The hot path is: one thread-local access (the [`Slot`]),
-//! a bounds check, a 72-byte copy and one release store. Memory per thread is one chunk
-//! ([`CHUNK_BYTES`]); full chunks are unmapped and stay in the file.
+//! a bounds check, a 72-byte copy and one release store — for an event written as a record,
+//! also a copy into the recent events and a comparison per block period; for an event
+//! folded into a run or block, a comparison with what it repeats and a few sums. Memory per
+//! thread is one chunk ([`CHUNK_BYTES`]) and about 5 KiB of state; full chunks are unmapped
+//! and stay in the file.
 //!
 //! Folding starts here: from the third occurrence, a call that repeats the thread's
 //! previous one (same call and values, offsets moving by a constant stride) is added to a

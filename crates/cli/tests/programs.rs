@@ -373,6 +373,7 @@ fn runs_folded_in_the_tracer_change_no_exact_figure() {
     }
     let loops = compile("loops", directory.path(), &[]);
     let blocks = compile("blocks", directory.path(), &[]);
+    let threads_blocks = compile("threads_blocks", directory.path(), &["-pthread"]);
     let steps = compile("steps", directory.path(), &[]);
     let stdio = compile("stdio", directory.path(), &["-fno-builtin"]);
     let python = python();
@@ -387,6 +388,10 @@ fn runs_folded_in_the_tracer_change_no_exact_figure() {
         (
             "blocks",
             vec![blocks.display().to_string(), work.clone(), "300".into()],
+        ),
+        (
+            "blocks in threads and across fork",
+            vec![threads_blocks.display().to_string(), work.clone()],
         ),
         (
             "steps",
@@ -438,6 +443,9 @@ fn runs_folded_in_the_tracer_change_no_exact_figure() {
         // (loops of two and three calls, a copy, a loop inside a loop) fill fewer too.
         if name == "loops" {
             assert!(2 * staged[0] < staged[1], "{name}: {staged:?}");
+        } else if name == "blocks in threads and across fork" {
+            // 182 000 events, nearly all folded: less than a tenth.
+            assert!(10 * staged[0] < staged[1], "{name}: {staged:?}");
         } else if name == "blocks" {
             assert!(staged[0] < staged[1], "{name}: {staged:?}");
         } else {

@@ -1690,6 +1690,23 @@ mod tests {
         assert!(sizes[1] <= sizes[0] + 16, "{sizes:?}");
     }
 
+    /// That `stream`, read back, stands for `events` with every exactly kept field, and
+    /// ends at `last_end`.
+    fn expands_to(
+        stream: &EncodedStream,
+        events: &[Event],
+        last_end: u64,
+    ) -> Result<(), proptest::test_runner::TestCaseError> {
+        let (decoded, expanded) = reread_and_expand(stream);
+        prop_assert_eq!(decoded.count, events.len() as u64);
+        prop_assert_eq!(expanded.len(), events.len());
+        for (original, back) in events.iter().zip(&expanded) {
+            prop_assert_eq!(exact(original), exact(back));
+        }
+        prop_assert_eq!(decoded.last_end, last_end);
+        Ok(())
+    }
+
     fn reread_and_expand(tree: &EncodedStream) -> (EncodedStream, Vec<Event>) {
         let decoded = EncodedStream::from_bytes(tree.bytes().to_vec()).unwrap();
         let mut expanded = Vec::new();
@@ -1787,13 +1804,7 @@ mod tests {
                 last_end = block.last().map_or(last_end, Event::end);
                 events.extend(block);
             }
-            let (decoded, expanded) = reread_and_expand(&runs.finish());
-            prop_assert_eq!(decoded.count, events.len() as u64);
-            prop_assert_eq!(expanded.len(), events.len());
-            for (original, back) in events.iter().zip(&expanded) {
-                prop_assert_eq!(exact(original), exact(back));
-            }
-            prop_assert_eq!(decoded.last_end, last_end);
+            expands_to(&runs.finish(), &events, last_end)?;
         }
 
         #[test]
@@ -1865,13 +1876,7 @@ mod tests {
                 last_end = segment.last().and_then(|one| one.last()).map_or(last_end, Event::end);
                 events.extend(segment.into_iter().flatten());
             }
-            let (decoded, expanded) = reread_and_expand(&blocks.finish());
-            prop_assert_eq!(decoded.count, events.len() as u64);
-            prop_assert_eq!(expanded.len(), events.len());
-            for (original, back) in events.iter().zip(&expanded) {
-                prop_assert_eq!(exact(original), exact(back));
-            }
-            prop_assert_eq!(decoded.last_end, last_end);
+            expands_to(&blocks.finish(), &events, last_end)?;
         }
 
         #[test]

@@ -1696,7 +1696,7 @@ mod tests {
         stream: &EncodedStream,
         events: &[Event],
         last_end: u64,
-    ) -> Result<(), proptest::test_runner::TestCaseError> {
+    ) -> std::result::Result<(), proptest::test_runner::TestCaseError> {
         let (decoded, expanded) = reread_and_expand(stream);
         prop_assert_eq!(decoded.count, events.len() as u64);
         prop_assert_eq!(expanded.len(), events.len());

@@ -105,6 +105,21 @@ pub struct RawEvent {
     pub flags: u32,
 }
 
+impl RawEvent {
+    /// The same event `stride` further on, as a run or block repeats it: an explicit offset
+    /// moves, one at the descriptor's position (-1) stays.
+    pub fn moved(self, stride: i64) -> RawEvent {
+        RawEvent {
+            offset: if self.offset >= 0 {
+                self.offset.wrapping_add(stride)
+            } else {
+                self.offset
+            },
+            ..self
+        }
+    }
+}
+
 pub const RAW_EVENT_BYTES: usize = std::mem::size_of::<RawEvent>();
 const _: () = assert!(RAW_EVENT_BYTES == 72);
 

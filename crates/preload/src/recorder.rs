@@ -478,9 +478,7 @@ impl ThreadState {
             self.recent_signatures[(self.recent_next + RECENT - 1) % RECENT],
         );
         for _ in 0..count.min(RECENT as u64) {
-            if event.offset >= 0 {
-                event.offset = event.offset.wrapping_add(stride);
-            }
+            event = event.moved(stride);
             self.remember(call, &event, signature);
         }
         self.plain_events = self.plain_events.saturating_add(count as usize);
@@ -633,10 +631,8 @@ impl ThreadState {
                 add_repetition(run, count, duration, gap);
                 run.last_end = start.saturating_add(duration);
                 run.count = count + 1;
-                let body = &mut self.block_body[position];
-                if body.offset >= 0 {
-                    body.offset = body.offset.wrapping_add(self.block_strides[position]);
-                }
+                self.block_body[position] =
+                    self.block_body[position].moved(self.block_strides[position]);
             }
             std::ptr::write_volatile(&mut head.count, count + 1);
             self.block_filled = 0;
@@ -661,10 +657,7 @@ impl ThreadState {
         self.candidate_stride = None;
         debug_assert!(filled < period);
         for position in 0..filled {
-            let mut event = self.block_body[position];
-            if event.offset >= 0 {
-                event.offset = event.offset.wrapping_add(self.block_strides[position]);
-            }
+            let mut event = self.block_body[position].moved(self.block_strides[position]);
             (event.start, event.duration, _) = self.block_pending[position];
             let call = self.block_calls[position];
             let signature = signature(call, &event);

@@ -320,13 +320,14 @@ struct ThreadCursor {
     events: std::vec::IntoIter<(u32, Staged)>,
     /// The thread's last event record, which a run record repeats.
     last: Option<RawEvent>,
-    /// The event records since the thread's last record of another kind (at most
-    /// [`MAX_BLOCK_PERIOD`]), which a block record repeats.
+    /// The last events (at most [`MAX_BLOCK_PERIOD`]) of event and run records (a run's
+    /// repetitions count) since the thread's last record of another kind: what a block
+    /// record repeats.
     plain: VecDeque<(u32, RawEvent)>,
 }
 
 impl ThreadCursor {
-    /// The block a block record makes of the event records before it (`None` if there are
+    /// The block a block record makes of the events before it (`None` if there are
     /// fewer than its period, after a damaged chunk, if it holds no whole repetition, or
     /// more than the tracer ever counts).
     fn block(
@@ -353,12 +354,7 @@ impl ThreadCursor {
             calls.push(*call);
             first.push(RawEvent {
                 start,
-                offset: if event.offset >= 0 {
-                    event.offset.wrapping_add(run.stride)
-                } else {
-                    event.offset
-                },
-                ..*event
+                ..event.moved(run.stride)
             });
         }
         Some(StagedBlock {
@@ -418,20 +414,13 @@ impl ThreadCursor {
                         };
                         let first = RawEvent {
                             start: previous.start.saturating_add(previous.duration),
-                            offset: if previous.offset >= 0 {
-                                previous.offset.wrapping_add(run.stride)
-                            } else {
-                                previous.offset
-                            },
-                            ..previous
+                            ..previous.moved(run.stride)
                         };
                         // Its repetitions, for a block whose body holds them.
                         let mut repetition = first;
                         for _ in 0..run.count.min(MAX_BLOCK_PERIOD as u64) {
                             self.remember(call, repetition);
-                            if repetition.offset >= 0 {
-                                repetition.offset = repetition.offset.wrapping_add(run.stride);
-                            }
+                            repetition = repetition.moved(run.stride);
                         }
                         events.push((call, Staged::Run(first, run)));
                     }
@@ -469,24 +458,34 @@ impl OffsetTracker {
 
     /// After [`OffsetTracker::apply`] on the first of a run: `more` further occurrences of
     /// the same call with the same values.
-    fn repeat(&mut self, call: Call, event: &Event, more: u64) {
-        let explicit = event.flags & event_flags::EXPLICIT_OFFSET != 0;
-        let moved = (event.bytes() as i64).saturating_mul(more as i64);
+    /// Whether each occurrence of `event` moves a position this tracker keeps on by what it
+    /// read or wrote (a descriptor's or a stream's).
+    fn moves_position(call: Call, event: &Event) -> bool {
         match (call.layer(), call.class()) {
-            (Layer::Posix, CallClass::Read | CallClass::Write) if !explicit => {
+            (Layer::Posix, CallClass::Read | CallClass::Write) => {
+                event.flags & event_flags::EXPLICIT_OFFSET == 0
+            }
+            (Layer::Stdio, CallClass::Read | CallClass::Write) => !is_scanf(call),
+            _ => false,
+        }
+    }
+
+    fn repeat(&mut self, call: Call, event: &Event, more: u64) {
+        // Seeks to the same place, syncs, stats, MPI calls: each occurrence leaves the
+        // state as the first did.
+        if !Self::moves_position(call, event) {
+            return;
+        }
+        let moved = (event.bytes() as i64).saturating_mul(more as i64);
+        let position = match call.layer() {
+            Layer::Posix => {
                 let description = self.description(event.handle);
-                if let Some(position) = &mut self.positions[description] {
-                    *position += moved;
-                }
+                self.positions[description].as_mut()
             }
-            (Layer::Stdio, CallClass::Read | CallClass::Write) if !is_scanf(call) => {
-                if let Some(Some(position)) = self.streams.get_mut(&event.handle) {
-                    *position += moved;
-                }
-            }
-            // Seeks to the same place, syncs, stats, MPI calls: each occurrence leaves the
-            // state as the first did.
-            _ => {}
+            _ => self.streams.get_mut(&event.handle).and_then(Option::as_mut),
+        };
+        if let Some(position) = position {
+            *position += moved;
         }
     }
 
@@ -1084,9 +1083,7 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                         .map(|(call, event)| (event.handle, call.layer()))
                         .collect();
                     let moves = |event: &Event, call: Call| {
-                        event.flags & event_flags::EXPLICIT_OFFSET == 0
-                            && matches!(call.class(), CallClass::Read | CallClass::Write)
-                            && positional(call)
+                        OffsetTracker::moves_position(call, event)
                             && !sought.contains(&(event.handle, call.layer()))
                     };
                     let advance = |handle: u64, layer: Layer| -> i64 {

@@ -198,12 +198,6 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
         self.settle();
     }
 
-    /// Adds `count` consecutive occurrences of one leaf whose statistics `leaf` already
-    /// holds (a run the tracer folded as the program ran).
-    pub fn push_run(&mut self, leaf: Leaf<K>, count: u64) {
-        self.push_repetitions(vec![leaf], count);
-    }
-
     /// Adds `count` consecutive repetitions of the leaves of `body`, whose statistics
     /// already cover every repetition (a run or block the tracer folded as the program
     /// ran): as pushing them one by one, they extend a loop over the same keys just before
@@ -567,7 +561,7 @@ mod tests {
                     for _ in 1..part {
                         summed.merge_statistics(&leaf(keys[index]));
                     }
-                    folder.push_run(summed, part as u64);
+                    folder.push_repetitions(vec![summed], part as u64);
                     rest -= part;
                 }
                 index = end;

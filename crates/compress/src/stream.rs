@@ -700,6 +700,22 @@ pub struct BlockPosition {
     pub gap: Stats,
 }
 
+impl BlockPosition {
+    /// The event of the `repetition`-th repetition after the first (times aside): an
+    /// explicit offset `stride` further each time, one at the descriptor's position kept.
+    fn nth(&self, repetition: u64) -> Event {
+        let first = self.event.offset;
+        Event {
+            offset: if first >= 0 {
+                first.saturating_add(self.stride.saturating_mul(repetition as i64))
+            } else {
+                first
+            },
+            ..self.event
+        }
+    }
+}
+
 /// Folds one thread's events as they come and writes finished nodes out at once, so its
 /// memory is the folding window and the key dictionary, whatever the stream's length.
 pub struct StreamEncoder {
@@ -817,18 +833,6 @@ impl StreamEncoder {
         if self.first_start.is_none() {
             self.first_start = Some(head.event.start);
         }
-        let nth = |position: &BlockPosition, repetition: u64| {
-            let first = position.event.offset;
-            let offset = if first >= 0 {
-                first.saturating_add(position.stride.saturating_mul(repetition as i64))
-            } else {
-                first
-            };
-            Event {
-                offset,
-                ..position.event
-            }
-        };
         let before = (count > 1).then(|| self.relative.clone());
         let keys: Vec<EventKey> = body
             .iter()
@@ -840,30 +844,19 @@ impl StreamEncoder {
             let mut probe = self.relative.clone();
             let second: Vec<EventKey> = body
                 .iter()
-                .map(|position| probe.encode(&nth(position, 1), position.class))
+                .map(|position| probe.encode(&position.nth(1), position.class))
                 .collect();
             if second != keys {
                 self.relative = before;
-                self.push_block_one_by_one(body, count, nth);
+                self.push_block_one_by_one(body, count);
                 return;
             }
         }
-        let last_offset = |position: &BlockPosition| {
-            let first = position.event.offset;
-            if first >= 0 {
-                first.saturating_add(position.stride.saturating_mul(count as i64 - 1))
-            } else {
-                first
-            }
-        };
         if count > 1 {
             // The relative state after the last repetition, as if each had been pushed.
             for position in body {
-                let last = Event {
-                    offset: last_offset(position),
-                    ..position.event
-                };
-                self.relative.encode(&last, position.class);
+                self.relative
+                    .encode(&position.nth(count - 1), position.class);
             }
         }
         let leaves = body
@@ -878,7 +871,7 @@ impl StreamEncoder {
                 } else {
                     0
                 };
-                let last = last_offset(position);
+                let last = position.nth(count - 1).offset;
                 let (offset_low, offset_high) = if first.offset >= 0 {
                     (
                         first.offset.min(last),
@@ -907,12 +900,7 @@ impl StreamEncoder {
 
     /// A block whose repetitions do not share keys, pushed event by event: offsets exact,
     /// each occurrence's duration and gap its position's mean.
-    fn push_block_one_by_one(
-        &mut self,
-        body: &[BlockPosition],
-        count: u64,
-        nth: impl Fn(&BlockPosition, u64) -> Event,
-    ) {
+    fn push_block_one_by_one(&mut self, body: &[BlockPosition], count: u64) {
         let mut clock = body[0].event.start;
         for repetition in 0..count {
             for (index, position) in body.iter().enumerate() {
@@ -925,7 +913,7 @@ impl StreamEncoder {
                 let event = Event {
                     start: clock.saturating_add(gap),
                     duration,
-                    ..nth(position, repetition)
+                    ..position.nth(repetition)
                 };
                 clock = event.start.saturating_add(duration);
                 self.push(&event, position.class);

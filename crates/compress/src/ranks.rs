@@ -466,16 +466,18 @@ impl Candidate {
         job_size: i64,
         budget: &mut usize,
     ) -> Result<(), Vec<Item>> {
-        let same_shape = self.parts.len() == items.len()
-            && self
-                .parts
-                .iter()
-                .zip(&items)
-                .all(|(part, item)| part.base.shape == item.flat.shape);
         // Parts of some ranks tell ranks apart by their distance from the base rank: a rank
         // that is not above the others may only join a group of equal parts, fitting all.
         let distinct = self.ranks.last().is_some_and(|last| rank > *last);
-        if !same_shape && !distinct {
+        let same_shape = || {
+            self.parts.len() == items.len()
+                && self
+                    .parts
+                    .iter()
+                    .zip(&items)
+                    .all(|(part, item)| part.base.shape == item.flat.shape)
+        };
+        if !distinct && !same_shape() {
             return Err(items);
         }
         let part_hashes: Vec<u64> = self.parts.iter().map(|part| part.hash).collect();

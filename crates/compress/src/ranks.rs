@@ -385,7 +385,6 @@ fn items_of(nodes: Vec<Node<EventKey>>) -> Vec<Item> {
 
 /// A group being formed: its members and its parts in order.
 struct Candidate {
-    partition: u64,
     members: Vec<usize>,
     ranks: Vec<i64>,
     parts: Vec<Forming>,
@@ -614,9 +613,9 @@ pub fn merge_ranks(members: impl IntoIterator<Item = Member>, job_size: Option<i
         let mut alignments = 0;
         for &candidate in groups.iter() {
             let group = &mut candidates[candidate];
-            debug_assert_eq!(group.partition, member.partition);
-            let same_shape = group.parts.len() == items.len();
-            if !same_shape {
+            // A rank with as many top-level nodes as the group has parts is likely one of
+            // its own kind: not counted against the alignments tried.
+            if group.parts.len() != items.len() {
                 if alignments == ALIGNMENTS_TRIED {
                     continue;
                 }
@@ -639,7 +638,6 @@ pub fn merge_ranks(members: impl IntoIterator<Item = Member>, job_size: Option<i
                 .collect();
             groups.push(candidates.len());
             candidates.push(Candidate {
-                partition: member.partition,
                 members: vec![index],
                 ranks: vec![member.rank],
                 parts,

@@ -440,15 +440,14 @@ impl ThreadState {
             self.remember_run(run);
         }
         self.run = std::ptr::null_mut();
-        let foldable = repeatable;
-        let signature = if foldable {
+        let signature = if repeatable {
             signature(call, event)
         } else {
             // Never equal to another event's.
             self.unique = self.unique.wrapping_add(1);
             self.unique | 1 << 63
         };
-        if foldable && self.start_block(call, event, signature, gap) {
+        if repeatable && self.start_block(call, event, signature, gap) {
             return;
         }
         self.write_plain(call, event, signature);

@@ -183,9 +183,11 @@ pub struct RawRun {
 pub const RAW_RUN_BYTES: usize = std::mem::size_of::<RawRun>();
 const _: () = assert!(RAW_RUN_BYTES == 136);
 
-/// The head of a block record: the thread's last `period` event records (2 ≤ period ≤
-/// [`MAX_BLOCK_PERIOD`], none of another kind between them) repeat `count` more times as a
-/// whole, in order. A [`RawRun`] per event follows: its stride (each repetition's offset
+/// The head of a block record: the thread's last `period` events (2 ≤ period ≤
+/// [`MAX_BLOCK_PERIOD`]) repeat `count` more times as a whole, in order. Those events are
+/// the ones of the event, run and block records before it (a run's or block's
+/// repetitions count as their events, see [`last_repetitions`]), with no record of another
+/// kind between them. A [`RawRun`] per event follows: its stride (each repetition's offset
 /// that much further than the one before), the end of its last repetition and its timing
 /// statistics over the `count` repetitions (its own count field is not used). The count
 /// is stored after the statistics of each repetition: a reader after a crash sees at most
@@ -198,7 +200,25 @@ pub struct RawBlock {
 }
 
 pub const RAW_BLOCK_BYTES: usize = std::mem::size_of::<RawBlock>();
-pub const MAX_BLOCK_PERIOD: usize = 16;
+/// The longest body a block repeats: a loop of up to 256 calls, inner loops flattened (a
+/// record of 34.8 KB), so a loop that holds loops folds as the program runs.
+pub const MAX_BLOCK_PERIOD: usize = 256;
+
+/// The last `wanted` (at most) of `count` repetitions of a body of `period` events, oldest
+/// first, as (repetition, position) pairs: the events a run or block record adds to those a
+/// later block may repeat (the repetition `r` of a position is its first moved by `r`
+/// strides). Tracer and reader both take their windows of recent events from here, so
+/// they agree.
+pub fn last_repetitions(
+    count: u64,
+    period: usize,
+    wanted: usize,
+) -> impl Iterator<Item = (u64, usize)> {
+    let period = period.max(1) as u64;
+    let total = count.saturating_mul(period);
+    (total.saturating_sub(wanted as u64)..total)
+        .map(move |index| (index / period, (index % period) as usize))
+}
 
 /// Maximum frames kept per calling context.
 pub const MAX_FRAMES: usize = 16;

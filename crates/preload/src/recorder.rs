@@ -18,18 +18,22 @@
 //! once its body has been seen twice (same calls and values, each offset moving by its own
 //! constant stride): the record counts whole repetitions of the last event records and
 //! keeps each position's statistics. The repetition being completed waits in the thread's
-//! state until its last call (so a SIGKILL loses at most 15 events of a block). A run inside
-//! a body counts as its events (the body of a seek, four reads and a write folds), but a
-//! block never holds another block: nested loops and bodies longer than 16 calls fold when
-//! the trace is built.
+//! state until its last call (so a SIGKILL loses at most 255 events of a block). A run or
+//! a block inside a body counts as its events (the body of a seek, four reads and a write
+//! folds; so does a loop of nine such iterations and a burst of appends): periods of 2 to
+//! 16 are found at every event record by a streak per period; longer ones, up to
+//! [`MAX_BLOCK_PERIOD`] events with inner loops flattened, from where a pair of
+//! consecutive events (a loop's way in or out) last occurred — one table look-up per event
+//! record, and a scan of the recent events only when that distance is new. Bodies longer
+//! than that fold when the trace is built.
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
 use cairn_format::segment::{
-    self, encode_chunk_header, record_word, ChunkHeader, RawBlock, RawEvent, RawRun, RawSpread,
-    CHUNK_BYTES, CHUNK_HEADER_BYTES, HEADER_BYTES, MAX_BLOCK_PERIOD, RAW_BLOCK_BYTES,
-    RAW_EVENT_BYTES, RAW_RUN_BYTES, RECORD_HEADER_BYTES,
+    self, encode_chunk_header, last_repetitions, record_word, ChunkHeader, RawBlock, RawEvent,
+    RawRun, RawSpread, CHUNK_BYTES, CHUNK_HEADER_BYTES, HEADER_BYTES, MAX_BLOCK_PERIOD,
+    RAW_BLOCK_BYTES, RAW_EVENT_BYTES, RAW_RUN_BYTES, RECORD_HEADER_BYTES,
 };
 
 use crate::context::CONTEXT_CACHE_SIZE;
@@ -84,33 +88,63 @@ pub struct ThreadState {
     /// The offset step from the event before the last to the last, when the last repeated
     /// it: a third occurrence with the same step starts a run.
     candidate_stride: Option<i64>,
-    /// The events last written as event records, newest at `recent_next - 1` (a ring):
-    /// their calls, values and signatures, for blocks.
-    recent: [RawEvent; RECENT],
-    recent_calls: [u32; RECENT],
-    recent_signatures: [u64; RECENT],
+    /// Where the next remembered event goes in [`History::recent`], how many the thread
+    /// remembered, and how many it had at its last record of another kind (or a run the
+    /// tracer left unfinished in a full chunk): a block's body lies after that.
     recent_next: usize,
-    /// Per period p: how many of the latest events have the signature of the one p before.
-    streaks: [u16; MAX_BLOCK_PERIOD + 1],
+    remembered: u64,
+    window_start: u64,
+    /// Per short period p: how many of the latest events have the signature of the one p
+    /// before.
+    streaks: [u16; SHORT_PERIODS + 1],
+    /// The long period being followed (0 if none) and how many of the latest events have
+    /// the signature of the one that far before.
+    long_period: usize,
+    long_streak: usize,
     /// Event records at the end of what the thread staged, with no other record after them.
     plain_events: usize,
     /// Signatures of events that never fold (each different from any other).
     unique: u64,
     /// The open block: its record in the current chunk (null if none), its period (0 if
-    /// none), per position the call, the event as last repeated and the stride, and the
-    /// repetition being completed: (start, duration, gap) of its first `block_filled`.
+    /// none) and how many events of the repetition being completed it holds (the rest of
+    /// it is in [`History`]).
     block: *mut u8,
     block_period: usize,
+    block_filled: usize,
+    history: Box<History>,
+}
+
+/// The larger part of a thread's state, on the heap (about 80 KiB: a thread with a small
+/// stack never holds it there): the recent events and the open block's body.
+struct History {
+    /// The events last remembered (of event records, and the repetitions of run and
+    /// block records), newest at `recent_next - 1` (a ring): their calls, values and
+    /// signatures, for blocks.
+    recent: [RawEvent; RECENT],
+    recent_calls: [u32; RECENT],
+    recent_signatures: [u64; RECENT],
+    /// Per hashed pair of consecutive signatures: 1 + the window position of its last
+    /// occurrence (0 = none).
+    pairs: [u64; PAIR_SLOTS],
+    /// Per position of the open block: the call, the event as last repeated, the stride,
+    /// and the repetition being completed: (start, duration, gap).
     block_calls: [u32; MAX_BLOCK_PERIOD],
     block_body: [RawEvent; MAX_BLOCK_PERIOD],
     block_strides: [i64; MAX_BLOCK_PERIOD],
     block_pending: [(u64, u64, u64); MAX_BLOCK_PERIOD],
-    block_filled: usize,
+    /// Per file of a candidate body: the stride its accesses at explicit offsets move by
+    /// (an open-addressing table, for checking that they move together).
+    file_keys: [(u64, u64); FILE_SLOTS],
+    file_strides: [i64; FILE_SLOTS],
 }
 
 const NO_CALL: u32 = u32::MAX;
+/// Periods found by a streak per period, at every event record.
+const SHORT_PERIODS: usize = 16;
 /// Events kept for finding blocks: two bodies of the longest period.
 const RECENT: usize = 2 * MAX_BLOCK_PERIOD;
+const PAIR_SLOTS: usize = 1024;
+const FILE_SLOTS: usize = 2 * MAX_BLOCK_PERIOD;
 
 /// How an event may fold in the tracer ([`ThreadState::write_event`]).
 pub mod fold {
@@ -267,20 +301,20 @@ impl ThreadState {
             previous_call: NO_CALL,
             run: std::ptr::null_mut(),
             candidate_stride: None,
-            recent: [RawEvent::default(); RECENT],
-            recent_calls: [NO_CALL; RECENT],
-            recent_signatures: [0; RECENT],
             recent_next: 0,
-            streaks: [0; MAX_BLOCK_PERIOD + 1],
+            remembered: 0,
+            window_start: 0,
+            streaks: [0; SHORT_PERIODS + 1],
+            long_period: 0,
+            long_streak: 0,
             plain_events: 0,
             unique: 0,
             block: std::ptr::null_mut(),
             block_period: 0,
-            block_calls: [NO_CALL; MAX_BLOCK_PERIOD],
-            block_body: [RawEvent::default(); MAX_BLOCK_PERIOD],
-            block_strides: [0; MAX_BLOCK_PERIOD],
-            block_pending: [(0, 0, 0); MAX_BLOCK_PERIOD],
             block_filled: 0,
+            // SAFETY: every field of History is integers (RawEvent too), for which all
+            // zeros is a value; nothing reads an entry before it is written (the window).
+            history: unsafe { Box::<History>::new_zeroed().assume_init() },
         });
         let state = Box::into_raw(state);
         crate::lifecycle::register_thread_exit(state.cast());
@@ -304,7 +338,16 @@ impl ThreadState {
         self.block_period = 0;
         self.block_filled = 0;
         self.plain_events = 0;
-        self.streaks = [0; MAX_BLOCK_PERIOD + 1];
+        self.forget_recent();
+    }
+
+    /// Nothing remembered so far may be a block's body: after another kind of record, or
+    /// where the trace builder's view of the recent events may differ from the tracer's.
+    fn forget_recent(&mut self) {
+        self.streaks = [0; SHORT_PERIODS + 1];
+        self.window_start = self.remembered;
+        self.long_period = 0;
+        self.long_streak = 0;
     }
 
     /// Releases the thread's chunk at thread exit.
@@ -324,6 +367,7 @@ impl ThreadState {
         // blocks start afresh.
         if !self.run.is_null() {
             self.plain_events = 0;
+            self.forget_recent();
         }
         self.run = std::ptr::null_mut();
         if !self.chunk.is_null() {
@@ -472,12 +516,9 @@ impl ThreadState {
         // SAFETY: an open run is a record of the current chunk, written by this thread.
         let (count, stride) = unsafe { ((*run).count, (*run).stride) };
         let (call, repeated) = self.recent_at(1);
-        let (mut event, signature) = (
-            *repeated,
-            self.recent_signatures[(self.recent_next + RECENT - 1) % RECENT],
-        );
-        for _ in 0..count.min(RECENT as u64) {
-            event = event.moved(stride);
+        let (first, signature) = (repeated.moved(stride), self.signature_at(1));
+        for (repetition, _) in last_repetitions(count, 1, RECENT) {
+            let event = first.moved(stride.wrapping_mul(repetition as i64));
             self.remember(call, &event, signature);
         }
         self.plain_events = self.plain_events.saturating_add(count as usize);
@@ -486,47 +527,117 @@ impl ThreadState {
     /// Adds an event to the recent ones and its signature to the periods' streaks.
     #[inline(always)]
     fn remember(&mut self, call: u32, event: &RawEvent, signature: u64) {
-        for period in 2..=MAX_BLOCK_PERIOD {
-            let before = self.recent_signatures[(self.recent_next + RECENT - period) % RECENT];
+        let history = &mut *self.history;
+        for period in 2..=SHORT_PERIODS {
+            let before = history.recent_signatures[(self.recent_next + RECENT - period) % RECENT];
             self.streaks[period] = if before == signature {
                 self.streaks[period].saturating_add(1)
             } else {
                 0
             };
         }
+        // The pair this event makes with the one before it: in a loop that holds loops,
+        // its way into an inner loop (or out of it) occurs once per repetition, so the
+        // distance to the pair's last occurrence is the outer loop's period.
+        let before = history.recent_signatures[(self.recent_next + RECENT - 1) % RECENT];
+        let pair = ((before.rotate_left(23) ^ signature).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 54)
+            as usize
+            % PAIR_SLOTS;
+        self.remembered += 1;
+        let last = std::mem::replace(&mut history.pairs[pair], self.remembered);
         let slot = self.recent_next % RECENT;
-        self.recent[slot] = *event;
-        self.recent_calls[slot] = call;
-        self.recent_signatures[slot] = signature;
+        history.recent[slot] = *event;
+        history.recent_calls[slot] = call;
+        history.recent_signatures[slot] = signature;
         self.recent_next = (slot + 1) % RECENT;
+        if self.long_period > 0 {
+            if self.signature_at(self.long_period + 1) == signature
+                && self.long_streak + self.long_period < self.window()
+            {
+                self.long_streak += 1;
+            } else {
+                self.long_period = 0;
+                self.long_streak = 0;
+            }
+        }
+        // `last` may be from before the window was last reset, or another pair's (hashed):
+        // the scan checks.
+        if last > self.window_start {
+            let distance = (self.remembered - last) as usize;
+            if distance > SHORT_PERIODS
+                && distance <= MAX_BLOCK_PERIOD
+                && distance != self.long_period
+                && (self.long_period == 0 || self.long_period.is_multiple_of(distance))
+            {
+                self.follow_long_period(distance);
+            }
+        }
     }
 
-    /// The event `back` event records before the next one (1 = the last written).
+    /// Follows `period` instead of the long period followed so far if the latest events
+    /// repeat it: its streak, counted back through the window.
+    #[cold]
+    fn follow_long_period(&mut self, period: usize) {
+        let (mut streak, window) = (0, self.window());
+        while streak + period < window
+            && self.signature_at(streak + 1) == self.signature_at(streak + 1 + period)
+        {
+            streak += 1;
+        }
+        if streak > 0 {
+            self.long_period = period;
+            self.long_streak = streak;
+        }
+    }
+
+    /// How many of the recent events a block's body may be taken from.
+    #[inline(always)]
+    fn window(&self) -> usize {
+        (self.remembered - self.window_start).min(RECENT as u64) as usize
+    }
+
+    /// The signature of the event `back` before the next one (1 = the last remembered).
+    #[inline(always)]
+    fn signature_at(&self, back: usize) -> u64 {
+        self.history.recent_signatures[(self.recent_next + RECENT - back) % RECENT]
+    }
+
+    /// The event `back` events before the next one (1 = the last remembered).
     fn recent_at(&self, back: usize) -> (u32, &RawEvent) {
         let slot = (self.recent_next + RECENT - back) % RECENT;
-        (self.recent_calls[slot], &self.recent[slot])
+        (self.history.recent_calls[slot], &self.history.recent[slot])
     }
 
-    /// Starts a block with `event` if it begins a third repetition of the last event records
-    /// (the smallest period that fits): the block record repeats the last `period` records,
-    /// and `event` waits as the first of its next repetition.
+    /// Starts a block with `event` if it begins a third repetition of the last events
+    /// (the smallest short period that fits, else the long period followed): the block
+    /// record repeats the last `period` events, and `event` waits as the first of its next
+    /// repetition.
     fn start_block(&mut self, call: u32, event: &RawEvent, signature: u64, gap: u64) -> bool {
         // A whole number of repetitions since the streak began: the block starts where
-        // the repeated body does, as folding the events one by one would have it.
-        let Some(period) = (2..=MAX_BLOCK_PERIOD).find(|period| {
+        // the repeated body does, as folding the events one by one would have it. A short
+        // body is of event records only (a block of blocks is a long one).
+        let short = (2..=SHORT_PERIODS).find(|period| {
             let streak = self.streaks[*period] as usize;
             streak >= *period
                 && streak.is_multiple_of(*period)
                 && self.plain_events >= *period
-                && self.recent_signatures[(self.recent_next + RECENT - period) % RECENT]
-                    == signature
-        }) else {
+                && self.signature_at(*period) == signature
+        });
+        let long = || {
+            let (period, streak) = (self.long_period, self.long_streak);
+            (period > 0
+                && streak >= period
+                && streak.is_multiple_of(period)
+                && self.signature_at(period) == signature)
+                .then_some(period)
+        };
+        let Some(period) = short.or_else(long) else {
             return false;
         };
         // The strides from the first repetition to the second, checked value by value;
-        // the new event must continue its position's.
-        let mut strides = [0i64; MAX_BLOCK_PERIOD];
-        for (position, stride) in strides.iter_mut().enumerate().take(period) {
+        // the new event must continue its position's. (No block is open: the open block's
+        // strides are free to hold them.)
+        for position in 0..period {
             let (first_call, first) = self.recent_at(2 * period - position);
             let (second_call, second) = self.recent_at(period - position);
             if first_call != second_call {
@@ -535,29 +646,14 @@ impl ThreadState {
             let Some(step) = repeats(first, second) else {
                 return false;
             };
-            *stride = step;
+            self.history.block_strides[position] = step;
         }
         let (first_call, first) = self.recent_at(period);
-        if first_call != call || repeats(first, event) != Some(strides[0]) {
+        if first_call != call || repeats(first, event) != Some(self.history.block_strides[0]) {
             return false;
         }
-        // Accesses to one file at explicit offsets must move together, or where each lands
-        // against the others would change from one repetition to the next (the trace keeps
-        // offsets relative to the previous access to the same file).
-        for one in 0..period {
-            for other in one + 1..period {
-                let (_, a) = self.recent_at(period - one);
-                let (_, b) = self.recent_at(period - other);
-                let same_file = if a.file != 0 {
-                    a.file == b.file
-                } else {
-                    a.handle == b.handle
-                };
-                let both_placed = a.offset >= 0 && b.offset >= 0;
-                if same_file && both_placed && strides[one] != strides[other] {
-                    return false;
-                }
-            }
+        if !self.files_move_together(period) {
+            return false;
         }
         let length = RAW_BLOCK_BYTES + period * RAW_RUN_BYTES;
         let Some(body) = self.reserve(length) else {
@@ -570,7 +666,7 @@ impl ThreadState {
                 count: 0,
                 period: period as u64,
             });
-            for (position, stride) in strides.iter().enumerate().take(period) {
+            for (position, stride) in self.history.block_strides.iter().enumerate().take(period) {
                 body.add(RAW_BLOCK_BYTES + position * RAW_RUN_BYTES)
                     .cast::<RawRun>()
                     .write(RawRun {
@@ -583,16 +679,54 @@ impl ThreadState {
         for position in 0..period {
             let (call, event) = self.recent_at(period - position);
             let event = *event;
-            self.block_calls[position] = call;
-            self.block_body[position] = event;
+            self.history.block_calls[position] = call;
+            self.history.block_body[position] = event;
         }
-        self.block_strides = strides;
         self.block = body;
         self.block_period = period;
-        self.block_pending[0] = (event.start, event.duration, gap);
+        self.history.block_pending[0] = (event.start, event.duration, gap);
         self.block_filled = 1;
         self.plain_events = 0;
         self.candidate_stride = None;
+        true
+    }
+
+    /// Whether, in the body of the last `period` events, accesses to one file at explicit
+    /// offsets move by one stride: else where each lands against the others would change
+    /// from one repetition to the next (the trace keeps offsets relative to the previous
+    /// access to the same file). One pass, with a table of each file's stride.
+    fn files_move_together(&mut self, period: usize) -> bool {
+        const EMPTY: (u64, u64) = (0, 0);
+        self.history.file_keys.fill(EMPTY);
+        for position in 0..period {
+            let stride = self.history.block_strides[position];
+            let (_, event) = self.recent_at(period - position);
+            if event.offset < 0 {
+                continue;
+            }
+            // Files by id, descriptors without one by handle; never (0, 0).
+            let key = if event.file != 0 {
+                (1, event.file as u64)
+            } else {
+                (2, event.handle)
+            };
+            let mut slot = (key.1.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32) as usize % FILE_SLOTS;
+            loop {
+                let history = &mut *self.history;
+                if history.file_keys[slot] == EMPTY {
+                    history.file_keys[slot] = key;
+                    history.file_strides[slot] = stride;
+                    break;
+                }
+                if history.file_keys[slot] == key {
+                    if history.file_strides[slot] != stride {
+                        return false;
+                    }
+                    break;
+                }
+                slot = (slot + 1) % FILE_SLOTS;
+            }
+        }
         true
     }
 
@@ -601,13 +735,15 @@ impl ThreadState {
     #[inline(always)]
     fn block_takes(&mut self, call: u32, event: &RawEvent, gap: u64) -> bool {
         let position = self.block_filled;
+        let history = &mut *self.history;
         if self.block.is_null()
-            || call != self.block_calls[position]
-            || repeats(&self.block_body[position], event) != Some(self.block_strides[position])
+            || call != history.block_calls[position]
+            || repeats(&history.block_body[position], event)
+                != Some(history.block_strides[position])
         {
             return false;
         }
-        self.block_pending[position] = (event.start, event.duration, gap);
+        history.block_pending[position] = (event.start, event.duration, gap);
         self.block_filled += 1;
         if self.block_filled == self.block_period {
             self.complete_repetition();
@@ -626,12 +762,13 @@ impl ThreadState {
                     .block
                     .add(RAW_BLOCK_BYTES + position * RAW_RUN_BYTES)
                     .cast::<RawRun>();
-                let (start, duration, gap) = self.block_pending[position];
+                let history = &mut *self.history;
+                let (start, duration, gap) = history.block_pending[position];
                 add_repetition(run, count, duration, gap);
                 run.last_end = start.saturating_add(duration);
                 run.count = count + 1;
-                self.block_body[position] =
-                    self.block_body[position].moved(self.block_strides[position]);
+                history.block_body[position] =
+                    history.block_body[position].moved(history.block_strides[position]);
             }
             std::ptr::write_volatile(&mut head.count, count + 1);
             self.block_filled = 0;
@@ -649,16 +786,36 @@ impl ThreadState {
             return;
         }
         let (period, filled) = (self.block_period, self.block_filled);
+        // SAFETY: an open block is a record of the current chunk, written by this thread
+        // (a block whose count reached the limit is no longer open but keeps its period).
+        let count = if self.block.is_null() {
+            u32::MAX as u64
+        } else {
+            unsafe { (*self.block.cast::<RawBlock>()).count }
+        };
         self.block = std::ptr::null_mut();
         self.block_period = 0;
         self.block_filled = 0;
-        self.streaks = [0; MAX_BLOCK_PERIOD + 1];
         self.candidate_stride = None;
+        // Its repetitions are events like the others to a longer block around it (the
+        // trace builder reads them back from the block record): the first is the body
+        // as last repeated, `count - 1` strides back.
+        let back = 1i64.wrapping_sub(count as i64);
+        for (repetition, position) in last_repetitions(count, period, RECENT) {
+            let history = &self.history;
+            let stride = history.block_strides[position];
+            let call = history.block_calls[position];
+            let event = history.block_body[position]
+                .moved(stride.wrapping_mul(back.wrapping_add(repetition as i64)));
+            self.remember(call, &event, signature(call, &event));
+        }
+        self.streaks = [0; SHORT_PERIODS + 1];
         debug_assert!(filled < period);
         for position in 0..filled {
-            let mut event = self.block_body[position].moved(self.block_strides[position]);
-            (event.start, event.duration, _) = self.block_pending[position];
-            let call = self.block_calls[position];
+            let history = &self.history;
+            let mut event = history.block_body[position].moved(history.block_strides[position]);
+            (event.start, event.duration, _) = history.block_pending[position];
+            let call = history.block_calls[position];
             let signature = signature(call, &event);
             self.write_plain(call, &event, signature);
         }
@@ -672,6 +829,7 @@ impl ThreadState {
         self.run = std::ptr::null_mut();
         self.candidate_stride = None;
         self.plain_events = 0;
+        self.forget_recent();
         let length: usize = parts.iter().map(|part| part.len()).sum();
         if let Some(body) = self.reserve(length) {
             let mut at = 0;

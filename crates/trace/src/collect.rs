@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 use cairn_compress::stats::Stats;
 use cairn_compress::stream::{BlockPosition, StreamEncoder};
 use cairn_format::segment::{
-    self, mark, ProcessHeader, RawEvent, RawRun, RawSpread, Record, SegmentFile, MAX_BLOCK_PERIOD,
+    self, last_repetitions, mark, ProcessHeader, RawEvent, RawRun, RawSpread, Record, SegmentFile,
+    MAX_BLOCK_PERIOD,
 };
 use cairn_model::{event_flags, Call, CallClass, Event, Layer, UNKNOWN};
 
@@ -320,9 +321,9 @@ struct ThreadCursor {
     events: std::vec::IntoIter<(u32, Staged)>,
     /// The thread's last event record, which a run record repeats.
     last: Option<RawEvent>,
-    /// The last events (at most [`MAX_BLOCK_PERIOD`]) of event and run records (a run's
-    /// repetitions count) since the thread's last record of another kind: what a block
-    /// record repeats.
+    /// The last events (at most [`MAX_BLOCK_PERIOD`]) of event, run and block records (a
+    /// run's or block's repetitions count) since the thread's last record of another kind:
+    /// what a block record repeats.
     plain: VecDeque<(u32, RawEvent)>,
 }
 
@@ -391,17 +392,24 @@ impl ThreadCursor {
             };
             let mut events = Vec::new();
             for record in records {
-                if !matches!(record, Record::Event { .. } | Record::Run { .. }) {
-                    // What a block repeats are the events of event and run records with
-                    // nothing else between them.
-                    let plain = std::mem::take(&mut self.plain);
-                    if let Record::Block { count, positions } = &record {
-                        if let Some(block) = Self::block(&plain, *count, positions) {
-                            events.push((0, Staged::Block(Box::new(block))));
-                        }
-                    }
-                }
                 match record {
+                    Record::Block { count, positions } => {
+                        let Some(block) = Self::block(&self.plain, count, &positions) else {
+                            self.plain.clear();
+                            continue;
+                        };
+                        // Its repetitions, for a longer block whose body holds them.
+                        for (repetition, position) in
+                            last_repetitions(block.count, positions.len(), MAX_BLOCK_PERIOD)
+                        {
+                            let stride = positions[position].stride;
+                            self.remember(
+                                block.calls[position],
+                                block.first[position].moved(stride.wrapping_mul(repetition as i64)),
+                            );
+                        }
+                        events.push((0, Staged::Block(Box::new(block))));
+                    }
                     Record::Event { call, event } => {
                         self.last = Some(event);
                         self.remember(call, event);
@@ -417,14 +425,17 @@ impl ThreadCursor {
                             ..previous.moved(run.stride)
                         };
                         // Its repetitions, for a block whose body holds them.
-                        let mut repetition = first;
-                        for _ in 0..run.count.min(MAX_BLOCK_PERIOD as u64) {
-                            self.remember(call, repetition);
-                            repetition = repetition.moved(run.stride);
+                        for (repetition, _) in last_repetitions(run.count, 1, MAX_BLOCK_PERIOD) {
+                            self.remember(
+                                call,
+                                first.moved(run.stride.wrapping_mul(repetition as i64)),
+                            );
                         }
                         events.push((call, Staged::Run(first, run)));
                     }
-                    _ => {}
+                    // What a block repeats are the events of event, run and block records
+                    // with nothing else between them.
+                    _ => self.plain.clear(),
                 }
             }
             self.events = events.into_iter();

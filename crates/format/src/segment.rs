@@ -768,11 +768,22 @@ mod tests {
         // is damage.
         chunk[at + 4..at + 8].copy_from_slice(&2u32.to_le_bytes());
         assert!(records(&chunk).is_err());
-        chunk[at + 4..at + 8].copy_from_slice(&17u32.to_le_bytes());
+        chunk[at + 4..at + 8].copy_from_slice(&(MAX_BLOCK_PERIOD as u32 + 1).to_le_bytes());
         assert!(records(&chunk).is_err());
         chunk[at + 4..at + 8].copy_from_slice(&3u32.to_le_bytes());
         chunk[at..at + 4].copy_from_slice(&record_word(kind::BLOCK, 16 + 2 * 136).to_le_bytes());
         assert!(records(&chunk).is_err());
+    }
+
+    #[test]
+    fn last_repetitions_are_the_newest_in_order() {
+        // 4 repetitions of a body of 3: the last 5 events are repetition 2's last two
+        // positions and repetition 3 whole.
+        let last: Vec<(u64, usize)> = last_repetitions(4, 3, 5).collect();
+        assert_eq!(last, vec![(2, 1), (2, 2), (3, 0), (3, 1), (3, 2)]);
+        assert_eq!(last_repetitions(2, 3, 100).count(), 6);
+        assert_eq!(last_repetitions(0, 3, 5).count(), 0);
+        assert_eq!(last_repetitions(u64::MAX, 256, 512).count(), 512);
     }
 
     #[test]

@@ -370,7 +370,7 @@ pub fn merge_at_finalize(segment: Option<Vec<u8>>) {
         return;
     };
     // This thread's events a block holds back go to the staging segment the merge reads
-    // (another thread's, at most 15 per thread, stay in that thread until it writes again).
+    // (another thread's, at most 255 per thread, stay in that thread until it writes again).
     crate::recorder::with_current_state(|state| state.close_block());
     let started = crate::sys::clock(libc::CLOCK_MONOTONIC);
     let mut comm: Handle = std::ptr::null_mut();

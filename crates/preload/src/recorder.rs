@@ -114,7 +114,7 @@ pub struct ThreadState {
     history: Box<History>,
 }
 
-/// The larger part of a thread's state, on the heap (about 80 KiB: a thread with a small
+/// The larger part of a thread's state, on the heap (about 90 KiB: a thread with a small
 /// stack never holds it there): the recent events and the open block's body.
 struct History {
     /// The events last remembered (of event records, and the repetitions of run and
@@ -123,8 +123,8 @@ struct History {
     recent: [RawEvent; RECENT],
     recent_calls: [u32; RECENT],
     recent_signatures: [u64; RECENT],
-    /// Per hashed pair of consecutive signatures: 1 + the window position of its last
-    /// occurrence (0 = none).
+    /// Per hashed pair of consecutive signatures: the number (counting from 1, as
+    /// `remembered`) of the event that last ended such a pair (0 = none).
     pairs: [u64; PAIR_SLOTS],
     /// Per position of the open block: the call, the event as last repeated, the stride,
     /// and the repetition being completed: (start, duration, gap).

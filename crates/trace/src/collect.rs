@@ -247,7 +247,7 @@ enum Staged {
 }
 
 /// A block record with the events it repeats: per position the call, the first
-/// repetition (the event record before the block, its offset moved by the stride) and the
+/// repetition (the event before the block, of whichever record, moved by the stride) and the
 /// position's run (stride, last end, statistics over `count` repetitions).
 struct StagedBlock {
     count: u64,

@@ -7,7 +7,9 @@
 //! against P·log P (the bound) and of size against P, both relative to the first P.
 //! A radix-tree merge (fan-in 4, as `cairn run` does under a launcher) is timed too: its
 //! total work and its critical path (the longest chain of merges, what a job waits for when
-//! the inner nodes run in parallel).
+//! the inner nodes run in parallel). The merged trace's size is printed exact and at
+//! precision 99 (`cairn merge --precision 99`), where ranks that started and ended together
+//! share their process times.
 
 use std::time::Instant;
 
@@ -59,18 +61,20 @@ fn main() {
         shape.segments, shape.transfers, shape.transfer_size, shape.message_size
     );
     println!(
-        "{:>6} {:>10} {:>12} {:>10} {:>11} {:>11} {:>12} {:>14} {:>10}",
+        "{:>6} {:>10} {:>12} {:>10} {:>11} {:>9} {:>8} {:>11} {:>12} {:>14} {:>10}",
         "ranks",
         "input B",
         "merged B",
         "B/rank",
         "size ×",
+        "p99 B",
+        "p99 ×",
         "flat s",
         "time ×",
         "P·logP ×",
         "tree s (crit)"
     );
-    let mut baseline: Option<(f64, f64, f64)> = None;
+    let mut baseline: Option<(f64, f64, f64, f64)> = None;
     let mut ranks = 64u32;
     while ranks <= largest {
         let program = Spmd::benchmark(ranks);
@@ -79,16 +83,19 @@ fn main() {
             .collect();
         let input: usize = images.iter().map(Vec::len).sum();
         let mut times = Vec::new();
-        let mut size = 0;
+        let (mut size, mut lossy_size) = (0, 0);
         for _ in 0..runs {
             let started = Instant::now();
             let traces: Vec<Trace> = images
                 .iter()
                 .map(|bytes| Trace::from_bytes(bytes.clone()).expect("generated traces read"))
                 .collect();
-            let merged = merge_traces(traces).to_bytes();
+            let mut merged = merge_traces(traces);
+            let bytes = merged.to_bytes();
             times.push(started.elapsed().as_secs_f64());
-            size = merged.len();
+            size = bytes.len();
+            merged.apply_precision(99);
+            lossy_size = merged.to_bytes().len();
         }
         let (tree_bytes, tree_total, tree_critical) = tree_merge(images, 4);
         let merged = Trace::from_bytes(tree_bytes).expect("the merged trace reads");
@@ -99,15 +106,17 @@ fn main() {
         );
         let time = median(times);
         let p_log_p = ranks as f64 * (ranks as f64).log2();
-        let (base_time, base_size, base_p_log_p) =
-            *baseline.get_or_insert((time, size as f64, p_log_p));
+        let (base_time, base_size, base_lossy, base_p_log_p) =
+            *baseline.get_or_insert((time, size as f64, lossy_size as f64, p_log_p));
         println!(
-            "{:>6} {:>10} {:>12} {:>10.1} {:>11.2} {:>11.3} {:>12.1} {:>14.1} {:>7.3} ({:.3})",
+            "{:>6} {:>10} {:>12} {:>10.1} {:>11.2} {:>9} {:>8.3} {:>11.3} {:>12.1} {:>14.1} {:>7.3} ({:.3})",
             ranks,
             input,
             size,
             size as f64 / ranks as f64,
             size as f64 / base_size,
+            lossy_size,
+            lossy_size as f64 / base_lossy,
             time,
             time / base_time,
             p_log_p / base_p_log_p,

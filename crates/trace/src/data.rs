@@ -20,12 +20,13 @@ const VERSION: u16 = 1;
 /// slowest rank per leaf, version 3 streams shared by ranks and per-stream file tables,
 /// version 2 one stream per thread with trace-wide file indices, version 1 flat columns).
 const EVENTS_VERSION: u16 = 7;
-/// Version 6 of PROC: ends and `main` times or offsets, whichever is shorter, against the
-/// previous process's (version 5 put
+/// Version 7 of PROC: strings as tables of distinct values (numbered runs fold) and an
+/// entry per process (version 6 ends and `main` times or offsets, whichever is shorter,
+/// against the previous process's, version 5 put
 /// process times in units of a time step, version 4 parent pids and
 /// runtime event counts against the previous process's, version 3 added the count of
 /// runtime events only counted, version 2 the count of untraced calls and the rank).
-const PROCESSES_VERSION: u16 = 6;
+const PROCESSES_VERSION: u16 = 7;
 /// Version 2 of FILE: runs of numbered names (version 1 listed every name).
 const FILES_VERSION: u16 = 2;
 
@@ -272,10 +273,10 @@ fn read_optional(reader: &mut ByteReader, limit: usize, what: &str) -> Result<Op
     }
 }
 
-/// PROC version 3: column by column (every process's pid, then every parent pid...), each
-/// value against the previous process's (or the same process's start), and a string equal
-/// to the previous process's written as one byte — so thousands of ranks of one command
-/// cost a few bytes each, mostly their times.
+/// PROC: column by column (every process's pid, then every parent pid...), each value
+/// against the previous process's (or the same process's start), strings as tables of
+/// distinct values — so thousands of ranks of one command cost a few bytes each, mostly
+/// their times (and nothing each when a precision level let their times share values).
 fn encode_processes(processes: &[Process], time_step: u64, out: &mut ByteWriter) {
     let step = time_step.max(1);
     out.u64(step);
@@ -296,23 +297,24 @@ fn encode_processes(processes: &[Process], time_step: u64, out: &mut ByteWriter)
         optional(out, process.exec_of);
         out.u64(process.forked as u64);
     }
-    let strings = |out: &mut ByteWriter, field: &dyn Fn(&Process) -> Vec<u8>| {
-        let mut previous: Option<Vec<u8>> = None;
-        for process in processes {
-            let value = field(process);
-            if previous.as_ref() == Some(&value) {
-                out.u64(0);
-            } else {
-                out.u64(1);
-                out.bytes(&value);
-                previous = Some(value);
-            }
-        }
-    };
-    strings(out, &|process| process.executable.clone());
-    strings(out, &|process| process.arguments.join(&0u8));
-    strings(out, &|process| process.working_directory.clone());
-    strings(out, &|process| process.hostname.clone());
+    encode_string_column(
+        processes.iter().map(|process| process.executable.clone()),
+        out,
+    );
+    encode_string_column(
+        processes.iter().map(|process| process.arguments.join(&0u8)),
+        out,
+    );
+    encode_string_column(
+        processes
+            .iter()
+            .map(|process| process.working_directory.clone()),
+        out,
+    );
+    encode_string_column(
+        processes.iter().map(|process| process.hostname.clone()),
+        out,
+    );
     for process in processes {
         out.u64(process.arguments.len() as u64);
     }
@@ -367,6 +369,48 @@ fn encode_processes(processes: &[Process], time_step: u64, out: &mut ByteWriter)
         out.i64(rank - previous);
         previous = rank;
     }
+}
+
+/// PROC version 7: a column of strings as the distinct values in order of first use, written
+/// as a name table (so `node0001` … `node4096` is one numbered run, see `names`), then each
+/// process's entry against the previous process's — thousands of ranks on hundreds of
+/// numbered hosts cost a few bytes in all.
+fn encode_string_column(values: impl Iterator<Item = Vec<u8>>, out: &mut ByteWriter) {
+    let mut distinct: Vec<FileInfo> = Vec::new();
+    let mut entry_of: std::collections::HashMap<Vec<u8>, i64> = std::collections::HashMap::new();
+    let entries: Vec<i64> = values
+        .map(|value| {
+            *entry_of.entry(value).or_insert_with_key(|value| {
+                distinct.push(FileInfo {
+                    path: value.clone(),
+                    noise: None,
+                });
+                distinct.len() as i64 - 1
+            })
+        })
+        .collect();
+    crate::names::encode(&distinct, out);
+    let mut previous = 0i64;
+    for entry in entries {
+        out.i64(entry - previous);
+        previous = entry;
+    }
+}
+
+/// Reads what [`encode_string_column`] wrote: `count` values.
+fn decode_string_column(reader: &mut ByteReader, count: usize) -> Result<Vec<Vec<u8>>> {
+    let distinct = crate::names::decode(reader)?;
+    let mut previous = 0i64;
+    (0..count)
+        .map(|_| {
+            previous = previous.wrapping_add(reader.i64()?);
+            usize::try_from(previous)
+                .ok()
+                .and_then(|entry| distinct.get(entry))
+                .map(|value| value.path.clone())
+                .ok_or_else(|| TraceError::Invalid("section PROC: string out of range".into()))
+        })
+        .collect()
 }
 
 /// Writes whichever of two columns takes fewer bytes as differences between consecutive
@@ -472,21 +516,10 @@ fn decode_processes(reader: &mut ByteReader) -> Result<(Vec<Process>, u64)> {
         process.exec_of = read_optional(reader, count, "exec'd process")?;
         process.forked = reader.u64()? != 0;
     }
-    let strings = |reader: &mut ByteReader| -> Result<Vec<Vec<u8>>> {
-        let mut values = Vec::with_capacity(count);
-        let mut previous: Vec<u8> = Vec::new();
-        for _ in 0..count {
-            if reader.u64()? != 0 {
-                previous = reader.bytes()?.to_vec();
-            }
-            values.push(previous.clone());
-        }
-        Ok(values)
-    };
-    let executables = strings(reader)?;
-    let arguments = strings(reader)?;
-    let directories = strings(reader)?;
-    let hostnames = strings(reader)?;
+    let executables = decode_string_column(reader, count)?;
+    let arguments = decode_string_column(reader, count)?;
+    let directories = decode_string_column(reader, count)?;
+    let hostnames = decode_string_column(reader, count)?;
     for (index, process) in processes.iter_mut().enumerate() {
         process.executable = executables[index].clone();
         process.working_directory = directories[index].clone();
@@ -552,6 +585,46 @@ fn decode_processes(reader: &mut ByteReader) -> Result<(Vec<Process>, u64)> {
         };
     }
     Ok((processes, step))
+}
+
+/// Each present value replaced by the mean of the values that lie within three quarters of
+/// `margin` above the smallest not yet taken (in sorted order), rounded to a multiple of
+/// `grid` (at most `margin / 2`): every value moves by at most `margin`, and values that
+/// lie close together become one, which a column of differences stores in nothing.
+fn share_close_values(
+    values: impl Iterator<Item = Option<u64>>,
+    margin: u64,
+    grid: u64,
+) -> Vec<Option<u64>> {
+    let values: Vec<Option<u64>> = values.collect();
+    let grid = grid.max(1);
+    let width = margin - margin / 4;
+    let mut order: Vec<usize> = (0..values.len())
+        .filter(|index| values[*index].is_some())
+        .collect();
+    order.sort_by_key(|index| values[*index]);
+    let value = |index: usize| values[index].unwrap_or(0);
+    let mut shared = vec![None; values.len()];
+    let mut begin = 0;
+    while begin < order.len() {
+        let lowest = value(order[begin]);
+        let end = begin
+            + order[begin..]
+                .iter()
+                .take_while(|index| value(**index) - lowest <= width)
+                .count();
+        let sum: u128 = order[begin..end]
+            .iter()
+            .map(|index| value(*index) as u128)
+            .sum();
+        let mean = (sum / (end - begin) as u128) as u64;
+        let rounded = (mean.saturating_add(grid / 2) / grid).saturating_mul(grid);
+        for index in &order[begin..end] {
+            shared[*index] = Some(rounded);
+        }
+        begin = end;
+    }
+    shared
 }
 
 impl Trace {
@@ -752,27 +825,48 @@ impl Trace {
     }
 
     /// Applies a precision level (0–100; 100 keeps everything exact) to what is kept as
-    /// timing: processes' start, end and `main` times are rounded to a step of
-    /// (100 − precision)% of the run's duration, and every leaf's timing statistics (min,
-    /// max, mean, spread) to the significant bits that relative error allows — so thousands
-    /// of ranks cost a byte or two each and merged statistics do not grow with the ranks
-    /// they cover. Counts, sizes, offsets, files and the events' structure stay exact; a
-    /// diagnostic says what was rounded.
+    /// timing, as the thesis's histograms do: values within (100 − precision)% of one
+    /// another may be merged. Processes' start, end and `main` times that lie within
+    /// three quarters of that margin (of the run's duration) of one another share one value,
+    /// their mean on a grid of half the margin, so each stays within the margin of its exact
+    /// value and ranks that started (or ended) together cost nothing each; every leaf's
+    /// timing statistics (min, max, mean, spread) keep the significant bits that relative
+    /// error allows, so merged statistics do not grow with the ranks they cover. Counts,
+    /// sizes, offsets, files and the events' structure stay exact; a diagnostic says what was
+    /// rounded.
     pub fn apply_precision(&mut self, precision: u8) {
         let precision = precision.min(100) as u64;
         if precision == 100 {
             return;
         }
-        let step = (self.meta.duration as u128 * (100 - precision) as u128 / 100) as u64;
-        let step = step.max(1).max(self.meta.process_time_step);
-        let round = |time: u64| (time.saturating_add(step / 2) / step).saturating_mul(step);
-        for process in &mut self.processes {
-            let (start, end) = (round(process.start), round(process.end));
-            process.main_start = process.main_start.map(|main| round(main).max(start));
+        let margin = (self.meta.duration as u128 * (100 - precision) as u128 / 100) as u64;
+        // A trace rounded before keeps at least its grid's margin.
+        let margin = margin
+            .max(2)
+            .max(self.meta.process_time_step.saturating_mul(2));
+        let grid = margin / 2;
+        let starts = share_close_values(
+            self.processes.iter().map(|process| Some(process.start)),
+            margin,
+            grid,
+        );
+        let ends = share_close_values(
+            self.processes.iter().map(|process| Some(process.end)),
+            margin,
+            grid,
+        );
+        let mains = share_close_values(
+            self.processes.iter().map(|process| process.main_start),
+            margin,
+            grid,
+        );
+        for (index, process) in self.processes.iter_mut().enumerate() {
+            let start = starts[index].unwrap_or(0);
             process.start = start;
-            process.end = end.max(start);
+            process.end = ends[index].unwrap_or(start).max(start);
+            process.main_start = mains[index].map(|main| main.max(start));
         }
-        self.meta.process_time_step = step;
+        self.meta.process_time_step = grid;
         // Relative error (100 − precision)% ≥ 2^-bits.
         let bits = (100.0 / (100 - precision) as f64).log2().ceil().max(1.0) as u32;
         map_shared_events(&mut self.streams, |events| {
@@ -782,8 +876,10 @@ impl Trace {
             })
         });
         self.diagnostics.push(format!(
-            "precision {precision}: process start, end and main times rounded to {:.3} ms, timing statistics to {bits} significant bits; counts, sizes, offsets and files are exact",
-            step as f64 / 1e6
+            "precision {precision}: process start, end and main times rounded to a {:.3} ms grid, each within {:.3} ms of its exact value (times within {:.3} ms of one another share one value); timing statistics to {bits} significant bits; counts, sizes, offsets and files are exact",
+            grid as f64 / 1e6,
+            margin as f64 / 1e6,
+            (margin - margin / 4) as f64 / 1e6,
         ));
     }
 
@@ -804,5 +900,119 @@ impl Trace {
                 visit(event)
             },
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn process(rank: u32, hostname: &str, start: u64) -> Process {
+        Process {
+            pid: 1000 + rank,
+            parent_pid: 999,
+            parent: None,
+            exec_of: None,
+            forked: false,
+            executable: b"/bin/app".to_vec(),
+            arguments: vec![b"app".to_vec(), b"-n".to_vec()],
+            working_directory: b"/scratch".to_vec(),
+            hostname: hostname.as_bytes().to_vec(),
+            start,
+            end: start + 5_000,
+            main_start: (!rank.is_multiple_of(3)).then_some(start + 100),
+            ending: Ending::Exited,
+            threads: 1,
+            untraced_calls: 0,
+            rank: Some(rank),
+            runtime_events_dropped: 0,
+        }
+    }
+
+    fn roundtrip(processes: &[Process]) -> (Vec<Process>, usize) {
+        let mut writer = ByteWriter::new();
+        encode_processes(processes, 1, &mut writer);
+        let bytes = writer.into_inner();
+        let (back, step) = decode_processes(&mut ByteReader::new(&bytes, "test")).unwrap();
+        assert_eq!(step, 1);
+        (back, bytes.len())
+    }
+
+    #[test]
+    fn numbered_hosts_cost_one_name_run() {
+        // 64 ranks per host: the hostnames column is one run of numbered names and an entry
+        // per process, so 16 times the hosts cost the same table.
+        let ranks = |hosts: u32| -> Vec<Process> {
+            (0..hosts * 64)
+                .map(|rank| process(rank, &format!("nid{:05}", rank / 64), 0))
+                .collect()
+        };
+        let (back, _) = roundtrip(&ranks(16));
+        assert_eq!(back, ranks(16));
+        let table = |hosts: u32| {
+            let mut writer = ByteWriter::new();
+            encode_string_column(ranks(hosts).into_iter().map(|p| p.hostname), &mut writer);
+            let bytes = writer.into_inner();
+            let column =
+                decode_string_column(&mut ByteReader::new(&bytes, "test"), hosts as usize * 64)
+                    .unwrap();
+            assert_eq!(
+                column[64 * hosts as usize - 1],
+                format!("nid{:05}", hosts - 1).into_bytes()
+            );
+            bytes.len() - hosts as usize * 64
+        };
+        assert_eq!(table(4), table(64));
+        // An entry past the table is refused.
+        let mut writer = ByteWriter::new();
+        encode_string_column([b"a".to_vec()].into_iter(), &mut writer);
+        writer.i64(1);
+        let bytes = writer.into_inner();
+        let mut reader = ByteReader::new(&bytes, "test");
+        assert!(decode_string_column(&mut reader, 2).is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn shared_times_stay_within_the_margin(
+            values in proptest::collection::vec(proptest::option::of(0u64..10_000_000), 0..200),
+            margin in 2u64..2_000_000,
+        ) {
+            let grid = margin / 2;
+            let shared = share_close_values(values.iter().copied(), margin, grid);
+            prop_assert_eq!(shared.len(), values.len());
+            for (value, shared) in values.iter().zip(&shared) {
+                prop_assert_eq!(value.is_some(), shared.is_some());
+                if let (Some(value), Some(shared)) = (value, shared) {
+                    prop_assert!(value.abs_diff(*shared) <= margin, "{value} -> {shared}");
+                    prop_assert_eq!(shared % grid, 0);
+                }
+            }
+            // Values within ¾ of the margin of the smallest share one value.
+            let present: Vec<u64> = values.iter().flatten().copied().collect();
+            if let Some(lowest) = present.iter().min() {
+                let close: std::collections::HashSet<u64> = values
+                    .iter()
+                    .zip(&shared)
+                    .filter(|(value, _)| value.is_some_and(|value| value - lowest <= margin - margin / 4))
+                    .map(|(_, shared)| shared.unwrap())
+                    .collect();
+                prop_assert_eq!(close.len(), 1);
+            }
+        }
+
+        #[test]
+        fn any_process_table_roundtrips(
+            starts in proptest::collection::vec(0u64..1_000_000_000, 1..50),
+            hosts in proptest::collection::vec(0u32..5, 50),
+        ) {
+            let processes: Vec<Process> = starts
+                .iter()
+                .enumerate()
+                .map(|(rank, start)| process(rank as u32, &format!("n{}", hosts[rank]), *start))
+                .collect();
+            prop_assert_eq!(roundtrip(&processes).0, processes);
+        }
     }
 }

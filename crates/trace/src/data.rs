@@ -876,8 +876,7 @@ impl Trace {
             })
         });
         self.diagnostics.push(format!(
-            "precision {precision}: process start, end and main times rounded to a {:.3} ms grid, each within {:.3} ms of its exact value (times within {:.3} ms of one another share one value); timing statistics to {bits} significant bits; counts, sizes, offsets and files are exact",
-            grid as f64 / 1e6,
+            "precision {precision}: process times rounded to within {:.3} ms (those within {:.3} ms of one another share one value), timing statistics to {bits} significant bits; counts, sizes, offsets and files are exact",
             margin as f64 / 1e6,
             (margin - margin / 4) as f64 / 1e6,
         ));

@@ -46,10 +46,11 @@ enum Command {
         /// rank and between job sizes), kept for the first rank, or kept for every rank.
         #[arg(long, value_enum, default_value_t = RuntimeIo::None)]
         runtime_io: RuntimeIo,
-        /// Precision level, 0–100: below 100, processes' start and end times are rounded
-        /// to (100 − level)% of the run's duration and timing statistics to the matching
-        /// significant bits (thousands of ranks then cost a byte or two each); counts,
-        /// sizes, offsets and files stay exact. The trace says what was rounded.
+        /// Precision level, 0–100: below 100, processes' start, end and `main` times that
+        /// lie close together (within ¾ of (100 − level)% of the run's duration) share one
+        /// value, each within (100 − level)% of its own, and timing statistics keep the matching
+        /// significant bits (ranks that start and end together then cost nothing each);
+        /// counts, sizes, offsets and files stay exact. The trace says what was rounded.
         #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u8).range(0..=100))]
         precision: u8,
         /// The command and its arguments.

@@ -6,18 +6,21 @@
 //! a bounds check, a 72-byte copy and one release store — for an event written as a record,
 //! also a copy into the recent events and a comparison per block period; for an event
 //! folded into a run or block, a comparison with what it repeats and a few sums. Memory per
-//! thread is one chunk ([`CHUNK_BYTES`]) and about 5 KiB of state; full chunks are unmapped
-//! and stay in the file.
+//! thread is one chunk ([`CHUNK_BYTES`]) and about 90 KiB of folding state (the recent
+//! events and the open block's body, on the heap); full chunks are unmapped and stay in the
+//! file.
 //!
 //! Folding starts here: from the third occurrence, a call that repeats the thread's
 //! previous one (same call and values, offsets moving by a constant stride) is added to a
 //! run record in place — its count, timing statistics and end; the record (136 bytes, less
 //! than two events) repeats the event record before it — instead of writing another
 //! record, so a loop of one call does not grow the staging file (see
-//! `cairn_format::segment`). A loop of 2 to 16 calls folds the same way into a block record
+//! `cairn_format::segment`). A loop of 2 to 256 calls folds the same way into a block record
 //! once its body has been seen twice (same calls and values, each offset moving by its own
-//! constant stride): the record counts whole repetitions of the last event records and
-//! keeps each position's statistics. The repetition being completed waits in the thread's
+//! constant stride; opening a file by name and closing it may be in the body): the record
+//! counts whole repetitions of the last event records and keeps each position's
+//! statistics. Definitions (paths, contexts, modules), which a loop's first iteration
+//! writes, do not interrupt a body; other records start the recent events afresh. The repetition being completed waits in the thread's
 //! state until its last call (so a SIGKILL loses at most 255 events of a block). A run or
 //! a block inside a body counts as its events (the body of a seek, four reads and a write
 //! folds; so does a loop of nine such iterations and a burst of appends): periods of 2 to
@@ -148,7 +151,7 @@ const FILE_SLOTS: usize = 2 * MAX_BLOCK_PERIOD;
 
 /// How an event may fold in the tracer ([`ThreadState::write_event`]).
 pub mod fold {
-    /// Opening, closing, duplicating, mapping, renaming: the trace builder tracks each.
+    /// Duplicating, mapping, renaming, `fdopen`, MPI-IO opens: the trace builder tracks each.
     pub const NEVER: u8 = 0;
     /// May repeat in a run or a block.
     pub const REPEATABLE: u8 = 1;
@@ -527,10 +530,13 @@ impl ThreadState {
     /// Adds an event to the recent ones and its signature to the periods' streaks.
     #[inline(always)]
     fn remember(&mut self, call: u32, event: &RawEvent, signature: u64) {
+        // A streak counts only events of the window: one compared with an event from before
+        // it would give the streak a start the trace builder does not see.
+        let window = self.window();
         let history = &mut *self.history;
         for period in 2..=SHORT_PERIODS {
             let before = history.recent_signatures[(self.recent_next + RECENT - period) % RECENT];
-            self.streaks[period] = if before == signature {
+            self.streaks[period] = if before == signature && period <= window {
                 self.streaks[period].saturating_add(1)
             } else {
                 0
@@ -822,14 +828,24 @@ impl ThreadState {
     }
 
     /// Writes a record whose body is the concatenation of `parts` (after the events an open
-    /// block holds back: records keep the program's order). An open run ends: what a block
-    /// repeats are event and run records with nothing else between them.
+    /// block holds back: records keep the program's order). An open run ends. What a block
+    /// repeats are event and run records with nothing else between them but definitions
+    /// (paths, contexts, modules: the trace builder passes over them too), which the first
+    /// iteration of every loop writes; any other record starts the recent events afresh.
     pub fn write_record(&mut self, kind: u32, extra: u32, parts: &[&[u8]]) {
         self.close_block();
-        self.run = std::ptr::null_mut();
+        let run = std::mem::replace(&mut self.run, std::ptr::null_mut());
         self.candidate_stride = None;
-        self.plain_events = 0;
-        self.forget_recent();
+        let definition = matches!(
+            kind,
+            segment::kind::PATH | segment::kind::CONTEXT | segment::kind::MODULE
+        );
+        if !definition {
+            self.plain_events = 0;
+            self.forget_recent();
+        } else if !run.is_null() {
+            self.remember_run(run);
+        }
         let length: usize = parts.iter().map(|part| part.len()).sum();
         if let Some(body) = self.reserve(length) {
             let mut at = 0;

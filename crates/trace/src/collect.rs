@@ -434,7 +434,8 @@ impl ThreadCursor {
                         events.push((call, Staged::Run(first, run)));
                     }
                     // What a block repeats are the events of event, run and block records
-                    // with nothing else between them.
+                    // with nothing else between them but definitions (as the tracer has it).
+                    Record::Path { .. } | Record::Context { .. } | Record::Module { .. } => {}
                     _ => self.plain.clear(),
                 }
             }
@@ -1083,15 +1084,26 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                         entries.push((deferred.len() > entry).then_some(entry));
                     }
                     // Each repetition moves a descriptor's position by what its calls at
-                    // that position moved in one — unless one of them is a seek: it returned
-                    // the same position in every repetition, so each repetition leaves the
-                    // descriptor where the first did.
-                    let positional =
-                        |call: Call| matches!(call.layer(), Layer::Posix | Layer::Stdio);
+                    // that position moved in one — unless one of them is a seek (it returned
+                    // the same position in every repetition) or the body opens the
+                    // descriptor or stream (with the same flags each time): then each
+                    // repetition leaves it where the first did. The repetitions before the
+                    // block ended likewise, so even calls before that open in the body find
+                    // it where the first repetition did.
                     let sought: Vec<(u64, Layer)> = deferred
                         .iter()
-                        .filter(|(call, _)| call.class() == CallClass::Seek && positional(*call))
-                        .map(|(call, event)| (event.handle, call.layer()))
+                        .filter_map(|(call, event)| match (call.layer(), call.class()) {
+                            (Layer::Posix | Layer::Stdio, CallClass::Seek) => {
+                                Some((event.handle, call.layer()))
+                            }
+                            (Layer::Posix, CallClass::Open) if !event.failed() => {
+                                Some((event.result as u64, Layer::Posix))
+                            }
+                            (Layer::Stdio, CallClass::Open) if !event.failed() => {
+                                Some((event.handle, Layer::Stdio))
+                            }
+                            _ => None,
+                        })
                         .collect();
                     let moves = |event: &Event, call: Call| {
                         OffsetTracker::moves_position(call, event)

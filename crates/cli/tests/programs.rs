@@ -839,6 +839,28 @@ fn staged_bytes(staging: &std::path::Path) -> u64 {
         .sum()
 }
 
+/// Runs tests/programs/`name`.c with the work directory, an iteration count and `extra`
+/// arguments for 1,000 and 100,000 iterations, checks each trace with `check`, and that
+/// the staging was the process header and one chunk both times: the tracer folded the
+/// loops as the program ran.
+fn folds_while_running(name: &str, extra: &[&str], check: impl Fn(u64, &Traced)) {
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile(name, directory.path(), &[]);
+    let work = directory.path().to_str().unwrap();
+    let mut staged = Vec::new();
+    for count in [1_000u64, 100_000] {
+        let staging = directory.path().join(format!("staging-{count}"));
+        let count_argument = count.to_string();
+        let mut arguments = vec![work, count_argument.as_str()];
+        arguments.extend_from_slice(extra);
+        let output = run_preloaded(&program, &arguments, &staging);
+        staged.push(staged_bytes(&staging));
+        check(count, &merge(&staging, output));
+    }
+    assert_eq!(staged[0], staged[1], "staging grew with the iterations");
+    assert_eq!(staged[1], 64 * 1024 + 256 * 1024);
+}
+
 #[test]
 fn loops_of_several_calls_fold_while_the_program_runs() {
     // blocks.c "flat": a loop of 2 pwrites to two files, a loop of pread, fstat and pwrite,
@@ -846,15 +868,7 @@ fn loops_of_several_calls_fold_while_the_program_runs() {
     // the tracer adds each repetition to a block record in place, so the staging is the
     // same size (the process header and one chunk) for 1,000 and 100,000 iterations, and
     // the trace built from it has every call at its offset.
-    let directory = tempfile::tempdir().unwrap();
-    let program = compile("blocks", directory.path(), &[]);
-    let work = directory.path().to_str().unwrap();
-    let mut staged = Vec::new();
-    for count in [1_000u64, 100_000] {
-        let staging = directory.path().join(format!("staging-{count}"));
-        let output = run_preloaded(&program, &[work, &count.to_string(), "flat"], &staging);
-        staged.push(staged_bytes(&staging));
-        let traced = merge(&staging, output);
+    folds_while_running("blocks", &["flat"], |count, traced| {
         assert_fields(
             traced.file("/a.dat"),
             &[
@@ -891,28 +905,18 @@ fn loops_of_several_calls_fold_while_the_program_runs() {
         let dump = dump_of(&traced.trace);
         let repeated = format!("  loop ×{} {{", count - 1);
         assert_eq!(dump.matches(&repeated).count(), 3, "{dump}");
-    }
-    assert_eq!(staged[0], staged[1], "staging grew with the iterations");
-    assert_eq!(staged[1], 64 * 1024 + 256 * 1024);
+    });
 }
 
 #[test]
 fn a_loop_that_holds_loops_folds_while_the_program_runs() {
     // loops.c: per iteration a seek, 4 reads and a write, and every tenth iteration 8
     // appends to a log. The tracer folds ten iterations (the first two as records, then a
-    // block of 6 events) and the burst (two records, then a run) into a block of 68
-    // events, so the staging is the process header and one chunk for 1,000 and 100,000
+    // block of 6 events: the 4 reads make a run inside it) and the burst (two records,
+    // then a run) into a block of 68 events, so the staging is the process header and one chunk for 1,000 and 100,000
     // iterations (it was 852 KB for 3,000 when blocks did not see through blocks), and
     // the trace built from it has every call.
-    let directory = tempfile::tempdir().unwrap();
-    let program = compile("loops", directory.path(), &[]);
-    let work = directory.path().to_str().unwrap();
-    let mut staged = Vec::new();
-    for count in [1_000u64, 100_000] {
-        let staging = directory.path().join(format!("staging-{count}"));
-        let output = run_preloaded(&program, &[work, &count.to_string()], &staging);
-        staged.push(staged_bytes(&staging));
-        let traced = merge(&staging, output);
+    folds_while_running("loops", &[], |count, traced| {
         assert_fields(
             traced.file("/loops.dat"),
             &[
@@ -939,9 +943,7 @@ fn a_loop_that_holds_loops_folds_while_the_program_runs() {
         let dump = dump_of(&traced.trace);
         let outer = format!("loop ×{} {{", count / 10 - 1);
         assert_eq!(dump.matches(&outer).count(), 1, "{dump}");
-    }
-    assert_eq!(staged[0], staged[1], "staging grew with the iterations");
-    assert_eq!(staged[1], 64 * 1024 + 256 * 1024);
+    });
 }
 
 #[test]
@@ -952,15 +954,7 @@ fn loops_that_open_and_close_files_fold_while_the_program_runs() {
     // body starts each repetition where the first did, so the tracer folds them all: the
     // staging is the process header and one chunk for 1,000 and 100,000 iterations
     // (before, 80 bytes per call: 56 MB for 100,000), and every call keeps its offset.
-    let directory = tempfile::tempdir().unwrap();
-    let program = compile("reopen", directory.path(), &[]);
-    let work = directory.path().to_str().unwrap();
-    let mut staged = Vec::new();
-    for count in [1_000u64, 100_000] {
-        let staging = directory.path().join(format!("staging-{count}"));
-        let output = run_preloaded(&program, &[work, &count.to_string()], &staging);
-        staged.push(staged_bytes(&staging));
-        let traced = merge(&staging, output);
+    folds_while_running("reopen", &[], |count, traced| {
         assert_fields(
             traced.file("/log.dat"),
             &[
@@ -1021,9 +1015,7 @@ fn loops_that_open_and_close_files_fold_while_the_program_runs() {
         assert_eq!(dump.matches(&repeated).count(), 4, "{dump}");
         let rotated = format!("  loop ×{} {{", count - 2);
         assert_eq!(dump.matches(&rotated).count(), 1, "{dump}");
-    }
-    assert_eq!(staged[0], staged[1], "staging grew with the iterations");
-    assert_eq!(staged[1], 64 * 1024 + 256 * 1024);
+    });
 }
 
 #[test]

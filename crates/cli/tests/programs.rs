@@ -815,6 +815,53 @@ fn ten_million_calls_in_bounded_memory() {
     );
 }
 
+#[test]
+fn a_program_naming_many_files_stays_within_the_path_table_budget() {
+    // 200,000 distinct paths of about 100 bytes: 28 MB of names, past the path table's 16
+    // MiB. Past it, each new path is recorded every time it is named without being
+    // remembered: resident memory stays bounded, and the trace still has every file, with
+    // the first and the last path's two opens each on one entry, and the write a forked
+    // child makes through a descriptor bound to a path the table did not remember.
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile("many_paths", directory.path(), &[]);
+    let work = directory.path().to_str().unwrap();
+    let count = 200_000u64;
+    let untraced = Command::new(&program)
+        .args([work, &count.to_string()])
+        .output()
+        .unwrap();
+    assert!(untraced.status.success());
+    let traced = trace(directory.path(), &program, &[work, &count.to_string()]);
+    assert_eq!(traced.exit_code(), Some(0));
+    let peak = |output: &std::process::Output| -> i64 {
+        String::from_utf8_lossy(&output.stdout)
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    let added_kib = peak(&traced.output) - peak(&untraced);
+    // The path table's 16 MiB and the 8 MiB of `ten_million_calls_in_bounded_memory`.
+    assert!(
+        added_kib < 24 * 1024,
+        "the tracer added {added_kib} KiB of resident memory"
+    );
+    let files = traced.summary["files"].as_array().unwrap();
+    assert_eq!(files.len() as u64, count + 1);
+    let first = traced.file("/file-with-a-long-name-00000000.dat");
+    assert_fields(first, &[("opens", 2), ("failures", 2)]);
+    let last = traced.file(&format!("/file-with-a-long-name-{:08}.dat", count - 1));
+    assert_fields(last, &[("opens", 2), ("failures", 2)]);
+    assert_fields(
+        traced.file("/late.dat"),
+        &[("opens", 1), ("writes", 1), ("bytes_written", 10)],
+    );
+    let open = &traced.summary["calls"]["open"];
+    assert_eq!(open["count"].as_u64(), Some(count + 3));
+    assert_eq!(open["failures"].as_u64(), Some(count + 2));
+    let notes = traced.summary["diagnostics"].to_string();
+    assert_eq!(notes.matches("path table full").count(), 1, "{notes}");
+}
+
 /// Runs `program` with the preload library staging into `staging` (no `cairn run`).
 fn run_preloaded(
     program: &std::path::Path,

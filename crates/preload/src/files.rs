@@ -1,11 +1,15 @@
 //! Which file an event touched: a per-process table of paths (each distinct path gets an
 //! id and one PATH record), and a lock-free descriptor → file id table for the hot path.
 //!
+//! The path table's memory is bounded ([`PATH_TABLE_BYTES`]): a program naming millions of
+//! files (mdtest, `tar x`) fills it, after which each new path still gets an id and a PATH
+//! record every time it is named, without being remembered — nothing is lost (the trace
+//! builder joins ids of one path), only those calls no longer fold in the tracer.
+//!
 //! Descriptors this process did not open itself (inherited across `exec`, opened by a raw
 //! system call, or before the tracer loaded) are looked up once in `/proc/self/fd`.
 
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
+use std::hash::{BuildHasher, BuildHasherDefault};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use cairn_format::segment::{kind, path_origin};
@@ -16,20 +20,83 @@ use crate::spin::SpinLock;
 use crate::sys::{self, PathBuffer};
 
 const DESCRIPTOR_TABLE_SIZE: usize = 1 << 16;
-/// Distinct paths remembered per process; past this, new files are recorded without a
-/// path (file id 0) and the trace says so once.
-const MAX_PATHS: usize = 1 << 20;
+/// Memory the path table may hold: the paths' bytes, an entry per path and the index.
+/// About 150,000 paths of 100 bytes; past it, new paths are recorded each time they are
+/// named but not remembered (see the module's doc).
+pub const PATH_TABLE_BYTES: usize = 16 << 20;
+/// Memory per remembered path besides its bytes: its entry (a boxed slice and the origin)
+/// and, the index being at most half full, two to four slots of it.
+const PATH_ENTRY_BYTES: usize = 24 + 16;
 
 static DESCRIPTOR_FILES: [AtomicU32; DESCRIPTOR_TABLE_SIZE] =
     [const { AtomicU32::new(0) }; DESCRIPTOR_TABLE_SIZE];
 
 type FixedHasher = BuildHasherDefault<std::collections::hash_map::DefaultHasher>;
 
+#[derive(Default)]
 struct PathTable {
-    ids: HashMap<Box<[u8]>, u32, FixedHasher>,
-    /// Index = id - 1.
+    /// Index = id - 1: each remembered path, stored once, and how it became known.
     paths: Vec<(Box<[u8]>, u32)>,
-    overflow_reported: bool,
+    /// Open addressing by the path's hash: the id of the path there (0 = empty). A power
+    /// of two in length, at most half full.
+    slots: Vec<u32>,
+    /// Memory held, counted as [`PATH_TABLE_BYTES`] counts it.
+    bytes: usize,
+    /// The next id for a path named after the table filled (0 until then): ids past the
+    /// remembered ones, one per naming.
+    next_unremembered: u32,
+}
+
+impl PathTable {
+    fn hash(path: &[u8]) -> u64 {
+        FixedHasher::default().hash_one(path)
+    }
+
+    /// The slot of `path` (its id is there) or of the empty slot where it would go.
+    fn slot(&self, path: &[u8], hash: u64) -> usize {
+        let mask = self.slots.len() - 1;
+        let mut slot = hash as usize & mask;
+        loop {
+            match self.slots[slot] {
+                0 => return slot,
+                id if &*self.paths[id as usize - 1].0 == path => return slot,
+                _ => slot = (slot + 1) & mask,
+            }
+        }
+    }
+
+    fn find(&self, path: &[u8], hash: u64) -> Option<u32> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        Some(self.slots[self.slot(path, hash)]).filter(|id| *id != 0)
+    }
+
+    /// Remembers `path` under the next id, if the table has room for it.
+    fn insert(&mut self, path: &[u8], hash: u64, origin: u32) -> Option<u32> {
+        let cost = path.len() + PATH_ENTRY_BYTES;
+        if self.next_unremembered != 0 || self.bytes + cost > PATH_TABLE_BYTES {
+            return None;
+        }
+        if 2 * (self.paths.len() + 1) > self.slots.len() {
+            self.grow();
+        }
+        self.paths.push((path.into(), origin));
+        let id = self.paths.len() as u32;
+        let slot = self.slot(path, hash);
+        self.slots[slot] = id;
+        self.bytes += cost;
+        Some(id)
+    }
+
+    fn grow(&mut self) {
+        let length = (self.slots.len() * 2).max(1024);
+        self.slots = vec![0; length];
+        for (index, (path, _)) in self.paths.iter().enumerate() {
+            let slot = self.slot(path, Self::hash(path));
+            self.slots[slot] = index as u32 + 1;
+        }
+    }
 }
 
 static PATHS: SpinLock<Option<PathTable>> = SpinLock::new(None);
@@ -58,36 +125,36 @@ fn write_path_record(state: &mut ThreadState, id: u32, origin: u32, path: &[u8])
     );
 }
 
-/// The id of `path`, creating it (and its PATH record) on first sight.
+/// The id of `path`, creating it (and its PATH record) on first sight — or, once the table
+/// is full, a new id and PATH record each time a path it does not hold is named.
 pub fn intern(state: &mut ThreadState, path: &[u8], origin: u32) -> u32 {
-    let (id, is_new, overflow) = PATHS.with(|table| {
-        let table = table.get_or_insert_with(|| PathTable {
-            ids: HashMap::default(),
-            paths: Vec::new(),
-            overflow_reported: false,
-        });
-        if let Some(id) = table.ids.get(path) {
-            return (*id, false, false);
+    let hash = PathTable::hash(path);
+    let (id, is_new, first_unremembered) = PATHS.with(|table| {
+        let table = table.get_or_insert_with(PathTable::default);
+        if let Some(id) = table.find(path, hash) {
+            return (id, false, false);
         }
-        if table.paths.len() >= MAX_PATHS {
-            let first = !table.overflow_reported;
-            table.overflow_reported = true;
-            return (0, false, first);
+        if let Some(id) = table.insert(path, hash, origin) {
+            return (id, true, false);
         }
-        let id = table.paths.len() as u32 + 1;
-        table.paths.push((path.into(), origin));
-        table.ids.insert(path.into(), id);
-        (id, true, false)
+        let first = table.next_unremembered == 0;
+        if first {
+            table.next_unremembered = table.paths.len() as u32 + 1;
+        }
+        // Ids run out after 4 billion namings: later files have none.
+        let id = table.next_unremembered;
+        table.next_unremembered = id.saturating_add(1);
+        (if id == u32::MAX { 0 } else { id }, id != u32::MAX, first)
     });
-    if is_new {
-        write_path_record(state, id, origin, path);
-    }
-    if overflow {
+    if first_unremembered {
         state.write_record(
             kind::MESSAGE,
             0,
-            &[b"path table full: later files are recorded without a path"],
+            &[b"path table full (16 MiB): later new paths are recorded each time they are named, not remembered; nothing is lost, but their calls fold only when the trace is built"],
         );
+    }
+    if is_new {
+        write_path_record(state, id, origin, path);
     }
     id
 }
@@ -107,6 +174,29 @@ pub fn replay_definitions(state: &mut ThreadState) {
     for (id, path, _origin) in paths {
         write_path_record(state, id, path_origin::INHERITED, &path);
     }
+    // Descriptors, mappings and MPI files bound to paths the table did not remember: their
+    // PATH records are in the parent's segment only, so the child finds them again.
+    let remembered = PATHS.with(|table| {
+        table
+            .as_ref()
+            .filter(|table| table.next_unremembered != 0)
+            .map_or(u32::MAX, |table| table.paths.len() as u32)
+    });
+    let remembers = |id: u32| id <= remembered;
+    for binding in &DESCRIPTOR_FILES {
+        let id = binding.load(Ordering::Relaxed);
+        if id != 0 && !remembers(id) {
+            binding.store(0, Ordering::Relaxed);
+        }
+    }
+    MAPPINGS.with(|mappings| {
+        for mapping in mappings.iter_mut() {
+            if !remembers(mapping.file) {
+                mapping.file = 0;
+            }
+        }
+    });
+    MPI_FILES.with(|files| files.retain(|(_, file)| remembers(*file)));
 }
 
 pub fn bind_descriptor(fd: c_int, file: u32) {

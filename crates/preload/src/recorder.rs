@@ -20,8 +20,9 @@
 //! constant stride; opening a file by name and closing it may be in the body): the record
 //! counts whole repetitions of the last event records and keeps each position's
 //! statistics. Definitions (paths, contexts, modules), which a loop's first iteration
-//! writes, do not interrupt a body; other records start the recent events afresh. The repetition being completed waits in the thread's
-//! state until its last call (so a SIGKILL loses at most 255 events of a block). A run or
+//! writes, do not interrupt a body; other records start the recent events afresh. The
+//! repetition being completed waits in the thread's state until its last call (so a
+//! SIGKILL loses at most 255 events of a block). A run or
 //! a block inside a body counts as its events (the body of a seek, four reads and a write
 //! folds; so does a loop of nine such iterations and a burst of appends): periods of 2 to
 //! 16 are found at every event record by a streak per period; longer ones, up to

@@ -1090,7 +1090,7 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                     // repetition leaves it where the first did. The repetitions before the
                     // block ended likewise, so even calls before that open in the body find
                     // it where the first repetition did.
-                    let sought: Vec<(u64, Layer)> = deferred
+                    let restarted: Vec<(u64, Layer)> = deferred
                         .iter()
                         .filter_map(|(call, event)| match (call.layer(), call.class()) {
                             (Layer::Posix | Layer::Stdio, CallClass::Seek) => {
@@ -1107,7 +1107,7 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                         .collect();
                     let moves = |event: &Event, call: Call| {
                         OffsetTracker::moves_position(call, event)
-                            && !sought.contains(&(event.handle, call.layer()))
+                            && !restarted.contains(&(event.handle, call.layer()))
                     };
                     let advance = |handle: u64, layer: Layer| -> i64 {
                         deferred
@@ -1132,7 +1132,7 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                         .collect();
                     if block.count > 1 {
                         for (call, event) in &deferred {
-                            if !sought.contains(&(event.handle, call.layer())) {
+                            if !restarted.contains(&(event.handle, call.layer())) {
                                 tracker.repeat(*call, event, block.count - 1);
                             }
                         }

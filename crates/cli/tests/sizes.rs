@@ -2,14 +2,25 @@
 //! size depends a little on its timing statistics (how many histogram bins are used, how
 //! large the extremes are), so it is measured without the other tests' programs competing
 //! for this machine's two cores, and the loop program's size is the smallest of three runs
-//! (the machine's noise only ever adds outliers, and with them bytes).
+//! (the machine's noise only ever adds outliers, and with them bytes). The two tests take
+//! turns (a test binary runs its tests in parallel), so neither competes with the other.
 
 mod common;
 
 use common::*;
 
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Holds the other size test off while a test runs (a failed one leaves the lock usable).
+fn alone() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 #[test]
 fn loop_structured_trace_does_not_grow_with_iterations() {
+    let _alone = alone();
     let directory = tempfile::tempdir().unwrap();
     let program = compile("loops", directory.path(), &[]);
     let mut sizes = Vec::new();
@@ -57,6 +68,7 @@ fn loop_structured_trace_does_not_grow_with_iterations() {
 
 #[test]
 fn a_file_per_step_does_not_grow_the_trace() {
+    let _alone = alone();
     let mut sizes = Vec::new();
     for steps in [1_000u64, 10_000] {
         let (_directory, traced) = trace_program("steps", &[], &[&steps.to_string()]);

@@ -108,6 +108,12 @@ impl Stats {
     /// for compute gaps, whose rare outliers would otherwise make long runs' traces grow).
     pub fn encode(&self, out: &mut ByteWriter, histogram: bool) {
         out.u64(self.count);
+        self.encode_after_count(out, histogram);
+    }
+
+    /// Writes the statistics but their count, which the reader knows otherwise
+    /// ([`Stats::decode_with_count`]).
+    pub fn encode_after_count(&self, out: &mut ByteWriter, histogram: bool) {
         if self.count == 0 {
             return;
         }
@@ -146,6 +152,15 @@ impl Stats {
     /// Reads what [`Stats::encode`] wrote with the same `histogram`.
     pub fn decode(reader: &mut ByteReader, histogram: bool) -> Result<Stats> {
         let count = reader.u64()?;
+        Self::decode_with_count(reader, histogram, count)
+    }
+
+    /// Reads what [`Stats::encode_after_count`] wrote, of `count` observations.
+    pub fn decode_with_count(
+        reader: &mut ByteReader,
+        histogram: bool,
+        count: u64,
+    ) -> Result<Stats> {
         if count == 0 {
             return Ok(Stats::default());
         }

@@ -658,8 +658,12 @@ impl NodeWriter<'_> {
                     out.u64(TAG_KEY_INLINE);
                     encode_key(&leaf.key, out);
                 }
+                // Every occurrence has a duration and a gap before it: the gap's count is
+                // the duration's (kept as their difference, which is 0), so a leaf's bytes
+                // grow with one count, not two, as its loop runs longer.
                 leaf.duration.encode(out, true);
-                leaf.gap.encode(out, false);
+                out.i64(leaf.gap.count.wrapping_sub(leaf.duration.count) as i64);
+                leaf.gap.encode_after_count(out, false);
                 out.i64(leaf.offset_low);
                 out.i64(leaf.offset_high.wrapping_sub(leaf.offset_low));
                 if self.shared {
@@ -1083,7 +1087,8 @@ impl<'a> Body<'a> {
 
 fn read_leaf(reader: &mut ByteReader, key: EventKey, shared: bool) -> Result<Leaf<EventKey>> {
     let duration = Stats::decode(reader, true)?;
-    let gap = Stats::decode(reader, false)?;
+    let gap_count = duration.count.wrapping_add(reader.i64()? as u64);
+    let gap = Stats::decode_with_count(reader, false, gap_count)?;
     let offset_low = reader.i64()?;
     let offset_high = offset_low.wrapping_add(reader.i64()?);
     let slowest = if shared { reader.i64()? } else { 0 };

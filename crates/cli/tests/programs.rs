@@ -2496,6 +2496,51 @@ fn ranks_merge_over_pmpi_at_mpi_finalize_under(mpi: Mpi) {
     assert_eq!(left, ["job.cairn", "trace.cairn"]);
 }
 
+under_both_mpis!(
+    calls_after_mpi_finalize_are_reported,
+    mpich_calls_after_mpi_finalize_are_reported,
+    calls_after_mpi_finalize_are_reported_under
+);
+
+fn calls_after_mpi_finalize_are_reported_under(mpi: Mpi) {
+    // The merge at MPI_Finalize cannot have what a rank does after it: rank 0 writes
+    // summary.txt afterwards (open, 3 writes, close). It says so at exit, with the count;
+    // the job's trace has only the part files, the staging has summary.txt too.
+    let (_directory, staging, trace, output) = run_with_finalize_merge(
+        mpi,
+        "mpi_after_finalize",
+        2,
+        &["CAIRN_RUNTIME_IO=none"],
+        &[],
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        stderr
+            .matches("cairn: rank 0 made 5 calls after MPI_Finalize")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    assert!(!stderr.contains("cairn: rank 1 made"), "{stderr}");
+    let summary = summary_json(&trace, &[]);
+    let paths: Vec<&str> = summary["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|file| file["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths.len(), 2, "{paths:?}");
+    assert!(
+        paths.iter().all(|path| path.contains("/part-")),
+        "{paths:?}"
+    );
+    let offline = merge(&staging, output);
+    assert_fields(
+        offline.file("/summary.txt"),
+        &[("opens", 1), ("writes", 3), ("bytes_written", 30)],
+    );
+}
+
 #[test]
 fn merge_at_finalize_without_a_cairn_binary_never_holds_the_program() {
     // No rank can build its trace: each still takes part in the tree (sending nothing),

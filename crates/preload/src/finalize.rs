@@ -13,7 +13,9 @@
 //! enabled (a rank that could not build its trace sends an empty one, so no rank waits
 //! for a message that never comes), nothing here unwinds, and the program's own
 //! `MPI_Finalize` runs afterwards whatever happened. What the trace lacks: I/O after
-//! `MPI_Finalize` (it stays in the staging segments; `cairn merge CAIRN_DIR` has it all).
+//! `MPI_Finalize` (it stays in the staging segments; `cairn merge CAIRN_DIR` has it all);
+//! each rank counts the program's calls after its merge and says at exit how many there
+//! were, so the gap is never silent.
 //!
 //! Open MPI and the MPICH family: the handles it passes itself come from [`mpi_abi`]; with
 //! another MPI the merge is skipped (on every rank alike).
@@ -271,6 +273,38 @@ fn decimal(value: u64) -> Vec<u8> {
     value.to_string().into_bytes()
 }
 
+/// Whether this rank's trace was merged at `MPI_Finalize`; the program's calls after it
+/// (the MPI runtime's own are not counted) are in the staging only.
+static MERGED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static CALLS_AFTER_MERGE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Counts a traced call of the program's own (not the MPI runtime's).
+#[inline(always)]
+pub fn count_program_call() {
+    if MERGED.load(std::sync::atomic::Ordering::Relaxed) {
+        CALLS_AFTER_MERGE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// At exit: says on standard error how many of the program's calls came after the merge at
+/// `MPI_Finalize`, and so are not in its trace (unless `CAIRN_QUIET` is set).
+pub fn report_calls_after_merge(rank: Option<u32>) {
+    let calls = CALLS_AFTER_MERGE.swap(0, std::sync::atomic::Ordering::Relaxed);
+    if calls == 0 || environment(c"CAIRN_QUIET").is_some() {
+        return;
+    }
+    let output = environment(c"CAIRN_OUTPUT").unwrap_or_default();
+    let staging = environment(c"CAIRN_DIR").unwrap_or_default();
+    let message = format!(
+        "cairn: rank {} made {calls} calls after MPI_Finalize, when {} was already merged: they are only in the staging directory (`cairn merge {} -o TRACE` builds a trace with them)\n",
+        rank.map_or_else(|| "?".to_string(), |rank| rank.to_string()),
+        String::from_utf8_lossy(&output),
+        String::from_utf8_lossy(&staging),
+    );
+    // SAFETY: writing our own message to standard error as a raw system call.
+    unsafe { libc::syscall(libc::SYS_write, 2, message.as_ptr(), message.len()) };
+}
+
 /// What this rank needs to build and merge traces.
 struct Local {
     binary: Option<PathBuffer>,
@@ -392,6 +426,7 @@ pub fn merge_at_finalize(segment: Option<Vec<u8>>) {
     if !ready {
         return;
     }
+    MERGED.store(true, std::sync::atomic::Ordering::Relaxed);
     let fan_in = environment(c"CAIRN_MERGE_FANIN")
         .and_then(|value| std::str::from_utf8(&value).ok()?.parse::<c_int>().ok())
         .unwrap_or(4)

@@ -11,7 +11,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use cairn_format::segment::RawEvent;
-use cairn_model::event_flags::{BEFORE_MAIN, FAILED, INSIDE_MPIIO, IN_RUNTIME};
+use cairn_model::event_flags::{BEFORE_MAIN, FAILED, INSIDE_MPIIO, IN_RUNTIME, RUNTIME};
 use cairn_model::{for_each_call, Call};
 #[allow(unused_imports)]
 use libc::{
@@ -125,6 +125,9 @@ fn record(
         if fill(&mut event, state) {
             if event.flags & FAILED != 0 {
                 event.errno = errno;
+            }
+            if event.flags & RUNTIME == 0 {
+                crate::finalize::count_program_call();
             }
             state.write_event(call as u32, &event, fold_kind(call));
         }

@@ -408,6 +408,7 @@ pub unsafe extern "C" fn __libc_start_main(
 
 pub fn record_exit_call(status: c_int) {
     recorder::with_current_state(|state| state.write_mark(mark::EXIT_CALL, status as u32 as u64));
+    crate::finalize::report_calls_after_merge(launcher_rank());
 }
 
 extern "C" fn at_load() {
@@ -416,6 +417,7 @@ extern "C" fn at_load() {
 
 extern "C" fn at_unload() {
     recorder::with_current_state(|state| state.write_mark(mark::EXIT, 0));
+    crate::finalize::report_calls_after_merge(launcher_rank());
 }
 
 #[used]

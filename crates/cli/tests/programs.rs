@@ -775,22 +775,16 @@ fn coexists_with_another_preload_library() {
     }
 }
 
-#[test]
-fn ten_million_calls_in_bounded_memory() {
-    let directory = tempfile::tempdir().unwrap();
-    let program = compile("many_calls", directory.path(), &[]);
-    let target = directory.path().join("target.dat");
-    let count = "10000000";
-    let untraced = Command::new(&program)
-        .arg(&target)
-        .arg(count)
-        .output()
-        .unwrap();
-    let traced = trace(
-        directory.path(),
-        &program,
-        &[target.to_str().unwrap(), count],
-    );
+/// Runs `program` (which prints its peak resident set in KiB) untraced, then traced with
+/// `cairn run`, both succeeding: the traced run and the resident memory the tracer added.
+fn traced_with_added_memory(
+    directory: &std::path::Path,
+    program: &std::path::Path,
+    arguments: &[&str],
+) -> (Traced, i64) {
+    let untraced = Command::new(program).args(arguments).output().unwrap();
+    assert!(untraced.status.success());
+    let traced = trace(directory, program, arguments);
     assert_eq!(traced.exit_code(), Some(0));
     let peak = |output: &std::process::Output| -> i64 {
         String::from_utf8_lossy(&output.stdout)
@@ -798,7 +792,21 @@ fn ten_million_calls_in_bounded_memory() {
             .parse()
             .unwrap()
     };
-    let added_kib = peak(&traced.output) - peak(&untraced);
+    let added = peak(&traced.output) - peak(&untraced);
+    (traced, added)
+}
+
+#[test]
+fn ten_million_calls_in_bounded_memory() {
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile("many_calls", directory.path(), &[]);
+    let target = directory.path().join("target.dat");
+    let count = "10000000";
+    let (traced, added_kib) = traced_with_added_memory(
+        directory.path(),
+        &program,
+        &[target.to_str().unwrap(), count],
+    );
     // The documented bound (README): one 256 KiB chunk per thread, the descriptor table
     // pages that are touched, the path/context tables, and the Rust runtime: under 8 MiB.
     assert!(
@@ -826,20 +834,8 @@ fn a_program_naming_many_files_stays_within_the_path_table_budget() {
     let program = compile("many_paths", directory.path(), &[]);
     let work = directory.path().to_str().unwrap();
     let count = 200_000u64;
-    let untraced = Command::new(&program)
-        .args([work, &count.to_string()])
-        .output()
-        .unwrap();
-    assert!(untraced.status.success());
-    let traced = trace(directory.path(), &program, &[work, &count.to_string()]);
-    assert_eq!(traced.exit_code(), Some(0));
-    let peak = |output: &std::process::Output| -> i64 {
-        String::from_utf8_lossy(&output.stdout)
-            .trim()
-            .parse()
-            .unwrap()
-    };
-    let added_kib = peak(&traced.output) - peak(&untraced);
+    let (traced, added_kib) =
+        traced_with_added_memory(directory.path(), &program, &[work, &count.to_string()]);
     // The path table's 16 MiB and the 8 MiB of `ten_million_calls_in_bounded_memory`.
     assert!(
         added_kib < 24 * 1024,

@@ -824,6 +824,37 @@ fn ten_million_calls_in_bounded_memory() {
 }
 
 #[test]
+fn hundreds_of_threads_stay_within_the_memory_budget() {
+    // 256 threads alive at once, each staging 2,000 one-byte pwrites one by one (no
+    // pattern folds them): each would keep its whole 256 KiB chunk resident (90 MB in all
+    // for 3,000 each, measured); past 32 threads with chunks, a thread's written records
+    // are released every 64 KiB, and its folding state is only resident as it is used.
+    // Every call is still in the trace.
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile("many_threads", directory.path(), &["-pthread"]);
+    let target = directory.path().join("target.dat");
+    let (traced, added_kib) = traced_with_added_memory(
+        directory.path(),
+        &program,
+        &[target.to_str().unwrap(), "256", "2000"],
+    );
+    assert!(
+        added_kib < 48 * 1024,
+        "the tracer added {added_kib} KiB of resident memory"
+    );
+    assert_fields(
+        traced.file("/target.dat"),
+        &[
+            ("writes", 512_000),
+            ("bytes_written", 512_000),
+            ("opens", 1),
+        ],
+    );
+    let pwrite = &traced.summary["calls"]["pwrite"];
+    assert_eq!(pwrite["count"].as_u64(), Some(512_000));
+}
+
+#[test]
 fn a_program_naming_many_files_stays_within_the_path_table_budget() {
     // 200,000 distinct paths of about 100 bytes: 28 MB of names, past the path table's 16
     // MiB. Past it, each new path is recorded every time it is named without being

@@ -120,6 +120,19 @@ unsafe impl GlobalAlloc for TracerAllocator {
         })
     }
 
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's layout, passed on.
+        let pointer = unsafe { self.alloc(layout) };
+        // A large block is a fresh anonymous mapping, zero already: not writing it keeps
+        // its pages out of memory until used (a thread's folding state is mostly unused
+        // for a while). Small blocks may be reused ones.
+        if !pointer.is_null() && class_of(layout).is_some() {
+            // SAFETY: the block is at least `layout.size()` bytes.
+            unsafe { std::ptr::write_bytes(pointer, 0, layout.size()) };
+        }
+        pointer
+    }
+
     unsafe fn dealloc(&self, pointer: *mut u8, layout: Layout) {
         let Some(class) = class_of(layout) else {
             // SAFETY: a large block is exactly one mapping of this rounded length.

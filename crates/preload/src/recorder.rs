@@ -32,7 +32,7 @@
 //! than that fold when the trace is built.
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use cairn_format::segment::{
     self, encode_chunk_header, last_repetitions, record_word, ChunkHeader, RawBlock, RawEvent,
@@ -75,6 +75,11 @@ pub static GENERATION: AtomicU32 = AtomicU32::new(0);
 pub struct ThreadState {
     chunk: *mut u8,
     cursor: usize,
+    /// The chunk's records before this offset are no longer mapped into memory (they are
+    /// in the file): see [`ThreadState::release_written`].
+    released: usize,
+    /// When the cursor passes this, the records written since `released` are released.
+    next_release: usize,
     sequence: u32,
     tid: u32,
     generation: u32,
@@ -143,6 +148,24 @@ struct History {
 }
 
 const NO_CALL: u32 = u32::MAX;
+/// How much of its chunk a thread's written records may keep resident before they are
+/// released ([`ThreadState::release_written`]), once more than [`RELEASE_ABOVE_THREADS`]
+/// threads hold chunks (fewer threads keep their whole chunk: releasing costs a system
+/// call per 64 KiB of records, about 10 ns per record staged).
+const RELEASE_BYTES: usize = 64 * 1024;
+const RELEASE_ABOVE_THREADS: usize = 32;
+/// Threads of this process holding a chunk.
+static THREADS_WITH_CHUNKS: AtomicUsize = AtomicUsize::new(0);
+
+/// Where a chunk's written records are next released: `RELEASE_BYTES` on from `cursor`
+/// when many threads hold chunks, never otherwise.
+fn next_release_after(cursor: usize) -> usize {
+    if THREADS_WITH_CHUNKS.load(Ordering::Relaxed) > RELEASE_ABOVE_THREADS {
+        cursor + RELEASE_BYTES
+    } else {
+        usize::MAX
+    }
+}
 /// Periods found by a streak per period, at every event record.
 const SHORT_PERIODS: usize = 16;
 /// Events kept for finding blocks: two bodies of the longest period.
@@ -294,6 +317,8 @@ impl ThreadState {
         let state = Box::new(ThreadState {
             chunk: std::ptr::null_mut(),
             cursor: 0,
+            released: 0,
+            next_release: 0,
             sequence: 0,
             tid: sys::gettid(),
             generation: GENERATION.load(Ordering::Relaxed),
@@ -361,6 +386,7 @@ impl ThreadState {
         }
         if !self.chunk.is_null() && self.generation == GENERATION.load(Ordering::Relaxed) {
             sys::unmap(self.chunk, CHUNK_BYTES as usize);
+            THREADS_WITH_CHUNKS.fetch_sub(1, Ordering::Relaxed);
         }
         self.chunk = std::ptr::null_mut();
     }
@@ -377,6 +403,8 @@ impl ThreadState {
         if !self.chunk.is_null() {
             sys::unmap(self.chunk, CHUNK_BYTES as usize);
             self.chunk = std::ptr::null_mut();
+        } else {
+            THREADS_WITH_CHUNKS.fetch_add(1, Ordering::Relaxed);
         }
         let Some(mapping) =
             SEGMENT.with(|segment| segment.as_mut().and_then(Segment::map_next_chunk))
@@ -394,6 +422,8 @@ impl ThreadState {
         unsafe { std::ptr::copy_nonoverlapping(header.as_ptr(), mapping, CHUNK_HEADER_BYTES) };
         self.chunk = mapping;
         self.cursor = CHUNK_HEADER_BYTES;
+        self.released = 0;
+        self.next_release = next_release_after(self.cursor);
         self.sequence += 1;
         true
     }
@@ -422,6 +452,33 @@ impl ThreadState {
                 .store(record_word(kind, body_length), Ordering::Release);
         }
         self.cursor += RECORD_HEADER_BYTES + segment::padded(body_length);
+        if self.cursor >= self.next_release {
+            self.release_written();
+        }
+    }
+
+    /// Stops keeping the chunk's written pages in memory, but for the page of an open run
+    /// or block (updated in place): with many threads, one that records events one by one
+    /// holds at most [`RELEASE_BYTES`] of its chunk resident instead of the whole chunk, so
+    /// hundreds of such threads stay within the memory budget.
+    #[cold]
+    fn release_written(&mut self) {
+        self.next_release = next_release_after(self.cursor);
+        let page = sys::page_size();
+        let mut end = self.cursor & !(page - 1);
+        for open in [self.run.cast::<u8>(), self.block] {
+            if !open.is_null() {
+                end = end.min((open as usize - self.chunk as usize) & !(page - 1));
+            }
+        }
+        if end > self.released {
+            // SAFETY: [released, end) lies inside the chunk, page-aligned (the chunk is).
+            sys::release_pages(
+                unsafe { self.chunk.add(self.released) },
+                end - self.released,
+            );
+            self.released = end;
+        }
     }
 
     /// Writes an event, or adds it to a run when it repeats its predecessor, or to a block

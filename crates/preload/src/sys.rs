@@ -236,6 +236,27 @@ pub fn unmap(address: *mut u8, length: usize) {
     unsafe { libc::syscall(libc::SYS_munmap, address, length) };
 }
 
+/// Drops this process's mapping of pages of a shared file mapping (`MADV_DONTNEED`): the
+/// data stays in the file (and the page cache), the process's resident set shrinks, and a
+/// later access maps the page again.
+pub fn release_pages(address: *mut u8, length: usize) {
+    // SAFETY: advising about a range of a mapping this library made.
+    unsafe { libc::syscall(libc::SYS_madvise, address, length, libc::MADV_DONTNEED) };
+}
+
+/// The size of a memory page.
+pub fn page_size() -> usize {
+    static PAGE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let known = PAGE.load(std::sync::atomic::Ordering::Relaxed);
+    if known != 0 {
+        return known;
+    }
+    // SAFETY: sysconf with a valid name.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as usize;
+    PAGE.store(size, std::sync::atomic::Ordering::Relaxed);
+    size
+}
+
 pub fn gettid() -> u32 {
     // SAFETY: no arguments.
     unsafe { libc::syscall(libc::SYS_gettid) as u32 }

@@ -750,8 +750,10 @@ pub fn summarize(trace: &Trace, options: Options) -> Result<Summary> {
         .sum();
     if untraced > 0 {
         summary.diagnostics.push(format!(
-            "{untraced} calls were made while their thread was inside the tracer (signal handlers \
-             interrupting it, or library functions calling hooked functions) and are not in the trace"
+            "{untraced} calls were let through untraced and are not in the trace: made while \
+             their thread was inside the tracer (signal handlers interrupting it, or library \
+             functions calling hooked functions), or by threads beyond those the tracer records \
+             at once (a note of the process says how many)"
         ));
     }
     // Derived here, not stored: merged traces would otherwise repeat it once per input.

@@ -318,6 +318,7 @@ extern "C" fn after_fork_in_child() {
         return;
     }
     GENERATION.fetch_add(1, Ordering::AcqRel);
+    recorder::counts_after_fork_in_child();
     if !start_segment(true) {
         disable();
         return;
@@ -407,7 +408,10 @@ pub unsafe extern "C" fn __libc_start_main(
 }
 
 pub fn record_exit_call(status: c_int) {
-    recorder::with_current_state(|state| state.write_mark(mark::EXIT_CALL, status as u32 as u64));
+    recorder::with_current_state(|state| {
+        recorder::note_refused_calls(state);
+        state.write_mark(mark::EXIT_CALL, status as u32 as u64);
+    });
     crate::finalize::report_calls_after_merge(launcher_rank());
 }
 
@@ -416,7 +420,10 @@ extern "C" fn at_load() {
 }
 
 extern "C" fn at_unload() {
-    recorder::with_current_state(|state| state.write_mark(mark::EXIT, 0));
+    recorder::with_current_state(|state| {
+        recorder::note_refused_calls(state);
+        state.write_mark(mark::EXIT, 0);
+    });
     crate::finalize::report_calls_after_merge(launcher_rank());
 }
 

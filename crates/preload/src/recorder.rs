@@ -156,6 +156,31 @@ const RELEASE_BYTES: usize = 64 * 1024;
 const RELEASE_ABOVE_THREADS: usize = 32;
 /// Threads of this process holding a chunk.
 static THREADS_WITH_CHUNKS: AtomicUsize = AtomicUsize::new(0);
+/// Most threads that may hold recording state (a chunk and folding state, about 120 KiB
+/// resident when busy) at once: with the path and context tables, what keeps a process
+/// within its 64 MiB. The calls of threads beyond it are let through untraced and counted,
+/// as Darshan marks a log partial when its memory runs out, and the trace says so.
+pub const MAX_THREAD_STATES: usize = 384;
+static THREAD_STATES: AtomicUsize = AtomicUsize::new(0);
+/// Calls of threads refused state because [`MAX_THREAD_STATES`] threads held one.
+static REFUSED_CALLS: AtomicU64 = AtomicU64::new(0);
+
+/// In a forked child: only the forking thread is left.
+pub fn counts_after_fork_in_child() {
+    THREAD_STATES.store(1, Ordering::Relaxed);
+    THREADS_WITH_CHUNKS.store(0, Ordering::Relaxed);
+}
+
+/// Writes, once, how many calls threads beyond [`MAX_THREAD_STATES`] made untraced.
+pub fn note_refused_calls(state: &mut ThreadState) {
+    let calls = REFUSED_CALLS.swap(0, Ordering::Relaxed);
+    if calls > 0 {
+        let text = format!(
+            "{calls} calls of threads beyond the {MAX_THREAD_STATES} recording at once were counted, not traced (the tracer's memory budget)"
+        );
+        state.write_record(segment::kind::MESSAGE, 0, &[text.as_bytes()]);
+    }
+}
 
 /// Where a chunk's written records are next released: `RELEASE_BYTES` on from `cursor`
 /// when many threads hold chunks, never otherwise.
@@ -926,6 +951,12 @@ impl ThreadState {
     }
 }
 
+impl Drop for ThreadState {
+    fn drop(&mut self) {
+        THREAD_STATES.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// An active hook on this thread: re-entry is blocked until it drops.
 pub struct Scope {
     slot: *const Slot,
@@ -955,6 +986,13 @@ impl Scope {
                 // SAFETY: as above; an inherited state is reset, not freed (fork child).
                 unsafe { (*state).reset_after_fork() };
             } else {
+                if THREAD_STATES.fetch_add(1, Ordering::Relaxed) >= MAX_THREAD_STATES {
+                    THREAD_STATES.fetch_sub(1, Ordering::Relaxed);
+                    slot_ref.busy.set(false);
+                    count_untraced();
+                    REFUSED_CALLS.fetch_add(1, Ordering::Relaxed);
+                    return None;
+                }
                 state = ThreadState::create();
                 slot_ref.state.set(state);
             }

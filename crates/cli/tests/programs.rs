@@ -825,18 +825,18 @@ fn ten_million_calls_in_bounded_memory() {
 
 #[test]
 fn hundreds_of_threads_stay_within_the_memory_budget() {
-    // 256 threads alive at once, each staging 2,000 one-byte pwrites one by one (no
-    // pattern folds them): each would keep its whole 256 KiB chunk resident (71 MB added
-    // in all, measured); past 32 threads with chunks, a thread's written records are
-    // released every 64 KiB, and its folding state is only resident as it is used. Every
-    // call is still in the trace.
+    // 200 threads alive at once, each staging 2,560 one-byte pwrites one by one (no
+    // pattern folds them): each would keep its whole 256 KiB chunk resident (256 threads
+    // of 2,000 added 71 MB, measured); past 32 threads with chunks, a thread's written
+    // records are released every 64 KiB, and its folding state is only resident as it is
+    // used. Every call is still in the trace.
     let directory = tempfile::tempdir().unwrap();
     let program = compile("many_threads", directory.path(), &["-pthread"]);
     let target = directory.path().join("target.dat");
     let (traced, added_kib) = traced_with_added_memory(
         directory.path(),
         &program,
-        &[target.to_str().unwrap(), "256", "2000"],
+        &[target.to_str().unwrap(), "200", "2560"],
     );
     assert!(
         added_kib < 48 * 1024,
@@ -857,8 +857,8 @@ fn hundreds_of_threads_stay_within_the_memory_budget() {
 #[test]
 fn threads_beyond_the_budget_are_counted_not_traced() {
     // 400 threads alive at once, 10 pwrites each: the main thread (which opened the file)
-    // and 383 workers hold the 384 recording states the memory budget allows; the other
-    // 17 workers' 170 calls run untraced, are counted, and a note says so.
+    // and 239 workers hold the 240 recording states the memory budget allows; the other
+    // 161 workers' 1,610 calls run untraced, are counted, and a note says so.
     let directory = tempfile::tempdir().unwrap();
     let program = compile("many_threads", directory.path(), &["-pthread"]);
     let target = directory.path().join("target.dat");
@@ -870,15 +870,15 @@ fn threads_beyond_the_budget_are_counted_not_traced() {
     assert_eq!(traced.exit_code(), Some(0));
     assert_fields(
         traced.file("/target.dat"),
-        &[("writes", 3830), ("opens", 1)],
+        &[("writes", 2390), ("opens", 1)],
     );
     assert_eq!(
         traced.summary["process_list"][0]["untraced_calls"].as_u64(),
-        Some(170)
+        Some(1610)
     );
     let notes = traced.summary["diagnostics"].to_string();
     assert!(
-        notes.contains("170 calls of threads beyond the 384 recording at once were counted"),
+        notes.contains("1610 calls of threads beyond the 240 recording at once were counted"),
         "{notes}"
     );
 }

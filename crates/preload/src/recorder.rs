@@ -156,11 +156,14 @@ const RELEASE_BYTES: usize = 64 * 1024;
 const RELEASE_ABOVE_THREADS: usize = 32;
 /// Threads of this process holding a chunk.
 static THREADS_WITH_CHUNKS: AtomicUsize = AtomicUsize::new(0);
-/// Most threads that may hold recording state (a chunk and folding state, about 120 KiB
-/// resident when busy) at once: with the path and context tables, what keeps a process
-/// within its 64 MiB. The calls of threads beyond it are let through untraced and counted,
-/// as Darshan marks a log partial when its memory runs out, and the trace says so.
-pub const MAX_THREAD_STATES: usize = 384;
+/// Most threads that may hold recording state at once, so that a process stays within
+/// its 64 MiB whatever it does: at worst 32 threads keep whole chunks (353 KiB each with
+/// their folding state), the others at most 68 KiB of chunk and 97 KiB of state, and the
+/// path, context and descriptor tables take under 19 MiB: 11 + 208 × 0.161 + 19 < 64 MiB
+/// (busy threads measured about 120 KiB). The calls of threads beyond it are let through
+/// untraced and counted, as Darshan marks a log partial when its memory runs out, and the
+/// trace says so.
+pub const MAX_THREAD_STATES: usize = 240;
 static THREAD_STATES: AtomicUsize = AtomicUsize::new(0);
 /// Calls of threads refused state because [`MAX_THREAD_STATES`] threads held one.
 static REFUSED_CALLS: AtomicU64 = AtomicU64::new(0);

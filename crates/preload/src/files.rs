@@ -20,13 +20,24 @@ use crate::spin::SpinLock;
 use crate::sys::{self, PathBuffer};
 
 const DESCRIPTOR_TABLE_SIZE: usize = 1 << 16;
-/// Memory the path table may hold: the paths' bytes, an entry per path and the index.
-/// About 150,000 paths of 100 bytes; past it, new paths are recorded each time they are
-/// named but not remembered (see the module's doc).
+/// Memory the path table may hold: the paths' allocations, an entry per path and the
+/// index. About 90,000 paths of 100 bytes; past it, new paths are recorded each time they
+/// are named but not remembered (see the module's doc).
 pub const PATH_TABLE_BYTES: usize = 16 << 20;
-/// Memory per remembered path besides its bytes: its entry (a boxed slice and the origin)
-/// and, the index being at most half full, two to four slots of it.
-const PATH_ENTRY_BYTES: usize = 24 + 16;
+/// Memory per remembered path besides its bytes: its entry (a boxed slice and the origin),
+/// as much again while the list grows by doubling, and, the index being at most half
+/// full, two to four slots of it.
+const PATH_ENTRY_BYTES: usize = 2 * 24 + 16;
+
+/// What the tracer's allocator takes for `length` bytes (power-of-two size classes, pages
+/// past 64 KiB; see `allocator`).
+fn allocated(length: usize) -> usize {
+    if length <= 1 << 16 {
+        length.max(16).next_power_of_two()
+    } else {
+        length.div_ceil(4096) * 4096
+    }
+}
 
 static DESCRIPTOR_FILES: [AtomicU32; DESCRIPTOR_TABLE_SIZE] =
     [const { AtomicU32::new(0) }; DESCRIPTOR_TABLE_SIZE];
@@ -74,7 +85,7 @@ impl PathTable {
 
     /// Remembers `path` under the next id, if the table has room for it.
     fn insert(&mut self, path: &[u8], hash: u64, origin: u32) -> Option<u32> {
-        let cost = path.len() + PATH_ENTRY_BYTES;
+        let cost = allocated(path.len()) + PATH_ENTRY_BYTES;
         if self.next_unremembered != 0 || self.bytes + cost > PATH_TABLE_BYTES {
             return None;
         }

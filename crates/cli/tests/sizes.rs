@@ -1,7 +1,7 @@
 //! Trace size against iterations and time steps, in a test binary of its own: a trace's
 //! size depends a little on its timing statistics (how many histogram bins are used, how
 //! large the extremes are), so it is measured without the other tests' programs competing
-//! for this machine's two cores, and the loop program's size is the smallest of three runs
+//! for this machine's two cores, and the loop program's size is the smallest of five runs
 //! (the machine's noise only ever adds outliers, and with them bytes). The two tests take
 //! turns (a test binary runs its tests in parallel), so neither competes with the other.
 
@@ -26,7 +26,7 @@ fn loop_structured_trace_does_not_grow_with_iterations() {
     let mut sizes = Vec::new();
     for outer in [1_000u64, 1_000_000] {
         let mut smallest = u64::MAX;
-        for _ in 0..3 {
+        for _ in 0..5 {
             let traced = trace(
                 directory.path(),
                 &program,

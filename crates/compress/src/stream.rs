@@ -644,7 +644,9 @@ impl Default for NodeWriter<'_> {
 }
 
 impl NodeWriter<'_> {
-    fn node(&mut self, node: &Node<EventKey>, out: &mut ByteWriter) {
+    /// Writes `node`, which the loops around it run `occurrences` times (the product of
+    /// their counts).
+    fn node(&mut self, node: &Node<EventKey>, occurrences: u64, out: &mut ByteWriter) {
         match node {
             Node::Leaf(leaf) => {
                 if let Some(index) = self.dictionary.get(&leaf.key) {
@@ -658,10 +660,12 @@ impl NodeWriter<'_> {
                     out.u64(TAG_KEY_INLINE);
                     encode_key(&leaf.key, out);
                 }
-                // Every occurrence has a duration and a gap before it: the gap's count is
-                // the duration's (kept as their difference, which is 0), so a leaf's bytes
-                // grow with one count, not two, as its loop runs longer.
-                leaf.duration.encode(out, true);
+                // A leaf's count is as many as the loops around it run it (kept as the
+                // difference, 0 unless ranks share the stream), and every occurrence has a
+                // duration and a gap before it (the gap's count is the duration's, kept as
+                // the difference): a leaf's bytes do not grow with its loops' counts.
+                out.i64(leaf.duration.count.wrapping_sub(occurrences) as i64);
+                leaf.duration.encode_after_count(out, true);
                 out.i64(leaf.gap.count.wrapping_sub(leaf.duration.count) as i64);
                 leaf.gap.encode_after_count(out, false);
                 out.i64(leaf.offset_low);
@@ -677,7 +681,7 @@ impl NodeWriter<'_> {
                 self.loops_written += 1;
                 let mut inner = ByteWriter::new();
                 for child in body {
-                    self.node(child, &mut inner);
+                    self.node(child, occurrences.saturating_mul(*count), &mut inner);
                 }
                 out.u64(count << 2 | TAG_LOOP);
                 out.u64(body.len() as u64);
@@ -926,7 +930,7 @@ impl StreamEncoder {
     }
 
     fn write(&mut self, node: &Node<EventKey>) {
-        self.writer.node(node, &mut self.body);
+        self.writer.node(node, 1, &mut self.body);
         self.top_level_nodes += 1;
     }
 
@@ -1009,6 +1013,9 @@ pub struct Body<'a> {
     rank_sets: &'a [RankSet],
     shared: bool,
     rank_delta: i64,
+    /// How many times the stored loop counts around this body run it (their product, for
+    /// the base rank): a leaf's statistics count is stored against it.
+    occurrences: u64,
 }
 
 impl<'a> Body<'a> {
@@ -1085,8 +1092,14 @@ impl<'a> Body<'a> {
     }
 }
 
-fn read_leaf(reader: &mut ByteReader, key: EventKey, shared: bool) -> Result<Leaf<EventKey>> {
-    let duration = Stats::decode(reader, true)?;
+fn read_leaf(
+    reader: &mut ByteReader,
+    key: EventKey,
+    shared: bool,
+    occurrences: u64,
+) -> Result<Leaf<EventKey>> {
+    let count = occurrences.wrapping_add(reader.i64()? as u64);
+    let duration = Stats::decode_with_count(reader, true, count)?;
     let gap_count = duration.count.wrapping_add(reader.i64()? as u64);
     let gap = Stats::decode_with_count(reader, false, gap_count)?;
     let offset_low = reader.i64()?;
@@ -1138,6 +1151,7 @@ fn read_item<'a>(reader: &mut ByteReader<'a>, outer: &Body<'a>) -> Result<Item<'
                     data,
                     nodes,
                     rank_delta,
+                    occurrences: outer.occurrences.saturating_mul(tag >> 2),
                     ..*outer
                 },
                 ranks,
@@ -1145,7 +1159,7 @@ fn read_item<'a>(reader: &mut ByteReader<'a>, outer: &Body<'a>) -> Result<Item<'
         }
         _ => decode_key(reader)?,
     };
-    let mut leaf = read_leaf(reader, key, outer.shared)?;
+    let mut leaf = read_leaf(reader, key, outer.shared, outer.occurrences)?;
     if let Some(slopes) = (leaf.key.parameters as usize)
         .checked_sub(1)
         .and_then(|index| outer.parameters.get(index))
@@ -1223,10 +1237,12 @@ impl EncodedStream {
             loop_slopes: Vec<i64>,
             loop_ranks: Vec<u32>,
         }
+        /// `runs`: how many times the stored loop counts around these nodes run them.
         fn check(
             reader: &mut ByteReader,
             nodes: u64,
             depth: usize,
+            runs: u64,
             state: &mut Check,
         ) -> Result<u64> {
             if depth > MAX_DEPTH {
@@ -1261,7 +1277,7 @@ impl EncodedStream {
                         }
                         state.max_call = state.max_call.max(key.call);
                         state.max_context = state.max_context.max(key.context);
-                        read_leaf(reader, key, state.shared)?;
+                        read_leaf(reader, key, state.shared, runs)?;
                         occurrences = occurrences.saturating_add(1);
                     }
                     None => {
@@ -1282,7 +1298,9 @@ impl EncodedStream {
                         state.loop_ranks.push(ranks as u32);
                         let body = reader.bytes()?;
                         let mut inner = ByteReader::new(body, "loop body");
-                        let per_iteration = check(&mut inner, inner_nodes, depth + 1, state)?;
+                        let inner_runs = runs.saturating_mul(tag >> 2);
+                        let per_iteration =
+                            check(&mut inner, inner_nodes, depth + 1, inner_runs, state)?;
                         if !inner.is_empty() {
                             return Err(reader.corrupt("loop body has trailing bytes"));
                         }
@@ -1303,7 +1321,7 @@ impl EncodedStream {
             loop_slopes: Vec::new(),
             loop_ranks: Vec::new(),
         };
-        let occurrences = check(&mut reader, top_level_nodes, 0, &mut state)?;
+        let occurrences = check(&mut reader, top_level_nodes, 0, 1, &mut state)?;
         if !reader.is_empty() {
             return Err(FormatError::Corrupt(
                 "event stream has trailing bytes".into(),
@@ -1353,6 +1371,7 @@ impl EncodedStream {
             rank_sets: &self.sharing.rank_sets,
             shared: self.shared,
             rank_delta,
+            occurrences: 1,
         }
     }
 
@@ -1435,7 +1454,7 @@ impl EncodedStream {
         };
         let mut body = ByteWriter::new();
         for node in nodes {
-            writer.node(node, &mut body);
+            writer.node(node, 1, &mut body);
         }
         assemble(
             first_start,

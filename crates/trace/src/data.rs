@@ -13,7 +13,8 @@ use crate::{Result, TraceError};
 
 /// Section versions this reader understands.
 const VERSION: u16 = 1;
-/// Version 8 of EVNT: a leaf's gap count as its difference from its duration count
+/// Version 8 of EVNT: a leaf's duration count against the product of its loops' counts,
+/// and its gap count against its duration count
 /// (version 7 point-to-point tags against the last at the same context, version 6
 /// added rank sets, for parts only some ranks have; version 5 loop count slopes and peer
 /// moduli, statistics kept their floats in 8 bytes

@@ -128,8 +128,30 @@ pub fn summary_json(trace: &Path, extra: &[&str]) -> Value {
 /// Runs `cairn run -q -o <dir>/trace.cairn -- program args...` and reads the summary.
 pub fn trace(directory: &Path, program: &Path, arguments: &[&str]) -> Traced {
     library();
+    trace_with(&cairn_binary(), directory, program, arguments)
+}
+
+/// The release build of `cairn` (with its `libcairn.so`), when it is at least as new as
+/// the build under test (`scripts/test.sh` builds both): what users run, for the tests
+/// whose figures depend on the tracer's own speed (a slower tracer sees more timer
+/// interrupts inside the calls it times, and timing statistics take more bytes).
+pub fn release_cairn_binary() -> Option<PathBuf> {
+    let debug = cairn_binary();
+    let release = debug.parent()?.parent()?.join("release").join("cairn");
+    let modified = |path: &Path| {
+        std::fs::metadata(path)
+            .and_then(|data| data.modified())
+            .ok()
+    };
+    let fresh = modified(&release)? >= modified(&debug)?
+        && modified(&release.with_file_name("libcairn.so"))? >= modified(&library())?;
+    fresh.then_some(release)
+}
+
+/// [`trace`] with a given `cairn` binary (and the `libcairn.so` beside it).
+pub fn trace_with(binary: &Path, directory: &Path, program: &Path, arguments: &[&str]) -> Traced {
     let trace = directory.join("trace.cairn");
-    let output = Command::new(cairn_binary())
+    let output = Command::new(binary)
         .args(["run", "-q", "-o"])
         .arg(&trace)
         .arg("--")

@@ -408,9 +408,16 @@ pub unsafe extern "C" fn __libc_start_main(
 }
 
 pub fn record_exit_call(status: c_int) {
+    record_end(mark::EXIT_CALL, status as u32 as u64);
+}
+
+/// The end of the process image (`mark`: exit or `_exit`): first what the trace would
+/// otherwise miss — calls of threads beyond the budget, calls after the merge at
+/// `MPI_Finalize` — then the mark.
+fn record_end(end: u32, value: u64) {
     recorder::with_current_state(|state| {
         recorder::note_refused_calls(state);
-        state.write_mark(mark::EXIT_CALL, status as u32 as u64);
+        state.write_mark(end, value);
     });
     crate::finalize::report_calls_after_merge(launcher_rank());
 }
@@ -420,11 +427,7 @@ extern "C" fn at_load() {
 }
 
 extern "C" fn at_unload() {
-    recorder::with_current_state(|state| {
-        recorder::note_refused_calls(state);
-        state.write_mark(mark::EXIT, 0);
-    });
-    crate::finalize::report_calls_after_merge(launcher_rank());
+    record_end(mark::EXIT, 0);
 }
 
 #[used]

@@ -322,8 +322,8 @@ struct ThreadCursor {
     /// The thread's last event record, which a run record repeats.
     last: Option<RawEvent>,
     /// The last events (at most [`MAX_BLOCK_PERIOD`]) of event, run and block records (a
-    /// run's or block's repetitions count) since the thread's last record of another kind:
-    /// what a block record repeats.
+    /// run's or block's repetitions count) since the thread's last record of another kind
+    /// but a definition (path, context, module): what a block record repeats.
     plain: VecDeque<(u32, RawEvent)>,
 }
 

@@ -13,6 +13,11 @@
 //! - **result**: relative to the request (0 when a call moved what it asked for).
 //! - **MPI tag** (point-to-point calls): minus the last tag at the same calling context, so
 //!   a loop whose tag is its step (`MPI_Isend(…, tag = step, …)`) folds like offsets do.
+//! - **MPI-IO explicit offset** (in aux): minus the last one at the same calling context,
+//!   so `MPI_File_write_at_all` advancing by its transfer folds even though the aggregator's
+//!   `pwritev` calls in between access the same file elsewhere.
+//! - **seek positions** (`lseek(fd, i * size, SEEK_SET)` and its result): minus the
+//!   position reached (`cairn_model::positional`), so a loop of seeks repeats its key.
 //! - calls, contexts, handles, sizes, flags, whence, errno: exact.
 //!
 //! Timing (duration, compute gap before the event) is kept as statistics per leaf; the exact
@@ -20,7 +25,7 @@
 
 use cairn_format::bytes::{ByteReader, ByteWriter};
 use cairn_format::{FormatError, Result};
-use cairn_model::{event_flags, CallClass, Event, UNKNOWN};
+use cairn_model::{event_flags, positional, CallClass, Event, UNKNOWN};
 
 use crate::fold::{Folder, Leaf, Limits, Node};
 use crate::hash::FastMap;
@@ -375,6 +380,8 @@ pub struct Relative {
     direction_end: FastMap<(u64, bool), i64>,
     /// The last MPI tag of a point-to-point call at each context.
     context_tag: FastMap<u32, u32>,
+    /// The last MPI-IO explicit offset at each context ([`event_flags::OFFSET_IN_AUX`]).
+    context_aux: FastMap<u32, u64>,
 }
 
 /// An MPI point-to-point call's tag: the high 32 bits of aux (the peer is the low 32).
@@ -481,6 +488,8 @@ impl Relative {
             self.direction_end
                 .insert(direction, event.offset.saturating_add(event.result.max(0)));
         }
+        let (request, result) =
+            positional::relative(event.flags, event.offset, event.request, event.result);
         let key = EventKey {
             order,
             call: event.call,
@@ -488,14 +497,17 @@ impl Relative {
             handle: event.handle,
             file,
             offset,
-            request: event.request,
-            result: event.result.wrapping_sub(event.request as i64),
+            request,
+            result: result.wrapping_sub(request as i64),
             errno: event.errno,
             aux: if class == Some(CallClass::PointToPoint) {
                 with_tag(
                     event.aux,
                     self.relative_tag(event.context, tag_of(event.aux)),
                 )
+            } else if event.flags & event_flags::OFFSET_IN_AUX != 0 {
+                let base = self.context_aux.insert(event.context, event.aux);
+                event.aux.wrapping_sub(base.unwrap_or(0))
             } else {
                 event.aux
             },
@@ -531,6 +543,11 @@ impl Relative {
         self.advance(key, file_plus_one, offset, class);
         let aux = if class == Some(CallClass::PointToPoint) {
             with_tag(key.aux, self.absolute_tag(key.context, tag_of(key.aux)))
+        } else if key.flags & event_flags::OFFSET_IN_AUX != 0 {
+            let base = self.context_aux.get(&key.context).copied().unwrap_or(0);
+            let aux = base.wrapping_add(key.aux);
+            self.context_aux.insert(key.context, aux);
+            aux
         } else {
             key.aux
         };
@@ -713,12 +730,22 @@ impl BlockPosition {
     /// explicit offset `stride` further each time, one at the descriptor's position kept.
     fn nth(&self, repetition: u64) -> Event {
         let first = self.event.offset;
+        if first < 0 {
+            return self.event.clone();
+        }
+        let offset = first.saturating_add(self.stride.saturating_mul(repetition as i64));
+        // A seek's positions move with its offset.
+        let (request, result) = positional::relative(
+            self.event.flags,
+            first,
+            self.event.request,
+            self.event.result,
+        );
+        let (request, result) = positional::absolute(self.event.flags, offset, request, result);
         Event {
-            offset: if first >= 0 {
-                first.saturating_add(self.stride.saturating_mul(repetition as i64))
-            } else {
-                first
-            },
+            offset,
+            request,
+            result,
             ..self.event
         }
     }
@@ -1515,6 +1542,8 @@ impl EncodedStream {
                 self.started = true;
                 let duration = leaf.duration.mean.round() as u64;
                 self.clock = start.saturating_add(duration);
+                let (request, result) =
+                    positional::absolute(key.flags, offset, key.request, key.result());
                 (self.visit)(Event {
                     call: key.call,
                     start,
@@ -1522,8 +1551,8 @@ impl EncodedStream {
                     file: file_plus_one.checked_sub(1).map(|file| file as u32),
                     handle: key.handle,
                     offset,
-                    request: key.request,
-                    result: key.result(),
+                    request,
+                    result,
                     errno: key.errno,
                     context: key.context,
                     aux,

@@ -67,9 +67,62 @@ pub mod event_flags {
     /// A receive or probe that named `MPI_ANY_TAG`: the tag kept is the one that matched.
     pub const ANY_TAG: u32 = 64;
 
+    /// A seek to an absolute position (`SEEK_SET`) that succeeded: its request is the
+    /// position reached (see [`positional`](crate::positional)).
+    pub const REQUEST_AT_POSITION: u32 = 128;
+    /// A call whose result is the position reached (`lseek`, `ftell`), and that succeeded.
+    pub const RESULT_AT_POSITION: u32 = 256;
+    /// `aux` is an MPI-IO explicit offset (`MPI_File_write_at` and the like; in etypes of
+    /// the file view). A trace keys it against the last one at the same calling context,
+    /// so offsets advancing by a transfer size repeat — whatever the library below does
+    /// with the file in between.
+    pub const OFFSET_IN_AUX: u32 = 512;
+
     /// The runtime's I/O, not the program's: before `main`, or inside MPI start-up/shut-down.
     /// One rule for every reader (summary, dump, noise classification).
     pub const RUNTIME: u32 = BEFORE_MAIN | IN_RUNTIME;
+}
+
+/// The one rule by which a seek's values that name the position it reached are kept as
+/// differences from that position (its offset), so that `lseek(fd, i * 4096, SEEK_SET)` —
+/// IOR's POSIX idiom — has the same stored values in every iteration and folds like a
+/// `pwrite` does. The tracer stores raw events this way and the trace builder keys events
+/// this way; readers get absolute values back. The flags say which values are positions,
+/// so nothing about the call's name is needed to undo it.
+pub mod positional {
+    use crate::event_flags::{REQUEST_AT_POSITION, RESULT_AT_POSITION};
+
+    /// (request, result) as stored: positions as differences from `offset`.
+    #[inline(always)]
+    pub fn relative(flags: u32, offset: i64, request: u64, result: i64) -> (u64, i64) {
+        let request = if flags & REQUEST_AT_POSITION != 0 {
+            request.wrapping_sub(offset as u64)
+        } else {
+            request
+        };
+        let result = if flags & RESULT_AT_POSITION != 0 {
+            result.wrapping_sub(offset)
+        } else {
+            result
+        };
+        (request, result)
+    }
+
+    /// The inverse of [`relative`].
+    #[inline(always)]
+    pub fn absolute(flags: u32, offset: i64, request: u64, result: i64) -> (u64, i64) {
+        let request = if flags & REQUEST_AT_POSITION != 0 {
+            request.wrapping_add(offset as u64)
+        } else {
+            request
+        };
+        let result = if flags & RESULT_AT_POSITION != 0 {
+            result.wrapping_add(offset)
+        } else {
+            result
+        };
+        (request, result)
+    }
 }
 
 impl Event {

@@ -10,7 +10,10 @@
 #![allow(clippy::too_many_arguments)]
 
 use cairn_format::segment::{path_origin, RawEvent};
-use cairn_model::event_flags::{self, EXPLICIT_OFFSET, FAILED};
+use cairn_model::event_flags::{
+    self, EXPLICIT_OFFSET, FAILED, REQUEST_AT_POSITION, RESULT_AT_POSITION,
+};
+use cairn_model::positional;
 use libc::{c_char, c_int, c_long, c_void, iovec, mode_t, size_t, ssize_t, FILE};
 
 use crate::files::{self, Mapping};
@@ -27,6 +30,23 @@ fn explicit_offset(event: &mut RawEvent, offset: i64) {
         event.offset = offset;
         event.flags |= EXPLICIT_OFFSET;
     }
+}
+
+/// A seek that reached `event.offset` (already set): its result, and its request when it
+/// asked for that very position (`SEEK_SET`), are stored as differences from it
+/// (`cairn_model::positional`), so that a loop seeking to `i * size` repeats its values.
+fn at_position(event: &mut RawEvent, result_is_position: bool) {
+    if event.offset < 0 {
+        return;
+    }
+    if event.aux == libc::SEEK_SET as u64 {
+        event.flags |= REQUEST_AT_POSITION;
+    }
+    if result_is_position {
+        event.flags |= RESULT_AT_POSITION;
+    }
+    (event.request, event.result) =
+        positional::relative(event.flags, event.offset, event.request, event.result);
 }
 
 fn descriptor(event: &mut RawEvent, state: &mut ThreadState, fd: c_int) {
@@ -142,6 +162,7 @@ pub fn fd_seek(
     event.result = ret;
     if ret >= 0 {
         event.offset = ret;
+        at_position(event, true);
     }
     fail_if(event, ret < 0);
     true
@@ -432,6 +453,7 @@ pub fn stream_seek(
             type Ftello = unsafe extern "C" fn(*mut FILE) -> i64;
             // SAFETY: the next definition of ftello, on the stream that was just sought.
             event.offset = unsafe { std::mem::transmute::<usize, Ftello>(real)(handle) };
+            at_position(event, false);
         }
     }
     fail_if(event, ret != 0);
@@ -446,8 +468,11 @@ pub fn stream_tell(
 ) -> bool {
     stream(event, state, handle);
     let ret = ret.into();
+    // A tell is a seek by 0 from the current position.
+    event.aux = libc::SEEK_CUR as u64;
     event.result = ret;
     event.offset = ret;
+    at_position(event, true);
     fail_if(event, ret < 0);
     true
 }
@@ -719,6 +744,9 @@ pub fn mpi_file_transfer(
     event.file = files::mpi_file(file as usize);
     // MPI offsets count etypes of the file view, not bytes: kept as given.
     event.aux = offset as u64;
+    if offset >= 0 {
+        event.flags |= event_flags::OFFSET_IN_AUX;
+    }
     mpi_result(event, mpi_bytes(count, datatype), ret);
     true
 }

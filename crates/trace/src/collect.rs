@@ -17,7 +17,7 @@ use cairn_format::segment::{
     self, last_repetitions, mark, ProcessHeader, RawEvent, RawRun, RawSpread, Record, SegmentFile,
     MAX_BLOCK_PERIOD,
 };
-use cairn_model::{event_flags, Call, CallClass, Event, Layer, UNKNOWN};
+use cairn_model::{event_flags, positional, Call, CallClass, Event, Layer, UNKNOWN};
 
 use crate::elf::Segments;
 use crate::noise::{self, Noise};
@@ -482,6 +482,26 @@ impl OffsetTracker {
         }
     }
 
+    /// After [`OffsetTracker::apply`] on a seek that later occurrences repeated, each
+    /// further on (a run or a block's position): the last of them went `by` further, and
+    /// what the body did after it at the descriptor's position moved on by as much.
+    fn seeks_moved(&mut self, call: Call, event: &Event, by: i64) {
+        if call.class() != CallClass::Seek || event.failed() || event.offset < 0 || by == 0 {
+            return;
+        }
+        let position = match call.layer() {
+            Layer::Posix => {
+                let description = self.description(event.handle);
+                self.positions[description].as_mut()
+            }
+            Layer::Stdio => self.streams.get_mut(&event.handle).and_then(Option::as_mut),
+            _ => None,
+        };
+        if let Some(position) = position {
+            *position = position.wrapping_add(by);
+        }
+    }
+
     fn repeat(&mut self, call: Call, event: &Event, more: u64) {
         // Seeks to the same place, syncs, stats, MPI calls: each occurrence leaves the
         // state as the first did.
@@ -926,6 +946,9 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                 .clock
                 .nanoseconds(raw.start.saturating_add(raw.duration))
                 .max(start);
+            // The tracer keeps a seek's positions relative to the position reached.
+            let (request, result) =
+                positional::absolute(flags, raw.offset, raw.request, raw.result);
             let mut event = Event {
                 call: 0,
                 start: relative(start),
@@ -933,8 +956,8 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                 file: file_index,
                 handle: raw.handle,
                 offset: raw.offset,
-                request: raw.request,
-                result: raw.result,
+                request,
+                result,
                 errno: raw.errno,
                 context: 0,
                 aux: raw.aux,
@@ -1053,6 +1076,14 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                         // At the descriptor's position: each occurrence moves it on.
                         event.bytes() as i64
                     };
+                    // Seeks moving by a stride leave the position where the last one went.
+                    if run.count > 1 {
+                        tracker.seeks_moved(
+                            call,
+                            &event,
+                            stride.wrapping_mul(run.count as i64 - 1),
+                        );
+                    }
                     encoders[slot].push_run(
                         &event,
                         Some(call.class()),
@@ -1120,21 +1151,68 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                             .map(|(_, event)| event.bytes() as i64)
                             .sum()
                     };
+                    // A seek moving by a stride (IOR's `lseek(fd, i * size)`) moves the
+                    // calls at the descriptor's position after it by the same stride; calls
+                    // before the body's first seek follow the body's last one (of the
+                    // repetition before).
+                    let seek_stride = |index: usize, handle: u64, layer: Layer| -> Option<i64> {
+                        let is_seek = |i: &usize| {
+                            entries[*i].is_some_and(|entry| {
+                                let (call, event) = &deferred[entry];
+                                call.class() == CallClass::Seek
+                                    && call.layer() == layer
+                                    && event.handle == handle
+                                    && event.offset >= 0
+                            })
+                        };
+                        (0..index)
+                            .rev()
+                            .find(is_seek)
+                            .or_else(|| (index..entries.len()).rev().find(is_seek))
+                            .map(|i| block.positions[i].stride)
+                    };
                     let strides: Vec<i64> = entries
                         .iter()
+                        .enumerate()
                         .zip(&block.positions)
-                        .map(|(entry, run)| match entry.map(|entry| &deferred[entry]) {
-                            Some((call, event)) if moves(event, *call) => {
-                                advance(event.handle, call.layer())
-                            }
-                            _ => run.stride,
-                        })
+                        .map(
+                            |((index, entry), run)| match entry.map(|entry| &deferred[entry]) {
+                                Some((call, event)) if moves(event, *call) => {
+                                    advance(event.handle, call.layer())
+                                }
+                                Some((call, event))
+                                    if OffsetTracker::moves_position(*call, event)
+                                        && event.offset >= 0 =>
+                                {
+                                    seek_stride(index, event.handle, call.layer())
+                                        .unwrap_or(run.stride)
+                                }
+                                _ => run.stride,
+                            },
+                        )
                         .collect();
                     if block.count > 1 {
                         for (call, event) in &deferred {
                             if !restarted.contains(&(event.handle, call.layer())) {
                                 tracker.repeat(*call, event, block.count - 1);
                             }
+                        }
+                        // The position each seek-restarted descriptor is left at moves by
+                        // the stride of the body's last seek on it.
+                        let mut last_seeks: Vec<(Call, &Event, i64)> = Vec::new();
+                        for (entry, run) in entries.iter().zip(&block.positions) {
+                            if let Some((call, event)) = entry.map(|entry| &deferred[entry]) {
+                                if call.class() == CallClass::Seek {
+                                    last_seeks.retain(|(c, e, _)| {
+                                        !(e.handle == event.handle && c.layer() == call.layer())
+                                    });
+                                    last_seeks.push((*call, event, run.stride));
+                                }
+                            }
+                        }
+                        let more = block.count as i64 - 1;
+                        for (call, event, stride) in last_seeks {
+                            tracker.seeks_moved(call, event, stride.wrapping_mul(more));
                         }
                     }
                     for ((prepared, run), stride) in

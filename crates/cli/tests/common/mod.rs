@@ -26,17 +26,28 @@ pub fn programs_directory() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/programs")
 }
 
-/// Compiles `tests/programs/<name>.c` into `directory` and returns the executable.
+/// Compiles `tests/programs/<name>.c` (or `.f90`, with gfortran; `name` may name a
+/// subdirectory, as `patterns/ior_posix`) into `directory` and returns the executable.
 pub fn compile(name: &str, directory: &Path, extra: &[&str]) -> PathBuf {
-    let source = programs_directory().join(format!("{name}.c"));
-    let output = directory.join(name);
-    let status = Command::new("cc")
-        .args(["-O1", "-fno-builtin", "-g", "-o"])
+    let fortran = programs_directory().join(format!("{name}.f90"));
+    let (compiler, flags, source) = if fortran.exists() {
+        ("gfortran", &["-O1", "-g", "-o"][..], fortran)
+    } else {
+        (
+            "cc",
+            &["-O1", "-fno-builtin", "-g", "-o"][..],
+            programs_directory().join(format!("{name}.c")),
+        )
+    };
+    let base = Path::new(name).file_name().expect("a program name");
+    let output = directory.join(base);
+    let status = Command::new(compiler)
+        .args(flags)
         .arg(&output)
         .arg(&source)
         .args(extra)
         .status()
-        .expect("cc runs");
+        .expect("the compiler runs");
     assert!(status.success(), "compiling {name}");
     output
 }

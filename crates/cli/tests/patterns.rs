@@ -1,0 +1,204 @@
+//! The corpus of real I/O patterns (`tests/programs/patterns/`): each program does what a
+//! well-known code does (its comment says which), runs under the real preload library at
+//! N and 10·N iterations, and must give exact per-file figures and a trace whose size does
+//! not grow with N (within 5%, the median of three runs at each size: timing statistics
+//! move a trace by a few bytes from run to run) and stays under 16 KiB.
+//!
+//! A test binary of its own, its tests one at a time (as `sizes.rs`), so the sizes are not
+//! measured while other tests' programs compete for this machine's two cores.
+
+mod common;
+
+use common::*;
+
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn alone() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Traces `patterns/<name>` with its directory and `n` as arguments, three times at `n`
+/// and three at `10 n`; `check` gets each run's summary and its `n`. Returns the median
+/// sizes and asserts that they are within 5% of each other and under 16 KiB.
+fn folds_at_any_size(name: &str, n: u64, check: impl Fn(&Traced, u64)) -> (u64, u64) {
+    let _alone = alone();
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile(&format!("patterns/{name}"), directory.path(), &[]);
+    // The release build when it is fresh (what users run; scripts/test.sh builds it).
+    let binary = release_cairn_binary().unwrap_or_else(|| {
+        library();
+        cairn_binary()
+    });
+    let mut medians = Vec::new();
+    for size in [n, 10 * n] {
+        let mut runs = Vec::new();
+        for _ in 0..3 {
+            let work = tempfile::tempdir_in(directory.path()).unwrap();
+            let traced = trace_with(
+                &binary,
+                work.path(),
+                &program,
+                &[work.path().to_str().unwrap(), &size.to_string()],
+            );
+            assert_eq!(
+                traced.exit_code(),
+                Some(0),
+                "{name} {size}: {}",
+                String::from_utf8_lossy(&traced.output.stderr)
+            );
+            check(&traced, size);
+            runs.push(std::fs::metadata(&traced.trace).unwrap().len());
+        }
+        runs.sort_unstable();
+        eprintln!("{name}, {size}: {runs:?} B");
+        medians.push(runs[1]);
+    }
+    let (small, large) = (medians[0], medians[1]);
+    assert!(
+        large.abs_diff(small) as f64 <= 0.05 * small as f64,
+        "{name}: trace size {small} B at {n}, {large} B at {}",
+        10 * n
+    );
+    assert!(large < 16 * 1024, "{name}: {large} B");
+    (small, large)
+}
+
+#[test]
+fn ior_posix_lseek_then_write_folds() {
+    // 256 transfers per segment, N segments, written then read back.
+    folds_at_any_size("ior_posix", 4, |traced, segments| {
+        let calls = 256 * segments;
+        traced.assert_files(&["/ior.dat"]);
+        assert_fields(
+            traced.file("/ior.dat"),
+            &[
+                ("opens", 2),
+                ("closes", 2),
+                ("syncs", 1),
+                ("seeks", 2 * calls),
+                ("writes", calls),
+                ("reads", calls),
+                ("bytes_written", 4096 * calls),
+                ("bytes_read", 4096 * calls),
+                // Every transfer but the first of each phase follows the one before: the
+                // offsets each seek reached are exact.
+                ("consecutive_writes", calls - 1),
+                ("consecutive_reads", calls - 1),
+                ("max_offset", 4096 * calls),
+            ],
+        );
+    });
+}
+
+#[test]
+fn interleaved_strided_streams_fold() {
+    folds_at_any_size("interleaved", 20, |traced, steps| {
+        let calls = 256 * steps;
+        traced.assert_files(&["/streams.dat"]);
+        assert_fields(
+            traced.file("/streams.dat"),
+            &[
+                ("opens", 1),
+                ("closes", 1),
+                ("seeks", calls),
+                ("writes", calls),
+                ("reads", calls),
+                ("bytes_written", 4096 * calls),
+                ("bytes_read", 4096 * calls),
+                // Sixteen regions visited in order, sixteen times a step: 15 of every 16
+                // accesses lie after the one before, none right after it.
+                ("sequential_writes", 240 * steps),
+                ("sequential_reads", 240 * steps),
+                ("consecutive_writes", 0),
+                ("consecutive_reads", 0),
+                ("max_offset", 1 << 20),
+            ],
+        );
+    });
+}
+
+#[test]
+fn stdio_log_with_flushes_and_tells_folds() {
+    folds_at_any_size("stdio_log", 1000, |traced, steps| {
+        traced.assert_files(&["/run.log"]);
+        assert_fields(
+            traced.file("/run.log"),
+            &[
+                ("opens", 2),
+                ("closes", 2),
+                // The header and a line per step; every line read back, and the EOF.
+                ("writes", steps + 1),
+                ("bytes_written", 30 * (steps + 1)),
+                ("reads", steps + 2),
+                ("bytes_read", 30 * (steps + 1)),
+                ("flushes", steps / 10),
+                ("seeks", steps / 10),
+                ("consecutive_writes", steps),
+            ],
+        );
+    });
+}
+
+#[test]
+fn checkpoint_per_file_then_restart_folds() {
+    folds_at_any_size("checkpoint_restart", 100, |traced, checkpoints| {
+        let files = traced.summary["files"].as_array().unwrap();
+        let checkpoint_files: Vec<&str> = files
+            .iter()
+            .filter_map(|file| file["path"].as_str())
+            .filter(|path| path.contains("/ckpt-"))
+            .collect();
+        assert_eq!(checkpoint_files.len() as u64, checkpoints);
+        for c in [0, checkpoints / 2, checkpoints - 2] {
+            assert_fields(
+                traced.file(&format!("/ckpt-{c:06}.dat")),
+                &[
+                    ("opens", 1),
+                    ("closes", 1),
+                    ("writes", 5),
+                    ("bytes_written", 64 + 4 * 32768),
+                    ("consecutive_writes", 4),
+                    ("syncs", 1),
+                    // unlinked when the next one is written
+                    ("metas", 1),
+                ],
+            );
+        }
+        assert_fields(
+            traced.file(&format!("/ckpt-{:06}.dat", checkpoints - 1)),
+            &[
+                ("opens", 2),
+                ("closes", 2),
+                ("writes", 5),
+                ("reads", 5),
+                ("bytes_read", 64 + 4 * 32768),
+                ("stats", 1),
+                ("metas", 0),
+            ],
+        );
+    });
+}
+
+#[test]
+fn fortran_unformatted_sequential_records_fold() {
+    folds_at_any_size("fortran_sequential", 1000, |traced, steps| {
+        // A record of 512 real(8) is 4096 bytes between two 4-byte markers.
+        let bytes = 4104 * steps;
+        assert_fields(
+            traced.file("/history.bin"),
+            &[
+                ("opens", 1),
+                ("closes", 1),
+                ("bytes_written", bytes),
+                ("bytes_read", bytes),
+                ("max_offset", bytes),
+            ],
+        );
+        // gfortran's buffer turns the records into fewer, larger writes: all consecutive.
+        let file = traced.file("/history.bin");
+        let writes = file["writes"].as_u64().unwrap();
+        assert_eq!(file["consecutive_writes"].as_u64(), Some(writes - 1));
+    });
+}

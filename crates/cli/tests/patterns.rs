@@ -202,3 +202,75 @@ fn fortran_unformatted_sequential_records_fold() {
         assert_eq!(file["consecutive_writes"].as_u64(), Some(writes - 1));
     });
 }
+
+/// `mpirun.openmpi -np ranks cairn run -q -o DIR/trace.cairn -- patterns/name DIR n`.
+fn trace_mpi_pattern(name: &str, ranks: u64, n: u64) -> (tempfile::TempDir, Traced) {
+    let directory = tempfile::tempdir().unwrap();
+    let program = directory.path().join(name);
+    let status = std::process::Command::new("mpicc.openmpi")
+        .args(["-O1", "-g", "-o"])
+        .arg(&program)
+        .arg(programs_directory().join(format!("patterns/{name}.c")))
+        .status()
+        .expect("mpicc.openmpi runs (scripts/install-deps.sh installs Open MPI)");
+    assert!(status.success(), "compiling {name}");
+    library();
+    let trace = directory.path().join("trace.cairn");
+    let output = std::process::Command::new("mpirun.openmpi")
+        .args(["--oversubscribe", "-np", &ranks.to_string()])
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .arg(cairn_binary())
+        .args(["run", "-q", "-o"])
+        .arg(&trace)
+        .arg("--")
+        .arg(&program)
+        .arg(directory.path())
+        .arg(n.to_string())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let summary = summary_json(&trace, &[]);
+    (
+        directory,
+        Traced {
+            output,
+            trace,
+            summary,
+        },
+    )
+}
+
+#[test]
+fn halo_exchange_on_a_2d_grid_counts_every_message() {
+    // Exact per-call figures on a 2 × 2 and a 4 × 4 grid (the trace's size still grows
+    // with the grid: ranks of different neighbourhoods share streams through parts whose
+    // rank sets are runs, not nested strides — see the README).
+    let _alone = alone();
+    let steps = 50;
+    for (ranks, messages_per_step) in [(4u64, 8u64), (16, 48)] {
+        let (_directory, traced) = trace_mpi_pattern("halo2d", ranks, steps);
+        let calls = &traced.summary["calls"];
+        let count = |call: &str| calls[call]["count"].as_u64();
+        let bytes = |call: &str| calls[call]["bytes"].as_u64();
+        let messages = messages_per_step * steps;
+        assert_eq!(count("MPI_Isend"), Some(messages), "{ranks} ranks");
+        assert_eq!(count("MPI_Irecv"), Some(messages), "{ranks} ranks");
+        assert_eq!(bytes("MPI_Isend"), Some(8192 * messages), "{ranks} ranks");
+        assert_eq!(bytes("MPI_Irecv"), Some(8192 * messages), "{ranks} ranks");
+        assert_eq!(count("MPI_Waitall"), Some(ranks * steps));
+        assert_eq!(count("MPI_Allreduce"), Some(ranks * steps));
+        assert_fields(
+            traced.file("/halo.log"),
+            &[("opens", 1), ("writes", steps / 10), ("closes", 1)],
+        );
+        eprintln!(
+            "halo2d, {ranks} ranks: {} B",
+            std::fs::metadata(&traced.trace).unwrap().len()
+        );
+    }
+}

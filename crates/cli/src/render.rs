@@ -309,6 +309,8 @@ fn call_arguments(
             key.request.to_string()
         }
         Some(CallClass::Completion) if !has_file => format!("{} requests", key.aux),
+        // A seek to an absolute position: the key keeps it as the offset (below).
+        _ if key.flags & event_flags::REQUEST_AT_POSITION != 0 => format!("{path}, SEEK_SET"),
         _ => format!("{path}, {}", key.request),
     }
 }
@@ -402,7 +404,11 @@ fn structure(
                     trace.calls[key.call as usize].name,
                     call_arguments(trace.class_of(key.call), &path, file.is_some(), key),
                     mpi_note(trace.class_of(key.call), key.aux, key.flags, tag_step),
-                    key.result(),
+                    if key.flags & event_flags::RESULT_AT_POSITION != 0 {
+                        "the offset".to_string()
+                    } else {
+                        key.result().to_string()
+                    },
                     if key.failed() {
                         format!(" errno {}", key.errno)
                     } else {

@@ -23,15 +23,15 @@ if [ -d "$given" ]; then
 else
     ior=$given
 fi
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-now() { date +%s.%N; }
+# shellcheck source=bench/common.sh
+. bench/common.sh
 # IOR's own options per mode: 4 KiB transfers (64 KiB for collective MPI-IO), write then read.
 modes=(
     "posix-fpp|-a POSIX -F -w -r -b 128m -t 4k"
     "posix-shared|-a POSIX -w -r -b 32m -t 4k"
     "mpiio-collective|-a MPIIO -c -w -r -b 32m -t 64k"
 )
-printf '%-18s %9s %8s %8s %10s %10s %10s %7s\n' mode calls "trace B" "B/call" "staged B" "untraced s" "traced s" ratio
+report_header mode
 for mode in "${modes[@]}"; do
     name=${mode%%|*}
     options=${mode#*|}
@@ -50,11 +50,8 @@ for mode in "${modes[@]}"; do
         untraced+=("$(echo "$middle - $start" | bc)")
         traced+=("$(echo "$end - $middle" | bc)")
     done
-    calls=$("$cairn" summary --json "$work/t.cairn" | python3 -c 'import json,sys; print(json.load(sys.stdin)["events"])')
+    calls=$(trace_calls "$cairn" "$work/t.cairn")
     bytes=$(stat -c %s "$work/t.cairn")
-    staged=$(du -b -s "$work"/.t.cairn.staging-* | awk '{s += $1} END {print s}')
-    base=$(median "${untraced[@]}")
-    with=$(median "${traced[@]}")
-    awk -v m="$name" -v c="$calls" -v b="$bytes" -v s="$staged" -v u="$base" -v t="$with" \
-        'BEGIN { printf "%-18s %9d %8d %8.4f %10d %10.3f %10.3f %7.3f\n", m, c, b, b / c, s, u, t, t / u }'
+    staged=$(staged_bytes "$work/t.cairn")
+    report_line "$name" "$calls" "$bytes" "$staged" "$(median "${untraced[@]}")" "$(median "${traced[@]}")"
 done

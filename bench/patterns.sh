@@ -13,8 +13,8 @@ cargo build --release --workspace --quiet
 cairn=$(pwd)/target/release/cairn
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-now() { date +%s.%N; }
+# shellcheck source=bench/common.sh
+. bench/common.sh
 # name and iteration count (each at scale 1 is what the tests run first).
 patterns=(
     "ior_posix 4"
@@ -24,7 +24,7 @@ patterns=(
     "fortran_sequential 1000"
     "random_reads 10000"
 )
-printf '%-20s %9s %8s %10s %10s %10s %8s %8s\n' pattern calls "trace B" "B/call" "staged B" "untraced s" "traced s" ratio
+report_header pattern
 for spec in "${patterns[@]}"; do
     read -r name n <<<"$spec"
     n=$((n * scale))
@@ -47,11 +47,8 @@ for spec in "${patterns[@]}"; do
         untraced+=("$(echo "$middle - $start" | bc)")
         traced+=("$(echo "$end - $middle" | bc)")
     done
-    calls=$("$cairn" summary --json "$work/t.cairn" | python3 -c 'import json,sys; print(json.load(sys.stdin)["events"])')
+    calls=$(trace_calls "$cairn" "$work/t.cairn")
     bytes=$(stat -c %s "$work/t.cairn")
-    staged=$(du -b -s "$work"/.t.cairn.staging-* | awk '{s += $1} END {print s}')
-    base=$(median "${untraced[@]}")
-    with=$(median "${traced[@]}")
-    awk -v p="$name" -v c="$calls" -v b="$bytes" -v s="$staged" -v u="$base" -v t="$with" \
-        'BEGIN { printf "%-20s %9d %8d %10.3f %10d %10.4f %8.4f %8.3f\n", p, c, b, b / c, s, u, t, t / u }'
+    staged=$(staged_bytes "$work/t.cairn")
+    report_line "$name" "$calls" "$bytes" "$staged" "$(median "${untraced[@]}")" "$(median "${traced[@]}")"
 done

@@ -216,33 +216,26 @@ fn trace_mpi_pattern(name: &str, ranks: u64, n: u64) -> (tempfile::TempDir, Trac
     assert!(status.success(), "compiling {name}");
     library();
     let trace = directory.path().join("trace.cairn");
-    let output = std::process::Command::new("mpirun.openmpi")
-        .args(["--oversubscribe", "-np", &ranks.to_string()])
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .arg(cairn_binary())
-        .args(["run", "-q", "-o"])
-        .arg(&trace)
-        .arg("--")
-        .arg(&program)
-        .arg(directory.path())
-        .arg(n.to_string())
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let traced = run_and_summarise(
+        std::process::Command::new("mpirun.openmpi")
+            .args(["--oversubscribe", "-np", &ranks.to_string()])
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+            .arg(cairn_binary())
+            .args(["run", "-q", "-o"])
+            .arg(&trace)
+            .arg("--")
+            .arg(&program)
+            .arg(directory.path())
+            .arg(n.to_string()),
+        trace,
     );
-    let summary = summary_json(&trace, &[]);
-    (
-        directory,
-        Traced {
-            output,
-            trace,
-            summary,
-        },
-    )
+    assert!(
+        traced.output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&traced.output.stderr)
+    );
+    (directory, traced)
 }
 
 #[test]

@@ -735,13 +735,12 @@ impl BlockPosition {
         }
         let offset = first.saturating_add(self.stride.saturating_mul(repetition as i64));
         // A seek's positions move with its offset.
-        let (request, result) = positional::relative(
+        let (request, result) = positional::moved(
             self.event.flags,
-            first,
+            offset.wrapping_sub(first),
             self.event.request,
             self.event.result,
         );
-        let (request, result) = positional::absolute(self.event.flags, offset, request, result);
         Event {
             offset,
             request,

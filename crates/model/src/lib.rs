@@ -95,33 +95,53 @@ pub mod positional {
     /// (request, result) as stored: positions as differences from `offset`.
     #[inline(always)]
     pub fn relative(flags: u32, offset: i64, request: u64, result: i64) -> (u64, i64) {
+        moved(flags, offset.wrapping_neg(), request, result)
+    }
+
+    /// The inverse of [`relative`].
+    #[inline(always)]
+    pub fn absolute(flags: u32, offset: i64, request: u64, result: i64) -> (u64, i64) {
+        moved(flags, offset, request, result)
+    }
+
+    /// The values that are positions, moved by `by` (the same event `by` further on).
+    #[inline(always)]
+    pub fn moved(flags: u32, by: i64, request: u64, result: i64) -> (u64, i64) {
         let request = if flags & REQUEST_AT_POSITION != 0 {
-            request.wrapping_sub(offset as u64)
+            request.wrapping_add(by as u64)
         } else {
             request
         };
         let result = if flags & RESULT_AT_POSITION != 0 {
-            result.wrapping_sub(offset)
+            result.wrapping_add(by)
         } else {
             result
         };
         (request, result)
     }
 
-    /// The inverse of [`relative`].
-    #[inline(always)]
-    pub fn absolute(flags: u32, offset: i64, request: u64, result: i64) -> (u64, i64) {
-        let request = if flags & REQUEST_AT_POSITION != 0 {
-            request.wrapping_add(offset as u64)
-        } else {
-            request
-        };
-        let result = if flags & RESULT_AT_POSITION != 0 {
-            result.wrapping_add(offset)
-        } else {
-            result
-        };
-        (request, result)
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn a_seek_to_its_position_is_kept_as_zero_and_comes_back() {
+            let both = REQUEST_AT_POSITION | RESULT_AT_POSITION;
+            for offset in [0i64, 4096, 1 << 40] {
+                assert_eq!(relative(both, offset, offset as u64, offset), (0, 0));
+                assert_eq!(absolute(both, offset, 0, 0), (offset as u64, offset));
+            }
+            // fseek returns 0: only its request is a position.
+            assert_eq!(relative(REQUEST_AT_POSITION, 8192, 8192, 0), (0, 0));
+            assert_eq!(absolute(REQUEST_AT_POSITION, 8192, 0, 0), (8192, 0));
+            // SEEK_CUR by -16 reaching 100: the request stays, the result is the position.
+            assert_eq!(
+                relative(RESULT_AT_POSITION, 100, -16i64 as u64, 100),
+                (-16i64 as u64, 0)
+            );
+            assert_eq!(moved(both, 4096, 0, 0), (4096, 4096));
+            assert_eq!(relative(0, 100, 7, 9), (7, 9));
+        }
     }
 }
 

@@ -162,14 +162,19 @@ pub fn release_cairn_binary() -> Option<PathBuf> {
 /// [`trace`] with a given `cairn` binary (and the `libcairn.so` beside it).
 pub fn trace_with(binary: &Path, directory: &Path, program: &Path, arguments: &[&str]) -> Traced {
     let trace = directory.join("trace.cairn");
-    let output = Command::new(binary)
+    let mut command = Command::new(binary);
+    command
         .args(["run", "-q", "-o"])
         .arg(&trace)
         .arg("--")
         .arg(program)
-        .args(arguments)
-        .output()
-        .expect("cairn run starts");
+        .args(arguments);
+    run_and_summarise(&mut command, trace)
+}
+
+/// Runs `command`, which writes the trace `trace`, and reads the trace's summary.
+pub fn run_and_summarise(command: &mut Command, trace: PathBuf) -> Traced {
+    let output = command.output().expect("the traced command starts");
     let summary = summary_json(&trace, &[]);
     Traced {
         output,

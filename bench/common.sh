@@ -1,0 +1,15 @@
+# Sourced by the bench scripts: medians, a clock, and what a trace and its staging hold.
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+now() { date +%s.%N; }
+# The number of events in a trace.
+trace_calls() { "$1" summary --json "$2" | python3 -c 'import json,sys; print(json.load(sys.stdin)["events"])'; }
+# Bytes of the staging directories kept (`cairn run --keep-staging`) beside trace $1.
+staged_bytes() { du -b -s "$(dirname "$1")"/."$(basename "$1")".staging-* | awk '{s += $1} END {print s}'; }
+# One result line: name calls trace-bytes staged untraced-medians traced-medians.
+report_line() {
+    awk -v n="$1" -v c="$2" -v b="$3" -v s="$4" -v u="$5" -v t="$6" \
+        'BEGIN { printf "%-20s %9d %8d %10.4f %10d %10.4f %10.4f %7.3f\n", n, c, b, b / c, s, u, t, t / u }'
+}
+report_header() {
+    printf '%-20s %9s %8s %10s %10s %10s %10s %7s\n' "$1" calls "trace B" "B/call" "staged B" "untraced s" "traced s" ratio
+}

@@ -550,11 +550,20 @@ pub fn dump(
                     stream.rank_delta,
                 ));
                 if stream.members > 1 {
-                    write!(out, "  (one of {} ranks sharing a stream", stream.members)?;
+                    // Ranks share streams, and so do the threads of a process without one.
+                    let (sharers, index) = match process.rank {
+                        Some(_) => ("ranks", "rank"),
+                        None => ("threads", "thread position"),
+                    };
+                    write!(
+                        out,
+                        "  (one of {} {sharers} sharing a stream",
+                        stream.members
+                    )?;
                     if !expand && first != (process.pid, stream.thread, stream.rank_delta) {
                         writeln!(
                             out,
-                            "; as pid {} thread {} with rank {:+})",
+                            "; as pid {} thread {} with {index} {:+})",
                             first.0,
                             first.1,
                             stream.rank_delta - first.2

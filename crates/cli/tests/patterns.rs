@@ -267,3 +267,62 @@ fn halo_exchange_on_a_2d_grid_counts_every_message() {
         );
     }
 }
+
+#[test]
+fn worker_threads_doing_the_same_share_one_stream() {
+    let _alone = alone();
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile("patterns/worker_threads", directory.path(), &["-pthread"]);
+    let mut sizes = Vec::new();
+    for threads in [16u64, 64] {
+        let work = tempfile::tempdir_in(directory.path()).unwrap();
+        let traced = trace(
+            work.path(),
+            &program,
+            &[work.path().to_str().unwrap(), &threads.to_string()],
+        );
+        assert_eq!(traced.exit_code(), Some(0));
+        assert_eq!(traced.paths().len() as u64, threads + 1);
+        for index in [0, threads / 2, threads - 1] {
+            assert_fields(
+                traced.file(&format!("/part-{index:03}.dat")),
+                &[
+                    ("opens", 1),
+                    ("writes", 100),
+                    ("bytes_written", 51200),
+                    ("consecutive_writes", 99),
+                    ("closes", 1),
+                ],
+            );
+        }
+        assert_fields(
+            traced.file("/shared.dat"),
+            &[
+                ("writes", 10 * threads),
+                ("bytes_written", 640 * threads),
+                // The access order is each thread's own (as Darshan's per rank).
+                ("consecutive_writes", 9 * threads),
+                ("max_offset", 640 * threads),
+            ],
+        );
+        // Every worker's events are one stream, the others' as the first's.
+        let dump = std::process::Command::new(cairn_binary())
+            .arg("dump")
+            .arg(&traced.trace)
+            .output()
+            .unwrap();
+        let dump = String::from_utf8(dump.stdout).unwrap();
+        let sharing = format!("(one of {threads} threads sharing a stream");
+        assert_eq!(
+            dump.lines().filter(|line| line.contains(&sharing)).count() as u64,
+            threads,
+            "{dump}"
+        );
+        sizes.push(std::fs::metadata(&traced.trace).unwrap().len());
+    }
+    eprintln!("worker_threads, 16 and 64 threads: {sizes:?} B");
+    assert!(
+        sizes[1].abs_diff(sizes[0]) as f64 <= 0.10 * sizes[0] as f64,
+        "{sizes:?}"
+    );
+}

@@ -26,6 +26,9 @@ use crate::{Process, Result, Stream, Trace, TraceError};
 /// as a tree in memory (about ten times its encoded size).
 const LARGEST_MERGED_STREAM: usize = 1 << 20;
 
+/// Partitions of threads of processes without a rank (the process index below it).
+const UNRANKED_PARTITION: u64 = 1 << 63;
+
 /// The stream's process (`None` only for a stream of an unknown process).
 fn process_of<'a>(processes: &'a [Process], stream: &Stream) -> Option<&'a Process> {
     processes.get(stream.process as usize)
@@ -53,22 +56,32 @@ pub fn merge_streams(processes: &[Process], mut streams: Vec<Stream>) -> Vec<Str
         ordinals.push(ordinal);
     }
     let rank_of = |stream: &Stream| process_of(processes, stream).and_then(|process| process.rank);
-    let mut ranked: Vec<usize> = (0..streams.len())
-        .filter(|index| {
-            rank_of(&streams[*index]).is_some()
-                && streams[*index].events.bytes().len() <= LARGEST_MERGED_STREAM
+    // What a stream is merged as: a rank's n-th thread is compared with the other ranks'
+    // n-th threads, its index in the merge being the rank; the threads of a process
+    // without a rank are compared with one another, their index being their position in
+    // the process (64 threads doing the same thing share one stream as ranks do).
+    let merged_as: Vec<(u64, i64)> = streams
+        .iter()
+        .zip(&ordinals)
+        .map(|(stream, ordinal)| match rank_of(stream) {
+            Some(rank) => (*ordinal, rank as i64),
+            None => (UNRANKED_PARTITION | stream.process as u64, *ordinal as i64),
         })
         .collect();
-    ranked.sort_by_key(|index| (ordinals[*index], rank_of(&streams[*index]), *index));
+    let mut ranked: Vec<usize> = (0..streams.len())
+        .filter(|index| streams[*index].events.bytes().len() <= LARGEST_MERGED_STREAM)
+        .collect();
+    ranked.sort_by_key(|index| (merged_as[*index], *index));
     let mut statistics_seen: HashSet<*const EncodedStream> = HashSet::new();
     let members = ranked.iter().map(|index| {
         let stream = &streams[*index];
         // Members of an already shared stream: the first carries the statistics of the
         // parts all have, each part of some ranks' is carried by its first rank.
         let carries = statistics_seen.insert(Arc::as_ptr(&stream.events));
+        let (partition, rank) = merged_as[*index];
         Member {
-            rank: rank_of(stream).unwrap_or(0) as i64,
-            partition: ordinals[*index],
+            rank,
+            partition,
             nodes: stream.nodes().member_nodes(carries),
         }
     });
@@ -109,7 +122,7 @@ pub fn merge_streams(processes: &[Process], mut streams: Vec<Stream>) -> Vec<Str
         let members = group.members.len() as u32;
         for member in &group.members {
             let index = ranked[*member];
-            let rank = rank_of(&streams[index]).unwrap_or(0) as i64;
+            let (_, rank) = merged_as[index];
             let start = process_start(processes, &streams[index]).wrapping_add(offset);
             let stream = &mut streams[index];
             stream.events = shared.clone();

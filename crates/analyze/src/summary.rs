@@ -129,6 +129,11 @@ pub struct FileSummary {
     pub ranks: BTreeSet<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub noise: Option<String>,
+    /// Consecutive and sequential reads, then writes, as the walk adds them (a leaf of
+    /// irregular accesses gives each visit its share of its counts); the counts above are
+    /// these, rounded, once the walk is over.
+    #[serde(skip)]
+    order: [f64; 4],
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -390,17 +395,10 @@ impl FileSummary {
                     if occurrence.offset_high >= 0 {
                         self.max_offset = self.max_offset.max(occurrence.offset_high as u64);
                     }
-                    let (consecutive, sequential) = if is_read {
-                        (&mut self.consecutive_reads, &mut self.sequential_reads)
-                    } else {
-                        (&mut self.consecutive_writes, &mut self.sequential_writes)
-                    };
-                    if occurrence.key.is_consecutive() {
-                        *consecutive += count;
-                    }
-                    if occurrence.key.is_sequential() {
-                        *sequential += count;
-                    }
+                    let [consecutive, sequential] = occurrence.access_order();
+                    let first = if is_read { 0 } else { 2 };
+                    self.order[first] += consecutive;
+                    self.order[first + 1] += sequential;
                 }
             }
             // Completing a split or non-blocking MPI-IO call: its time belongs to the file,
@@ -425,6 +423,12 @@ impl FileSummary {
     }
 
     fn finish(&mut self) {
+        let [consecutive_reads, sequential_reads, consecutive_writes, sequential_writes] =
+            self.order.map(|count| count.round() as u64);
+        self.consecutive_reads = consecutive_reads;
+        self.sequential_reads = sequential_reads;
+        self.consecutive_writes = consecutive_writes;
+        self.sequential_writes = sequential_writes;
         if self.read_time > 0.0 {
             self.read_bandwidth = self.bytes_read as f64 / self.read_time;
         }

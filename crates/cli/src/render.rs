@@ -397,6 +397,7 @@ fn structure(
                     OffsetRef::Delta(0) => " at +0".to_string(),
                     OffsetRef::Delta(delta) => format!(" at {delta:+}"),
                     OffsetRef::First(offset) => format!(" @{offset}"),
+                    OffsetRef::Column => " at irregular offsets".to_string(),
                 };
                 writeln!(
                     out,

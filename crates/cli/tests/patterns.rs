@@ -326,3 +326,48 @@ fn worker_threads_doing_the_same_share_one_stream() {
         "{sizes:?}"
     );
 }
+
+#[test]
+fn random_reads_keep_exact_offsets_in_under_four_bytes_a_call() {
+    // Nothing repeats but the call: the offsets go to the stream's column, the reads fold.
+    let _alone = alone();
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile("patterns/random_reads", directory.path(), &[]);
+    let reads = 100_000u64;
+    let traced = trace(
+        directory.path(),
+        &program,
+        &[directory.path().to_str().unwrap(), &reads.to_string()],
+    );
+    assert_eq!(traced.exit_code(), Some(0));
+    // The program's generator, to know the access order it produces.
+    let (mut state, mut end, mut sequential, mut consecutive, mut highest) =
+        (12345u64, None::<u64>, 0u64, 0u64, 0u64);
+    for _ in 0..reads {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let offset = ((state >> 33) % 16384) * 4096;
+        if let Some(end) = end {
+            consecutive += (offset == end) as u64;
+            sequential += (offset >= end) as u64;
+        }
+        end = Some(offset + 4096);
+        highest = highest.max(offset + 4096);
+    }
+    assert_fields(
+        traced.file("/table.dat"),
+        &[
+            ("opens", 1),
+            ("reads", reads),
+            ("bytes_read", 4096 * reads),
+            ("sequential_reads", sequential),
+            ("consecutive_reads", consecutive),
+            ("max_offset", highest),
+            ("closes", 1),
+        ],
+    );
+    let size = std::fs::metadata(&traced.trace).unwrap().len();
+    eprintln!("random_reads, {reads} reads: {size} B");
+    assert!(size <= 4 * reads, "{size} B for {reads} reads");
+}

@@ -37,6 +37,11 @@ pub struct Leaf<K> {
     /// (`duration.max`), as a distance in ranks — from the base rank in the stored stream,
     /// from the walked rank once read for it. 0 in a stream of one rank.
     pub slowest: i64,
+    /// Of a leaf whose offsets are kept in the stream's column (irregular accesses, whose
+    /// access order differs from one occurrence to the next): how many of its occurrences
+    /// were consecutive and sequential (Darshan's order). 0 for other leaves, whose key
+    /// holds the order.
+    pub order_counts: [u64; 2],
 }
 
 impl<K> Leaf<K> {
@@ -50,6 +55,9 @@ impl<K> Leaf<K> {
             self.offset_low = other.offset_low;
         }
         self.offset_high = self.offset_high.max(other.offset_high);
+        for (count, other) in self.order_counts.iter_mut().zip(other.order_counts) {
+            *count = count.saturating_add(other);
+        }
     }
 
     /// How many times this leaf occurred in the stream (over all loop iterations).
@@ -58,6 +66,8 @@ impl<K> Leaf<K> {
     }
 }
 
+// Leaves are most nodes: boxing them would cost an allocation per event in the folder.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum Node<K> {
     Leaf(Leaf<K>),
@@ -435,6 +445,7 @@ mod tests {
             offset_low: -1,
             offset_high: -1,
             slowest: 0,
+            order_counts: [0; 2],
         }
     }
 

@@ -124,6 +124,7 @@ fn flatten(nodes: &[Node<EventKey>], flat: &mut Flat) {
                     OffsetRef::Unknown => 0,
                     OffsetRef::First(_) => 1,
                     OffsetRef::Delta(_) => 2,
+                    OffsetRef::Column => 3,
                 };
                 flat.shape.extend([
                     0,

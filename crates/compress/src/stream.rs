@@ -1,5 +1,5 @@
 //! One thread's events as a folded tree: value encodings that make repetitions equal, the
-//! folding itself, and the bytes of the result (EVNT section version 2, docs/FORMAT.md).
+//! folding itself, and the bytes of the result (EVNT section version 9, docs/FORMAT.md).
 //!
 //! Value encodings (what makes the 100th iteration's key equal to the first's):
 //! - **file**: `Bound` when the file is the one already bound to the event's descriptor or
@@ -10,6 +10,10 @@
 //! - **offset**: the difference to where the previous access to the same file in this
 //!   thread ended (0 = consecutive); the first access to a file keeps its offset. Any arithmetic pattern at any loop depth
 //!   (offset = 4096·(100·i + j)) becomes a constant; the exact offset comes back by summing.
+//!   Once 16 steps in a row at a calling context were none of the last 64 distinct steps
+//!   there (random access), its offsets go to the stream's **column** with their access
+//!   order, so the key repeats and the events fold; readers that do not expand get the
+//!   order counts from the leaf (`relative.rs`).
 //! - **result**: relative to the request (0 when a call moved what it asked for).
 //! - **MPI tag** (point-to-point calls): minus the last tag at the same calling context, so
 //!   a loop whose tag is its step (`MPI_Isend(…, tag = step, …)`) folds like offsets do.
@@ -25,7 +29,11 @@
 
 use cairn_format::bytes::{ByteReader, ByteWriter};
 use cairn_format::{FormatError, Result};
-use cairn_model::{event_flags, positional, CallClass, Event, UNKNOWN};
+use cairn_model::{event_flags, positional, CallClass, Event};
+
+mod relative;
+
+pub use relative::{column_parts, Relative};
 
 use crate::fold::{Folder, Leaf, Limits, Node};
 use crate::hash::FastMap;
@@ -47,6 +55,9 @@ pub enum OffsetRef {
     First(i64),
     /// Offset minus the end of the previous access to the same file.
     Delta(i64),
+    /// Irregular: the offset (as a [`OffsetRef::Delta`] would hold it) and the access order
+    /// of each occurrence are the next entry of the stream's column, in event order.
+    Column,
 }
 
 /// Everything about an event that is kept exactly.
@@ -131,7 +142,7 @@ impl RankSlopes {
         };
         let offset = match key.offset {
             OffsetRef::First(offset) | OffsetRef::Delta(offset) => offset,
-            OffsetRef::Unknown => 0,
+            OffsetRef::Unknown | OffsetRef::Column => 0,
         };
         [
             key.handle as i64,
@@ -157,7 +168,7 @@ impl RankSlopes {
         key.offset = match key.offset {
             OffsetRef::First(value) => OffsetRef::First(shift(value, self.offset)),
             OffsetRef::Delta(value) => OffsetRef::Delta(shift(value, self.offset)),
-            OffsetRef::Unknown => OffsetRef::Unknown,
+            other => other,
         };
         key.request = shift(key.request as i64, self.request) as u64;
         key.result = shift(key.result, self.result);
@@ -370,191 +381,6 @@ impl EventKey {
     }
 }
 
-/// The state both sides of the relative encodings keep, per thread.
-#[derive(Default, Clone, Debug)]
-pub struct Relative {
-    context_file: FastMap<u32, u64>,
-    bound: FastMap<u64, u64>,
-    file_end: FastMap<u64, i64>,
-    /// End of the last read (true) or write (false) per file: only for the access order.
-    direction_end: FastMap<(u64, bool), i64>,
-    /// The last MPI tag of a point-to-point call at each context.
-    context_tag: FastMap<u32, u32>,
-    /// The last MPI-IO explicit offset at each context ([`event_flags::OFFSET_IN_AUX`]).
-    context_aux: FastMap<u32, u64>,
-}
-
-/// An MPI point-to-point call's tag: the high 32 bits of aux (the peer is the low 32).
-fn tag_of(aux: u64) -> u32 {
-    (aux >> 32) as u32
-}
-
-fn with_tag(aux: u64, tag: u32) -> u64 {
-    (aux & 0xffff_ffff) | (tag as u64) << 32
-}
-
-impl Relative {
-    /// What a point-to-point call's tag at `context` is kept against: the last tag there,
-    /// unless there was none or it was a wildcard (negative), then 0 (the tag itself is kept).
-    /// A tag counting the steps of a loop is so the same in every iteration.
-    fn tag_base(&self, context: u32) -> u32 {
-        match self.context_tag.get(&context) {
-            Some(&last) if last as i32 >= 0 => last,
-            _ => 0,
-        }
-    }
-
-    /// The tag kept for `tag` at `context`; `tag` is remembered.
-    fn relative_tag(&mut self, context: u32, tag: u32) -> u32 {
-        let kept = tag.wrapping_sub(self.tag_base(context));
-        self.context_tag.insert(context, tag);
-        kept
-    }
-
-    /// The tag a kept one stands for (the inverse of [`Relative::relative_tag`]).
-    fn absolute_tag(&mut self, context: u32, kept: u32) -> u32 {
-        let tag = self.tag_base(context).wrapping_add(kept);
-        self.context_tag.insert(context, tag);
-        tag
-    }
-
-    /// Whether a point-to-point call was seen at `context` (the next one's tag is kept as a
-    /// step from its tag, unless that was a wildcard).
-    pub fn has_tag_at(&self, context: u32) -> bool {
-        self.context_tag.contains_key(&context)
-    }
-
-    fn advance(
-        &mut self,
-        key: &EventKey,
-        file_plus_one: u64,
-        offset: i64,
-        class: Option<CallClass>,
-    ) {
-        if file_plus_one != 0 {
-            self.context_file.insert(key.context, file_plus_one);
-            self.bound.insert(key.handle, file_plus_one);
-            if class == Some(CallClass::Dup) && !key.failed() {
-                self.bound.insert(key.result() as u64, file_plus_one);
-            }
-            if offset >= 0 {
-                let moved = if matches!(class, Some(CallClass::Read | CallClass::Write)) {
-                    key.bytes() as i64
-                } else {
-                    0
-                };
-                self.file_end
-                    .insert(file_plus_one, offset.wrapping_add(moved));
-            }
-        }
-    }
-
-    pub fn encode(&mut self, event: &Event, class: Option<CallClass>) -> EventKey {
-        let file_plus_one = event.file.map_or(0, |file| file as u64 + 1);
-        let file = if file_plus_one == 0 {
-            FileRef::None
-        } else if self.bound.get(&event.handle) == Some(&file_plus_one) {
-            FileRef::Bound
-        } else {
-            FileRef::Delta(
-                file_plus_one
-                    .wrapping_sub(self.context_file.get(&event.context).copied().unwrap_or(0))
-                    as i64,
-            )
-        };
-        let offset = if event.offset < 0 {
-            OffsetRef::Unknown
-        } else {
-            match self.file_end.get(&file_plus_one) {
-                Some(end) => OffsetRef::Delta(event.offset.wrapping_sub(*end)),
-                None => OffsetRef::First(event.offset),
-            }
-        };
-        let mut order = 0;
-        if let (Some(CallClass::Read | CallClass::Write), true, false) = (
-            class,
-            event.offset >= 0,
-            event.flags & event_flags::FAILED != 0,
-        ) {
-            let direction = (file_plus_one, class == Some(CallClass::Read));
-            if let Some(end) = self.direction_end.get(&direction) {
-                if event.offset == *end {
-                    order |= CONSECUTIVE;
-                }
-                if event.offset >= *end {
-                    order |= SEQUENTIAL;
-                }
-            }
-            self.direction_end
-                .insert(direction, event.offset.saturating_add(event.result.max(0)));
-        }
-        let (request, result) =
-            positional::relative(event.flags, event.offset, event.request, event.result);
-        let key = EventKey {
-            order,
-            call: event.call,
-            context: event.context,
-            handle: event.handle,
-            file,
-            offset,
-            request,
-            result: result.wrapping_sub(request as i64),
-            errno: event.errno,
-            aux: if class == Some(CallClass::PointToPoint) {
-                with_tag(
-                    event.aux,
-                    self.relative_tag(event.context, tag_of(event.aux)),
-                )
-            } else if event.flags & event_flags::OFFSET_IN_AUX != 0 {
-                let base = self.context_aux.insert(event.context, event.aux);
-                event.aux.wrapping_sub(base.unwrap_or(0))
-            } else {
-                event.aux
-            },
-            flags: event.flags,
-            parameters: 0,
-        };
-        self.advance(&key, file_plus_one, event.offset, class);
-        key
-    }
-
-    /// The file (index + 1, 0 = none), offset and aux of the next occurrence of `key`.
-    pub fn decode(&mut self, key: &EventKey, class: Option<CallClass>) -> (u64, i64, u64) {
-        let file_plus_one = match key.file {
-            FileRef::None => 0,
-            FileRef::Bound => self.bound.get(&key.handle).copied().unwrap_or(0),
-            FileRef::Delta(delta) => self
-                .context_file
-                .get(&key.context)
-                .copied()
-                .unwrap_or(0)
-                .wrapping_add(delta as u64),
-        };
-        let offset = match key.offset {
-            OffsetRef::Unknown => UNKNOWN,
-            OffsetRef::First(offset) => offset,
-            OffsetRef::Delta(delta) => self
-                .file_end
-                .get(&file_plus_one)
-                .copied()
-                .unwrap_or(0)
-                .wrapping_add(delta),
-        };
-        self.advance(key, file_plus_one, offset, class);
-        let aux = if class == Some(CallClass::PointToPoint) {
-            with_tag(key.aux, self.absolute_tag(key.context, tag_of(key.aux)))
-        } else if key.flags & event_flags::OFFSET_IN_AUX != 0 {
-            let base = self.context_aux.get(&key.context).copied().unwrap_or(0);
-            let aux = base.wrapping_add(key.aux);
-            self.context_aux.insert(key.context, aux);
-            aux
-        } else {
-            key.aux
-        };
-        (file_plus_one, offset, aux)
-    }
-}
-
 /// Keys remembered for reference by index; further new keys are written inline each time,
 /// so neither writer nor reader memory grows with an irregular stream.
 pub const MAX_DICTIONARY: usize = 1 << 16;
@@ -588,6 +414,7 @@ fn encode_key(key: &EventKey, out: &mut ByteWriter) {
             out.u64(2);
             out.i64(offset);
         }
+        OffsetRef::Column => out.u64(3),
     }
     out.u64(key.request);
     out.i64(key.result);
@@ -613,6 +440,7 @@ fn decode_key(reader: &mut ByteReader) -> Result<EventKey> {
         0 => OffsetRef::Unknown,
         1 => OffsetRef::Delta(reader.i64()?),
         2 => OffsetRef::First(reader.i64()?),
+        3 => OffsetRef::Column,
         _ => return Err(reader.corrupt("unknown offset encoding")),
     };
     Ok(EventKey {
@@ -690,6 +518,10 @@ impl NodeWriter<'_> {
                 if self.shared {
                     out.i64(leaf.slowest);
                 }
+                if leaf.key.offset == OffsetRef::Column {
+                    out.u64(leaf.order_counts[0]);
+                    out.u64(leaf.order_counts[1]);
+                }
             }
             Node::Loop { count, body } => {
                 let index = self.loops_written;
@@ -761,6 +593,8 @@ pub struct StreamEncoder {
     first_start: Option<u64>,
     last_end: u64,
     count: u64,
+    /// Offsets of irregular accesses, in event order ([`OffsetRef::Column`]).
+    column: Vec<i64>,
 }
 
 impl Default for StreamEncoder {
@@ -780,6 +614,7 @@ impl StreamEncoder {
             first_start: None,
             last_end: 0,
             count: 0,
+            column: Vec::new(),
         }
     }
 
@@ -803,7 +638,17 @@ impl StreamEncoder {
         self.last_end = self
             .last_end
             .max(event.start.saturating_add(event.duration));
-        let key = self.relative.encode(event, class);
+        let (key, order) = self
+            .relative
+            .encode_into_column(event, class, &mut self.column);
+        let order_counts = if key.offset == OffsetRef::Column {
+            [
+                (order & CONSECUTIVE != 0) as u64,
+                (order & SEQUENTIAL != 0) as u64,
+            ]
+        } else {
+            [0; 2]
+        };
         let (offset_low, offset_high) = if event.offset >= 0 {
             let moved = if matches!(class, Some(CallClass::Read | CallClass::Write)) {
                 key.bytes() as i64
@@ -821,6 +666,7 @@ impl StreamEncoder {
             offset_low,
             offset_high,
             slowest: 0,
+            order_counts,
         });
         self.count += 1;
         for node in self.folder.take_finished() {
@@ -922,6 +768,7 @@ impl StreamEncoder {
                     offset_low,
                     offset_high,
                     slowest: 0,
+                    order_counts: [0; 2],
                 }
             })
             .collect();
@@ -973,13 +820,16 @@ impl StreamEncoder {
             self.top_level_nodes,
             &NOT_SHARED,
             false,
+            &self.column,
             &self.body.buffer,
         )
     }
 }
 
 /// A stream's bytes: its header, its rank-slope table (its length doubled, plus 1 if
-/// several ranks share the stream), if shared its rank sets, then its top-level nodes.
+/// several ranks share the stream), if shared its rank sets, its column of irregular
+/// offsets (its length, then each entry), then its top-level nodes.
+#[allow(clippy::too_many_arguments)]
 fn assemble(
     first_start: u64,
     last_end: u64,
@@ -987,6 +837,7 @@ fn assemble(
     top_level_nodes: u64,
     sharing: &Sharing,
     shared: bool,
+    column: &[i64],
     body: &[u8],
 ) -> EncodedStream {
     let mut out = ByteWriter::new();
@@ -1006,6 +857,14 @@ fn assemble(
         for set in &sharing.rank_sets {
             set.encode(&mut out);
         }
+    }
+    // Each entry as its difference from the one before: a file read in order with holes
+    // of a few sizes costs a byte or two an access.
+    out.u64(column.len() as u64);
+    let mut previous = 0i64;
+    for entry in column {
+        out.i64(entry.wrapping_sub(previous));
+        previous = *entry;
     }
     out.buffer.extend_from_slice(body);
     EncodedStream::from_bytes(out.into_inner()).expect("a stream this encoder wrote reads back")
@@ -1131,6 +990,11 @@ fn read_leaf(
     let offset_low = reader.i64()?;
     let offset_high = offset_low.wrapping_add(reader.i64()?);
     let slowest = if shared { reader.i64()? } else { 0 };
+    let order_counts = if key.offset == OffsetRef::Column {
+        [reader.u64()?, reader.u64()?]
+    } else {
+        [0; 2]
+    };
     Ok(Leaf {
         key,
         duration,
@@ -1138,6 +1002,7 @@ fn read_leaf(
         offset_low,
         offset_high,
         slowest,
+        order_counts,
     })
 }
 
@@ -1200,6 +1065,8 @@ fn read_item<'a>(reader: &mut ByteReader<'a>, outer: &Body<'a>) -> Result<Item<'
 #[derive(Clone, Debug, PartialEq)]
 pub struct EncodedStream {
     data: Vec<u8>,
+    /// Irregular offsets (with their access order), in event order.
+    column: Vec<i64>,
     body_start: usize,
     top_level_nodes: u64,
     dictionary: Vec<EventKey>,
@@ -1252,6 +1119,20 @@ impl EncodedStream {
                 rank_sets.push(RankSet::decode(&mut reader)?);
             }
         }
+        // Each entry takes at least a byte.
+        let entries = usize::try_from(reader.u64()?)
+            .ok()
+            .filter(|entries| *entries <= reader.remaining())
+            .ok_or_else(|| reader.corrupt("offset column larger than the stream"))?;
+        let mut column = Vec::with_capacity(entries);
+        let mut previous = 0i64;
+        for _ in 0..entries {
+            previous = previous.wrapping_add(reader.i64()?);
+            column.push(previous);
+        }
+        if shared && !column.is_empty() {
+            return Err(reader.corrupt("a stream several ranks share has an offset column"));
+        }
         let body_start = data.len() - reader.remaining();
         struct Check {
             dictionary: Vec<EventKey>,
@@ -1262,6 +1143,8 @@ impl EncodedStream {
             rank_sets: usize,
             loop_slopes: Vec<i64>,
             loop_ranks: Vec<u32>,
+            /// Column entries the leaves take (one per occurrence of a column leaf).
+            column_taken: u64,
         }
         /// `runs`: how many times the stored loop counts around these nodes run them.
         fn check(
@@ -1304,6 +1187,9 @@ impl EncodedStream {
                         state.max_call = state.max_call.max(key.call);
                         state.max_context = state.max_context.max(key.context);
                         read_leaf(reader, key, state.shared, runs)?;
+                        if key.offset == OffsetRef::Column {
+                            state.column_taken = state.column_taken.saturating_add(runs);
+                        }
                         occurrences = occurrences.saturating_add(1);
                     }
                     None => {
@@ -1346,8 +1232,14 @@ impl EncodedStream {
             rank_sets: rank_sets.len(),
             loop_slopes: Vec::new(),
             loop_ranks: Vec::new(),
+            column_taken: 0,
         };
         let occurrences = check(&mut reader, top_level_nodes, 0, 1, &mut state)?;
+        if state.column_taken != column.len() as u64 {
+            return Err(FormatError::Corrupt(
+                "event stream's offset column does not match its leaves".into(),
+            ));
+        }
         if !reader.is_empty() {
             return Err(FormatError::Corrupt(
                 "event stream has trailing bytes".into(),
@@ -1360,6 +1252,7 @@ impl EncodedStream {
         }
         Ok(EncodedStream {
             data,
+            column,
             body_start,
             top_level_nodes,
             dictionary: state.dictionary,
@@ -1380,6 +1273,12 @@ impl EncodedStream {
 
     pub fn bytes(&self) -> &[u8] {
         &self.data
+    }
+
+    /// Whether some of the stream's offsets are in its column (irregular accesses): such
+    /// a stream is one thread's own, never shared.
+    pub fn has_column(&self) -> bool {
+        !self.column.is_empty()
     }
 
     /// The stream's top level.
@@ -1441,6 +1340,7 @@ impl EncodedStream {
             self.top_level_nodes,
             &self.sharing,
             self.shared,
+            &self.column,
             &self.data[self.body_start..],
         )
     }
@@ -1455,12 +1355,13 @@ impl EncodedStream {
     pub fn map_leaves(&self, mut change: impl FnMut(&mut Leaf<EventKey>)) -> EncodedStream {
         let mut nodes = self.nodes().to_nodes();
         crate::fold::for_each_leaf_mut(&mut nodes, &mut change);
-        EncodedStream::from_nodes(
+        Self::encode_nodes(
             &nodes,
             self.first_start,
             self.last_end,
             &self.sharing,
             self.shared,
+            &self.column,
         )
     }
 
@@ -1472,6 +1373,17 @@ impl EncodedStream {
         last_end: u64,
         sharing: &Sharing,
         shared: bool,
+    ) -> EncodedStream {
+        Self::encode_nodes(nodes, first_start, last_end, sharing, shared, &[])
+    }
+
+    fn encode_nodes(
+        nodes: &[Node<EventKey>],
+        first_start: u64,
+        last_end: u64,
+        sharing: &Sharing,
+        shared: bool,
+        column: &[i64],
     ) -> EncodedStream {
         let mut writer = NodeWriter {
             shared,
@@ -1489,6 +1401,7 @@ impl EncodedStream {
             nodes.len() as u64,
             sharing,
             shared,
+            column,
             &body.buffer,
         )
     }
@@ -1510,6 +1423,8 @@ impl EncodedStream {
     ) {
         struct Expansion<'f, C, V> {
             relative: Relative,
+            /// The column's entries not yet taken.
+            column: std::slice::Iter<'f, i64>,
             clock: u64,
             started: bool,
             class_of: C,
@@ -1531,8 +1446,13 @@ impl EncodedStream {
 
             fn leaf(&mut self, leaf: &Leaf<EventKey>) {
                 let key = &leaf.key;
+                let entry = match key.offset {
+                    OffsetRef::Column => self.column.next().copied(),
+                    _ => None,
+                };
                 let (file_plus_one, offset, aux) =
-                    self.relative.decode(key, (self.class_of)(key.call));
+                    self.relative
+                        .decode_from_column(key, (self.class_of)(key.call), entry);
                 let start = if self.started {
                     self.clock.saturating_add(leaf.gap.mean.round() as u64)
                 } else {
@@ -1561,6 +1481,7 @@ impl EncodedStream {
         }
         let mut expansion = Expansion {
             relative: Relative::default(),
+            column: self.column.iter(),
             clock: first_start,
             started: false,
             class_of,
@@ -1571,443 +1492,4 @@ impl EncodedStream {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    fn class_of(call: u16) -> Option<CallClass> {
-        [
-            CallClass::Open,
-            CallClass::Read,
-            CallClass::Write,
-            CallClass::Seek,
-            CallClass::Dup,
-            CallClass::Close,
-        ]
-        .get(call as usize)
-        .copied()
-    }
-
-    /// Events from a small alphabet, so that repetitions (and loops) happen.
-    fn events() -> impl Strategy<Value = Vec<Event>> {
-        proptest::collection::vec(
-            (
-                0u16..6,
-                0u32..3,
-                3u64..6,
-                proptest::option::of(0u32..4),
-                prop_oneof![Just(-1i64), (0i64..3).prop_map(|o| o * 4096)],
-                prop_oneof![Just(4096u64), Just(100)],
-                0u64..3,
-                0u32..2,
-                1u64..1000,
-                0u64..100,
-            ),
-            0..300,
-        )
-        .prop_map(|raw| {
-            let mut clock = 0;
-            raw.into_iter()
-                .map(
-                    |(
-                        call,
-                        context,
-                        handle,
-                        file,
-                        offset,
-                        request,
-                        short,
-                        failed,
-                        duration,
-                        gap,
-                    )| {
-                        clock += gap;
-                        let start = clock;
-                        clock += duration;
-                        let failed = failed == 1 && short == 2;
-                        Event {
-                            call,
-                            start,
-                            duration,
-                            file,
-                            handle,
-                            offset,
-                            request,
-                            result: if failed {
-                                -1
-                            } else {
-                                request as i64 - short as i64
-                            },
-                            errno: if failed { 9 } else { 0 },
-                            context,
-                            aux: short,
-                            flags: if failed { event_flags::FAILED } else { 0 },
-                        }
-                    },
-                )
-                .collect()
-        })
-    }
-
-    /// The stream read back from its bytes, and its events expanded.
-    #[test]
-    fn tags_counting_the_steps_of_a_loop_fold_and_expand_exactly() {
-        // A ring step repeated: Irecv and Isend tagged with the step (0..steps), a Waitall,
-        // an Allreduce per round; wildcard tags (-1) and a tag that jumps back in between.
-        let point_to_point = |call: u16| match call {
-            0 | 1 => Some(CallClass::PointToPoint),
-            2 => Some(CallClass::Completion),
-            _ => Some(CallClass::Collective),
-        };
-        let events = |rounds: u64, steps: u64| {
-            let mut events = Vec::new();
-            let mut clock = 0;
-            for round in 0..rounds {
-                for step in 0..steps {
-                    let tag = if round == 1 && step == 2 {
-                        u32::MAX
-                    } else {
-                        step as u32
-                    };
-                    for (call, context, peer) in [(0u16, 1u32, 3u64), (1, 2, 1), (2, 3, 0)] {
-                        clock += 10;
-                        events.push(Event {
-                            call,
-                            start: clock,
-                            duration: 3,
-                            file: None,
-                            handle: 0x55,
-                            offset: -1,
-                            request: 4,
-                            result: 4,
-                            errno: 0,
-                            context,
-                            aux: if call < 2 {
-                                peer | (tag as u64) << 32
-                            } else {
-                                2
-                            },
-                            flags: 0,
-                        });
-                    }
-                }
-                clock += 10;
-                events.push(Event {
-                    call: 3,
-                    start: clock,
-                    duration: 5,
-                    file: None,
-                    handle: 0x55,
-                    offset: -1,
-                    request: 32,
-                    result: 32,
-                    errno: 0,
-                    context: 4,
-                    aux: u32::MAX as u64,
-                    flags: 0,
-                });
-            }
-            events
-        };
-        let mut sizes = Vec::new();
-        for rounds in [10u64, 1000] {
-            let events = events(rounds, 5);
-            let mut encoder = StreamEncoder::default();
-            for event in &events {
-                encoder.push(event, point_to_point(event.call));
-            }
-            let stream = encoder.finish();
-            let stream = EncodedStream::from_bytes(stream.bytes().to_vec()).unwrap();
-            let mut expanded = Vec::new();
-            stream.expand(point_to_point, |event| expanded.push(event));
-            assert_eq!(expanded.len(), events.len());
-            for (original, back) in events.iter().zip(&expanded) {
-                assert_eq!(exact(original), exact(back));
-            }
-            sizes.push(stream.bytes().len());
-        }
-        // The steps fold into loops: 100 times the rounds, the same structure.
-        assert!(sizes[1] <= sizes[0] + 16, "{sizes:?}");
-    }
-
-    /// That `stream`, read back, stands for `events` with every exactly kept field, and
-    /// ends at `last_end`.
-    fn expands_to(
-        stream: &EncodedStream,
-        events: &[Event],
-        last_end: u64,
-    ) -> std::result::Result<(), proptest::test_runner::TestCaseError> {
-        let (decoded, expanded) = reread_and_expand(stream);
-        prop_assert_eq!(decoded.count, events.len() as u64);
-        prop_assert_eq!(expanded.len(), events.len());
-        for (original, back) in events.iter().zip(&expanded) {
-            prop_assert_eq!(exact(original), exact(back));
-        }
-        prop_assert_eq!(decoded.last_end, last_end);
-        Ok(())
-    }
-
-    fn reread_and_expand(tree: &EncodedStream) -> (EncodedStream, Vec<Event>) {
-        let decoded = EncodedStream::from_bytes(tree.bytes().to_vec()).unwrap();
-        let mut expanded = Vec::new();
-        decoded.expand(class_of, |event| expanded.push(event));
-        (decoded, expanded)
-    }
-
-    fn exact(event: &Event) -> (u16, Option<u32>, u64, i64, u64, i64, i32, u32, u64, u32) {
-        (
-            event.call,
-            event.file,
-            event.handle,
-            event.offset,
-            event.request,
-            event.result,
-            event.errno,
-            event.context,
-            event.aux,
-            event.flags,
-        )
-    }
-
-    proptest! {
-        #[test]
-        fn every_exactly_kept_field_survives(events in events()) {
-            let mut encoder = StreamEncoder::default();
-            for event in &events {
-                encoder.push(event, class_of(event.call));
-            }
-            let tree = encoder.finish();
-            let (decoded, expanded) = reread_and_expand(&tree);
-            prop_assert_eq!(&decoded, &tree);
-            prop_assert_eq!(decoded.count, events.len() as u64);
-            prop_assert_eq!(expanded.len(), events.len());
-            for (original, back) in events.iter().zip(&expanded) {
-                prop_assert_eq!(exact(original), exact(back));
-            }
-            if let (Some(first), Some(back)) = (events.first(), expanded.first()) {
-                prop_assert_eq!(first.start, back.start);
-            }
-            prop_assert_eq!(decoded.last_end, events.iter().map(Event::end).max().unwrap_or(0));
-        }
-
-        #[test]
-        fn runs_folded_by_the_tracer_expand_to_their_events(blocks in proptest::collection::vec((0u16..6, 0u32..3, prop_oneof![Just(-1i64), (0i64..3).prop_map(|o| o * 4096)], prop_oneof![Just(0i64), Just(4096), Just(-100)], 1u64..20, 1u64..500), 0..40)) {
-            // Each block: `count` occurrences of one call with the same values, offsets
-            // `stride` apart; pushed as the tracer stages them (the first alone, the rest
-            // as one run with summed statistics) and one by one — both expand the same.
-            let mut events = Vec::new();
-            let mut runs = StreamEncoder::default();
-            let mut clock = 0u64;
-            let mut last_end = 0u64;
-            for (call, context, offset, stride, count, duration) in blocks {
-                let mut block = Vec::new();
-                for index in 0..count {
-                    clock += 7;
-                    block.push(Event {
-                        call,
-                        start: clock,
-                        duration,
-                        file: Some(context),
-                        handle: 3,
-                        offset: if offset < 0 { -1 } else { (offset + stride * index as i64).max(0) },
-                        request: 4096,
-                        result: 4096,
-                        errno: 0,
-                        context,
-                        aux: 0,
-                        flags: 0,
-                    });
-                    clock += duration;
-                }
-                // Offsets that a negative stride would push below 0 break the block up.
-                let regular = block.windows(2).all(|pair| pair[1].offset - pair[0].offset == if offset < 0 { 0 } else { stride });
-                let gap_of = |event: &Event, previous_end: u64| event.start.saturating_sub(previous_end);
-                if regular && block.len() > 1 {
-                    let first = &block[0];
-                    runs.push(first, class_of(call));
-                    let rest = &block[1..];
-                    let mut duration = Stats::default();
-                    let mut gap = Stats::default();
-                    let mut previous_end = first.end();
-                    for event in rest {
-                        duration.add(event.duration);
-                        gap.add(gap_of(event, previous_end));
-                        previous_end = event.end();
-                    }
-                    let step = if offset < 0 { 0 } else { stride };
-                    runs.push_run(&rest[0], class_of(call), rest.len() as u64, step, previous_end, duration, gap);
-                } else {
-                    for event in &block {
-                        runs.push(event, class_of(call));
-                    }
-                }
-                last_end = block.last().map_or(last_end, Event::end);
-                events.extend(block);
-            }
-            expands_to(&runs.finish(), &events, last_end)?;
-        }
-
-        #[test]
-        fn blocks_folded_by_the_tracer_expand_to_their_events(segments in proptest::collection::vec((proptest::collection::vec((1u16..3, 0u32..3, prop_oneof![Just(-1i64), (0i64..3).prop_map(|o| o * 4096)], prop_oneof![Just(0i64), Just(64), Just(4096)], 1u64..300), 1..6), 1u64..12), 0..12)) {
-            // Each segment: a body of calls repeated; pushed as the tracer stages it (two
-            // repetitions one by one, the rest as one block with summed statistics, each
-            // position's offsets its own stride apart) and expanded: every exactly kept
-            // field comes back, also when two positions on one file move apart (then the
-            // block goes in event by event).
-            let mut events = Vec::new();
-            let mut blocks = StreamEncoder::default();
-            let mut clock = 0u64;
-            let mut last_end = 0u64;
-            for (body, repetitions) in segments {
-                let mut segment: Vec<Vec<Event>> = Vec::new();
-                for repetition in 0..repetitions {
-                    let mut one = Vec::new();
-                    for (call, file, offset, stride, duration) in &body {
-                        clock += 5;
-                        one.push(Event {
-                            call: *call,
-                            start: clock,
-                            duration: *duration,
-                            file: Some(*file),
-                            handle: 3 + *file as u64,
-                            offset: if *offset < 0 { -1 } else { offset + stride * repetition as i64 },
-                            request: 64,
-                            result: 64,
-                            errno: 0,
-                            context: *file + 4 * *call as u32,
-                            aux: 0,
-                            flags: 0,
-                        });
-                        clock += duration;
-                    }
-                    segment.push(one);
-                }
-                for (index, one) in segment.iter().enumerate() {
-                    if index < 2 || repetitions < 3 {
-                        for event in one {
-                            blocks.push(event, class_of(event.call));
-                        }
-                    }
-                }
-                if repetitions >= 3 {
-                    let mut positions = Vec::new();
-                    let mut before = segment[1].last().map_or(0, Event::end);
-                    let mut statistics = vec![(Stats::default(), Stats::default()); body.len()];
-                    for one in &segment[2..] {
-                        for (position, event) in one.iter().enumerate() {
-                            statistics[position].0.add(event.duration);
-                            statistics[position].1.add(event.start.saturating_sub(before));
-                            before = event.end();
-                        }
-                    }
-                    for (position, event) in segment[2].iter().enumerate() {
-                        let (_, _, offset, stride, _) = body[position];
-                        positions.push(BlockPosition {
-                            event: event.clone(),
-                            class: class_of(event.call),
-                            stride: if offset < 0 { 0 } else { stride },
-                            last_end: segment.last().unwrap()[position].end(),
-                            duration: statistics[position].0,
-                            gap: statistics[position].1,
-                        });
-                    }
-                    blocks.push_block(&positions, repetitions - 2);
-                }
-                last_end = segment.last().and_then(|one| one.last()).map_or(last_end, Event::end);
-                events.extend(segment.into_iter().flatten());
-            }
-            expands_to(&blocks.finish(), &events, last_end)?;
-        }
-
-        #[test]
-        fn garbage_never_panics(data in proptest::collection::vec(any::<u8>(), 0..300)) {
-            if let Ok(tree) = EncodedStream::from_bytes(data) {
-                if tree.count < 10_000 {
-                    tree.expand(class_of, |_| {});
-                }
-            }
-        }
-    }
-
-    /// splitmix64's finaliser: consecutive inputs give unrelated outputs.
-    fn mix(value: u64) -> u64 {
-        let mut z = value.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    #[test]
-    fn irregular_streams_past_the_dictionary_roundtrip() {
-        let total = MAX_DICTIONARY as u64 + 5_000;
-        let mut encoder = StreamEncoder::default();
-        let event = |index: u64| Event {
-            call: 1,
-            start: index * 10,
-            duration: 5,
-            file: Some(0),
-            handle: 3,
-            offset: (mix(index) % 1_000_003) as i64 * 512,
-            request: 512,
-            result: 512,
-            errno: 0,
-            context: 1,
-            aux: 0,
-            flags: 0,
-        };
-        for index in 0..total {
-            encoder.push(&event(index), class_of(1));
-        }
-        let stream = encoder.finish();
-        assert_eq!(stream.dictionary.len(), MAX_DICTIONARY);
-        let mut index = 0;
-        stream.expand(class_of, |back| {
-            assert_eq!(exact(&back), exact(&event(index)));
-            index += 1;
-        });
-        assert_eq!(index, total);
-    }
-
-    #[test]
-    fn checkpoint_loop_folds_to_a_constant_size() {
-        let size = |steps: u64| {
-            let mut encoder = StreamEncoder::default();
-            let mut clock = 0;
-            let mut push =
-                |encoder: &mut StreamEncoder, call, file, handle, offset, request, context| {
-                    clock += 1000;
-                    let event = Event {
-                        call,
-                        start: clock,
-                        duration: 500,
-                        file: Some(file),
-                        handle,
-                        offset,
-                        request,
-                        result: request as i64,
-                        errno: 0,
-                        context,
-                        aux: 0,
-                        flags: 0,
-                    };
-                    encoder.push(&event, class_of(call));
-                };
-            for step in 0..steps {
-                let file = 1 + step as u32;
-                push(&mut encoder, 0, file, 3, -1, 0, 10);
-                for block in 0..16 {
-                    push(&mut encoder, 2, file, 3, block * 65536, 65536, 11);
-                }
-                push(&mut encoder, 5, file, 3, -1, 0, 12);
-                push(&mut encoder, 2, 0, 7, -1, 26, 13);
-            }
-            let tree = encoder.finish();
-            assert_eq!(tree.count, steps * 19);
-            tree.bytes().len()
-        };
-        // Only the counters (loop count, statistics counts) get wider varints.
-        let (small, large) = (size(10), size(100_000));
-        assert!(large - small < 64, "{small} -> {large}");
-        assert!(large < 1024, "{large}");
-    }
-}
+mod tests;

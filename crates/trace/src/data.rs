@@ -13,15 +13,15 @@ use crate::{Result, TraceError};
 
 /// Section versions this reader understands.
 const VERSION: u16 = 1;
-/// Version 8 of EVNT: a leaf's duration count against the product of its loops' counts,
-/// and its gap count against its duration count
-/// (version 7 point-to-point tags against the last at the same context, version 6
+/// Version 9 of EVNT: a stream's column of irregular offsets, and leaves whose offsets
+/// are in it (version 8 a leaf's duration count against the product of its loops' counts,
+/// and its gap count against its duration count; version 7 point-to-point tags against the last at the same context, version 6
 /// added rank sets, for parts only some ranks have; version 5 loop count slopes and peer
 /// moduli, statistics kept their floats in 8 bytes
 /// and implied the fullest histogram bin; version 4 added the
 /// slowest rank per leaf, version 3 streams shared by ranks and per-stream file tables,
 /// version 2 one stream per thread with trace-wide file indices, version 1 flat columns).
-const EVENTS_VERSION: u16 = 8;
+const EVENTS_VERSION: u16 = 9;
 /// Version 7 of PROC: strings as tables of distinct values (numbered runs fold) and an
 /// entry per process (version 6 ends and `main` times or offsets, whichever is shorter,
 /// against the previous process's, version 5 put

@@ -68,8 +68,12 @@ pub fn merge_streams(processes: &[Process], mut streams: Vec<Stream>) -> Vec<Str
             None => (UNRANKED_PARTITION | stream.process as u64, *ordinal as i64),
         })
         .collect();
+    // A stream with irregular offsets in its column is its thread's own.
     let mut ranked: Vec<usize> = (0..streams.len())
-        .filter(|index| streams[*index].events.bytes().len() <= LARGEST_MERGED_STREAM)
+        .filter(|index| {
+            let events = &streams[*index].events;
+            events.bytes().len() <= LARGEST_MERGED_STREAM && !events.has_column()
+        })
         .collect();
     ranked.sort_by_key(|index| (merged_as[*index], *index));
     let mut statistics_seen: HashSet<*const EncodedStream> = HashSet::new();

@@ -44,9 +44,31 @@ pub struct Occurrence<'a> {
     /// The rank whose single occurrence took longest (`duration.max`): this process's rank,
     /// or in a stream several ranks share the one that was slowest. `None` without ranks.
     pub slowest_rank: Option<u32>,
+    /// Of a leaf of irregular accesses (offsets in the stream's column): how many of all
+    /// its occurrences were consecutive and sequential.
+    pub order_counts: [u64; 2],
 }
 
 impl Occurrence<'_> {
+    /// How many of these `count` events were consecutive and how many sequential
+    /// (Darshan's access order): from the key, or for a leaf of irregular accesses this
+    /// visit's share of the leaf's counts (the shares of all its visits add up to them).
+    pub fn access_order(&self) -> [f64; 2] {
+        if self.key.offset == cairn_compress::stream::OffsetRef::Column {
+            let share = self.count as f64 / self.duration.count.max(1) as f64;
+            return self.order_counts.map(|count| count as f64 * share);
+        }
+        let count = self.count as f64;
+        [
+            if self.key.is_consecutive() {
+                count
+            } else {
+                0.0
+            },
+            if self.key.is_sequential() { count } else { 0.0 },
+        ]
+    }
+
     pub fn failed(&self) -> bool {
         self.key.failed()
     }
@@ -184,6 +206,7 @@ impl<V: Visitor> StreamWalk<'_, V> {
                 .process
                 .rank
                 .and_then(|rank| u32::try_from((rank as i64).wrapping_add(leaf.slowest)).ok()),
+            order_counts: leaf.order_counts,
         };
         dispatch(self.visitor, &occurrence);
     }

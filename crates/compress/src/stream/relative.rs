@@ -1,0 +1,328 @@
+//! The relative value encodings (see the parent module's list): the state the encoder and
+//! every reader of a stream keep per thread, so that a value that moves regularly — an
+//! offset after the previous access, a file after the last at the call site, a tag or an
+//! MPI-IO offset after the last at the call site — has the same key every time, and the
+//! column that takes irregular offsets out of the keys.
+
+use cairn_model::{event_flags, positional, CallClass, Event, UNKNOWN};
+
+use super::{EventKey, FileRef, OffsetRef, CONSECUTIVE, SEQUENTIAL};
+use crate::hash::FastMap;
+
+/// The state both sides of the relative encodings keep, per thread.
+#[derive(Default, Clone, Debug)]
+pub struct Relative {
+    context_file: FastMap<u32, u64>,
+    bound: FastMap<u64, u64>,
+    file_end: FastMap<u64, i64>,
+    /// End of the last read (true) or write (false) per file: only for the access order.
+    direction_end: FastMap<(u64, bool), i64>,
+    /// The last MPI tag of a point-to-point call at each context.
+    context_tag: FastMap<u32, u32>,
+    /// The last MPI-IO explicit offset at each context ([`event_flags::OFFSET_IN_AUX`]).
+    context_aux: FastMap<u32, u64>,
+    /// Encoding only: per context, the offset deltas seen last (see
+    /// [`Relative::encode_into_column`]).
+    context_deltas: FastMap<u32, RecentDeltas>,
+}
+
+/// The distinct offset deltas last seen at a calling context, and whether accesses there
+/// are irregular: an offset goes to the column once [`RecentDeltas::IRREGULAR_FROM`] steps
+/// in a row were new, and until [`RecentDeltas::REGULAR_FROM`] in a row were not (a random
+/// step that happens to repeat one of the last does not end a loop of random accesses).
+#[derive(Clone, Debug, Default)]
+struct RecentDeltas {
+    deltas: Vec<i64>,
+    next: usize,
+    new_in_a_row: u32,
+    seen_in_a_row: u32,
+    irregular: bool,
+}
+
+impl RecentDeltas {
+    /// As many distinct deltas as a loop body the folder can find has events: a regular
+    /// pattern with that many distinct steps at one call site still repeats its keys.
+    const KEPT: usize = 64;
+    /// New steps in a row that make a call site irregular. Regular loops see a new step
+    /// only at their start and at each level's turn, between runs of seen ones; a loop
+    /// body with many accesses at one call site sees its steps once, in its first
+    /// iteration: short of this, they stay in the keys (a stream with a column is its
+    /// thread's own, never merged with other ranks').
+    const IRREGULAR_FROM: u32 = 16;
+    /// Seen steps in a row that make it regular again.
+    const REGULAR_FROM: u32 = 4;
+
+    /// Takes the next step; whether the call site's offsets are now irregular.
+    fn step(&mut self, delta: i64) -> bool {
+        if self.seen(delta) {
+            self.new_in_a_row = 0;
+            self.seen_in_a_row += 1;
+            if self.seen_in_a_row >= Self::REGULAR_FROM {
+                self.irregular = false;
+            }
+        } else {
+            self.seen_in_a_row = 0;
+            self.new_in_a_row += 1;
+            if self.new_in_a_row >= Self::IRREGULAR_FROM {
+                self.irregular = true;
+            }
+        }
+        self.irregular
+    }
+
+    /// Whether `delta` is among the recent ones; remembers it.
+    fn seen(&mut self, delta: i64) -> bool {
+        if self.deltas.contains(&delta) {
+            return true;
+        }
+        if self.deltas.len() < Self::KEPT {
+            self.deltas.push(delta);
+        } else {
+            self.deltas[self.next] = delta;
+            self.next = (self.next + 1) % Self::KEPT;
+        }
+        false
+    }
+}
+
+/// A column entry: an offset delta and the access order bits, one number.
+pub(super) fn column_entry(delta: i64, order: u8) -> Option<i64> {
+    delta
+        .checked_mul(4)
+        .map(|shifted| shifted | (order & 3) as i64)
+}
+
+/// The (offset delta, access order) of a column entry.
+pub fn column_parts(entry: i64) -> (i64, u8) {
+    (entry >> 2, (entry & 3) as u8)
+}
+
+/// An MPI point-to-point call's tag: the high 32 bits of aux (the peer is the low 32).
+fn tag_of(aux: u64) -> u32 {
+    (aux >> 32) as u32
+}
+
+fn with_tag(aux: u64, tag: u32) -> u64 {
+    (aux & 0xffff_ffff) | (tag as u64) << 32
+}
+
+impl Relative {
+    /// What a point-to-point call's tag at `context` is kept against: the last tag there,
+    /// unless there was none or it was a wildcard (negative), then 0 (the tag itself is kept).
+    /// A tag counting the steps of a loop is so the same in every iteration.
+    fn tag_base(&self, context: u32) -> u32 {
+        match self.context_tag.get(&context) {
+            Some(&last) if last as i32 >= 0 => last,
+            _ => 0,
+        }
+    }
+
+    /// The tag kept for `tag` at `context`; `tag` is remembered.
+    fn relative_tag(&mut self, context: u32, tag: u32) -> u32 {
+        let kept = tag.wrapping_sub(self.tag_base(context));
+        self.context_tag.insert(context, tag);
+        kept
+    }
+
+    /// The tag a kept one stands for (the inverse of [`Relative::relative_tag`]).
+    fn absolute_tag(&mut self, context: u32, kept: u32) -> u32 {
+        let tag = self.tag_base(context).wrapping_add(kept);
+        self.context_tag.insert(context, tag);
+        tag
+    }
+
+    /// Whether a point-to-point call was seen at `context` (the next one's tag is kept as a
+    /// step from its tag, unless that was a wildcard).
+    pub fn has_tag_at(&self, context: u32) -> bool {
+        self.context_tag.contains_key(&context)
+    }
+
+    fn advance(
+        &mut self,
+        key: &EventKey,
+        file_plus_one: u64,
+        offset: i64,
+        class: Option<CallClass>,
+    ) {
+        if file_plus_one != 0 {
+            self.context_file.insert(key.context, file_plus_one);
+            self.bound.insert(key.handle, file_plus_one);
+            if class == Some(CallClass::Dup) && !key.failed() {
+                self.bound.insert(key.result() as u64, file_plus_one);
+            }
+            if offset >= 0 {
+                let moved = if matches!(class, Some(CallClass::Read | CallClass::Write)) {
+                    key.bytes() as i64
+                } else {
+                    0
+                };
+                self.file_end
+                    .insert(file_plus_one, offset.wrapping_add(moved));
+            }
+        }
+    }
+
+    /// The key of `event`, its offset never put into a column.
+    pub fn encode(&mut self, event: &Event, class: Option<CallClass>) -> EventKey {
+        self.encode_with(event, class, None).0
+    }
+
+    /// The key of `event`; the offset of an access at an irregular calling context (see
+    /// [`RecentDeltas`]: random accesses) goes into `column` instead, with the access
+    /// order: the key is then the same every time and the events fold. Returns the key and
+    /// the order of this event.
+    pub fn encode_into_column(
+        &mut self,
+        event: &Event,
+        class: Option<CallClass>,
+        column: &mut Vec<i64>,
+    ) -> (EventKey, u8) {
+        self.encode_with(event, class, Some(column))
+    }
+
+    fn encode_with(
+        &mut self,
+        event: &Event,
+        class: Option<CallClass>,
+        column: Option<&mut Vec<i64>>,
+    ) -> (EventKey, u8) {
+        let file_plus_one = event.file.map_or(0, |file| file as u64 + 1);
+        let file = if file_plus_one == 0 {
+            FileRef::None
+        } else if self.bound.get(&event.handle) == Some(&file_plus_one) {
+            FileRef::Bound
+        } else {
+            FileRef::Delta(
+                file_plus_one
+                    .wrapping_sub(self.context_file.get(&event.context).copied().unwrap_or(0))
+                    as i64,
+            )
+        };
+        let offset = if event.offset < 0 {
+            OffsetRef::Unknown
+        } else {
+            match self.file_end.get(&file_plus_one) {
+                Some(end) => OffsetRef::Delta(event.offset.wrapping_sub(*end)),
+                None => OffsetRef::First(event.offset),
+            }
+        };
+        let mut order = 0;
+        if let (Some(CallClass::Read | CallClass::Write), true, false) = (
+            class,
+            event.offset >= 0,
+            event.flags & event_flags::FAILED != 0,
+        ) {
+            let direction = (file_plus_one, class == Some(CallClass::Read));
+            if let Some(end) = self.direction_end.get(&direction) {
+                if event.offset == *end {
+                    order |= CONSECUTIVE;
+                }
+                if event.offset >= *end {
+                    order |= SEQUENTIAL;
+                }
+            }
+            self.direction_end
+                .insert(direction, event.offset.saturating_add(event.result.max(0)));
+        }
+        let (request, result) =
+            positional::relative(event.flags, event.offset, event.request, event.result);
+        let mut offset = offset;
+        let mut key_order = order;
+        // Every step counts (those of repetitions the tracer folded too); only events
+        // pushed one by one may go to the column.
+        if let OffsetRef::Delta(delta) = offset {
+            let irregular = self
+                .context_deltas
+                .entry(event.context)
+                .or_default()
+                .step(delta);
+            if let (Some(column), Some(entry)) = (column, column_entry(delta, order)) {
+                if irregular {
+                    column.push(entry);
+                    offset = OffsetRef::Column;
+                    key_order = 0;
+                }
+            }
+        }
+        let key = EventKey {
+            order: key_order,
+            call: event.call,
+            context: event.context,
+            handle: event.handle,
+            file,
+            offset,
+            request,
+            result: result.wrapping_sub(request as i64),
+            errno: event.errno,
+            aux: if class == Some(CallClass::PointToPoint) {
+                with_tag(
+                    event.aux,
+                    self.relative_tag(event.context, tag_of(event.aux)),
+                )
+            } else if event.flags & event_flags::OFFSET_IN_AUX != 0 {
+                let base = self.context_aux.insert(event.context, event.aux);
+                event.aux.wrapping_sub(base.unwrap_or(0))
+            } else {
+                event.aux
+            },
+            flags: event.flags,
+            parameters: 0,
+        };
+        self.advance(&key, file_plus_one, event.offset, class);
+        (key, order)
+    }
+
+    /// The file (index + 1, 0 = none), offset and aux of the next occurrence of `key`; the
+    /// offset of a [`OffsetRef::Column`] key is unknown here (see
+    /// [`Relative::decode_from_column`]).
+    pub fn decode(&mut self, key: &EventKey, class: Option<CallClass>) -> (u64, i64, u64) {
+        self.decode_with(key, class, None)
+    }
+
+    /// As [`Relative::decode`], with the column entry of a [`OffsetRef::Column`] key.
+    pub fn decode_from_column(
+        &mut self,
+        key: &EventKey,
+        class: Option<CallClass>,
+        entry: Option<i64>,
+    ) -> (u64, i64, u64) {
+        self.decode_with(key, class, entry)
+    }
+
+    fn decode_with(
+        &mut self,
+        key: &EventKey,
+        class: Option<CallClass>,
+        entry: Option<i64>,
+    ) -> (u64, i64, u64) {
+        let file_plus_one = match key.file {
+            FileRef::None => 0,
+            FileRef::Bound => self.bound.get(&key.handle).copied().unwrap_or(0),
+            FileRef::Delta(delta) => self
+                .context_file
+                .get(&key.context)
+                .copied()
+                .unwrap_or(0)
+                .wrapping_add(delta as u64),
+        };
+        let end = self.file_end.get(&file_plus_one).copied().unwrap_or(0);
+        let offset = match (key.offset, entry) {
+            (OffsetRef::Unknown, _) | (OffsetRef::Column, None) => UNKNOWN,
+            (OffsetRef::First(offset), _) => offset,
+            (OffsetRef::Delta(delta), _) => end.wrapping_add(delta),
+            (OffsetRef::Column, Some(entry)) => end.wrapping_add(column_parts(entry).0),
+        };
+        self.advance(key, file_plus_one, offset, class);
+        let aux = if class == Some(CallClass::PointToPoint) {
+            with_tag(key.aux, self.absolute_tag(key.context, tag_of(key.aux)))
+        } else if key.flags & event_flags::OFFSET_IN_AUX != 0 {
+            let base = self.context_aux.get(&key.context).copied().unwrap_or(0);
+            let aux = base.wrapping_add(key.aux);
+            self.context_aux.insert(key.context, aux);
+            aux
+        } else {
+            key.aux
+        };
+        (file_plus_one, offset, aux)
+    }
+}

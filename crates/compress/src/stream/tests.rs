@@ -1,0 +1,485 @@
+//! Folding, encoding and expanding streams of known events (exact round trips).
+
+use super::*;
+use proptest::prelude::*;
+
+fn class_of(call: u16) -> Option<CallClass> {
+    [
+        CallClass::Open,
+        CallClass::Read,
+        CallClass::Write,
+        CallClass::Seek,
+        CallClass::Dup,
+        CallClass::Close,
+    ]
+    .get(call as usize)
+    .copied()
+}
+
+/// Events from a small alphabet, so that repetitions (and loops) happen.
+fn events() -> impl Strategy<Value = Vec<Event>> {
+    proptest::collection::vec(
+        (
+            0u16..6,
+            0u32..3,
+            3u64..6,
+            proptest::option::of(0u32..4),
+            // Irregular offsets too, which go to the stream's column.
+            prop_oneof![
+                Just(-1i64),
+                (0i64..3).prop_map(|o| o * 4096),
+                0i64..1_000_000
+            ],
+            prop_oneof![Just(4096u64), Just(100)],
+            0u64..3,
+            0u32..2,
+            1u64..1000,
+            0u64..100,
+        ),
+        0..300,
+    )
+    .prop_map(|raw| {
+        let mut clock = 0;
+        raw.into_iter()
+            .map(
+                |(call, context, handle, file, offset, request, short, failed, duration, gap)| {
+                    clock += gap;
+                    let start = clock;
+                    clock += duration;
+                    let failed = failed == 1 && short == 2;
+                    Event {
+                        call,
+                        start,
+                        duration,
+                        file,
+                        handle,
+                        offset,
+                        request,
+                        result: if failed {
+                            -1
+                        } else {
+                            request as i64 - short as i64
+                        },
+                        errno: if failed { 9 } else { 0 },
+                        context,
+                        aux: short,
+                        flags: if failed { event_flags::FAILED } else { 0 },
+                    }
+                },
+            )
+            .collect()
+    })
+}
+
+/// The stream read back from its bytes, and its events expanded.
+#[test]
+fn tags_counting_the_steps_of_a_loop_fold_and_expand_exactly() {
+    // A ring step repeated: Irecv and Isend tagged with the step (0..steps), a Waitall,
+    // an Allreduce per round; wildcard tags (-1) and a tag that jumps back in between.
+    let point_to_point = |call: u16| match call {
+        0 | 1 => Some(CallClass::PointToPoint),
+        2 => Some(CallClass::Completion),
+        _ => Some(CallClass::Collective),
+    };
+    let events = |rounds: u64, steps: u64| {
+        let mut events = Vec::new();
+        let mut clock = 0;
+        for round in 0..rounds {
+            for step in 0..steps {
+                let tag = if round == 1 && step == 2 {
+                    u32::MAX
+                } else {
+                    step as u32
+                };
+                for (call, context, peer) in [(0u16, 1u32, 3u64), (1, 2, 1), (2, 3, 0)] {
+                    clock += 10;
+                    events.push(Event {
+                        call,
+                        start: clock,
+                        duration: 3,
+                        file: None,
+                        handle: 0x55,
+                        offset: -1,
+                        request: 4,
+                        result: 4,
+                        errno: 0,
+                        context,
+                        aux: if call < 2 {
+                            peer | (tag as u64) << 32
+                        } else {
+                            2
+                        },
+                        flags: 0,
+                    });
+                }
+            }
+            clock += 10;
+            events.push(Event {
+                call: 3,
+                start: clock,
+                duration: 5,
+                file: None,
+                handle: 0x55,
+                offset: -1,
+                request: 32,
+                result: 32,
+                errno: 0,
+                context: 4,
+                aux: u32::MAX as u64,
+                flags: 0,
+            });
+        }
+        events
+    };
+    let mut sizes = Vec::new();
+    for rounds in [10u64, 1000] {
+        let events = events(rounds, 5);
+        let mut encoder = StreamEncoder::default();
+        for event in &events {
+            encoder.push(event, point_to_point(event.call));
+        }
+        let stream = encoder.finish();
+        let stream = EncodedStream::from_bytes(stream.bytes().to_vec()).unwrap();
+        let mut expanded = Vec::new();
+        stream.expand(point_to_point, |event| expanded.push(event));
+        assert_eq!(expanded.len(), events.len());
+        for (original, back) in events.iter().zip(&expanded) {
+            assert_eq!(exact(original), exact(back));
+        }
+        sizes.push(stream.bytes().len());
+    }
+    // The steps fold into loops: 100 times the rounds, the same structure.
+    assert!(sizes[1] <= sizes[0] + 16, "{sizes:?}");
+}
+
+/// That `stream`, read back, stands for `events` with every exactly kept field, and
+/// ends at `last_end`.
+fn expands_to(
+    stream: &EncodedStream,
+    events: &[Event],
+    last_end: u64,
+) -> std::result::Result<(), proptest::test_runner::TestCaseError> {
+    let (decoded, expanded) = reread_and_expand(stream);
+    prop_assert_eq!(decoded.count, events.len() as u64);
+    prop_assert_eq!(expanded.len(), events.len());
+    for (original, back) in events.iter().zip(&expanded) {
+        prop_assert_eq!(exact(original), exact(back));
+    }
+    prop_assert_eq!(decoded.last_end, last_end);
+    Ok(())
+}
+
+fn reread_and_expand(tree: &EncodedStream) -> (EncodedStream, Vec<Event>) {
+    let decoded = EncodedStream::from_bytes(tree.bytes().to_vec()).unwrap();
+    let mut expanded = Vec::new();
+    decoded.expand(class_of, |event| expanded.push(event));
+    (decoded, expanded)
+}
+
+fn exact(event: &Event) -> (u16, Option<u32>, u64, i64, u64, i64, i32, u32, u64, u32) {
+    (
+        event.call,
+        event.file,
+        event.handle,
+        event.offset,
+        event.request,
+        event.result,
+        event.errno,
+        event.context,
+        event.aux,
+        event.flags,
+    )
+}
+
+proptest! {
+    #[test]
+    fn every_exactly_kept_field_survives(events in events()) {
+        let mut encoder = StreamEncoder::default();
+        for event in &events {
+            encoder.push(event, class_of(event.call));
+        }
+        let tree = encoder.finish();
+        let (decoded, expanded) = reread_and_expand(&tree);
+        prop_assert_eq!(&decoded, &tree);
+        prop_assert_eq!(decoded.count, events.len() as u64);
+        prop_assert_eq!(expanded.len(), events.len());
+        for (original, back) in events.iter().zip(&expanded) {
+            prop_assert_eq!(exact(original), exact(back));
+        }
+        if let (Some(first), Some(back)) = (events.first(), expanded.first()) {
+            prop_assert_eq!(first.start, back.start);
+        }
+        prop_assert_eq!(decoded.last_end, events.iter().map(Event::end).max().unwrap_or(0));
+    }
+
+    #[test]
+    fn runs_folded_by_the_tracer_expand_to_their_events(blocks in proptest::collection::vec((0u16..6, 0u32..3, prop_oneof![Just(-1i64), (0i64..3).prop_map(|o| o * 4096)], prop_oneof![Just(0i64), Just(4096), Just(-100)], 1u64..20, 1u64..500), 0..40)) {
+        // Each block: `count` occurrences of one call with the same values, offsets
+        // `stride` apart; pushed as the tracer stages them (the first alone, the rest
+        // as one run with summed statistics) and one by one — both expand the same.
+        let mut events = Vec::new();
+        let mut runs = StreamEncoder::default();
+        let mut clock = 0u64;
+        let mut last_end = 0u64;
+        for (call, context, offset, stride, count, duration) in blocks {
+            let mut block = Vec::new();
+            for index in 0..count {
+                clock += 7;
+                block.push(Event {
+                    call,
+                    start: clock,
+                    duration,
+                    file: Some(context),
+                    handle: 3,
+                    offset: if offset < 0 { -1 } else { (offset + stride * index as i64).max(0) },
+                    request: 4096,
+                    result: 4096,
+                    errno: 0,
+                    context,
+                    aux: 0,
+                    flags: 0,
+                });
+                clock += duration;
+            }
+            // Offsets that a negative stride would push below 0 break the block up.
+            let regular = block.windows(2).all(|pair| pair[1].offset - pair[0].offset == if offset < 0 { 0 } else { stride });
+            let gap_of = |event: &Event, previous_end: u64| event.start.saturating_sub(previous_end);
+            if regular && block.len() > 1 {
+                let first = &block[0];
+                runs.push(first, class_of(call));
+                let rest = &block[1..];
+                let mut duration = Stats::default();
+                let mut gap = Stats::default();
+                let mut previous_end = first.end();
+                for event in rest {
+                    duration.add(event.duration);
+                    gap.add(gap_of(event, previous_end));
+                    previous_end = event.end();
+                }
+                let step = if offset < 0 { 0 } else { stride };
+                runs.push_run(&rest[0], class_of(call), rest.len() as u64, step, previous_end, duration, gap);
+            } else {
+                for event in &block {
+                    runs.push(event, class_of(call));
+                }
+            }
+            last_end = block.last().map_or(last_end, Event::end);
+            events.extend(block);
+        }
+        expands_to(&runs.finish(), &events, last_end)?;
+    }
+
+    #[test]
+    fn blocks_folded_by_the_tracer_expand_to_their_events(segments in proptest::collection::vec((proptest::collection::vec((1u16..3, 0u32..3, prop_oneof![Just(-1i64), (0i64..3).prop_map(|o| o * 4096)], prop_oneof![Just(0i64), Just(64), Just(4096)], 1u64..300), 1..6), 1u64..12), 0..12)) {
+        // Each segment: a body of calls repeated; pushed as the tracer stages it (two
+        // repetitions one by one, the rest as one block with summed statistics, each
+        // position's offsets its own stride apart) and expanded: every exactly kept
+        // field comes back, also when two positions on one file move apart (then the
+        // block goes in event by event).
+        let mut events = Vec::new();
+        let mut blocks = StreamEncoder::default();
+        let mut clock = 0u64;
+        let mut last_end = 0u64;
+        for (body, repetitions) in segments {
+            let mut segment: Vec<Vec<Event>> = Vec::new();
+            for repetition in 0..repetitions {
+                let mut one = Vec::new();
+                for (call, file, offset, stride, duration) in &body {
+                    clock += 5;
+                    one.push(Event {
+                        call: *call,
+                        start: clock,
+                        duration: *duration,
+                        file: Some(*file),
+                        handle: 3 + *file as u64,
+                        offset: if *offset < 0 { -1 } else { offset + stride * repetition as i64 },
+                        request: 64,
+                        result: 64,
+                        errno: 0,
+                        context: *file + 4 * *call as u32,
+                        aux: 0,
+                        flags: 0,
+                    });
+                    clock += duration;
+                }
+                segment.push(one);
+            }
+            for (index, one) in segment.iter().enumerate() {
+                if index < 2 || repetitions < 3 {
+                    for event in one {
+                        blocks.push(event, class_of(event.call));
+                    }
+                }
+            }
+            if repetitions >= 3 {
+                let mut positions = Vec::new();
+                let mut before = segment[1].last().map_or(0, Event::end);
+                let mut statistics = vec![(Stats::default(), Stats::default()); body.len()];
+                for one in &segment[2..] {
+                    for (position, event) in one.iter().enumerate() {
+                        statistics[position].0.add(event.duration);
+                        statistics[position].1.add(event.start.saturating_sub(before));
+                        before = event.end();
+                    }
+                }
+                for (position, event) in segment[2].iter().enumerate() {
+                    let (_, _, offset, stride, _) = body[position];
+                    positions.push(BlockPosition {
+                        event: event.clone(),
+                        class: class_of(event.call),
+                        stride: if offset < 0 { 0 } else { stride },
+                        last_end: segment.last().unwrap()[position].end(),
+                        duration: statistics[position].0,
+                        gap: statistics[position].1,
+                    });
+                }
+                blocks.push_block(&positions, repetitions - 2);
+            }
+            last_end = segment.last().and_then(|one| one.last()).map_or(last_end, Event::end);
+            events.extend(segment.into_iter().flatten());
+        }
+        expands_to(&blocks.finish(), &events, last_end)?;
+    }
+
+    #[test]
+    fn garbage_never_panics(data in proptest::collection::vec(any::<u8>(), 0..300)) {
+        if let Ok(tree) = EncodedStream::from_bytes(data) {
+            if tree.count < 10_000 {
+                tree.expand(class_of, |_| {});
+            }
+        }
+    }
+}
+
+/// splitmix64's finaliser: consecutive inputs give unrelated outputs.
+fn mix(value: u64) -> u64 {
+    let mut z = value.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+#[test]
+fn irregular_streams_past_the_dictionary_roundtrip() {
+    let total = MAX_DICTIONARY as u64 + 5_000;
+    let mut encoder = StreamEncoder::default();
+    let event = |index: u64| Event {
+        call: 1,
+        start: index * 10,
+        duration: 5,
+        file: Some(0),
+        handle: 3,
+        // Sizes differ too, so the keys do although the offsets go to the column.
+        offset: (mix(index) % 1_000_003) as i64 * 512,
+        request: 512 + mix(index) % 1_000_000_007,
+        result: (512 + mix(index) % 1_000_000_007) as i64,
+        errno: 0,
+        context: 1,
+        aux: 0,
+        flags: 0,
+    };
+    for index in 0..total {
+        encoder.push(&event(index), class_of(1));
+    }
+    let stream = encoder.finish();
+    assert_eq!(stream.dictionary.len(), MAX_DICTIONARY);
+    let mut index = 0;
+    stream.expand(class_of, |back| {
+        assert_eq!(exact(&back), exact(&event(index)));
+        index += 1;
+    });
+    assert_eq!(index, total);
+}
+
+#[test]
+fn random_offsets_go_to_the_column_and_expand_exactly() {
+    // Reads at random 4 KiB offsets of a 64 MiB file, then a regular loop on the
+    // same file: the random ones fold into one loop with their offsets in the column,
+    // the regular ones keep their stride in the key.
+    let event = |index: u64| {
+        let offset = if index < 10_000 {
+            (mix(index) % 16_384) as i64 * 4096
+        } else {
+            (index - 10_000) as i64 * 4096
+        };
+        Event {
+            call: 1,
+            start: index * 10,
+            duration: 5,
+            file: Some(0),
+            handle: 3,
+            offset,
+            request: 4096,
+            result: 4096,
+            errno: 0,
+            context: 1 + (index >= 10_000) as u32,
+            aux: 0,
+            flags: event_flags::EXPLICIT_OFFSET,
+        }
+    };
+    let mut encoder = StreamEncoder::default();
+    for index in 0..11_000 {
+        encoder.push(&event(index), class_of(1));
+    }
+    let stream = encoder.finish();
+    assert!(stream.has_column());
+    let entries = stream.column.len();
+    assert!(
+        (9_900..10_000).contains(&entries),
+        "{entries} in the column"
+    );
+    let nodes = stream.nodes().to_nodes();
+    assert!(nodes.len() < 200, "{} top-level nodes", nodes.len());
+    let mut index = 0;
+    stream.expand(class_of, |back| {
+        assert_eq!(exact(&back), exact(&event(index)));
+        index += 1;
+    });
+    assert_eq!(index, 11_000);
+    let (reread, expanded) = reread_and_expand(&stream);
+    assert_eq!(reread, stream);
+    assert_eq!(expanded.len(), 11_000);
+}
+
+#[test]
+fn checkpoint_loop_folds_to_a_constant_size() {
+    let size = |steps: u64| {
+        let mut encoder = StreamEncoder::default();
+        let mut clock = 0;
+        let mut push =
+            |encoder: &mut StreamEncoder, call, file, handle, offset, request, context| {
+                clock += 1000;
+                let event = Event {
+                    call,
+                    start: clock,
+                    duration: 500,
+                    file: Some(file),
+                    handle,
+                    offset,
+                    request,
+                    result: request as i64,
+                    errno: 0,
+                    context,
+                    aux: 0,
+                    flags: 0,
+                };
+                encoder.push(&event, class_of(call));
+            };
+        for step in 0..steps {
+            let file = 1 + step as u32;
+            push(&mut encoder, 0, file, 3, -1, 0, 10);
+            for block in 0..16 {
+                push(&mut encoder, 2, file, 3, block * 65536, 65536, 11);
+            }
+            push(&mut encoder, 5, file, 3, -1, 0, 12);
+            push(&mut encoder, 2, 0, 7, -1, 26, 13);
+        }
+        let tree = encoder.finish();
+        assert_eq!(tree.count, steps * 19);
+        tree.bytes().len()
+    };
+    // Only the counters (loop count, statistics counts) get wider varints.
+    let (small, large) = (size(10), size(100_000));
+    assert!(large - small < 64, "{small} -> {large}");
+    assert!(large < 1024, "{large}");
+}

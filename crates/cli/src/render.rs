@@ -42,6 +42,29 @@ fn shorten(path: &str, width: usize) -> String {
     format!("…{tail}")
 }
 
+/// `text` with its control characters escaped (`\n`, `\u{1b}`...): a file name with a
+/// newline must not break a table, and one with a terminal escape sequence must not reach
+/// the user's terminal as one.
+fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return text.into();
+    }
+    let mut escaped = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() {
+            escaped.extend(c.escape_debug());
+        } else {
+            escaped.push(c);
+        }
+    }
+    escaped.into()
+}
+
+/// [`printable`] of bytes that may not be UTF-8 (invalid sequences shown as U+FFFD).
+fn printable_bytes(bytes: &[u8]) -> String {
+    printable(&String::from_utf8_lossy(bytes)).into_owned()
+}
+
 /// Quotes an argument for display the way a shell would need it, on one line.
 fn shell_quote(argument: &str) -> String {
     let plain = |c: char| c.is_ascii_alphanumeric() || "/._-=:,+@%".contains(c);
@@ -88,7 +111,7 @@ pub fn summary_text(summary: &Summary) -> String {
         let _ = writeln!(
             out,
             "  {:<44} {:>5} {:>7} {:>7} {:>10} {:>10} {:>9.6} {:>9.6} {:>9.6}",
-            shorten(&file.path, 44),
+            shorten(&printable(&file.path), 44),
             file.opens,
             file.reads,
             file.writes,
@@ -112,7 +135,7 @@ pub fn summary_text(summary: &Summary) -> String {
                 let _ = writeln!(
                     out,
                     "  {:<44} {what:<6} {:>8}  {} / {:.1} / {}, {:.1}  ({}/s)",
-                    shorten(&file.path, 44),
+                    shorten(&printable(&file.path), 44),
                     stats.count,
                     stats.min,
                     stats.mean,
@@ -135,7 +158,11 @@ pub fn summary_text(summary: &Summary) -> String {
             ("writes", &file.write_histogram),
         ] {
             if histogram.iter().any(|count| *count > 0) {
-                let _ = write!(out, "  {:<44} {what:<6}", shorten(&file.path, 44));
+                let _ = write!(
+                    out,
+                    "  {:<44} {what:<6}",
+                    shorten(&printable(&file.path), 44)
+                );
                 for count in histogram {
                     let _ = write!(out, " {count:>8}");
                 }
@@ -226,44 +253,59 @@ pub fn summary_text(summary: &Summary) -> String {
             let _ = writeln!(
                 out,
                 "  {:>10} {:>12} {:>10.6}  {}{location}",
-                site.count, site.bytes, site.time, site.stack
+                site.count,
+                site.bytes,
+                site.time,
+                printable(&site.stack)
             );
         }
     }
     if summary.processes > 1 {
         let _ = writeln!(out, "\nProcesses");
+        let ranked = summary.ranks > 0;
         for process in &summary.process_list {
+            let arguments: Vec<String> = process
+                .arguments
+                .iter()
+                .map(|argument| shell_quote(argument))
+                .collect();
+            let rank = match (ranked, process.rank) {
+                (false, _) => String::new(),
+                (true, Some(rank)) => format!("rank {rank:<5} "),
+                (true, None) => format!("{:<11}", "no rank"),
+            };
             let _ = writeln!(
                 out,
-                "  pid {:<7} parent {:<7} {:<9} {:>7} events  {}{}",
+                "  {rank}pid {:<7} parent {:<7} {:<9} {:>7} events  {}{}",
                 process.pid,
                 process.parent_pid,
                 process.ending,
                 process.events,
-                process.arguments.join(" "),
+                arguments.join(" "),
                 process
                     .exec_of_pid
                     .map_or(String::new(), |pid| format!("  (exec in pid {pid})")),
             );
         }
     }
-    if summary.filtered.events > 0 {
-        let reasons: Vec<String> = summary
-            .filtered
+    // The MPI runtime's events counted but not kept have a note of their own (below).
+    let filtered = &summary.filtered;
+    let on_files = filtered.events - filtered.runtime_events_not_kept;
+    if filtered.files > 0 || on_files > 0 {
+        let reasons: Vec<String> = filtered
             .reasons
             .iter()
             .map(|(reason, count)| format!("{count} {reason}"))
             .collect();
         let _ = writeln!(
             out,
-            "\n{} events on {} files of runtime noise hidden ({}); --all shows them",
-            summary.filtered.events,
-            summary.filtered.files,
+            "\n{on_files} events on {} files of runtime noise hidden ({}); --all shows them",
+            filtered.files,
             reasons.join(", ")
         );
     }
     for message in &summary.diagnostics {
-        let _ = writeln!(out, "note: {message}");
+        let _ = writeln!(out, "note: {}", printable(message));
     }
     out
 }
@@ -319,7 +361,7 @@ fn describe(trace: &Trace, event: &Event) -> String {
     let info = trace.call(event);
     let file = event
         .file
-        .map(|file| String::from_utf8_lossy(&trace.files[file as usize].path).into_owned())
+        .map(|file| printable_bytes(&trace.files[file as usize].path))
         .unwrap_or_else(|| "?".into());
     let mut text = format!("{}(", info.name);
     match info.class() {
@@ -389,9 +431,7 @@ fn structure(
                 {
                     continue;
                 }
-                let path = file.map_or("?".into(), |file| {
-                    String::from_utf8_lossy(&file.path).into_owned()
-                });
+                let path = file.map_or("?".into(), |file| printable_bytes(&file.path));
                 let offset_note = match key.offset {
                     OffsetRef::Unknown => String::new(),
                     OffsetRef::Delta(0) => " at +0".to_string(),
@@ -477,7 +517,7 @@ pub fn dump(
                 .meta
                 .command
                 .iter()
-                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .map(|a| shell_quote(&String::from_utf8_lossy(a)))
                 .collect();
             writeln!(
                 out,
@@ -494,7 +534,7 @@ pub fn dump(
                 let arguments: Vec<String> = process
                     .arguments
                     .iter()
-                    .map(|a| String::from_utf8_lossy(a).into_owned())
+                    .map(|a| shell_quote(&String::from_utf8_lossy(a)))
                     .collect();
                 writeln!(
                 out,
@@ -516,11 +556,7 @@ pub fn dump(
                     let noise = file
                         .noise
                         .map_or(String::new(), |noise| format!("  [{}]", noise.name()));
-                    writeln!(
-                        out,
-                        "  #{index} {}{noise}",
-                        String::from_utf8_lossy(&file.path)
-                    )?;
+                    writeln!(out, "  #{index} {}{noise}", printable_bytes(&file.path))?;
                 }
             }
             writeln!(out, "calling contexts (outermost first):")?;

@@ -270,3 +270,32 @@ fn a_closed_output_pipe_ends_printing_quietly() {
         );
     }
 }
+
+#[test]
+fn control_characters_in_names_are_escaped_in_text_output() {
+    let (_directory, traced) = trace_program("odd_names", &[], &[]);
+    assert_eq!(traced.exit_code(), Some(0));
+    // The JSON keeps the names as they are (escaped by JSON itself).
+    assert_fields(traced.file("/two\nlines.dat"), &[("bytes_written", 10)]);
+    assert_fields(
+        traced.file("/red\u{1b}[31mtext.dat"),
+        &[("bytes_written", 10)],
+    );
+    for command in [&["summary"][..], &["dump"], &["dump", "--expand"]] {
+        let output = cairn().args(command).arg(&traced.trace).output().unwrap();
+        assert!(output.status.success());
+        let text = String::from_utf8(output.stdout).unwrap();
+        assert!(
+            !text.contains('\u{1b}'),
+            "{command:?}: a raw escape\n{text}"
+        );
+        assert!(
+            text.contains("two\\nlines.dat") && text.contains("red\\u{1b}[31mtext.dat"),
+            "{command:?}\n{text}"
+        );
+        assert!(
+            !text.lines().any(|line| line.starts_with("lines.dat")),
+            "{command:?}: a name broke a line\n{text}"
+        );
+    }
+}

@@ -261,6 +261,34 @@ fn halo_exchange_on_a_2d_grid_counts_every_message() {
             traced.file("/halo.log"),
             &[("opens", 1), ("writes", steps / 10), ("closes", 1)],
         );
+        // The text summary names each process's rank, and says once how many of the MPI
+        // runtime's own events were only counted.
+        let text = std::process::Command::new(cairn_binary())
+            .arg("summary")
+            .arg(&traced.trace)
+            .output()
+            .unwrap();
+        let text = String::from_utf8(text.stdout).unwrap();
+        for rank in 0..ranks {
+            assert_eq!(
+                text.lines()
+                    .filter(|line| line.starts_with(&format!("  rank {rank:<5} pid ")))
+                    .count(),
+                1,
+                "{text}"
+            );
+        }
+        let not_kept = traced.summary["filtered"]["runtime_events_not_kept"]
+            .as_u64()
+            .unwrap();
+        assert!(not_kept > 0);
+        assert!(
+            text.contains(&format!(
+                "note: the MPI runtime's own I/O of {ranks} ranks was counted, not kept ({not_kept} events)"
+            )),
+            "{text}"
+        );
+        assert!(!text.contains("runtime noise hidden ()"), "{text}");
         eprintln!(
             "halo2d, {ranks} ranks: {} B",
             std::fs::metadata(&traced.trace).unwrap().len()

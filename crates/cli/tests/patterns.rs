@@ -399,3 +399,64 @@ fn random_reads_keep_exact_offsets_in_under_four_bytes_a_call() {
     eprintln!("random_reads, {reads} reads: {size} B");
     assert!(size <= 4 * reads, "{size} B for {reads} reads");
 }
+
+#[test]
+fn random_seeks_then_transfers_keep_exact_offsets_in_under_two_bytes_a_call() {
+    // IOR -z: a seek to a shuffled block then a transfer; the seeks' offsets and the
+    // transfers' access order go to the column.
+    let _alone = alone();
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile("patterns/random_seeks", directory.path(), &[]);
+    let blocks = 16_384u64;
+    let traced = trace(
+        directory.path(),
+        &program,
+        &[directory.path().to_str().unwrap(), &blocks.to_string()],
+    );
+    assert_eq!(traced.exit_code(), Some(0));
+    // The program's shuffles, to know the access order.
+    let mut state = 42u64;
+    let mut next = || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        state >> 33
+    };
+    let mut orders = [(0u64, 0u64); 2];
+    for phase in &mut orders {
+        let mut order: Vec<u64> = (0..blocks).collect();
+        for i in (1..blocks as usize).rev() {
+            let j = (next() % (i as u64 + 1)) as usize;
+            order.swap(i, j);
+        }
+        let mut end = None;
+        for block in order {
+            let offset = block * 4096;
+            if let Some(end) = end {
+                phase.0 += (offset == end) as u64;
+                phase.1 += (offset >= end) as u64;
+            }
+            end = Some(offset + 4096);
+        }
+    }
+    assert_fields(
+        traced.file("/random.dat"),
+        &[
+            ("seeks", 2 * blocks),
+            ("writes", blocks),
+            ("reads", blocks),
+            ("bytes_written", 4096 * blocks),
+            ("bytes_read", 4096 * blocks),
+            ("consecutive_writes", orders[0].0),
+            ("sequential_writes", orders[0].1),
+            ("consecutive_reads", orders[1].0),
+            ("sequential_reads", orders[1].1),
+            ("max_offset", 4096 * blocks),
+        ],
+    );
+    let size = std::fs::metadata(&traced.trace).unwrap().len();
+    eprintln!("random_seeks, {blocks} blocks: {size} B");
+    // 4 × blocks calls (a seek and a transfer, twice), each seek's 14-bit block number the
+    // bulk of it.
+    assert!(size <= 8 * blocks, "{size} B for {} calls", 4 * blocks);
+}

@@ -858,13 +858,11 @@ fn assemble(
             set.encode(&mut out);
         }
     }
-    // Each entry as its difference from the one before: a file read in order with holes
-    // of a few sizes costs a byte or two an access.
+    // Entries as they are: random steps gain nothing from differences, and small ones
+    // (an access right after an irregular seek: step 0 and its order) stay a byte.
     out.u64(column.len() as u64);
-    let mut previous = 0i64;
     for entry in column {
-        out.i64(entry.wrapping_sub(previous));
-        previous = *entry;
+        out.i64(*entry);
     }
     out.buffer.extend_from_slice(body);
     EncodedStream::from_bytes(out.into_inner()).expect("a stream this encoder wrote reads back")
@@ -1125,10 +1123,8 @@ impl EncodedStream {
             .filter(|entries| *entries <= reader.remaining())
             .ok_or_else(|| reader.corrupt("offset column larger than the stream"))?;
         let mut column = Vec::with_capacity(entries);
-        let mut previous = 0i64;
         for _ in 0..entries {
-            previous = previous.wrapping_add(reader.i64()?);
-            column.push(previous);
+            column.push(reader.i64()?);
         }
         if shared && !column.is_empty() {
             return Err(reader.corrupt("a stream several ranks share has an offset column"));

@@ -24,6 +24,10 @@ pub struct Relative {
     /// Encoding only: per context, the offset deltas seen last (see
     /// [`Relative::encode_into_column`]).
     context_deltas: FastMap<u32, RecentDeltas>,
+    /// Encoding only: files (index + 1) whose last event was a seek to an irregular
+    /// offset: the access after it (IOR's `lseek` then `write` at random offsets) goes to
+    /// the column too, since its access order is as irregular as the seek's offset.
+    sought_irregularly: FastMap<u64, ()>,
 }
 
 /// The distinct offset deltas last seen at a calling context, and whether accesses there
@@ -230,17 +234,22 @@ impl Relative {
         let mut key_order = order;
         // Every step counts (those of repetitions the tracer folded too); only events
         // pushed one by one may go to the column.
+        let after_irregular_seek = self.sought_irregularly.remove(&file_plus_one).is_some();
         if let OffsetRef::Delta(delta) = offset {
             let irregular = self
                 .context_deltas
                 .entry(event.context)
                 .or_default()
-                .step(delta);
+                .step(delta)
+                || after_irregular_seek;
             if let (Some(column), Some(entry)) = (column, column_entry(delta, order)) {
                 if irregular {
                     column.push(entry);
                     offset = OffsetRef::Column;
                     key_order = 0;
+                    if class == Some(CallClass::Seek) {
+                        self.sought_irregularly.insert(file_plus_one, ());
+                    }
                 }
             }
         }

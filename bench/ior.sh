@@ -25,11 +25,13 @@ else
 fi
 # shellcheck source=bench/common.sh
 . bench/common.sh
-# IOR's own options per mode: 4 KiB transfers (64 KiB for collective MPI-IO), write then read.
+# IOR's own options per mode: 4 KiB transfers (64 KiB for collective MPI-IO), write then read;
+# -z: each block once, at shuffled offsets.
 modes=(
     "posix-fpp|-a POSIX -F -w -r -b 128m -t 4k"
     "posix-shared|-a POSIX -w -r -b 32m -t 4k"
     "mpiio-collective|-a MPIIO -c -w -r -b 32m -t 64k"
+    "posix-fpp-random|-a POSIX -F -z -w -r -b 32m -t 4k"
 )
 report_header mode
 for mode in "${modes[@]}"; do

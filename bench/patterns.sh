@@ -23,6 +23,8 @@ patterns=(
     "checkpoint_restart 100"
     "fortran_sequential 1000"
     "random_reads 10000"
+    "random_seeks 1638"
+    "worker_threads 16"
 )
 report_header pattern
 for spec in "${patterns[@]}"; do

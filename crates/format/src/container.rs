@@ -63,12 +63,13 @@ impl TraceWriter {
         }
     }
 
-    /// Adds a section; `compress` selects zstd: level 19 up to 1 MiB (milliseconds at that
+    /// Adds a section; `compress` selects zstd: level 19 up to 256 KiB (milliseconds at that
     /// size, and every byte counts in a trace that should not grow with ranks), level 9 for
-    /// larger sections (irregular traces, where level 19 would take seconds).
+    /// larger sections (irregular traces: level 19 took 0.15 s on the 400 KB of a column of
+    /// 100,000 random offsets, for 3.5% fewer bytes than level 9's 0.01 s).
     pub fn add_section(&mut self, kind: SectionKind, version: u16, payload: &[u8], compress: bool) {
         let stored = if compress {
-            let level = if payload.len() <= 1 << 20 { 19 } else { 9 };
+            let level = if payload.len() <= 1 << 18 { 19 } else { 9 };
             zstd::bulk::compress(payload, level).expect("zstd compression of an in-memory buffer")
         } else {
             payload.to_vec()

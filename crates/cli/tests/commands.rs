@@ -299,3 +299,61 @@ fn control_characters_in_names_are_escaped_in_text_output() {
         );
     }
 }
+
+#[test]
+fn a_frame_in_a_stripped_library_is_not_named_after_another_function() {
+    // The library keeps only its exported entry point; the writes come from a static
+    // function after it, which no symbol covers: its frame is `library+0xoffset`.
+    let directory = tempfile::tempdir().unwrap();
+    let library = directory.path().join("libstripped.so");
+    let built = Command::new("cc")
+        .args(["-O1", "-shared", "-fPIC", "-fno-toplevel-reorder", "-o"])
+        .arg(&library)
+        .arg(programs_directory().join("stripped.c"))
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let stripped = Command::new("strip")
+        .arg("--strip-unneeded")
+        .arg(&library)
+        .status()
+        .expect("strip (binutils) runs");
+    assert!(stripped.success());
+    let rpath = format!("-Wl,-rpath,{}", directory.path().display());
+    let search = format!("-L{}", directory.path().display());
+    let program = compile(
+        "stripped_main",
+        directory.path(),
+        &[&search, "-lstripped", &rpath],
+    );
+    let traced = trace(
+        directory.path(),
+        &program,
+        &[directory.path().to_str().unwrap()],
+    );
+    assert_eq!(traced.exit_code(), Some(0));
+    let sites: Vec<(String, u64)> = traced.summary["call_sites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|site| site["call"] == "write")
+        .map(|site| {
+            (
+                site["stack"].as_str().unwrap().to_string(),
+                site["count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(sites.len(), 2, "{sites:?}");
+    let (inside, count) = sites
+        .iter()
+        .find(|(stack, _)| stack.contains("libstripped.so+0x"))
+        .unwrap_or_else(|| panic!("no frame left as library+offset: {sites:?}"));
+    assert_eq!(*count, 3);
+    assert!(inside.ends_with(" → write"), "{inside}");
+    assert!(!inside.contains("stripped_entry → write"), "{inside}");
+    assert!(
+        sites.contains(&("main → write".to_string(), 1)),
+        "{sites:?}"
+    );
+}

@@ -1,7 +1,11 @@
 //! Symbolising calling contexts: (module, offset) frames become function names and source
 //! lines, read from the modules' DWARF (or, without debug information, their symbol tables)
 //! with the `addr2line` crate — never by running external tools. Each module is loaded once;
-//! a module missing on the reading machine leaves its frames as module+offset.
+//! a module missing on the reading machine leaves its frames as module+offset. Without
+//! DWARF, a frame is named after a symbol only if it lies inside that symbol's code (its
+//! start and size, from the `object` crate): in a stripped library the nearest exported
+//! symbol before a frame is usually another function, and naming the frame after it would
+//! mislead — such a frame stays `library+0xoffset`.
 
 use std::collections::HashMap;
 
@@ -20,7 +24,54 @@ pub struct Frame {
 
 pub struct Symbolizer<'a> {
     trace: &'a Trace,
-    modules: HashMap<u32, Option<(Loader, u64)>>,
+    modules: HashMap<u32, Option<Module>>,
+}
+
+/// A loaded module: its DWARF and symbol lookups, the address it is linked at, and its
+/// function symbols as [start, end) ranges, sorted.
+struct Module {
+    loader: Loader,
+    link_base: u64,
+    functions: Vec<(u64, u64, String)>,
+}
+
+/// The function symbols of an ELF file (static and dynamic tables) with their extents.
+fn function_ranges(path: &std::path::Path) -> Vec<(u64, u64, String)> {
+    use object::{Object, ObjectSymbol, SymbolKind};
+    let Ok(data) = std::fs::read(path) else {
+        return Vec::new();
+    };
+    let Ok(file) = object::File::parse(&*data) else {
+        return Vec::new();
+    };
+    let mut functions: Vec<(u64, u64, String)> = file
+        .symbols()
+        .chain(file.dynamic_symbols())
+        .filter(|symbol| symbol.kind() == SymbolKind::Text && symbol.size() > 0)
+        .filter_map(|symbol| {
+            let name = symbol.name().ok()?;
+            let start = symbol.address();
+            Some((start, start.saturating_add(symbol.size()), name.to_string()))
+        })
+        .collect();
+    functions.sort();
+    functions.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1);
+    functions
+}
+
+impl Module {
+    /// The function whose code holds `probe`, if a symbol says so.
+    fn function_at(&self, probe: u64) -> Option<String> {
+        let after = self
+            .functions
+            .partition_point(|(start, _, _)| *start <= probe);
+        self.functions[..after]
+            .iter()
+            .rev()
+            .take_while(|(start, _, _)| *start <= probe)
+            .find(|(_, end, _)| probe < *end)
+            .map(|(_, _, name)| addr2line::demangle_auto(name.into(), None).into_owned())
+    }
 }
 
 impl<'a> Symbolizer<'a> {
@@ -31,7 +82,7 @@ impl<'a> Symbolizer<'a> {
         }
     }
 
-    fn module(&mut self, module: u32) -> Option<&(Loader, u64)> {
+    fn module(&mut self, module: u32) -> Option<&Module> {
         let trace = self.trace;
         self.modules
             .entry(module)
@@ -42,7 +93,11 @@ impl<'a> Symbolizer<'a> {
                 let loader = Loader::new(&path).ok()?;
                 let link_base =
                     crate::elf::Segments::read(&path).map_or(0, |segments| segments.link_base);
-                Some((loader, link_base))
+                Some(Module {
+                    loader,
+                    link_base,
+                    functions: function_ranges(&path),
+                })
             })
             .as_ref()
     }
@@ -73,14 +128,14 @@ impl<'a> Symbolizer<'a> {
                 function: format!("{}+0x{offset:x}", self.module_name(module)),
                 location: None,
             };
-            let Some((loader, base)) = module.and_then(|module| self.module(module)) else {
+            let Some(loaded) = module.and_then(|module| self.module(module)) else {
                 frames.push(fallback);
                 continue;
             };
             // A return address points after the call; look up the call instruction itself.
-            let probe = base + offset.saturating_sub(1);
+            let probe = loaded.link_base + offset.saturating_sub(1);
             let mut found = Vec::new();
-            if let Ok(mut iterator) = loader.find_frames(probe) {
+            if let Ok(mut iterator) = loaded.loader.find_frames(probe) {
                 while let Ok(Some(frame)) = iterator.next() {
                     let function = frame
                         .function
@@ -100,9 +155,9 @@ impl<'a> Symbolizer<'a> {
                 }
             }
             if found.is_empty() {
-                if let Some(symbol) = loader.find_symbol(probe) {
+                if let Some(function) = loaded.function_at(probe) {
                     found.push(Frame {
-                        function: symbol.to_string(),
+                        function,
                         location: None,
                     });
                 }

@@ -144,6 +144,13 @@ pub struct CallSummary {
     pub bytes: u64,
     pub time: f64,
     pub failures: u64,
+    /// Of `count`: calls made through MPI's Fortran bindings (absent when none).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub fortran: u64,
+}
+
+fn is_zero(value: &u64) -> bool {
+    *value == 0
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -448,6 +455,9 @@ fn add_call(summary: &mut CallSummary, occurrence: &Occurrence) {
     summary.time += occurrence.time / 1e9;
     if occurrence.failed() {
         summary.failures += occurrence.count;
+    }
+    if occurrence.key.flags & cairn_model::event_flags::FORTRAN != 0 {
+        summary.fortran += occurrence.count;
     }
 }
 

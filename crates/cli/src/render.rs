@@ -177,9 +177,14 @@ pub fn summary_text(summary: &Summary) -> String {
         "call", "layer", "class", "count", "bytes", "time s"
     );
     for (name, call) in &summary.calls {
+        let binding = match call.fortran {
+            0 => String::new(),
+            all if all == call.count => "  (Fortran)".to_string(),
+            some => format!("  ({some} from Fortran)"),
+        };
         let _ = writeln!(
             out,
-            "  {:<20} {:<6} {:<6} {:>10} {:>12} {:>10.6}",
+            "  {:<20} {:<6} {:<6} {:>10} {:>12} {:>10.6}{binding}",
             name, call.layer, call.class, call.count, call.bytes, call.time
         );
     }

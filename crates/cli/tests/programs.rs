@@ -2721,12 +2721,25 @@ fn fortran_programs_merge_at_mpi_finalize_under(mpi: Mpi) {
     assert_eq!(summary["ranks"].as_u64(), Some(2));
     let calls = &summary["calls"];
     assert_eq!(
-        calls[&fortran_name(mpi, "mpi_isend_")]["count"].as_u64(),
+        calls[&fortran_name("mpi_isend_")]["count"].as_u64(),
         Some(10)
     );
     assert_eq!(
-        calls[&fortran_name(mpi, "mpi_allreduce_")]["count"].as_u64(),
+        calls[&fortran_name("mpi_allreduce_")]["count"].as_u64(),
         Some(6)
+    );
+    assert_fortran_counts(
+        calls,
+        &[
+            (
+                fortran_name("mpi_isend_"),
+                fortran_count(mpi, false, true, 10),
+            ),
+            (
+                fortran_name("mpi_allreduce_"),
+                fortran_count(mpi, false, true, 6),
+            ),
+        ],
     );
 }
 
@@ -2749,18 +2762,22 @@ fn fortran_mpi_io_is_traced_with_its_file_under(mpi: Mpi) {
         ("mpi_file_write_", ranks, 8 * ranks),
         ("mpi_file_close_", ranks, 0),
     ] {
-        let call = &fortran_name(mpi, fortran);
+        let call = &fortran_name(fortran);
         assert_eq!(
             calls[call]["count"].as_u64(),
             Some(count),
             "{call}: {calls}"
         );
         assert_eq!(calls[call]["bytes"].as_u64(), Some(bytes), "{call}");
+        assert_fortran_counts(
+            calls,
+            &[(call.clone(), fortran_count(mpi, false, bytes > 0, count))],
+        );
     }
     // Every call names the file, by its Fortran handle.
     let mpiio = &traced.summary["mpiio_calls"];
     assert_eq!(
-        mpiio[&fortran_name(mpi, "mpi_file_write_at_all_")]["bytes"].as_u64(),
+        mpiio[&fortran_name("mpi_file_write_at_all_")]["bytes"].as_u64(),
         Some(16 * ranks)
     );
     traced.assert_files(&["/fortran.dat"]);
@@ -2781,18 +2798,36 @@ fn fortran_mpi_io_is_traced_with_its_file_under(mpi: Mpi) {
     );
 }
 
-/// The name a Fortran call is traced under: its own with Open MPI (whose Fortran layer calls
-/// `PMPI_*`, so the Fortran hook sees it), the C call's with MPICH (whose Fortran layer calls
-/// the C `MPI_*` entry point, traced there): `mpi_file_write_at_` → `MPI_File_write_at`.
-fn fortran_name(mpi: Mpi, fortran: &str) -> String {
-    match mpi {
-        OpenMpi => fortran.to_string(),
-        Mpich => {
-            let stem = fortran.strip_prefix("mpi_").unwrap().trim_end_matches('_');
-            let mut letters = stem.chars();
-            let first = letters.next().unwrap().to_ascii_uppercase();
-            format!("MPI_{first}{}", letters.as_str())
-        }
+/// The name a Fortran call is traced under, the C call's: `mpi_file_write_at_` →
+/// `MPI_File_write_at`.
+fn fortran_name(fortran: &str) -> String {
+    let stem = fortran.strip_prefix("mpi_").unwrap().trim_end_matches('_');
+    let mut letters = stem.chars();
+    let first = letters.next().unwrap().to_ascii_uppercase();
+    format!("MPI_{first}{}", letters.as_str())
+}
+
+/// How many of a call's `count` events the summary says came through the Fortran
+/// bindings: all of them with Open MPI (its Fortran layer calls `PMPI_*`, so a Fortran
+/// hook sees them); with MPICH none (its Fortran layer calls the C entry points, traced
+/// there), except behind `use mpi_f08` the calls without a buffer (they reach `PMPI_*`
+/// through the `mpi_x_f08_` names, hooked).
+fn fortran_count(mpi: Mpi, f08: bool, buffer: bool, count: u64) -> u64 {
+    match (mpi, f08, buffer) {
+        (OpenMpi, _, _) | (Mpich, true, false) => count,
+        _ => 0,
+    }
+}
+
+/// Asserts each call's count from Fortran (`fortran`, absent when 0).
+fn assert_fortran_counts(calls: &serde_json::Value, expected: &[(String, u64)]) {
+    for (call, fortran) in expected {
+        assert_eq!(
+            calls[call]["fortran"].as_u64().unwrap_or(0),
+            *fortran,
+            "{call}: {}",
+            calls[call]
+        );
     }
 }
 
@@ -2824,13 +2859,17 @@ fn fortran_mpi_calls_are_traced_under(mpi: Mpi) {
         ("mpi_allgather_", ranks, 4 * ranks),
         ("mpi_alltoall_", ranks, 4 * ranks),
     ] {
-        let call = &fortran_name(mpi, fortran);
+        let call = &fortran_name(fortran);
         assert_eq!(
             calls[call]["count"].as_u64(),
             Some(count),
             "{call}: {calls}"
         );
         assert_eq!(calls[call]["bytes"].as_u64(), Some(bytes), "{call}");
+        assert_fortran_counts(
+            calls,
+            &[(call.clone(), fortran_count(mpi, false, true, count))],
+        );
     }
     assert_eq!(traced.summary["ranks"].as_u64(), Some(ranks));
     // Fortran's non-blocking calls count as non-blocking: rank 1 has the extra Irecv.
@@ -2884,30 +2923,44 @@ under_both_mpis!(
     fortran_mpi_f08_calls_are_traced_under
 );
 
-/// `use mpi_f08`: Open MPI's module reaches its `ompi_x_f` functions (reported as the
-/// `mpi_x_` names); MPICH's sends calls with a buffer to the C entry points (C names) and
-/// the others to PMPI (its `mpi_x_f08_` names, reported as `mpi_x_`). Each call counts once.
+/// `use mpi_f08`: Open MPI's module reaches its `ompi_x_f` functions; MPICH's sends calls
+/// with a buffer to the C entry points and the others to PMPI (its `mpi_x_f08_` names).
+/// Each call counts once, under the C name, its Fortran binding noted where a Fortran hook
+/// saw it.
 fn fortran_mpi_f08_calls_are_traced_under(mpi: Mpi) {
     let ranks = 2u64;
     let (_directory, traced) = trace_mpi(mpi, "mpi_fortran_f08", ranks as usize);
     let calls = &traced.summary["calls"];
-    let with_buffer = |fortran: &str| fortran_name(mpi, fortran);
-    let without_buffer = |fortran: &str| fortran.to_string();
+    // (call, has a buffer, count, bytes)
     let expected = [
-        (with_buffer("mpi_irecv_"), 4 * ranks, 16 * 4 * ranks),
-        (with_buffer("mpi_isend_"), 4 * ranks, 16 * 4 * ranks),
-        (with_buffer("mpi_allreduce_"), 2 * ranks, 16 * 2 * ranks),
-        (with_buffer("mpi_file_write_at_all_"), ranks, 16 * ranks),
-        (with_buffer("mpi_file_write_"), ranks, 8 * ranks),
-        (without_buffer("mpi_waitall_"), 3 * ranks, 0),
-        (without_buffer("mpi_wait_"), 2 * ranks, 0),
-        (without_buffer("mpi_barrier_"), ranks, 0),
-        (without_buffer("mpi_file_open_"), ranks, 0),
-        (without_buffer("mpi_file_sync_"), ranks, 0),
-        (without_buffer("mpi_file_set_view_"), ranks, 0),
-        (without_buffer("mpi_file_close_"), ranks, 0),
+        ("mpi_irecv_", true, 4 * ranks, 16 * 4 * ranks),
+        ("mpi_isend_", true, 4 * ranks, 16 * 4 * ranks),
+        ("mpi_allreduce_", true, 2 * ranks, 16 * 2 * ranks),
+        ("mpi_file_write_at_all_", true, ranks, 16 * ranks),
+        ("mpi_file_write_", true, ranks, 8 * ranks),
+        ("mpi_waitall_", false, 3 * ranks, 0),
+        ("mpi_wait_", false, 2 * ranks, 0),
+        ("mpi_barrier_", false, ranks, 0),
+        ("mpi_file_open_", false, ranks, 0),
+        ("mpi_file_sync_", false, ranks, 0),
+        ("mpi_file_set_view_", false, ranks, 0),
+        ("mpi_file_close_", false, ranks, 0),
     ];
+    let fortran: Vec<(String, u64)> = expected
+        .iter()
+        .map(|(call, buffer, count, _)| {
+            (
+                fortran_name(call),
+                fortran_count(mpi, true, *buffer, *count),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, u64, u64)> = expected
+        .iter()
+        .map(|(call, _, count, bytes)| (fortran_name(call), *count, *bytes))
+        .collect();
     assert_only_these_mpi_calls(calls, &expected);
+    assert_fortran_counts(calls, &fortran);
     // The file's figures come from the MPI-IO calls, whichever hook saw them; MPI_Init's
     // own I/O stays the runtime's.
     traced.assert_files(&["/f08.dat"]);
@@ -2950,20 +3003,13 @@ fn more_fortran_mpich_f08_calls_are_traced() {
 }
 
 /// `tests/programs/mpi_fortran_more.f90` at 2 ranks, with `use mpi` or `use mpi_f08`: every
-/// call counted once with its bytes, under the name the way it came gives (see
-/// [`fortran_name`]; with MPICH's `mpi_f08`, calls without a buffer keep the Fortran name).
+/// call counted once with its bytes, under its C name, its binding noted where a Fortran
+/// hook saw it (see [`fortran_count`]).
 fn more_fortran_calls_are_traced_under(mpi: Mpi, f08: bool) {
     let flags: &[&str] = if f08 { &["-cpp", "-DF08"] } else { &["-cpp"] };
     let (_directory, staging, output) = run_mpi_traced(mpi, "mpi_fortran_more", flags, 2, &[]);
     let traced = merge(&staging, output);
     let calls = &traced.summary["calls"];
-    let name = |fortran: &str, buffer: bool| {
-        if mpi == Mpich && f08 && !buffer {
-            fortran.to_string()
-        } else {
-            fortran_name(mpi, fortran)
-        }
-    };
     // (call, has a buffer, count, bytes) over both ranks; one integer is 4 bytes.
     let expected = [
         ("mpi_send_", true, 1, 4),
@@ -3002,11 +3048,18 @@ fn more_fortran_calls_are_traced_under(mpi: Mpi, f08: bool) {
         ("mpi_barrier_", false, 2, 0),
         ("mpi_file_delete_", false, 1, 0),
     ];
+    let fortran: Vec<(String, u64)> = expected
+        .iter()
+        .map(|(call, buffer, count, _)| {
+            (fortran_name(call), fortran_count(mpi, f08, *buffer, *count))
+        })
+        .collect();
     let expected: Vec<(String, u64, u64)> = expected
         .iter()
-        .map(|(fortran, buffer, count, bytes)| (name(fortran, *buffer), *count, *bytes))
+        .map(|(call, _, count, bytes)| (fortran_name(call), *count, *bytes))
         .collect();
     assert_only_these_mpi_calls(calls, &expected);
+    assert_fortran_counts(calls, &fortran);
     traced.assert_files(&["/more.dat"]);
     assert_fields(
         traced.file("/more.dat"),

@@ -921,18 +921,30 @@ impl Call {
         }
     }
 
-    /// The name traces report for a call: Open MPI's `ompi_x_f` and `pmpi_x_` and the
-    /// `mpi_x_f08_` names (behind `use mpi_f08`) as the `mpi_x_` they stand for, so a
-    /// Fortran program's calls have one name whichever module it used.
+    /// The name traces report for a call: a Fortran binding's (`mpi_x_`, Open MPI's
+    /// `ompi_x_f` and `pmpi_x_`, the `mpi_x_f08_` names behind `use mpi_f08`) is the MPI
+    /// call it stands for, `MPI_X` as C spells it — the binding is noted on each event
+    /// ([`crate::event_flags::FORTRAN`]) — so a call has one name whatever the language
+    /// and the module it came through. Other names are their own.
     pub fn reported_name(name: &str) -> std::borrow::Cow<'_, str> {
         let stem = name
             .strip_prefix("ompi_")
             .and_then(|rest| rest.strip_suffix("_f"))
             .or_else(|| name.strip_prefix("mpi_")?.strip_suffix("_f08_"))
-            .or_else(|| name.strip_prefix("pmpi_")?.strip_suffix('_'));
-        match stem {
-            Some(stem) => format!("mpi_{stem}_").into(),
-            None => name.into(),
+            .or_else(|| name.strip_prefix("pmpi_")?.strip_suffix('_'))
+            .or_else(|| name.strip_prefix("mpi_")?.strip_suffix('_'));
+        let c_call = stem.and_then(|stem| {
+            Call::ALL.iter().find(|call| {
+                let c_name = call.name();
+                c_name.len() == stem.len() + 4
+                    && c_name.starts_with("MPI_")
+                    && c_name[4..].eq_ignore_ascii_case(stem)
+            })
+        });
+        match (stem, c_call) {
+            (_, Some(call)) => call.name().into(),
+            (Some(stem), None) => format!("mpi_{stem}_").into(),
+            (None, None) => name.into(),
         }
     }
 
@@ -955,6 +967,32 @@ mod tests {
             assert_eq!(*call as usize, index);
             assert_eq!(Call::from_id(index as u16), Some(*call));
             assert_eq!(Call::from_name(call.name()), Some(*call));
+        }
+    }
+
+    #[test]
+    fn fortran_bindings_are_reported_as_the_mpi_call() {
+        for (name, reported) in [
+            ("mpi_file_write_at_all_", "MPI_File_write_at_all"),
+            ("ompi_isend_f", "MPI_Isend"),
+            ("pmpi_file_open_", "MPI_File_open"),
+            ("mpi_waitall_f08_", "MPI_Waitall"),
+            ("MPI_Send", "MPI_Send"),
+            ("pwrite64", "pwrite64"),
+        ] {
+            assert_eq!(Call::reported_name(name), reported, "{name}");
+        }
+        // Every Fortran row names a C call of the same layer and class.
+        for call in Call::ALL {
+            if call.fortran_binding() != FortranBinding::None {
+                let reported = Call::reported_name(call.name());
+                let c_call = Call::from_name(&reported)
+                    .unwrap_or_else(|| panic!("{} reported as {reported}", call.name()));
+                assert_eq!(
+                    (c_call.layer(), c_call.class()),
+                    (call.layer(), call.class())
+                );
+            }
         }
     }
 

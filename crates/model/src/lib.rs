@@ -77,6 +77,8 @@ pub mod event_flags {
     /// so offsets advancing by a transfer size repeat — whatever the library below does
     /// with the file in between.
     pub const OFFSET_IN_AUX: u32 = 512;
+    /// The call came through MPI's Fortran bindings (the trace names it as the C call).
+    pub const FORTRAN: u32 = 1024;
 
     /// The runtime's I/O, not the program's: before `main`, or inside MPI start-up/shut-down.
     /// One rule for every reader (summary, dump, noise classification).

@@ -940,6 +940,10 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
             if !main_known {
                 flags &= !event_flags::BEFORE_MAIN;
             }
+            // Named as the C call it stands for (`Call::reported_name`): the binding is kept.
+            if call.fortran_binding() != cairn_model::FortranBinding::None {
+                flags |= event_flags::FORTRAN;
+            }
             let file_index = files_here.get(&raw.file).copied();
             let start = segment.clock.nanoseconds(raw.start);
             let end = segment

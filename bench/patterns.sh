@@ -49,8 +49,5 @@ for spec in "${patterns[@]}"; do
         untraced+=("$(echo "$middle - $start" | bc)")
         traced+=("$(echo "$end - $middle" | bc)")
     done
-    calls=$(trace_calls "$cairn" "$work/t.cairn")
-    bytes=$(stat -c %s "$work/t.cairn")
-    staged=$(staged_bytes "$work/t.cairn")
-    report_line "$name" "$calls" "$bytes" "$staged" "$(median "${untraced[@]}")" "$(median "${traced[@]}")"
+    report_trace "$name" "$cairn" "$work/t.cairn" "${untraced[*]}" "${traced[*]}"
 done

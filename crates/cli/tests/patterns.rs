@@ -355,6 +355,28 @@ fn worker_threads_doing_the_same_share_one_stream() {
     );
 }
 
+/// The random patterns' generator (a 64-bit linear congruential sequence, high bits).
+fn generator_next(state: &mut u64) -> u64 {
+    *state = state
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    *state >> 33
+}
+
+/// Darshan's access order of accesses of `size` bytes at `offsets`, in turn: how many
+/// started where the one before ended (consecutive) and how many at or after it (sequential).
+fn access_order(offsets: &[u64], size: u64) -> (u64, u64) {
+    offsets
+        .windows(2)
+        .fold((0, 0), |(consecutive, sequential), pair| {
+            let end = pair[0] + size;
+            (
+                consecutive + (pair[1] == end) as u64,
+                sequential + (pair[1] >= end) as u64,
+            )
+        })
+}
+
 #[test]
 fn random_reads_keep_exact_offsets_in_under_four_bytes_a_call() {
     // Nothing repeats but the call: the offsets go to the stream's column, the reads fold.
@@ -369,20 +391,12 @@ fn random_reads_keep_exact_offsets_in_under_four_bytes_a_call() {
     );
     assert_eq!(traced.exit_code(), Some(0));
     // The program's generator, to know the access order it produces.
-    let (mut state, mut end, mut sequential, mut consecutive, mut highest) =
-        (12345u64, None::<u64>, 0u64, 0u64, 0u64);
-    for _ in 0..reads {
-        state = state
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        let offset = ((state >> 33) % 16384) * 4096;
-        if let Some(end) = end {
-            consecutive += (offset == end) as u64;
-            sequential += (offset >= end) as u64;
-        }
-        end = Some(offset + 4096);
-        highest = highest.max(offset + 4096);
-    }
+    let mut state = 12345u64;
+    let offsets: Vec<u64> = (0..reads)
+        .map(|_| (generator_next(&mut state) % 16384) * 4096)
+        .collect();
+    let (consecutive, sequential) = access_order(&offsets, 4096);
+    let highest = offsets.iter().max().unwrap() + 4096;
     assert_fields(
         traced.file("/table.dat"),
         &[
@@ -416,28 +430,15 @@ fn random_seeks_then_transfers_keep_exact_offsets_in_under_two_bytes_a_call() {
     assert_eq!(traced.exit_code(), Some(0));
     // The program's shuffles, to know the access order.
     let mut state = 42u64;
-    let mut next = || {
-        state = state
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        state >> 33
-    };
     let mut orders = [(0u64, 0u64); 2];
     for phase in &mut orders {
         let mut order: Vec<u64> = (0..blocks).collect();
         for i in (1..blocks as usize).rev() {
-            let j = (next() % (i as u64 + 1)) as usize;
+            let j = (generator_next(&mut state) % (i as u64 + 1)) as usize;
             order.swap(i, j);
         }
-        let mut end = None;
-        for block in order {
-            let offset = block * 4096;
-            if let Some(end) = end {
-                phase.0 += (offset == end) as u64;
-                phase.1 += (offset >= end) as u64;
-            }
-            end = Some(offset + 4096);
-        }
+        let offsets: Vec<u64> = order.iter().map(|block| block * 4096).collect();
+        *phase = access_order(&offsets, 4096);
     }
     assert_fields(
         traced.file("/random.dat"),

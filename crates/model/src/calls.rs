@@ -38,6 +38,23 @@ macro_rules! for_each_call {
                 => path_open(dirfd, path, flags, 0);
             creat      Posix Open  generated (path: *const c_char, mode: mode_t) -> c_int
                 => path_open(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode);
+            // Temporary files: the name is the template as the call filled it in.
+            mkstemp    Posix Open  generated (template: *mut c_char) -> c_int
+                => path_open(AT_FDCWD, template, O_RDWR | O_CREAT | O_EXCL, 0o600);
+            mkstemp64  Posix Open  generated (template: *mut c_char) -> c_int
+                => path_open(AT_FDCWD, template, O_RDWR | O_CREAT | O_EXCL, 0o600);
+            mkostemp   Posix Open  generated (template: *mut c_char, flags: c_int) -> c_int
+                => path_open(AT_FDCWD, template, O_RDWR | O_CREAT | O_EXCL | flags, 0o600);
+            mkostemp64 Posix Open  generated (template: *mut c_char, flags: c_int) -> c_int
+                => path_open(AT_FDCWD, template, O_RDWR | O_CREAT | O_EXCL | flags, 0o600);
+            mkstemps   Posix Open  generated (template: *mut c_char, suffix: c_int) -> c_int
+                => path_open(AT_FDCWD, template, O_RDWR | O_CREAT | O_EXCL, 0o600);
+            mkstemps64 Posix Open  generated (template: *mut c_char, suffix: c_int) -> c_int
+                => path_open(AT_FDCWD, template, O_RDWR | O_CREAT | O_EXCL, 0o600);
+            mkostemps  Posix Open  generated (template: *mut c_char, suffix: c_int, flags: c_int) -> c_int
+                => path_open(AT_FDCWD, template, O_RDWR | O_CREAT | O_EXCL | flags, 0o600);
+            mkostemps64 Posix Open generated (template: *mut c_char, suffix: c_int, flags: c_int) -> c_int
+                => path_open(AT_FDCWD, template, O_RDWR | O_CREAT | O_EXCL | flags, 0o600);
             creat64    Posix Open  generated (path: *const c_char, mode: mode_t) -> c_int
                 => path_open(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode);
             close      Posix Close custom;
@@ -137,6 +154,28 @@ macro_rules! for_each_call {
                 => path_status(dirfd, path, flags);
             access     Posix Meta  generated (path: *const c_char, mode: c_int) -> c_int
                 => path_status(AT_FDCWD, path, mode);
+            faccessat  Posix Meta  generated (dirfd: c_int, path: *const c_char, mode: c_int, flags: c_int) -> c_int
+                => path_status(dirfd, path, mode);
+            chmod      Posix Meta  generated (path: *const c_char, mode: mode_t) -> c_int
+                => path_status(AT_FDCWD, path, mode);
+            fchmod     Posix Meta  generated (fd: c_int, mode: mode_t) -> c_int => fd_status(fd, mode as i64);
+            truncate   Posix Meta  generated (path: *const c_char, length: off_t) -> c_int
+                => path_status(AT_FDCWD, path, length);
+            truncate64 Posix Meta  generated (path: *const c_char, length: off64_t) -> c_int
+                => path_status(AT_FDCWD, path, length);
+            // Space and advice: the length (the advice) kept; the posix_ forms return their error.
+            fallocate  Posix Meta  generated (fd: c_int, mode: c_int, offset: off_t, length: off_t) -> c_int
+                => fd_status(fd, length);
+            fallocate64 Posix Meta generated (fd: c_int, mode: c_int, offset: off64_t, length: off64_t) -> c_int
+                => fd_status(fd, length);
+            posix_fallocate Posix Meta generated (fd: c_int, offset: off_t, length: off_t) -> c_int
+                => fd_status_returned(fd, length);
+            posix_fallocate64 Posix Meta generated (fd: c_int, offset: off64_t, length: off64_t) -> c_int
+                => fd_status_returned(fd, length);
+            posix_fadvise Posix Meta generated (fd: c_int, offset: off_t, length: off_t, advice: c_int) -> c_int
+                => fd_status_returned(fd, advice as i64);
+            posix_fadvise64 Posix Meta generated (fd: c_int, offset: off64_t, length: off64_t, advice: c_int) -> c_int
+                => fd_status_returned(fd, advice as i64);
             unlink     Posix Meta  generated (path: *const c_char) -> c_int => path_status(AT_FDCWD, path, 0);
             unlinkat   Posix Meta  generated (dirfd: c_int, path: *const c_char, flags: c_int) -> c_int
                 => path_status(dirfd, path, flags);

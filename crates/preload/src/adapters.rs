@@ -182,6 +182,25 @@ pub fn fd_status(
     true
 }
 
+/// A call on a descriptor that returns its error number instead of setting `errno`
+/// (`posix_fallocate`, `posix_fadvise`): kept as the event's errno.
+pub fn fd_status_returned(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    fd: c_int,
+    value: i64,
+    ret: c_int,
+) -> bool {
+    descriptor(event, state, fd);
+    event.aux = value as u64;
+    event.result = ret as i64;
+    if ret != 0 {
+        event.errno = ret;
+        fail_if(event, true);
+    }
+    true
+}
+
 pub fn fd_dup(event: &mut RawEvent, state: &mut ThreadState, old: c_int, ret: c_int) -> bool {
     descriptor(event, state, old);
     event.result = ret as i64;

@@ -16,7 +16,7 @@ use cairn_model::{for_each_call, Call};
 #[allow(unused_imports)]
 use libc::{
     c_char, c_int, c_long, c_uint, c_ulong, c_void, iovec, mode_t, off64_t, off_t, size_t, ssize_t,
-    AT_FDCWD, FILE, O_CREAT, O_TRUNC, O_WRONLY,
+    AT_FDCWD, FILE, O_CREAT, O_EXCL, O_RDWR, O_TRUNC, O_WRONLY,
 };
 
 use crate::adapters;
@@ -123,7 +123,8 @@ fn record(
             ..RawEvent::default()
         };
         if fill(&mut event, state) {
-            if event.flags & FAILED != 0 {
+            // A call that returns its error (`posix_fallocate`) has it set by its adapter.
+            if event.flags & FAILED != 0 && event.errno == 0 {
                 event.errno = errno;
             }
             if event.flags & RUNTIME == 0 {

@@ -67,7 +67,25 @@ fn default_output(command: &OsString) -> PathBuf {
         .expect("unbounded")
 }
 
-extern "C" fn ignore_signal(_: libc::c_int) {}
+/// What a rank of a parallel job says when its launcher stops the job (`SIGTERM`, before
+/// the `SIGKILL` that follows; `SIGHUP`): where the staging is and the one command that
+/// builds the trace of everything up to the failure, which this `cairn run` will not live to
+/// build. Formatted before the command starts, written by the handler with one `write`.
+static STOPPED_MESSAGE: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+static STOPPED_SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+extern "C" fn on_signal(signal: libc::c_int) {
+    if signal != libc::SIGTERM && signal != libc::SIGHUP {
+        return;
+    }
+    let Some(message) = STOPPED_MESSAGE.get() else {
+        return;
+    };
+    if !STOPPED_SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        // SAFETY: write(2) is async-signal-safe; the message lives for the process.
+        unsafe { libc::write(2, message.as_ptr().cast(), message.len()) };
+    }
+}
 
 /// While the command runs, signals meant for it (Ctrl-C reaches the whole foreground
 /// group) must not kill cairn before it writes the trace. A handler, not SIG_IGN: the
@@ -77,7 +95,7 @@ fn shield_from_signals() {
         // SAFETY: installing a handler that does nothing async-signal-unsafe.
         unsafe {
             let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = ignore_signal as *const () as usize;
+            action.sa_sigaction = on_signal as *const () as usize;
             action.sa_flags = libc::SA_RESTART;
             libc::sigaction(signal, &action, std::ptr::null_mut());
         }
@@ -319,6 +337,19 @@ pub fn run(options: RunOptions) -> Result<ExitCode> {
     if let Some(existing) = std::env::var_os("LD_PRELOAD").filter(|value| !value.is_empty()) {
         preload.push(":");
         preload.push(existing);
+    }
+    if let Some(launch) = &launch {
+        let _ = STOPPED_MESSAGE.set(
+            format!(
+                "cairn: rank {}: the job was stopped; what every rank did until then is in {}: \
+                 `cairn merge {} -o {}` builds its trace\n",
+                launch.rank,
+                staging.display(),
+                staging.display(),
+                output_directory.join(&output_name).display()
+            )
+            .into_bytes(),
+        );
     }
     shield_from_signals();
     let spawned = std::process::Command::new(program)

@@ -1,0 +1,26 @@
+/* A job that fails: every rank writes 10 blocks of 100 bytes to its own file and meets the
+ * others at a barrier; then rank 1 calls MPI_Abort while the others wait at a second
+ * barrier, so the launcher stops them all.
+ *
+ *   mpi_abort DIR */
+#include <fcntl.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <unistd.h>
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (argc < 2 || chdir(argv[1]) != 0) MPI_Abort(MPI_COMM_WORLD, 2);
+    char name[64], block[100] = {0};
+    snprintf(name, sizeof name, "abort-%d.dat", rank);
+    int fd = open(name, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+    for (int i = 0; i < 10; i++) write(fd, block, sizeof block);
+    close(fd);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 1) MPI_Abort(MPI_COMM_WORLD, 3);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Finalize();
+    return 0;
+}

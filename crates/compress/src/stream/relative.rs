@@ -202,7 +202,7 @@ impl Relative {
                     as i64,
             )
         };
-        let offset = if event.offset < 0 {
+        let mut offset = if event.offset < 0 {
             OffsetRef::Unknown
         } else {
             match self.file_end.get(&file_plus_one) {
@@ -230,7 +230,6 @@ impl Relative {
         }
         let (request, result) =
             positional::relative(event.flags, event.offset, event.request, event.result);
-        let mut offset = offset;
         let mut key_order = order;
         // Every step counts (those of repetitions the tracer folded too); only events
         // pushed one by one may go to the column.

@@ -191,10 +191,8 @@ pub fn fd_status_returned(
     value: i64,
     ret: c_int,
 ) -> bool {
-    descriptor(event, state, fd);
-    event.aux = value as u64;
-    event.result = ret as i64;
-    if ret != 0 {
+    fd_status(event, state, fd, value, ret);
+    if ret > 0 {
         event.errno = ret;
         fail_if(event, true);
     }

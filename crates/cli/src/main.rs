@@ -150,6 +150,19 @@ fn one_line(error: &anyhow::Error) -> String {
 }
 
 fn open_trace(path: &std::path::Path) -> Result<cairn_trace::Trace> {
+    if !path.exists() {
+        // A job that died before building its trace leaves its staging beside it.
+        if let Some(staging) = run::staging_beside(path) {
+            anyhow::bail!(
+                "{}: no such trace; a run that did not finish left its staging in {}: \
+                 `cairn merge {} -o {}` builds the trace",
+                path.display(),
+                staging.display(),
+                staging.display(),
+                path.display()
+            );
+        }
+    }
     cairn_trace::Trace::open(path).with_context(|| format!("{}", path.display()))
 }
 

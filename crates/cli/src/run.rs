@@ -74,6 +74,30 @@ fn default_output(command: &OsString) -> PathBuf {
 static STOPPED_MESSAGE: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
 static STOPPED_SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+/// The name `cairn run -o DIR/NAME` gives its staging directory in DIR, before the job's
+/// (or process's) id.
+fn staging_prefix(output_name: &str) -> String {
+    format!(".{output_name}.staging-")
+}
+
+/// The newest staging directory `cairn run` left beside `trace` (a job that did not get to
+/// build it), if any.
+pub fn staging_beside(trace: &Path) -> Option<PathBuf> {
+    let name = trace.file_name()?.to_string_lossy().into_owned();
+    let directory = match trace.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let prefix = staging_prefix(&name);
+    std::fs::read_dir(&directory)
+        .ok()?
+        .filter_map(|entry| entry.ok())
+        .filter(|entry| entry.file_name().to_string_lossy().starts_with(&prefix))
+        .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_dir()))
+        .max_by_key(|entry| entry.metadata().and_then(|data| data.modified()).ok())
+        .map(|entry| entry.path())
+}
+
 extern "C" fn on_signal(signal: libc::c_int) {
     if signal != libc::SIGTERM && signal != libc::SIGHUP {
         return;
@@ -318,8 +342,14 @@ pub fn run(options: RunOptions) -> Result<ExitCode> {
         .to_string_lossy()
         .into_owned();
     let staging = match &launch {
-        Some(launch) => output_directory.join(format!(".{output_name}.staging-{}", launch.job)),
-        None => output_directory.join(format!(".{output_name}.staging-{}", std::process::id())),
+        Some(launch) => {
+            output_directory.join(format!("{}{}", staging_prefix(&output_name), launch.job))
+        }
+        None => output_directory.join(format!(
+            "{}{}",
+            staging_prefix(&output_name),
+            std::process::id()
+        )),
     };
     // A rank's segments go to a directory of its own: each rank collects its own.
     let rank_staging = match &launch {

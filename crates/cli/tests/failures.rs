@@ -53,6 +53,20 @@ fn a_stopped_mpi_job_says_how_to_build_its_trace() {
         std::path::Path::new(words[4]),
         directory.path().canonicalize().unwrap().join("job.cairn")
     );
+    // `summary` of the missing trace says the same, in one line.
+    let summary = Command::new(cairn_binary())
+        .arg("summary")
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert_eq!(summary.status.code(), Some(2));
+    let error = String::from_utf8_lossy(&summary.stderr);
+    assert_eq!(error.lines().count(), 1, "{error}");
+    let staging = words[2];
+    assert!(
+        error.contains(&format!("`cairn merge {staging} -o {}`", trace.display())),
+        "{error}"
+    );
     // The command it gave builds the trace of everything up to the failure.
     let merged = Command::new(cairn_binary())
         .args(&words[1..])

@@ -154,12 +154,10 @@ fn open_trace(path: &std::path::Path) -> Result<cairn_trace::Trace> {
         // A job that died before building its trace leaves its staging beside it.
         if let Some(staging) = run::staging_beside(path) {
             anyhow::bail!(
-                "{}: no such trace; a run that did not finish left its staging in {}: \
-                 `cairn merge {} -o {}` builds the trace",
+                "{}: no such trace; a run that did not finish left its staging in {}: {}",
                 path.display(),
                 staging.display(),
-                staging.display(),
-                path.display()
+                run::merge_hint(&staging, path)
             );
         }
     }

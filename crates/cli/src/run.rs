@@ -80,16 +80,28 @@ fn staging_prefix(output_name: &str) -> String {
     format!(".{output_name}.staging-")
 }
 
+/// The directory a file path is in (`.` for a bare name).
+fn directory_of(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// How to build `trace` from the staging a run left: the command, in backquotes.
+pub fn merge_hint(staging: &Path, trace: &Path) -> String {
+    format!(
+        "`cairn merge {} -o {}` builds the trace",
+        staging.display(),
+        trace.display()
+    )
+}
+
 /// The newest staging directory `cairn run` left beside `trace` (a job that did not get to
 /// build it), if any.
 pub fn staging_beside(trace: &Path) -> Option<PathBuf> {
-    let name = trace.file_name()?.to_string_lossy().into_owned();
-    let directory = match trace.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let prefix = staging_prefix(&name);
-    std::fs::read_dir(&directory)
+    let prefix = staging_prefix(&trace.file_name()?.to_string_lossy());
+    std::fs::read_dir(directory_of(trace))
         .ok()?
         .filter_map(|entry| entry.ok())
         .filter(|entry| entry.file_name().to_string_lossy().starts_with(&prefix))
@@ -329,10 +341,7 @@ pub fn run(options: RunOptions) -> Result<ExitCode> {
         }
         None => default_output(program),
     };
-    let output_directory = match output.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
+    let output_directory = directory_of(&output);
     let output_directory = output_directory
         .canonicalize()
         .with_context(|| format!("output directory {}", output_directory.display()))?;
@@ -341,16 +350,11 @@ pub fn run(options: RunOptions) -> Result<ExitCode> {
         .context("the output path names no file")?
         .to_string_lossy()
         .into_owned();
-    let staging = match &launch {
-        Some(launch) => {
-            output_directory.join(format!("{}{}", staging_prefix(&output_name), launch.job))
-        }
-        None => output_directory.join(format!(
-            "{}{}",
-            staging_prefix(&output_name),
-            std::process::id()
-        )),
+    let run_id = match &launch {
+        Some(launch) => launch.job.clone(),
+        None => std::process::id().to_string(),
     };
+    let staging = output_directory.join(format!("{}{run_id}", staging_prefix(&output_name)));
     // A rank's segments go to a directory of its own: each rank collects its own.
     let rank_staging = match &launch {
         Some(launch) => staging.join(format!("rank-{}", launch.rank)),
@@ -371,12 +375,10 @@ pub fn run(options: RunOptions) -> Result<ExitCode> {
     if let Some(launch) = &launch {
         let _ = STOPPED_MESSAGE.set(
             format!(
-                "cairn: rank {}: the job was stopped; what every rank did until then is in {}: \
-                 `cairn merge {} -o {}` builds its trace\n",
+                "cairn: rank {}: the job was stopped; what every rank did until then is in {}: {}\n",
                 launch.rank,
                 staging.display(),
-                staging.display(),
-                output_directory.join(&output_name).display()
+                merge_hint(&staging, &output_directory.join(&output_name))
             )
             .into_bytes(),
         );

@@ -468,8 +468,6 @@ impl OffsetTracker {
         description
     }
 
-    /// After [`OffsetTracker::apply`] on the first of a run: `more` further occurrences of
-    /// the same call with the same values.
     /// Whether each occurrence of `event` moves a position this tracker keeps on by what it
     /// read or wrote (a descriptor's or a stream's).
     fn moves_position(call: Call, event: &Event) -> bool {
@@ -489,19 +487,25 @@ impl OffsetTracker {
         if call.class() != CallClass::Seek || event.failed() || event.offset < 0 || by == 0 {
             return;
         }
-        let position = match call.layer() {
-            Layer::Posix => {
-                let description = self.description(event.handle);
-                self.positions[description].as_mut()
-            }
-            Layer::Stdio => self.streams.get_mut(&event.handle).and_then(Option::as_mut),
-            _ => None,
-        };
-        if let Some(position) = position {
+        if let Some(position) = self.position_mut(call.layer(), event.handle) {
             *position = position.wrapping_add(by);
         }
     }
 
+    /// The known position of a descriptor (POSIX) or a stream (stdio), by handle.
+    fn position_mut(&mut self, layer: Layer, handle: u64) -> Option<&mut i64> {
+        match layer {
+            Layer::Posix => {
+                let description = self.description(handle);
+                self.positions[description].as_mut()
+            }
+            Layer::Stdio => self.streams.get_mut(&handle).and_then(Option::as_mut),
+            _ => None,
+        }
+    }
+
+    /// After [`OffsetTracker::apply`] on the first of a run: `more` further occurrences of
+    /// the same call with the same values.
     fn repeat(&mut self, call: Call, event: &Event, more: u64) {
         // Seeks to the same place, syncs, stats, MPI calls: each occurrence leaves the
         // state as the first did.
@@ -509,14 +513,7 @@ impl OffsetTracker {
             return;
         }
         let moved = (event.bytes() as i64).saturating_mul(more as i64);
-        let position = match call.layer() {
-            Layer::Posix => {
-                let description = self.description(event.handle);
-                self.positions[description].as_mut()
-            }
-            _ => self.streams.get_mut(&event.handle).and_then(Option::as_mut),
-        };
-        if let Some(position) = position {
+        if let Some(position) = self.position_mut(call.layer(), event.handle) {
             *position += moved;
         }
     }

@@ -62,13 +62,13 @@ fn function_ranges(path: &std::path::Path) -> Vec<(u64, u64, String)> {
 impl Module {
     /// The function whose code holds `probe`, if a symbol says so.
     fn function_at(&self, probe: u64) -> Option<String> {
+        // The symbols starting at or before the probe, nearest first (they may nest).
         let after = self
             .functions
             .partition_point(|(start, _, _)| *start <= probe);
         self.functions[..after]
             .iter()
             .rev()
-            .take_while(|(start, _, _)| *start <= probe)
             .find(|(_, end, _)| probe < *end)
             .map(|(_, _, name)| addr2line::demangle_auto(name.into(), None).into_owned())
     }

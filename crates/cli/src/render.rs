@@ -7,7 +7,7 @@ use cairn_analyze::summary::{Summary, SIZE_BIN_NAMES};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use cairn_compress::stream::{Body, EncodedStream, Item, OffsetRef, Relative};
+use cairn_compress::stream::{Body, EncodedStream, Item, OffsetRef, Relative, TAG_STEP};
 use cairn_model::{event_flags, CallClass, Event};
 use cairn_trace::symbols::Symbolizer;
 use cairn_trace::{Stream, Trace};
@@ -422,10 +422,7 @@ fn structure(
         match item {
             Item::Leaf(leaf) => {
                 let key = &leaf.key;
-                // Tags are shown as steps once their context had one: the structure is
-                // walked once per loop, so later absolute tags would be a first
-                // iteration's.
-                let tag_step = relative.has_tag_at(key.context);
+                let tag_step = key.flags & TAG_STEP != 0;
                 let (file_plus_one, _, _) = relative.decode(key, trace.class_of(key.call));
                 let file = stream
                     .file(file_plus_one)

@@ -240,12 +240,14 @@ fn trace_mpi_pattern(name: &str, ranks: u64, n: u64) -> (tempfile::TempDir, Trac
 
 #[test]
 fn halo_exchange_on_a_2d_grid_counts_every_message() {
-    // Exact per-call figures on a 2 × 2 and a 4 × 4 grid (the trace's size still grows
-    // with the grid: ranks of different neighbourhoods share streams through parts whose
-    // rank sets are runs, not nested strides — see the README).
+    // Exact per-call figures on a 2 × 2 and a 4 × 4 grid; every rank but rank 0 (which also
+    // writes a log) shares one stream, the boundary ranks lacking some of the interior
+    // ranks' messages, each direction's ranks a nested run of the grid.
     let _alone = alone();
     let steps = 50;
-    for (ranks, messages_per_step) in [(4u64, 8u64), (16, 48)] {
+    let mut events_bytes = Vec::new();
+    // 6 × 6: 2 · 2 · 6 · 5 messages a step.
+    for (ranks, messages_per_step) in [(4u64, 8u64), (16, 48), (36, 120)] {
         let (_directory, traced) = trace_mpi_pattern("halo2d", ranks, steps);
         let calls = &traced.summary["calls"];
         let count = |call: &str| calls[call]["count"].as_u64();
@@ -289,9 +291,202 @@ fn halo_exchange_on_a_2d_grid_counts_every_message() {
             "{text}"
         );
         assert!(!text.contains("runtime noise hidden ()"), "{text}");
-        eprintln!(
-            "halo2d, {ranks} ranks: {} B",
-            std::fs::metadata(&traced.trace).unwrap().len()
+        assert_eq!(
+            shared_streams(&traced.trace),
+            [format!("one of {} ranks sharing a stream", ranks - 1)]
+        );
+        let sets = rank_sets(&traced.trace);
+        let expected: &[&str] = match ranks {
+            4 => &[
+                "only ranks 1,3",
+                "only ranks 1",
+                "only ranks 2",
+                "only ranks 2,3",
+            ],
+            36 => &[
+                "all ranks but 6-30/6",
+                "all ranks but 5-35/6",
+                "only ranks 6-35",
+                "only ranks 1-29",
+                "only ranks 1-4,(6,11)×4/6,31-34",
+                "only ranks 5,30,35",
+                "only ranks (7-10)×4/6",
+            ],
+            _ => &[
+                // West, east, south and north neighbours; Waitall of 6, 4 and 8 requests.
+                "all ranks but 4-12/4",
+                "all ranks but 3-15/4",
+                "only ranks 4-15",
+                "only ranks 1-11",
+                "only ranks 1,2,(4,7)×2/4,13,14",
+                "only ranks 3,12,15",
+                "only ranks (5,6)×2/4",
+            ],
+        };
+        assert_eq!(sets, expected, "{ranks} ranks");
+        events_bytes.push(events_section_bytes(&traced.trace));
+    }
+    // The events of 16 ranks cost at most a quarter more than those of 4 (only the 4 × 4
+    // grid has edge and interior ranks: more leaves, and statistics of more ranks in more
+    // histogram bins); from 16 to 36 ranks, where every kind of rank is there, at most a
+    // tenth.
+    eprintln!("halo2d events section: {events_bytes:?} B");
+    assert!(
+        4 * events_bytes[1] <= 5 * events_bytes[0],
+        "{events_bytes:?}"
+    );
+    assert!(
+        10 * events_bytes[2] <= 11 * events_bytes[1],
+        "{events_bytes:?}"
+    );
+}
+
+/// The stored size of a trace's events section (`cairn dump --sections`).
+fn events_section_bytes(trace: &std::path::Path) -> u64 {
+    let text = dump(trace, &["--sections"]);
+    let line = text
+        .lines()
+        .find(|line| line.trim_start().starts_with("EVNT"))
+        .unwrap_or_else(|| panic!("{text}"));
+    line.split(": ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+fn dump(trace: &std::path::Path, extra: &[&str]) -> String {
+    let output = std::process::Command::new(cairn_binary())
+        .arg("dump")
+        .args(extra)
+        .arg(trace)
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// How each stream several ranks share says so in the dump, once per shared stream.
+fn shared_streams(trace: &std::path::Path) -> Vec<String> {
+    dump(trace, &[])
+        .lines()
+        .filter(|line| line.starts_with("pid ") && !line.contains("; as pid"))
+        .filter_map(|line| {
+            line.split_once("  (")
+                .map(|(_, note)| note.trim_end_matches(')').to_string())
+        })
+        .collect()
+}
+
+/// The rank sets of the parts only some ranks have, distinct, in the order the dump shows
+/// them.
+fn rank_sets(trace: &std::path::Path) -> Vec<String> {
+    let mut sets: Vec<String> = Vec::new();
+    for line in dump(trace, &[]).lines() {
+        let line = line.trim();
+        if (line.starts_with("only ranks") || line.starts_with("all ranks but"))
+            && line.ends_with(" {")
+        {
+            let set = line.trim_end_matches(" {").to_string();
+            if !sets.contains(&set) {
+                sets.push(set);
+            }
+        }
+    }
+    sets
+}
+
+#[test]
+fn stencil_on_a_3d_grid_shares_one_stream_whatever_the_grid() {
+    // A 2 × 2 × 2 grid (every rank a corner, 3 neighbours), a 3 × 3 × 3 grid (corners,
+    // edges, faces and one interior rank) and a 4 × 3 × 3 one: every rank shares one
+    // stream, each direction's ranks a set of nested runs, and once every kind of rank is
+    // there the events cost about the same.
+    let _alone = alone();
+    let steps = 20;
+    let mut events_bytes = Vec::new();
+    for (ranks, messages_per_step) in [(8u64, 24u64), (27, 108), (36, 150)] {
+        let (_directory, traced) = trace_mpi_pattern("stencil3d", ranks, steps);
+        let calls = &traced.summary["calls"];
+        let count = |call: &str| calls[call]["count"].as_u64();
+        assert_eq!(count("MPI_Isend"), Some(messages_per_step * steps));
+        assert_eq!(count("MPI_Irecv"), Some(messages_per_step * steps));
+        assert_eq!(
+            calls["MPI_Isend"]["bytes"].as_u64(),
+            Some(4096 * messages_per_step * steps)
+        );
+        assert_eq!(count("MPI_Waitall"), Some(ranks * steps));
+        assert_eq!(
+            shared_streams(&traced.trace),
+            [format!("one of {ranks} ranks sharing a stream")]
+        );
+        let sets = rank_sets(&traced.trace);
+        if ranks == 27 {
+            assert_eq!(
+                sets,
+                [
+                    // West, east, south, north, down, up.
+                    "all ranks but 0-24/3",
+                    "all ranks but 2-26/3",
+                    "only ranks (3-8)×3/9",
+                    "only ranks (0-5)×3/9",
+                    "only ranks 9-26",
+                    "only ranks 0-17",
+                    // Waitall of 6 (corners), 8 (edges), 10 (faces) and 12 requests.
+                    "only ranks ((0,2)×2/6)×2/18",
+                    "only ranks (1-11/2)×2/14",
+                    "only ranks 4,10,12-16/2,22",
+                    "only ranks 13",
+                ]
+            );
+        }
+        events_bytes.push(events_section_bytes(&traced.trace));
+    }
+    eprintln!("stencil3d events section: {events_bytes:?} B");
+    assert!(
+        10 * events_bytes[2] <= 11 * events_bytes[1],
+        "{events_bytes:?}"
+    );
+}
+
+#[test]
+fn recursive_doubling_and_transpose_share_one_stream() {
+    // Partners that are not the rank plus a constant (rank XOR 2^k; the transposed grid
+    // position) still give one stream for all ranks, every message exact: each partner
+    // offset is a part of the ranks that have it (log2 of the ranks of them for recursive
+    // doubling, one per grid row for the transpose, so these traces still grow slowly
+    // with the job — see the README).
+    let _alone = alone();
+    let iterations = 20;
+    for ranks in [4u64, 16] {
+        let steps = ranks.trailing_zeros() as u64;
+        let (_directory, traced) = trace_mpi_pattern("doubling", ranks, iterations);
+        let calls = &traced.summary["calls"];
+        assert_eq!(
+            calls["MPI_Sendrecv"]["count"].as_u64(),
+            Some(ranks * steps * iterations)
+        );
+        assert_eq!(
+            shared_streams(&traced.trace),
+            [format!("one of {ranks} ranks sharing a stream")]
+        );
+        let (_directory, traced) = trace_mpi_pattern("transpose", ranks, iterations);
+        let calls = &traced.summary["calls"];
+        let off_diagonal = ranks - (ranks as f64).sqrt() as u64;
+        assert_eq!(
+            calls["MPI_Sendrecv"]["count"].as_u64(),
+            Some(off_diagonal * iterations)
+        );
+        assert_eq!(
+            calls["MPI_Barrier"]["count"].as_u64(),
+            Some(ranks * iterations)
+        );
+        assert_eq!(
+            shared_streams(&traced.trace),
+            [format!("one of {ranks} ranks sharing a stream")]
         );
     }
 }

@@ -15,8 +15,10 @@
 //!   order, so the key repeats and the events fold; readers that do not expand get the
 //!   order counts from the leaf (`relative.rs`).
 //! - **result**: relative to the request (0 when a call moved what it asked for).
-//! - **MPI tag** (point-to-point calls): minus the last tag at the same calling context, so
-//!   a loop whose tag is its step (`MPI_Isend(…, tag = step, …)`) folds like offsets do.
+//! - **MPI tag** (point-to-point calls): itself, so a halo exchange's tags (one per
+//!   direction) are the same on every rank whichever neighbours it lacks; minus the last tag
+//!   at the same calling context when it counts ([`TAG_STEP`]), so a loop whose tag is its
+//!   step (`MPI_Isend(…, tag = step, …)`) folds like offsets do.
 //! - **MPI-IO explicit offset** (in aux): minus the last one at the same calling context,
 //!   so `MPI_File_write_at_all` advancing by its transfer folds even though the aggregator's
 //!   `pwritev` calls in between access the same file elsewhere.
@@ -32,8 +34,10 @@ use cairn_format::{FormatError, Result};
 use cairn_model::{event_flags, positional, CallClass, Event};
 
 mod relative;
+mod sharing;
 
-pub use relative::{column_parts, Relative};
+pub use relative::{column_parts, Relative, TAG_STEP};
+pub use sharing::{RankSet, RankSlopes, Sharing};
 
 use crate::fold::{Folder, Leaf, Limits, Node};
 use crate::hash::FastMap;
@@ -80,273 +84,6 @@ pub struct EventKey {
     /// In a stream shared by several ranks: 1 + the index of the [`RankSlopes`] that turn
     /// this key into each rank's own; 0 when every rank has exactly this key.
     pub parameters: u32,
-}
-
-/// How a leaf's values change with the rank, in a stream several ranks share: rank `r`'s
-/// value is the stored one plus `slope · (r − base rank)` (wrapping). Peers (`rank ± 1`),
-/// offsets of a block per rank (`rank · block`) and per-rank files are all of this form.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct RankSlopes {
-    pub handle: i64,
-    /// Of the file reference's delta.
-    pub file: i64,
-    /// Of the offset (first offset or delta).
-    pub offset: i64,
-    pub request: i64,
-    pub result: i64,
-    pub aux: i64,
-    pub offset_low: i64,
-    pub offset_high: i64,
-    /// When not 0, the peer (aux's low 32 bits, an MPI call's peer rank) wraps modulo this
-    /// job size instead of growing past it, and the tag above it stays as stored.
-    pub peer_modulus: i64,
-}
-
-impl RankSlopes {
-    pub const FIELDS: usize = 8;
-
-    pub fn to_array(self) -> [i64; RankSlopes::FIELDS] {
-        [
-            self.handle,
-            self.file,
-            self.offset,
-            self.request,
-            self.result,
-            self.aux,
-            self.offset_low,
-            self.offset_high,
-        ]
-    }
-
-    pub fn from_array(values: [i64; RankSlopes::FIELDS]) -> RankSlopes {
-        let [handle, file, offset, request, result, aux, offset_low, offset_high] = values;
-        RankSlopes {
-            handle,
-            file,
-            offset,
-            request,
-            result,
-            aux,
-            offset_low,
-            offset_high,
-            peer_modulus: 0,
-        }
-    }
-
-    /// The leaf's rank-varying values, in [`RankSlopes::to_array`] order.
-    pub fn values(leaf: &Leaf<EventKey>) -> [i64; RankSlopes::FIELDS] {
-        let key = &leaf.key;
-        let file = match key.file {
-            FileRef::Delta(delta) => delta,
-            _ => 0,
-        };
-        let offset = match key.offset {
-            OffsetRef::First(offset) | OffsetRef::Delta(offset) => offset,
-            OffsetRef::Unknown | OffsetRef::Column => 0,
-        };
-        [
-            key.handle as i64,
-            file,
-            offset,
-            key.request as i64,
-            key.result,
-            key.aux as i64,
-            leaf.offset_low,
-            leaf.offset_high,
-        ]
-    }
-
-    /// Rank `base + delta`'s leaf from the stored one.
-    pub fn apply(&self, leaf: &mut Leaf<EventKey>, delta: i64) {
-        let shift = |value: i64, slope: i64| value.wrapping_add(slope.wrapping_mul(delta));
-        let key = &mut leaf.key;
-        key.handle = shift(key.handle as i64, self.handle) as u64;
-        key.file = match key.file {
-            FileRef::Delta(value) => FileRef::Delta(shift(value, self.file)),
-            other => other,
-        };
-        key.offset = match key.offset {
-            OffsetRef::First(value) => OffsetRef::First(shift(value, self.offset)),
-            OffsetRef::Delta(value) => OffsetRef::Delta(shift(value, self.offset)),
-            other => other,
-        };
-        key.request = shift(key.request as i64, self.request) as u64;
-        key.result = shift(key.result, self.result);
-        key.aux = if self.peer_modulus > 0 {
-            let peer = (key.aux as u32 as i128 + self.aux as i128 * delta as i128)
-                .rem_euclid(self.peer_modulus as i128);
-            (key.aux & !0xffff_ffff) | peer as u64
-        } else {
-            shift(key.aux as i64, self.aux) as u64
-        };
-        leaf.offset_low = shift(leaf.offset_low, self.offset_low);
-        leaf.offset_high = shift(leaf.offset_high, self.offset_high);
-    }
-}
-
-/// Ranks, as distances from a shared stream's base rank, in runs of (first, count, stride):
-/// which members have a part of the stream that not all of them have (rank 0 creating a
-/// file, every eighth rank aggregating a collective write). When the members left out
-/// take fewer runs (every rank but the aggregators), the runs are those, and the set keeps
-/// its lowest member and its size.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct RankSet {
-    runs: Vec<(i64, u64, i64)>,
-    /// The runs are the members not in the set: (lowest member in it, members in it).
-    all_but: Option<(i64, u64)>,
-}
-
-impl RankSet {
-    /// Largest number of runs a stored set may have (a set of arbitrary ranks is a run each).
-    const MAX_RUNS: usize = 1 << 20;
-
-    /// The set of `deltas`, which must be strictly increasing.
-    pub fn from_sorted(deltas: &[i64]) -> RankSet {
-        let mut runs: Vec<(i64, u64, i64)> = Vec::new();
-        for &delta in deltas {
-            if let Some(run) = runs.last_mut() {
-                let (first, count, stride) = *run;
-                if count == 1 && delta > first {
-                    *run = (first, 2, delta - first);
-                    continue;
-                }
-                if count > 1 && first + count as i64 * stride == delta {
-                    run.1 += 1;
-                    continue;
-                }
-            }
-            runs.push((delta, 1, 0));
-        }
-        RankSet {
-            runs,
-            all_but: None,
-        }
-    }
-
-    /// The set of `deltas` among `members` (both strictly increasing; `deltas` a non-empty
-    /// subset), by whichever of it and the members left out takes fewer runs.
-    pub fn among(members: &[i64], deltas: &[i64]) -> RankSet {
-        let listed = RankSet::from_sorted(deltas);
-        let mut inside = deltas.iter().peekable();
-        let left_out: Vec<i64> = members
-            .iter()
-            .copied()
-            .filter(|member| inside.next_if_eq(&member).is_none())
-            .collect();
-        let mut complement = RankSet::from_sorted(&left_out);
-        if complement.runs.len() < listed.runs.len() {
-            complement.all_but = Some((deltas[0], deltas.len() as u64));
-            return complement;
-        }
-        listed
-    }
-
-    /// Whether the member `delta` away from the base rank is in the set (for a rank that
-    /// is not a member, the answer means nothing).
-    pub fn contains(&self, delta: i64) -> bool {
-        let listed = self.runs.iter().any(|&(first, count, stride)| {
-            let offset = delta - first;
-            match stride {
-                0 => offset == 0,
-                _ => offset % stride == 0 && (0..count as i64).contains(&(offset / stride)),
-            }
-        });
-        listed != self.all_but.is_some()
-    }
-
-    /// The lowest member: the values of the part are stored as this rank has them.
-    pub fn first(&self) -> i64 {
-        match self.all_but {
-            Some((first, _)) => first,
-            None => self.runs.first().map_or(0, |run| run.0),
-        }
-    }
-
-    /// How many ranks the set holds.
-    pub fn len(&self) -> u64 {
-        match self.all_but {
-            Some((_, len)) => len,
-            None => self.runs.iter().map(|run| run.1).sum(),
-        }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The runs as `a`, `a-b` (stride 1) or `a-b/s`, comma-separated, each rank `base` plus
-    /// its distance, as `only ranks …`; a set stored by the members it leaves out as
-    /// `all ranks but …`.
-    pub fn describe(&self, base: i64) -> String {
-        let runs: Vec<String> = self
-            .runs
-            .iter()
-            .map(|&(first, count, stride)| {
-                let (low, high) = (base + first, base + first + (count as i64 - 1) * stride);
-                match (count, stride) {
-                    (1, _) => low.to_string(),
-                    (2, _) => format!("{low},{high}"),
-                    (_, 1) => format!("{low}-{high}"),
-                    _ => format!("{low}-{high}/{stride}"),
-                }
-            })
-            .collect();
-        match self.all_but {
-            Some(_) => format!("all ranks but {}", runs.join(",")),
-            None => format!("only ranks {}", runs.join(",")),
-        }
-    }
-
-    pub(crate) fn encode(&self, out: &mut ByteWriter) {
-        out.u64((self.runs.len() as u64) << 1 | self.all_but.is_some() as u64);
-        if let Some((first, len)) = self.all_but {
-            out.i64(first);
-            out.u64(len);
-        }
-        for &(first, count, stride) in &self.runs {
-            out.i64(first);
-            out.u64(count);
-            out.i64(stride);
-        }
-    }
-
-    pub(crate) fn decode(reader: &mut ByteReader) -> Result<RankSet> {
-        // Each run takes at least three bytes.
-        let header = reader.u64()?;
-        let runs = header >> 1;
-        if runs == 0 || runs as usize > Self::MAX_RUNS || runs as usize > reader.remaining() / 3 {
-            return Err(reader.corrupt("rank set size out of range"));
-        }
-        let mut set = RankSet::default();
-        if header & 1 != 0 {
-            let (first, len) = (reader.i64()?, reader.u64()?);
-            if len == 0 || len > u32::MAX as u64 {
-                return Err(reader.corrupt("rank set size out of range"));
-            }
-            set.all_but = Some((first, len));
-        }
-        for _ in 0..runs {
-            let (first, count, stride) = (reader.i64()?, reader.u64()?, reader.i64()?);
-            if count == 0 || count > u32::MAX as u64 {
-                return Err(reader.corrupt("rank set run out of range"));
-            }
-            set.runs.push((first, count, stride));
-        }
-        Ok(set)
-    }
-}
-
-/// What a stream several ranks share keeps besides its nodes: how leaf values and loop
-/// counts change with the rank, and which parts only some ranks have.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Sharing {
-    pub parameters: Vec<RankSlopes>,
-    /// How each loop's count changes with the rank, in pre-order (missing ones are 0).
-    pub loop_slopes: Vec<i64>,
-    /// Per loop in pre-order: 0, or 1 + the index into `rank_sets` of the only ranks that
-    /// have it (such a loop runs once for them and not at all for the others).
-    pub loop_ranks: Vec<u32>,
-    pub rank_sets: Vec<RankSet>,
 }
 
 /// The access starts exactly where the previous one in the same direction ended.
@@ -1471,7 +1208,7 @@ impl EncodedStream {
                     errno: key.errno,
                     context: key.context,
                     aux,
-                    flags: key.flags,
+                    flags: key.flags & !TAG_STEP,
                 });
             }
         }

@@ -1272,7 +1272,8 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
         }
     }
 
-    let streams = crate::ranks::merge_streams(&processes, streams);
+    let calls = CallInfo::table(&calls.values);
+    let streams = crate::ranks::merge_streams(&processes, &calls, streams);
     let (files, streams) = drop_unused_files(files, streams);
     Ok(Trace {
         meta: Meta {
@@ -1285,7 +1286,7 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
             duration: run_end.saturating_sub(run_start),
             process_time_step: 1,
         },
-        calls: CallInfo::table(&calls.values),
+        calls,
         processes,
         files,
         modules: context_table.modules.values,

@@ -21,7 +21,7 @@ const VERSION: u16 = 1;
 /// and implied the fullest histogram bin; version 4 added the
 /// slowest rank per leaf, version 3 streams shared by ranks and per-stream file tables,
 /// version 2 one stream per thread with trace-wide file indices, version 1 flat columns).
-const EVENTS_VERSION: u16 = 9;
+const EVENTS_VERSION: u16 = 10;
 /// Version 7 of PROC: strings as tables of distinct values (numbered runs fold) and an
 /// entry per process (version 6 ends and `main` times or offsets, whichever is shorter,
 /// against the previous process's, version 5 put

@@ -202,10 +202,11 @@ pub fn merge_traces(mut traces: Vec<Trace>) -> Trace {
         .map(|(path, noise)| FileInfo { path, noise })
         .collect();
     let files = crate::reorder_files(files, &order, &mut streams);
-    let streams = crate::ranks::merge_streams(&processes, streams);
+    let calls = CallInfo::table(&calls.values);
+    let streams = crate::ranks::merge_streams(&processes, &calls, streams);
     Trace {
         meta,
-        calls: CallInfo::table(&calls.values),
+        calls,
         processes,
         files,
         modules: modules.values,

@@ -19,7 +19,7 @@ use cairn_compress::ranks::{merge_ranks, Member};
 use cairn_compress::stream::EncodedStream;
 use cairn_format::bytes::{ByteReader, ByteWriter};
 
-use crate::{Process, Result, Stream, Trace, TraceError};
+use crate::{CallInfo, Process, Result, Stream, Trace, TraceError};
 
 /// Streams larger than this (encoded) are not offered for merging: they are irregular
 /// (folding left them large), so they would not merge, and the merge holds each candidate
@@ -44,7 +44,13 @@ fn canonical_order(streams: &mut [Stream]) {
 
 /// Merges the streams of ranks that did the same thing; other streams are left alone.
 /// The result is in (process, thread) order.
-pub fn merge_streams(processes: &[Process], mut streams: Vec<Stream>) -> Vec<Stream> {
+/// `calls`: the trace's call table (an MPI peer may change with the rank, a request count
+/// may not).
+pub fn merge_streams(
+    processes: &[Process],
+    calls: &[CallInfo],
+    mut streams: Vec<Stream>,
+) -> Vec<Stream> {
     canonical_order(&mut streams);
     // A thread's position in its process: only the n-th threads of ranks are compared.
     let mut ordinals = Vec::with_capacity(streams.len());
@@ -95,7 +101,8 @@ pub fn merge_streams(processes: &[Process], mut streams: Vec<Stream>) -> Vec<Str
         .filter_map(|process| process.rank)
         .max()
         .map(|rank| rank as i64 + 1);
-    let groups = merge_ranks(members, job_size);
+    let class_of = |call: u16| calls.get(call as usize).and_then(CallInfo::class);
+    let groups = merge_ranks(members, job_size, &class_of);
     for group in groups {
         // Times come from the member first in (process, thread) order, as when reading.
         let anchor = group

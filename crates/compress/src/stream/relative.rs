@@ -17,8 +17,8 @@ pub struct Relative {
     file_end: FastMap<u64, i64>,
     /// End of the last read (true) or write (false) per file: only for the access order.
     direction_end: FastMap<(u64, bool), i64>,
-    /// The last MPI tag of a point-to-point call at each context.
-    context_tag: FastMap<u32, u32>,
+    /// The MPI tags of point-to-point calls at each context (see [`TagHistory`]).
+    context_tag: FastMap<u32, TagHistory>,
     /// The last MPI-IO explicit offset at each context ([`event_flags::OFFSET_IN_AUX`]).
     context_aux: FastMap<u32, u64>,
     /// Encoding only: per context, the offset deltas seen last (see
@@ -110,35 +110,68 @@ fn with_tag(aux: u64, tag: u32) -> u64 {
     (aux & 0xffff_ffff) | (tag as u64) << 32
 }
 
-impl Relative {
-    /// What a point-to-point call's tag at `context` is kept against: the last tag there,
-    /// unless there was none or it was a wildcard (negative), then 0 (the tag itself is kept).
-    /// A tag counting the steps of a loop is so the same in every iteration.
-    fn tag_base(&self, context: u32) -> u32 {
-        match self.context_tag.get(&context) {
-            Some(&last) if last as i32 >= 0 => last,
-            _ => 0,
-        }
-    }
+/// The tags at one calling context. A tag is kept as itself, so the tags of a halo
+/// exchange (one per direction, some directions missing on a grid's boundary ranks) are the
+/// same in every iteration and on every rank; once the context has seen more distinct tags
+/// than a stencil has directions, a tag not among the recent ones is kept as its step from
+/// the last ([`TAG_STEP`]): tags that count (`tag = step`, `tag = 10·step + direction`)
+/// then repeat their steps. Readers only need the last tag.
+#[derive(Clone, Debug, Default)]
+struct TagHistory {
+    last: u32,
+    /// Encoding only: the distinct tags seen last.
+    recent: Vec<u32>,
+    next: usize,
+}
 
-    /// The tag kept for `tag` at `context`; `tag` is remembered.
-    fn relative_tag(&mut self, context: u32, tag: u32) -> u32 {
-        let kept = tag.wrapping_sub(self.tag_base(context));
-        self.context_tag.insert(context, tag);
-        kept
+impl TagHistory {
+    /// Distinct tags remembered: more directions than a 3-D stencil's 26 neighbours.
+    const KEPT: usize = 32;
+
+    /// Whether `tag` is among the recent ones; remembers it.
+    fn remember(&mut self, tag: u32) -> bool {
+        if self.recent.contains(&tag) {
+            return true;
+        }
+        if self.recent.len() < Self::KEPT {
+            self.recent.push(tag);
+        } else {
+            self.recent[self.next] = tag;
+            self.next = (self.next + 1) % Self::KEPT;
+        }
+        false
+    }
+}
+
+/// Key flag (above the event flags): a point-to-point call's tag is kept as its step from
+/// the last tag at the same context.
+pub const TAG_STEP: u32 = 1 << 31;
+
+impl Relative {
+    /// The tag kept for `tag` at `context`, and whether it is kept as a step; `tag` is
+    /// remembered. After a wildcard (negative) tag, the tag is kept as itself.
+    fn relative_tag(&mut self, context: u32, tag: u32) -> (u32, bool) {
+        let history = self.context_tag.entry(context).or_default();
+        let counting = history.recent.len() == TagHistory::KEPT && history.last as i32 >= 0;
+        let stepping = !history.remember(tag) && counting;
+        let kept = if stepping {
+            tag.wrapping_sub(history.last)
+        } else {
+            tag
+        };
+        history.last = tag;
+        (kept, stepping)
     }
 
     /// The tag a kept one stands for (the inverse of [`Relative::relative_tag`]).
-    fn absolute_tag(&mut self, context: u32, kept: u32) -> u32 {
-        let tag = self.tag_base(context).wrapping_add(kept);
-        self.context_tag.insert(context, tag);
-        tag
-    }
-
-    /// Whether a point-to-point call was seen at `context` (the next one's tag is kept as a
-    /// step from its tag, unless that was a wildcard).
-    pub fn has_tag_at(&self, context: u32) -> bool {
-        self.context_tag.contains_key(&context)
+    fn absolute_tag(&mut self, context: u32, kept: u32, stepping: bool) -> u32 {
+        let history = self.context_tag.entry(context).or_default();
+        history.last = if stepping {
+            history.last.wrapping_add(kept)
+        } else {
+            kept
+        };
+        history.last
     }
 
     fn advance(
@@ -252,6 +285,19 @@ impl Relative {
                 }
             }
         }
+        let mut flags = event.flags & !TAG_STEP;
+        let aux = if class == Some(CallClass::PointToPoint) {
+            let (tag, stepping) = self.relative_tag(event.context, tag_of(event.aux));
+            if stepping {
+                flags |= TAG_STEP;
+            }
+            with_tag(event.aux, tag)
+        } else if event.flags & event_flags::OFFSET_IN_AUX != 0 {
+            let base = self.context_aux.insert(event.context, event.aux);
+            event.aux.wrapping_sub(base.unwrap_or(0))
+        } else {
+            event.aux
+        };
         let key = EventKey {
             order: key_order,
             call: event.call,
@@ -262,18 +308,8 @@ impl Relative {
             request,
             result: result.wrapping_sub(request as i64),
             errno: event.errno,
-            aux: if class == Some(CallClass::PointToPoint) {
-                with_tag(
-                    event.aux,
-                    self.relative_tag(event.context, tag_of(event.aux)),
-                )
-            } else if event.flags & event_flags::OFFSET_IN_AUX != 0 {
-                let base = self.context_aux.insert(event.context, event.aux);
-                event.aux.wrapping_sub(base.unwrap_or(0))
-            } else {
-                event.aux
-            },
-            flags: event.flags,
+            aux,
+            flags,
             parameters: 0,
         };
         self.advance(&key, file_plus_one, event.offset, class);
@@ -322,7 +358,11 @@ impl Relative {
         };
         self.advance(key, file_plus_one, offset, class);
         let aux = if class == Some(CallClass::PointToPoint) {
-            with_tag(key.aux, self.absolute_tag(key.context, tag_of(key.aux)))
+            let stepping = key.flags & TAG_STEP != 0;
+            with_tag(
+                key.aux,
+                self.absolute_tag(key.context, tag_of(key.aux), stepping),
+            )
         } else if key.flags & event_flags::OFFSET_IN_AUX != 0 {
             let base = self.context_aux.get(&key.context).copied().unwrap_or(0);
             let aux = base.wrapping_add(key.aux);

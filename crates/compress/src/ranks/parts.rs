@@ -1,0 +1,674 @@
+//! A group's merged tree while ranks join it: every node (leaf or loop, at any depth) knows
+//! which ranks have it, its values as its first rank has them and how they change with the
+//! rank; a rank's tree is aligned with it level by level (a loop of the rank matches a loop
+//! of the group whose count fits, and their bodies are aligned in turn), so a rank with
+//! fewer neighbours than another shares the loop and lacks a few of its leaves.
+
+use std::cell::Cell;
+
+use super::align::{align, Step};
+use cairn_model::{event_flags, CallClass};
+
+use crate::fold::{Leaf, Node};
+use crate::hash::FastMap;
+use crate::stats::Stats;
+use crate::stream::{EventKey, FileRef, OffsetRef, RankSet, RankSlopes, Sharing};
+
+const FIELDS: usize = RankSlopes::FIELDS;
+const HANDLE: usize = 0;
+const REQUEST: usize = 3;
+const RESULT: usize = 4;
+const AUX: usize = 5;
+
+/// Largest alignment (a body's parts times a rank's nodes there) tried: beyond it a rank
+/// whose structure differs starts a group of its own.
+pub const ALIGNMENT_CELLS: usize = 1 << 16;
+
+/// What is merged of a leaf: its duration and gap statistics, and which rank had the
+/// longest single duration (a distance from the member's rank in a member's tree, an
+/// absolute rank once merged).
+#[derive(Clone, Copy, Default)]
+struct Merged {
+    duration: Stats,
+    gap: Stats,
+    slowest: i64,
+}
+
+impl Merged {
+    fn of(leaf: &Leaf<EventKey>) -> Merged {
+        Merged {
+            duration: leaf.duration,
+            gap: leaf.gap,
+            slowest: leaf.slowest,
+        }
+    }
+
+    /// Adds the statistics of `rank`'s leaf.
+    fn add(&mut self, rank: i64, leaf: &Merged) {
+        if leaf.duration.count > 0
+            && (self.duration.count == 0 || leaf.duration.max > self.duration.max)
+        {
+            self.slowest = rank.wrapping_add(leaf.slowest);
+        }
+        self.duration.merge(&leaf.duration);
+        self.gap.merge(&leaf.gap);
+    }
+}
+
+/// Which ranks have a part: all those of the node around it (most parts: nothing to
+/// store per rank), or some of them, increasing.
+enum Ranks {
+    Enclosing,
+    Own(Vec<i64>),
+}
+
+impl Ranks {
+    fn resolve<'a>(&'a self, enclosing: &'a [i64]) -> &'a [i64] {
+        match self {
+            Ranks::Enclosing => enclosing,
+            Ranks::Own(ranks) => ranks,
+        }
+    }
+
+    fn admit(&mut self, rank: i64) {
+        if let Ranks::Own(ranks) = self {
+            ranks.push(rank);
+        }
+    }
+}
+
+/// A node of the merged tree.
+pub(super) enum Part {
+    // Leaves carry their statistics (histograms): boxed, a loop's body stays compact.
+    Leaf(Box<LeafPart>),
+    Loop(LoopPart),
+}
+
+pub(super) struct LeafPart {
+    ranks: Ranks,
+    /// What must be equal: call, context, errno, flags, access order and reference kinds.
+    shape: [u64; 5],
+    leaf: Leaf<EventKey>,
+    /// Of the first rank.
+    values: [i64; FIELDS],
+    /// Decided by the second rank.
+    slopes: Option<[i64; FIELDS]>,
+    /// The job size modulo which the peer wraps (0: it does not).
+    modulus: i64,
+    statistics: Merged,
+}
+
+pub(super) struct LoopPart {
+    ranks: Ranks,
+    /// The first rank's.
+    count: i64,
+    /// Decided by the second rank.
+    slope: Option<i64>,
+    body: Vec<Part>,
+}
+
+/// How a rank's nodes must fit a group's.
+#[derive(Clone, Copy)]
+pub(super) struct Rules<'a> {
+    /// Only what SPMD ranks differ by may vary with the rank when a slope is decided (files,
+    /// offsets, a peer `rank + c`, an MPI-IO offset): not a loop's count, a handle, a size,
+    /// a result, a request count, a root nor an MPI tag (else a rank's loop of 100 steps would match rank 0's
+    /// loop of 9 between two log lines, and the next rank would fit neither).
+    pub natural: bool,
+    /// Every node must match (a rank that cannot be told apart from another by its rank).
+    pub complete: bool,
+    /// MPI peers may wrap round it (0: unknown).
+    pub job_size: i64,
+    pub class_of: &'a dyn Fn(u16) -> Option<CallClass>,
+}
+
+/// How a rank's node fits a part.
+enum Fit {
+    Leaf { slopes: [i64; FIELDS], wraps: bool },
+    Loop { slope: i64, plan: Plan },
+}
+
+/// A fit, its weight, and what it matched (a plan without steps).
+type Fitted = (Fit, u64, Plan);
+
+enum PlanStep {
+    Both(usize, usize, Fit),
+    Part(usize),
+    Item(usize),
+}
+
+/// How a rank's nodes go into a body: which match which parts, how they fit.
+pub(super) struct Plan {
+    steps: Vec<PlanStep>,
+    weight: u64,
+    /// Leaves of the rank that matched.
+    pub(super) matched: u64,
+    /// Whether every part and every node matched, at every depth.
+    pub(super) complete: bool,
+}
+
+/// The slope of a value that moved by `difference` over `distance` ranks: the part's
+/// `known` slope once its second rank decided it, else the one this rank implies (`None`
+/// if no whole slope does).
+fn slope_through(known: Option<i64>, difference: i128, distance: i128) -> Option<i128> {
+    match known {
+        Some(slope) => Some(slope as i128),
+        None if distance == 0 => Some(0),
+        None if difference % distance == 0 => Some(difference / distance),
+        None => None,
+    }
+}
+
+/// The peer (low 32 bits of an MPI call's aux) and the rest (tag).
+fn peer_and_rest(aux: i64) -> (i64, i64) {
+    (aux as u64 as u32 as i64, (aux as u64 >> 32) as i64)
+}
+
+fn shape_of(key: &EventKey) -> [u64; 5] {
+    let file_kind = match key.file {
+        FileRef::None => 0,
+        FileRef::Bound => 1,
+        FileRef::Delta(_) => 2,
+    };
+    let offset_kind = match key.offset {
+        OffsetRef::Unknown => 0,
+        OffsetRef::First(_) => 1,
+        OffsetRef::Delta(_) => 2,
+        OffsetRef::Column => 3,
+    };
+    [
+        key.call as u64,
+        key.context as u64,
+        key.errno as u32 as u64,
+        key.flags as u64,
+        key.order as u64 | file_kind << 8 | offset_kind << 16,
+    ]
+}
+
+/// The calling context of a node's first leaf (0 if none).
+fn first_context(node: &Node<EventKey>) -> u32 {
+    match node {
+        Node::Leaf(leaf) => leaf.key.context,
+        Node::Loop { body, .. } => body.first().map_or(0, first_context),
+    }
+}
+
+pub(super) fn leaves_of_nodes(nodes: &[Node<EventKey>]) -> u64 {
+    nodes
+        .iter()
+        .map(|node| match node {
+            Node::Leaf(_) => 1,
+            Node::Loop { body, .. } => leaves_of_nodes(body),
+        })
+        .sum()
+}
+
+pub(super) fn leaves_of_parts(parts: &[Part]) -> u64 {
+    parts
+        .iter()
+        .map(|part| match part {
+            Part::Leaf(_) => 1,
+            Part::Loop(part) => leaves_of_parts(&part.body),
+        })
+        .sum()
+}
+
+impl Part {
+    /// The node `node` of `rank`, which the ranks `ranks` have.
+    fn new(rank: i64, node: Node<EventKey>, ranks: Ranks) -> Part {
+        match node {
+            Node::Leaf(leaf) => {
+                let mut statistics = Merged::default();
+                statistics.add(rank, &Merged::of(&leaf));
+                Part::Leaf(Box::new(LeafPart {
+                    ranks,
+                    shape: shape_of(&leaf.key),
+                    values: RankSlopes::values(&leaf),
+                    leaf,
+                    slopes: None,
+                    modulus: 0,
+                    statistics,
+                }))
+            }
+            Node::Loop { count, body } => Part::Loop(LoopPart {
+                ranks,
+                count: count as i64,
+                slope: None,
+                body: body
+                    .into_iter()
+                    .map(|node| Part::new(rank, node, Ranks::Enclosing))
+                    .collect(),
+            }),
+        }
+    }
+
+    /// A body of the first rank's nodes.
+    pub(super) fn body_of(rank: i64, nodes: Vec<Node<EventKey>>) -> Vec<Part> {
+        nodes
+            .into_iter()
+            .map(|node| Part::new(rank, node, Ranks::Enclosing))
+            .collect()
+    }
+
+    fn first_context(&self) -> u32 {
+        match self {
+            Part::Leaf(part) => part.leaf.key.context,
+            Part::Loop(part) => part.body.first().map_or(0, Part::first_context),
+        }
+    }
+
+    fn ranks(&self) -> &Ranks {
+        match self {
+            Part::Leaf(part) => &part.ranks,
+            Part::Loop(part) => &part.ranks,
+        }
+    }
+
+    fn ranks_mut(&mut self) -> &mut Ranks {
+        match self {
+            Part::Leaf(part) => &mut part.ranks,
+            Part::Loop(part) => &mut part.ranks,
+        }
+    }
+
+    /// How `node` of `rank` fits this part (whose enclosing node has the ranks
+    /// `enclosing`): the fit, its weight and the rank's leaves it matched.
+    fn fit(
+        &self,
+        enclosing: &[i64],
+        rank: i64,
+        node: &Node<EventKey>,
+        rules: Rules<'_>,
+        budget: &Cell<usize>,
+    ) -> Option<Fitted> {
+        let ranks = self.ranks().resolve(enclosing);
+        match (self, node) {
+            (Part::Leaf(part), Node::Leaf(leaf)) => {
+                if part.shape != shape_of(&leaf.key) {
+                    return None;
+                }
+                let (slopes, wraps, weight) =
+                    part.fit(ranks, rank, &RankSlopes::values(leaf), rules)?;
+                let plan = Plan {
+                    steps: Vec::new(),
+                    weight,
+                    matched: 1,
+                    complete: true,
+                };
+                Some((Fit::Leaf { slopes, wraps }, weight, plan))
+            }
+            (Part::Loop(part), Node::Loop { count, body }) => {
+                let slope = part.fit_count(ranks, rank, *count, rules)?;
+                let plan = plan_body(&part.body, ranks, body, rank, rules, budget)?;
+                let enough = plan.matched > 0
+                    && 3 * plan.matched >= leaves_of_parts(&part.body).min(leaves_of_nodes(body));
+                if !enough || (rules.complete && !plan.complete) {
+                    return None;
+                }
+                let weight = plan.weight + 1;
+                let summary = Plan {
+                    steps: Vec::new(),
+                    weight,
+                    matched: plan.matched,
+                    complete: plan.complete,
+                };
+                Some((Fit::Loop { slope, plan }, weight, summary))
+            }
+            _ => None,
+        }
+    }
+
+    /// Takes in `node` of `rank`, which fitted as `fit`; `enclosing`: the ranks of the
+    /// enclosing node before `rank` joined.
+    fn admit(
+        &mut self,
+        enclosing: &[i64],
+        rank: i64,
+        node: Node<EventKey>,
+        fit: Fit,
+        job_size: i64,
+    ) {
+        match (self, node, fit) {
+            (Part::Leaf(part), Node::Leaf(leaf), Fit::Leaf { slopes, wraps }) => {
+                let base = part.ranks.resolve(enclosing)[0];
+                if wraps {
+                    part.modulus = job_size;
+                }
+                if part.slopes.is_none() && base != rank {
+                    part.slopes = Some(slopes);
+                }
+                part.statistics.add(rank, &Merged::of(&leaf));
+                part.ranks.admit(rank);
+            }
+            (Part::Loop(part), Node::Loop { body, .. }, Fit::Loop { slope, plan }) => {
+                let before = part.ranks.resolve(enclosing).to_vec();
+                if part.slope.is_none() && before[0] != rank {
+                    part.slope = Some(slope);
+                }
+                let parts = std::mem::take(&mut part.body);
+                part.body = apply_body(parts, &before, body, plan, rank, job_size);
+                part.ranks.admit(rank);
+            }
+            _ => unreachable!("a fit is of the kind of its part and node"),
+        }
+    }
+}
+
+impl LeafPart {
+    /// The slopes with which `values` (of `rank`) fits this leaf, which `ranks` have,
+    /// whether its peer fits only modulo the job size (ring neighbours wrapping round), and
+    /// the weight of the match: lower for each slope it decides that SPMD ranks rarely
+    /// differ by (a handle, a size, a result, a peer other than `rank + c`), so that of two
+    /// alignments the natural one wins.
+    fn fit(
+        &self,
+        ranks: &[i64],
+        rank: i64,
+        values: &[i64; FIELDS],
+        rules: Rules<'_>,
+    ) -> Option<([i64; FIELDS], bool, u64)> {
+        let distance = rank as i128 - ranks[0] as i128;
+        let deciding = self.slopes.is_none() && distance != 0;
+        let differs = |field: usize| values[field] != self.values[field];
+        // An aux that changes is a point-to-point peer (its tag stays) or an MPI-IO offset;
+        // a request count or a root does not change with the rank.
+        let key = &self.leaf.key;
+        let aux_moves = if (rules.class_of)(key.call) == Some(CallClass::PointToPoint) {
+            peer_and_rest(values[AUX]).1 == peer_and_rest(self.values[AUX]).1
+        } else {
+            key.flags & event_flags::OFFSET_IN_AUX != 0
+        };
+        if deciding
+            && rules.natural
+            && (differs(HANDLE)
+                || differs(REQUEST)
+                || differs(RESULT)
+                || (differs(AUX) && !aux_moves))
+        {
+            return None;
+        }
+        // A peer and a tag that both change are another message (a grid rank's west
+        // neighbour against another's east), under any rules.
+        let ((base_peer, base_tag), (peer, tag)) =
+            (peer_and_rest(self.values[AUX]), peer_and_rest(values[AUX]));
+        if deciding
+            && (rules.class_of)(key.call) == Some(CallClass::PointToPoint)
+            && base_peer != peer
+            && base_tag != tag
+        {
+            return None;
+        }
+        let mut slopes = [0i64; FIELDS];
+        let mut wraps = false;
+        for field in 0..FIELDS {
+            let difference = values[field] as i128 - self.values[field] as i128;
+            let known = self.slopes.map(|known| known[field]);
+            let slope = slope_through(known, difference, distance)?;
+            slopes[field] = i64::try_from(slope).ok()?;
+            let wrapping_already = field == AUX && self.modulus > 0;
+            if !wrapping_already && slope * distance == difference {
+                continue;
+            }
+            // Only a peer may wrap, and only with slopes known (checked lazily: the check
+            // of earlier ranks is linear in them).
+            let modulus = if wrapping_already {
+                self.modulus
+            } else {
+                rules.job_size
+            };
+            let modular = field == AUX
+                && self.slopes.is_some()
+                && self.wraps(
+                    ranks,
+                    self.values[field],
+                    values[field],
+                    slopes[field],
+                    distance,
+                    modulus,
+                );
+            if !modular {
+                return None;
+            }
+            wraps |= !wrapping_already;
+        }
+        let mut weight = 4u64;
+        if deciding {
+            for field in [HANDLE, REQUEST, RESULT] {
+                weight -= (slopes[field] != 0) as u64;
+            }
+            if !matches!(slopes[AUX], 0 | 1) {
+                weight = weight.saturating_sub(1).max(1);
+            }
+        }
+        Some((slopes, wraps, weight))
+    }
+
+    /// Whether the peer in `value` is the base's plus `slope · distance`, modulo
+    /// `modulus`, with the tag unchanged — and, for a leaf not yet wrapping, whether every
+    /// earlier rank's peer stays what it was under the modulus (it is a rank below it).
+    fn wraps(
+        &self,
+        ranks: &[i64],
+        base: i64,
+        value: i64,
+        slope: i64,
+        distance: i128,
+        modulus: i64,
+    ) -> bool {
+        if modulus <= 1 {
+            return false;
+        }
+        let ((base_peer, base_rest), (peer, rest)) = (peer_and_rest(base), peer_and_rest(value));
+        let modulus = modulus as i128;
+        let wrapped = (base_peer as i128 + slope as i128 * distance).rem_euclid(modulus);
+        if rest != base_rest || peer as i128 >= modulus || wrapped != peer as i128 {
+            return false;
+        }
+        self.modulus > 0
+            || ranks.iter().all(|rank| {
+                let earlier = base_peer as i128 + slope as i128 * (*rank - ranks[0]) as i128;
+                (0..modulus).contains(&earlier)
+            })
+    }
+}
+
+impl LoopPart {
+    /// The count slope with which a loop of `count` iterations of `rank` fits this one.
+    fn fit_count(&self, ranks: &[i64], rank: i64, count: u64, rules: Rules) -> Option<i64> {
+        let distance = rank as i128 - ranks[0] as i128;
+        let difference = count as i128 - self.count as i128;
+        let slope = slope_through(self.slope, difference, distance)?;
+        if slope * distance != difference || (rules.natural && self.slope.is_none() && slope != 0) {
+            return None;
+        }
+        i64::try_from(slope).ok()
+    }
+}
+
+/// How `nodes` of `rank` go into the body `parts`, whose enclosing node has the ranks
+/// `enclosing`; `None` if the alignment would cost too much.
+pub(super) fn plan_body(
+    parts: &[Part],
+    enclosing: &[i64],
+    nodes: &[Node<EventKey>],
+    rank: i64,
+    rules: Rules<'_>,
+    budget: &Cell<usize>,
+) -> Option<Plan> {
+    let mut fits: FastMap<(usize, usize), Option<Fitted>> = FastMap::default();
+    let weight = |part: usize, node: usize| {
+        fits.entry((part, node))
+            .or_insert_with(|| parts[part].fit(enclosing, rank, &nodes[node], rules, budget))
+            .as_ref()
+            .map_or(0, |fit| fit.1)
+    };
+    let order = (
+        |part: usize| parts[part].first_context(),
+        |node: usize| first_context(&nodes[node]),
+    );
+    let steps = align(
+        parts.len(),
+        nodes.len(),
+        ALIGNMENT_CELLS,
+        budget,
+        weight,
+        order,
+    )?;
+    let mut plan = Plan {
+        steps: Vec::with_capacity(steps.len()),
+        weight: 0,
+        matched: 0,
+        complete: true,
+    };
+    for step in steps {
+        plan.steps.push(match step {
+            Step::Both(part, node) => {
+                let (fit, weight, summary) = fits
+                    .remove(&(part, node))
+                    .flatten()
+                    .expect("a matched pair fitted");
+                plan.weight += weight;
+                plan.matched += summary.matched;
+                plan.complete &= summary.complete;
+                PlanStep::Both(part, node, fit)
+            }
+            Step::Part(part) => {
+                plan.complete = false;
+                PlanStep::Part(part)
+            }
+            Step::Item(node) => {
+                plan.complete = false;
+                PlanStep::Item(node)
+            }
+        });
+    }
+    Some(plan)
+}
+
+/// The body `parts` with `nodes` of `rank` taken in as `plan` says; `enclosing`: the ranks
+/// of the enclosing node before `rank` joined.
+pub(super) fn apply_body(
+    parts: Vec<Part>,
+    enclosing: &[i64],
+    nodes: Vec<Node<EventKey>>,
+    plan: Plan,
+    rank: i64,
+    job_size: i64,
+) -> Vec<Part> {
+    let mut parts: Vec<Option<Part>> = parts.into_iter().map(Some).collect();
+    let mut nodes: Vec<Option<Node<EventKey>>> = nodes.into_iter().map(Some).collect();
+    let mut body = Vec::with_capacity(plan.steps.len());
+    for step in plan.steps {
+        match step {
+            PlanStep::Both(part, node, fit) => {
+                let mut part = parts[part].take().expect("each part is aligned once");
+                let node = nodes[node].take().expect("each node is aligned once");
+                part.admit(enclosing, rank, node, fit, job_size);
+                body.push(part);
+            }
+            PlanStep::Part(part) => {
+                let mut part = parts[part].take().expect("each part is aligned once");
+                // The rank joins the enclosing node, not this part.
+                if let Ranks::Enclosing = part.ranks() {
+                    *part.ranks_mut() = Ranks::Own(enclosing.to_vec());
+                }
+                body.push(part);
+            }
+            PlanStep::Item(node) => {
+                let node = nodes[node].take().expect("each node is aligned once");
+                body.push(Part::new(rank, node, Ranks::Own(vec![rank])));
+            }
+        }
+    }
+    body
+}
+
+/// Writes merged parts as nodes, and what the stream shares: slopes, loop count slopes
+/// and the rank sets of parts only some ranks have, loops in pre-order.
+#[derive(Default)]
+pub(super) struct Finisher {
+    pub sharing: Sharing,
+    slopes: FastMap<RankSlopes, u32>,
+    sets: FastMap<RankSet, u32>,
+}
+
+/// Strictly increasing ranks (a rank that joined twice — two processes of one rank — is
+/// one member of the sets).
+fn distinct(ranks: &[i64]) -> Vec<i64> {
+    let mut ranks = ranks.to_vec();
+    ranks.dedup();
+    ranks
+}
+
+impl Finisher {
+    /// The nodes of `parts`, in a body the ranks `enclosing` run: consecutive parts of
+    /// the same fewer ranks share one loop run once by them.
+    pub(super) fn body(&mut self, parts: Vec<Part>, enclosing: &[i64]) -> Vec<Node<EventKey>> {
+        let everyone = distinct(enclosing);
+        let base = everyone[0];
+        let mut nodes = Vec::with_capacity(parts.len());
+        let mut parts = parts.into_iter().peekable();
+        while let Some(part) = parts.next() {
+            let ranks = distinct(part.ranks().resolve(enclosing));
+            if ranks == everyone {
+                nodes.push(self.part(part, enclosing));
+                continue;
+            }
+            let deltas: Vec<i64> = ranks.iter().map(|rank| rank - base).collect();
+            let members: Vec<i64> = everyone.iter().map(|rank| rank - base).collect();
+            // The same ranks among other members may be stored another way (by those left
+            // out): sets are shared by what they store.
+            let set = RankSet::among(&members, &deltas);
+            let sets = &mut self.sharing.rank_sets;
+            let set = *self.sets.entry(set).or_insert_with_key(|set| {
+                sets.push(set.clone());
+                sets.len() as u32
+            });
+            self.sharing.loop_slopes.push(0);
+            self.sharing.loop_ranks.push(set);
+            let own = part.ranks().resolve(enclosing).to_vec();
+            let mut body = vec![self.part(part, &own)];
+            while let Some(next) =
+                parts.next_if(|next| distinct(next.ranks().resolve(enclosing)) == ranks)
+            {
+                body.push(self.part(next, &own));
+            }
+            nodes.push(Node::Loop { count: 1, body });
+        }
+        nodes
+    }
+
+    /// The node of `part`, which the ranks `ranks` have (its values are stored as the
+    /// first of them has them).
+    fn part(&mut self, part: Part, ranks: &[i64]) -> Node<EventKey> {
+        match part {
+            Part::Leaf(part) => {
+                let mut leaf = part.leaf;
+                leaf.duration = part.statistics.duration;
+                leaf.gap = part.statistics.gap;
+                leaf.slowest = part.statistics.slowest.wrapping_sub(ranks[0]);
+                // A rank expanded from a shared stream still names that stream's slopes.
+                leaf.key.parameters = 0;
+                if let Some(row) = part.slopes.filter(|row| *row != [0; FIELDS]) {
+                    let mut slope = RankSlopes::from_array(row);
+                    slope.peer_modulus = part.modulus;
+                    let table = &mut self.sharing.parameters;
+                    leaf.key.parameters = *self.slopes.entry(slope).or_insert_with(|| {
+                        table.push(slope);
+                        table.len() as u32
+                    });
+                }
+                Node::Leaf(leaf)
+            }
+            Part::Loop(part) => {
+                self.sharing.loop_slopes.push(part.slope.unwrap_or(0));
+                self.sharing.loop_ranks.push(0);
+                let body = self.body(part.body, ranks);
+                Node::Loop {
+                    count: part.count as u64,
+                    body,
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,433 @@
+use super::*;
+use crate::fold::for_each_leaf_mut;
+use crate::stats::Stats;
+use crate::stream::RankSet;
+use crate::stream::{EncodedStream, StreamEncoder};
+use cairn_format::bytes::{ByteReader, ByteWriter};
+use cairn_model::{CallClass, Event};
+
+fn class_of(call: u16) -> Option<CallClass> {
+    [CallClass::Open, CallClass::Write, CallClass::PointToPoint]
+        .get(call as usize)
+        .copied()
+}
+
+/// An SPMD rank: opens its own file, writes its block of a shared file, sends to the
+/// next rank; rank 0 also writes a header.
+fn rank_events(rank: i64, ranks: i64, steps: u64) -> Vec<Event> {
+    let mut events = Vec::new();
+    let mut clock = 1000 * rank as u64;
+    let mut push = |call, file: Option<u32>, handle, offset, request: u64, aux, context| {
+        clock += 10 + rank as u64;
+        events.push(Event {
+            call,
+            start: clock,
+            duration: 5 + rank as u64,
+            file,
+            handle,
+            offset,
+            request,
+            result: request as i64,
+            errno: 0,
+            context,
+            aux,
+            flags: 0,
+        });
+    };
+    push(0, Some(10 + rank as u32), 3, -1, 0, 0, 1);
+    if rank == 0 {
+        push(1, Some(1), 4, 0, 100, 0, 2);
+    }
+    for step in 0..steps {
+        push(
+            1,
+            Some(1),
+            4,
+            (rank * 4096 + step as i64 * 4096 * ranks) + 100,
+            4096,
+            0,
+            3,
+        );
+        push(2, None, 0x55aa, -1, 8, ((rank + 1) % ranks) as u64, 4);
+    }
+    events
+}
+
+fn encode(events: &[Event]) -> EncodedStream {
+    let mut encoder = StreamEncoder::default();
+    for event in events {
+        encoder.push(event, class_of(event.call));
+    }
+    encoder.finish()
+}
+
+/// One member per stream, the n-th being rank n.
+fn members_of(streams: &[(Vec<Event>, EncodedStream)]) -> Vec<Member> {
+    streams
+        .iter()
+        .enumerate()
+        .map(|(rank, (_, stream))| Member {
+            rank: rank as i64,
+            partition: 0,
+            nodes: stream.nodes().member_nodes(true),
+        })
+        .collect()
+}
+
+fn exact(event: &Event) -> (u16, Option<u32>, u64, i64, u64, i64, u64) {
+    let Event {
+        call,
+        file,
+        handle,
+        offset,
+        request,
+        result,
+        aux,
+        ..
+    } = *event;
+    (call, file, handle, offset, request, result, aux)
+}
+
+#[test]
+fn spmd_ranks_merge_into_one_group_and_expand_exactly() {
+    for ranks in [2i64, 3, 8, 64] {
+        let streams: Vec<(Vec<Event>, EncodedStream)> = (0..ranks)
+            .map(|rank| {
+                let events = rank_events(rank, ranks, 50);
+                let stream = encode(&events);
+                (events, stream)
+            })
+            .collect();
+        let groups = merge_ranks(members_of(&streams), Some(ranks), &class_of);
+        // Rank 0 writes a header: a part of its own, and its first block write follows
+        // the header where the others' is their first access to the file, so that
+        // part is all other ranks'. The last rank's peer wraps to 0, which the peer
+        // kept modulo the job size covers.
+        assert_eq!(groups.len(), 1, "{ranks} ranks");
+        let others: Vec<i64> = (1..ranks).collect();
+        let everyone: Vec<i64> = (0..ranks).collect();
+        assert_eq!(
+            groups[0].sharing.rank_sets,
+            vec![
+                RankSet::from_sorted(&[0]),
+                RankSet::among(&everyone, &others)
+            ]
+        );
+        // Every rank but 0: one run either way, so listed.
+        assert_eq!(groups[0].sharing.rank_sets[1].len(), ranks as u64 - 1);
+        let described = groups[0].sharing.rank_sets[1].describe(0);
+        let expected = match ranks {
+            2 => "only ranks 1".to_string(),
+            3 => "only ranks 1,2".to_string(),
+            _ => format!("only ranks 1-{}", ranks - 1),
+        };
+        assert_eq!(described, expected);
+        assert_eq!(
+            groups[0]
+                .sharing
+                .loop_ranks
+                .iter()
+                .filter(|set| **set > 0)
+                .count(),
+            2
+        );
+        let mut covered = 0;
+        for group in &groups {
+            let shared = group.members.len() > 1;
+            let merged = EncodedStream::from_nodes(&group.nodes, 0, 0, &group.sharing, shared);
+            let merged = EncodedStream::from_bytes(merged.bytes().to_vec()).unwrap();
+            // Durations grow with the rank: every leaf's slowest is the highest rank that
+            // has it (rank 0 alone has the header), read back for any member as its
+            // distance from that member.
+            let highest = group.members.iter().max().copied().unwrap() as i64;
+            for member in &group.members {
+                let delta = *member as i64 - group.base_rank;
+                let mut slowest = Vec::new();
+                crate::fold::for_each_occurrence(
+                    &merged.nodes_for_rank(delta).member_nodes(true),
+                    &mut |leaf| slowest.push(*member as i64 + leaf.slowest),
+                );
+                // Rank 0's own parts: it is the only rank, so the slowest.
+                let own = slowest.iter().filter(|rank| **rank == 0).count();
+                assert_eq!(own > 0, *member == 0, "{slowest:?}");
+                assert_eq!(
+                    slowest.iter().filter(|rank| **rank == highest).count(),
+                    slowest.len() - own,
+                    "{slowest:?}"
+                );
+            }
+            let events_in_group: u64 = group
+                .members
+                .iter()
+                .map(|member| streams[*member].0.len() as u64)
+                .sum();
+            let mut durations = Stats::default();
+            crate::fold::for_each_occurrence(&group.nodes, &mut |leaf| {
+                durations.merge(&leaf.duration)
+            });
+            // Statistics cover every member's events once.
+            assert!(durations.count >= events_in_group / group.members.len() as u64);
+            for member in &group.members {
+                let rank = *member as i64;
+                let mut expanded = Vec::new();
+                merged.expand_for_rank(rank - group.base_rank, 0, class_of, |event| {
+                    expanded.push(exact(&event))
+                });
+                let original: Vec<_> = streams[*member].0.iter().map(exact).collect();
+                assert_eq!(expanded, original, "rank {rank} of {ranks}");
+                covered += 1;
+            }
+        }
+        assert_eq!(covered, ranks);
+    }
+}
+
+#[test]
+fn loop_counts_affine_in_the_rank_merge_and_expand_exactly() {
+    // Rank r makes 5 + 2r steps (the same events otherwise, all as rank 1 would):
+    // one group whose loop count grows with the rank.
+    let steps = |rank: u64| 5 + 2 * rank;
+    let streams: Vec<(Vec<Event>, EncodedStream)> = (0..6u64)
+        .map(|rank| {
+            let events = rank_events(1, 4, steps(rank));
+            let stream = encode(&events);
+            (events, stream)
+        })
+        .collect();
+    let groups = merge_ranks(members_of(&streams), Some(6), &class_of);
+    assert_eq!(groups.len(), 1);
+    let group = &groups[0];
+    assert!(
+        group.sharing.loop_slopes.contains(&2),
+        "{:?}",
+        group.sharing.loop_slopes
+    );
+    let merged = EncodedStream::from_nodes(&group.nodes, 0, 0, &group.sharing, true);
+    let merged = EncodedStream::from_bytes(merged.bytes().to_vec()).unwrap();
+    for (rank, (events, _)) in streams.iter().enumerate() {
+        let delta = rank as i64 - group.base_rank;
+        let mut expanded = Vec::new();
+        merged.expand_for_rank(delta, 0, class_of, |event| expanded.push(exact(&event)));
+        let original: Vec<_> = events.iter().map(exact).collect();
+        assert_eq!(expanded, original, "rank {rank}");
+        assert_eq!(merged.count_for_rank(delta), events.len() as u64);
+    }
+}
+
+#[test]
+fn unrelated_streams_do_not_merge() {
+    // Rank 1 does something else altogether: a loop of reads of another file.
+    let other: Vec<Event> = (0..20)
+        .map(|step| Event {
+            call: 1,
+            start: 10 * step,
+            duration: 3,
+            file: Some(7),
+            handle: 9,
+            offset: 512 * step as i64,
+            request: 512,
+            result: 512,
+            errno: 0,
+            context: 8,
+            aux: 0,
+            flags: 0,
+        })
+        .collect();
+    let members = vec![
+        Member {
+            rank: 0,
+            partition: 0,
+            nodes: encode(&rank_events(0, 4, 5)).nodes().member_nodes(true),
+        },
+        Member {
+            rank: 1,
+            partition: 0,
+            nodes: encode(&other).nodes().member_nodes(true),
+        },
+    ];
+    assert_eq!(merge_ranks(members, Some(4), &class_of).len(), 2);
+}
+
+#[test]
+fn ranks_not_above_the_others_do_not_split_parts() {
+    // Two streams of rank 1 (say a forked child's): the second cannot be told apart by
+    // rank, so it joins only where it fits every part.
+    let members: Vec<Member> = [0i64, 1, 1]
+        .iter()
+        .map(|rank| Member {
+            rank: *rank,
+            partition: 0,
+            nodes: encode(&rank_events(*rank, 4, 5)).nodes().member_nodes(true),
+        })
+        .collect();
+    let groups = merge_ranks(members, Some(4), &class_of);
+    assert_eq!(groups.len(), 2);
+    assert_eq!(groups[0].members, vec![0, 1]);
+    assert_eq!(groups[1].members, vec![2]);
+}
+
+/// One member per event list, the n-th being rank n.
+fn members_of_events(originals: &[Vec<Event>]) -> Vec<Member> {
+    originals
+        .iter()
+        .enumerate()
+        .map(|(rank, events)| Member {
+            rank: rank as i64,
+            partition: 0,
+            nodes: encode(events).nodes().member_nodes(true),
+        })
+        .collect()
+}
+
+/// Every leaf's statistics count: each event of each member is in exactly one.
+fn statistics_count(nodes: &[Node<EventKey>]) -> u64 {
+    let mut total = 0;
+    let mut nodes = nodes.to_vec();
+    for_each_leaf_mut(&mut nodes, &mut |leaf| total += leaf.duration.count);
+    total
+}
+
+/// Merges `members`, checks that every member expands to `originals[member]` exactly
+/// and that the statistics hold every event once; gives back each member's nodes as
+/// the merged trace has them (for merging again).
+fn merge_and_check(members: Vec<Member>, originals: &[Vec<Event>], ranks: i64) -> Vec<Member> {
+    let mut again = Vec::new();
+    let groups = merge_ranks(members, Some(ranks), &class_of);
+    let mut statistics = 0;
+    for group in &groups {
+        let merged =
+            EncodedStream::from_nodes(&group.nodes, 0, 0, &group.sharing, group.members.len() > 1);
+        let merged = EncodedStream::from_bytes(merged.bytes().to_vec()).unwrap();
+        statistics += statistics_count(&merged.nodes().to_nodes());
+        for (position, member) in group.members.iter().enumerate() {
+            let delta = *member as i64 - group.base_rank;
+            let mut expanded = Vec::new();
+            merged.expand_for_rank(delta, 0, class_of, |event| expanded.push(exact(&event)));
+            let original: Vec<_> = originals[*member].iter().map(exact).collect();
+            assert_eq!(expanded, original, "rank {member} of {ranks}");
+            assert_eq!(merged.count_for_rank(delta), original.len() as u64);
+            again.push(Member {
+                rank: *member as i64,
+                partition: 0,
+                nodes: merged.nodes_for_rank(delta).member_nodes(position == 0),
+            });
+        }
+    }
+    let events: usize = originals.iter().map(Vec::len).sum();
+    assert_eq!(statistics, events as u64);
+    again.sort_by_key(|member| member.rank);
+    again
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// SPMD ranks where random subsets of ranks do something more at random places:
+    /// merged (and merged again, as a tree of merges does), every rank expands to its
+    /// own events exactly and the statistics hold every event once.
+    #[test]
+    fn ranks_with_parts_of_their_own_expand_exactly(
+        ranks in 2i64..12,
+        steps in 1u64..5,
+        extras in proptest::collection::vec((0usize..20, 1u16..u16::MAX, 0u64..3), 0..4),
+    ) {
+        let originals: Vec<Vec<Event>> = (0..ranks)
+            .map(|rank| {
+                let mut events = rank_events(rank, ranks, steps);
+                for &(position, mask, kind) in extras.iter().rev() {
+                    if mask >> (rank % 16) & 1 == 0 {
+                        continue;
+                    }
+                    let at = position.min(events.len());
+                    let mut extra = events[at.saturating_sub(1)].clone();
+                    extra.call = 1;
+                    extra.file = Some(30 + kind as u32);
+                    extra.handle = 7;
+                    extra.offset = 8192 * kind as i64;
+                    extra.request = 64;
+                    extra.result = 64;
+                    extra.context = 20 + kind as u32;
+                    extra.aux = 0;
+                    events.insert(at, extra);
+                }
+                events
+            })
+            .collect();
+        let again = merge_and_check(members_of_events(&originals), &originals, ranks);
+        merge_and_check(again, &originals, ranks);
+    }
+}
+
+#[test]
+fn a_rank_that_does_not_fit_one_part_keeps_only_that_part_to_itself() {
+    // 8 ranks in a ring merged as if the job had 16: the last rank's peer (rank 0)
+    // is not the next rank modulo 16, so its loop is a part of its own; the ranks
+    // after it in the merge (none here) and before it still share theirs.
+    let originals: Vec<Vec<Event>> = (0..8).map(|rank| rank_events(rank, 8, 5)).collect();
+    let groups = merge_ranks(members_of_events(&originals), Some(16), &class_of);
+    assert_eq!(groups.len(), 1);
+    let described: Vec<String> = groups[0]
+        .sharing
+        .rank_sets
+        .iter()
+        .map(|set| set.describe(0))
+        .collect();
+    // Rank 0's header, the others' first block write, the loop of all but the last, its own.
+    assert_eq!(
+        described,
+        [
+            "only ranks 0",
+            "only ranks 1-7",
+            "only ranks 0-6",
+            "only ranks 7"
+        ]
+    );
+    merge_and_check(members_of_events(&originals), &originals, 16);
+}
+
+#[test]
+fn rank_sets_hold_their_ranks() {
+    for deltas in [
+        vec![0],
+        vec![0, 8, 16, 24],
+        vec![1, 2, 3, 7, 9, 20],
+        vec![5, 6],
+    ] {
+        let set = RankSet::from_sorted(&deltas);
+        for delta in -2..30 {
+            assert_eq!(
+                set.contains(delta),
+                deltas.contains(&delta),
+                "{deltas:?} {delta}"
+            );
+        }
+        assert_eq!(set.len(), deltas.len() as u64);
+        assert_eq!(set.first(), deltas[0]);
+    }
+    assert_eq!(
+        RankSet::from_sorted(&[0, 8, 16, 24]).describe(0),
+        "only ranks 0-24/8"
+    );
+    assert_eq!(
+        RankSet::from_sorted(&[1, 2, 3, 7]).describe(1),
+        "only ranks 2-4,8"
+    );
+    // Every rank of 64 but the aggregators 0, 8, ..., 56: one run left out.
+    let members: Vec<i64> = (0..64).collect();
+    let others: Vec<i64> = members
+        .iter()
+        .copied()
+        .filter(|rank| rank % 8 != 0)
+        .collect();
+    let set = RankSet::among(&members, &others);
+    assert_eq!(set.describe(0), "all ranks but 0-56/8");
+    assert_eq!((set.first(), set.len()), (1, 56));
+    for member in &members {
+        assert_eq!(set.contains(*member), member % 8 != 0, "{member}");
+    }
+    let mut bytes = ByteWriter::new();
+    set.encode(&mut bytes);
+    let bytes = bytes.into_inner();
+    let decoded = RankSet::decode(&mut ByteReader::new(&bytes, "test")).unwrap();
+    assert_eq!(decoded, set);
+}

@@ -124,12 +124,27 @@ pub(super) struct Rules<'a> {
 
 /// How a rank's node fits a part.
 enum Fit {
-    Leaf { slopes: [i64; FIELDS], wraps: bool },
-    Loop { slope: i64, plan: Plan },
+    Leaf {
+        slopes: [i64; FIELDS],
+        wraps: bool,
+        weight: u64,
+    },
+    Loop {
+        slope: i64,
+        plan: Plan,
+    },
 }
 
-/// A fit, its weight, and what it matched (a plan without steps).
-type Fitted = (Fit, u64, Plan);
+impl Fit {
+    /// What the match is worth in an alignment: a leaf's weight, a loop's matched body's
+    /// and one for the loop.
+    fn weight(&self) -> u64 {
+        match self {
+            Fit::Leaf { weight, .. } => *weight,
+            Fit::Loop { plan, .. } => plan.weight + 1,
+        }
+    }
+}
 
 enum PlanStep {
     Both(usize, usize, Fit),
@@ -272,7 +287,7 @@ impl Part {
     }
 
     /// How `node` of `rank` fits this part (whose enclosing node has the ranks
-    /// `enclosing`): the fit, its weight and the rank's leaves it matched.
+    /// `enclosing`).
     fn fit(
         &self,
         enclosing: &[i64],
@@ -280,7 +295,7 @@ impl Part {
         node: &Node<EventKey>,
         rules: Rules<'_>,
         budget: &Cell<usize>,
-    ) -> Option<Fitted> {
+    ) -> Option<Fit> {
         let ranks = self.ranks().resolve(enclosing);
         match (self, node) {
             (Part::Leaf(part), Node::Leaf(leaf)) => {
@@ -289,13 +304,11 @@ impl Part {
                 }
                 let (slopes, wraps, weight) =
                     part.fit(ranks, rank, &RankSlopes::values(leaf), rules)?;
-                let plan = Plan {
-                    steps: Vec::new(),
+                Some(Fit::Leaf {
+                    slopes,
+                    wraps,
                     weight,
-                    matched: 1,
-                    complete: true,
-                };
-                Some((Fit::Leaf { slopes, wraps }, weight, plan))
+                })
             }
             (Part::Loop(part), Node::Loop { count, body }) => {
                 let slope = part.fit_count(ranks, rank, *count, rules)?;
@@ -305,14 +318,7 @@ impl Part {
                 if !enough || (rules.complete && !plan.complete) {
                     return None;
                 }
-                let weight = plan.weight + 1;
-                let summary = Plan {
-                    steps: Vec::new(),
-                    weight,
-                    matched: plan.matched,
-                    complete: plan.complete,
-                };
-                Some((Fit::Loop { slope, plan }, weight, summary))
+                Some(Fit::Loop { slope, plan })
             }
             _ => None,
         }
@@ -329,7 +335,7 @@ impl Part {
         job_size: i64,
     ) {
         match (self, node, fit) {
-            (Part::Leaf(part), Node::Leaf(leaf), Fit::Leaf { slopes, wraps }) => {
+            (Part::Leaf(part), Node::Leaf(leaf), Fit::Leaf { slopes, wraps, .. }) => {
                 let base = part.ranks.resolve(enclosing)[0];
                 if wraps {
                     part.modulus = job_size;
@@ -495,12 +501,12 @@ pub(super) fn plan_body(
     rules: Rules<'_>,
     budget: &Cell<usize>,
 ) -> Option<Plan> {
-    let mut fits: FastMap<(usize, usize), Option<Fitted>> = FastMap::default();
+    let mut fits: FastMap<(usize, usize), Option<Fit>> = FastMap::default();
     let weight = |part: usize, node: usize| {
         fits.entry((part, node))
             .or_insert_with(|| parts[part].fit(enclosing, rank, &nodes[node], rules, budget))
             .as_ref()
-            .map_or(0, |fit| fit.1)
+            .map_or(0, Fit::weight)
     };
     let order = (
         |part: usize| parts[part].first_context(),
@@ -523,13 +529,18 @@ pub(super) fn plan_body(
     for step in steps {
         plan.steps.push(match step {
             Step::Both(part, node) => {
-                let (fit, weight, summary) = fits
+                let fit = fits
                     .remove(&(part, node))
                     .flatten()
                     .expect("a matched pair fitted");
-                plan.weight += weight;
-                plan.matched += summary.matched;
-                plan.complete &= summary.complete;
+                plan.weight += fit.weight();
+                match &fit {
+                    Fit::Leaf { .. } => plan.matched += 1,
+                    Fit::Loop { plan: inner, .. } => {
+                        plan.matched += inner.matched;
+                        plan.complete &= inner.complete;
+                    }
+                }
                 PlanStep::Both(part, node, fit)
             }
             Step::Part(part) => {

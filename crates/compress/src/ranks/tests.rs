@@ -431,3 +431,46 @@ fn rank_sets_hold_their_ranks() {
     let decoded = RankSet::decode(&mut ByteReader::new(&bytes, "test")).unwrap();
     assert_eq!(decoded, set);
 }
+
+#[test]
+fn rank_sets_of_a_grid_are_nested_runs() {
+    // On an 8 × 8 × 4 grid: the interior of each plane's interior planes, the edges of
+    // a plane, and every rank with a west neighbour (by the ranks left out).
+    let grid: Vec<i64> = (0..256).collect();
+    let (x, y, z) = (|r: i64| r % 8, |r: i64| r / 8 % 8, |r: i64| r / 64);
+    let interior: Vec<i64> = grid
+        .iter()
+        .copied()
+        .filter(|&r| (1..7).contains(&x(r)) && (1..7).contains(&y(r)) && (1..3).contains(&z(r)))
+        .collect();
+    let edges: Vec<i64> = (0..64)
+        .filter(|&r| {
+            let boundary = |v: i64| v == 0 || v == 7;
+            boundary(x(r)) != boundary(y(r))
+        })
+        .collect();
+    let west: Vec<i64> = grid.iter().copied().filter(|&r| x(r) > 0).collect();
+    for (deltas, described) in [
+        (&interior, "only ranks ((73-78)×6/8)×2/64"),
+        (&edges, "only ranks 1-6,(8,15)×6/8,57-62"),
+        (&west, "all ranks but 0-248/8"),
+    ] {
+        let set = RankSet::among(&grid, deltas);
+        assert_eq!(set.describe(0), described);
+        assert_eq!(set.len(), deltas.len() as u64);
+        assert_eq!(set.first(), deltas[0]);
+        for rank in &grid {
+            assert_eq!(
+                set.contains(*rank),
+                deltas.contains(rank),
+                "{described} {rank}"
+            );
+        }
+        let mut bytes = ByteWriter::new();
+        set.encode(&mut bytes);
+        let bytes = bytes.into_inner();
+        assert!(bytes.len() < 24, "{described}: {} bytes", bytes.len());
+        let decoded = RankSet::decode(&mut ByteReader::new(&bytes, "test")).unwrap();
+        assert_eq!(decoded, set);
+    }
+}

@@ -36,8 +36,7 @@ pub struct Relative {
 /// step that happens to repeat one of the last does not end a loop of random accesses).
 #[derive(Clone, Debug, Default)]
 struct RecentDeltas {
-    deltas: Vec<i64>,
-    next: usize,
+    deltas: Recent<i64, { RecentDeltas::KEPT }>,
     new_in_a_row: u32,
     seen_in_a_row: u32,
     irregular: bool,
@@ -58,7 +57,7 @@ impl RecentDeltas {
 
     /// Takes the next step; whether the call site's offsets are now irregular.
     fn step(&mut self, delta: i64) -> bool {
-        if self.seen(delta) {
+        if self.deltas.remember(delta) {
             self.new_in_a_row = 0;
             self.seen_in_a_row += 1;
             if self.seen_in_a_row >= Self::REGULAR_FROM {
@@ -73,19 +72,32 @@ impl RecentDeltas {
         }
         self.irregular
     }
+}
 
-    /// Whether `delta` is among the recent ones; remembers it.
-    fn seen(&mut self, delta: i64) -> bool {
-        if self.deltas.contains(&delta) {
+/// The last `N` distinct values seen (a ring once full).
+#[derive(Clone, Debug, Default)]
+struct Recent<T, const N: usize> {
+    values: Vec<T>,
+    next: usize,
+}
+
+impl<T: PartialEq, const N: usize> Recent<T, N> {
+    /// Whether `value` is among the recent ones; remembers it.
+    fn remember(&mut self, value: T) -> bool {
+        if self.values.contains(&value) {
             return true;
         }
-        if self.deltas.len() < Self::KEPT {
-            self.deltas.push(delta);
+        if self.values.len() < N {
+            self.values.push(value);
         } else {
-            self.deltas[self.next] = delta;
-            self.next = (self.next + 1) % Self::KEPT;
+            self.values[self.next] = value;
+            self.next = (self.next + 1) % N;
         }
         false
+    }
+
+    fn is_full(&self) -> bool {
+        self.values.len() == N
     }
 }
 
@@ -119,28 +131,9 @@ fn with_tag(aux: u64, tag: u32) -> u64 {
 #[derive(Clone, Debug, Default)]
 struct TagHistory {
     last: u32,
-    /// Encoding only: the distinct tags seen last.
-    recent: Vec<u32>,
-    next: usize,
-}
-
-impl TagHistory {
-    /// Distinct tags remembered: more directions than a 3-D stencil's 26 neighbours.
-    const KEPT: usize = 32;
-
-    /// Whether `tag` is among the recent ones; remembers it.
-    fn remember(&mut self, tag: u32) -> bool {
-        if self.recent.contains(&tag) {
-            return true;
-        }
-        if self.recent.len() < Self::KEPT {
-            self.recent.push(tag);
-        } else {
-            self.recent[self.next] = tag;
-            self.next = (self.next + 1) % Self::KEPT;
-        }
-        false
-    }
+    /// Encoding only: the distinct tags seen last, more than a 3-D stencil's 26
+    /// directions.
+    recent: Recent<u32, 32>,
 }
 
 /// Key flag (above the event flags): a point-to-point call's tag is kept as its step from
@@ -152,8 +145,8 @@ impl Relative {
     /// remembered. After a wildcard (negative) tag, the tag is kept as itself.
     fn relative_tag(&mut self, context: u32, tag: u32) -> (u32, bool) {
         let history = self.context_tag.entry(context).or_default();
-        let counting = history.recent.len() == TagHistory::KEPT && history.last as i32 >= 0;
-        let stepping = !history.remember(tag) && counting;
+        let counting = history.recent.is_full() && history.last as i32 >= 0;
+        let stepping = !history.recent.remember(tag) && counting;
         let kept = if stepping {
             tag.wrapping_sub(history.last)
         } else {

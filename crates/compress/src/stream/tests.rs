@@ -152,6 +152,66 @@ fn tags_counting_the_steps_of_a_loop_fold_and_expand_exactly() {
     assert!(sizes[1] <= sizes[0] + 16, "{sizes:?}");
 }
 
+#[test]
+fn halo_tags_stay_themselves_and_counting_tags_become_steps() {
+    // Two call sites: a halo's receive tagged by direction (four directions, the same
+    // every step), and a send tagged by the step number (counting).
+    let class = |_: u16| Some(CallClass::PointToPoint);
+    let events = |steps: u64| {
+        let mut events = Vec::new();
+        for step in 0..steps {
+            for direction in 0..4u64 {
+                events.push((0u32, direction ^ 1));
+            }
+            events.push((1, step));
+        }
+        events
+            .into_iter()
+            .enumerate()
+            .map(|(index, (context, tag))| Event {
+                call: context as u16,
+                start: 10 * index as u64,
+                duration: 3,
+                file: None,
+                handle: 0x55,
+                offset: -1,
+                request: 64,
+                result: 64,
+                errno: 0,
+                context: context + 1,
+                aux: 7 | tag << 32,
+                flags: 0,
+            })
+            .collect::<Vec<Event>>()
+    };
+    let mut sizes = Vec::new();
+    for steps in [100u64, 1000] {
+        let events = events(steps);
+        let mut encoder = StreamEncoder::default();
+        let mut relative = Relative::default();
+        let mut stepped = Vec::new();
+        for event in &events {
+            encoder.push(event, class(event.call));
+            stepped.push(relative.encode(event, class(event.call)).flags & TAG_STEP != 0);
+        }
+        // The halo's tags are never steps; the counter's are once 32 distinct ones passed.
+        let counter_steps: Vec<bool> = stepped.iter().skip(4).step_by(5).copied().collect();
+        assert!(stepped.iter().enumerate().all(|(i, s)| i % 5 == 4 || !s));
+        assert_eq!(counter_steps.iter().position(|s| *s), Some(32));
+        assert!(counter_steps[32..].iter().all(|s| *s));
+        let stream = EncodedStream::from_bytes(encoder.finish().bytes().to_vec()).unwrap();
+        let mut expanded = Vec::new();
+        stream.expand(class, |event| expanded.push(event));
+        assert_eq!(expanded.len(), events.len());
+        for (original, back) in events.iter().zip(&expanded) {
+            assert_eq!(exact(original), exact(back));
+            assert_eq!(back.flags, 0);
+        }
+        sizes.push(stream.bytes().len());
+    }
+    assert!(sizes[1] <= sizes[0] + 16, "{sizes:?}");
+}
+
 /// That `stream`, read back, stands for `events` with every exactly kept field, and
 /// ends at `last_end`.
 fn expands_to(

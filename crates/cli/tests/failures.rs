@@ -108,3 +108,123 @@ fn a_stopped_mpi_job_says_how_to_build_its_trace() {
         .unwrap();
     assert_eq!(aborted["ending"], "_exit(3)", "{aborted}");
 }
+
+#[test]
+fn a_job_killed_as_a_whole_leaves_a_staging_that_builds_its_trace() {
+    // SIGKILL to mpirun itself: no `cairn run` can say anything (their output went to the
+    // dead launcher); the staging directory beside the trace's path is all there is, and
+    // `cairn merge` of it builds every rank's calls up to the kill and how each rank ended
+    // (Open MPI's ranks `_exit(-61)` when they lose their launcher).
+    let directory = tempfile::tempdir().unwrap();
+    let program = directory.path().join("mpi_hang");
+    let compiled = Command::new("mpicc.openmpi")
+        .args(["-O1", "-o"])
+        .arg(&program)
+        .arg(programs_directory().join("mpi_hang.c"))
+        .status()
+        .expect("mpicc.openmpi runs (scripts/install-deps.sh installs Open MPI)");
+    assert!(compiled.success());
+    library();
+    let trace = directory.path().join("job.cairn");
+    let mut launcher = Command::new("mpirun.openmpi")
+        .args(["--oversubscribe", "-np", "4"])
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .arg(cairn_binary())
+        .args(["run", "-o"])
+        .arg(&trace)
+        .arg("--")
+        .arg(&program)
+        .arg(directory.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let ready = || (0..4).all(|rank| directory.path().join(format!("ready-{rank}")).exists());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !ready() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let all_ready = ready();
+    launcher.kill().unwrap();
+    launcher.wait().unwrap();
+    // The ranks go when they notice their launcher is gone.
+    let running = || {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|entry| std::fs::read(entry.ok()?.path().join("cmdline")).ok())
+            .filter(|command| String::from_utf8_lossy(command).contains(program.to_str().unwrap()))
+            .count()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while running() > 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let left = running();
+    if left > 0 {
+        let _ = Command::new("pkill")
+            .arg("-KILL")
+            .arg("-f")
+            .arg(&program)
+            .status();
+    }
+    assert!(all_ready, "the ranks did not all get ready");
+    assert_eq!(
+        left, 0,
+        "ranks still running a minute after their launcher died"
+    );
+    assert!(!trace.exists());
+    let stagings: Vec<std::path::PathBuf> = std::fs::read_dir(directory.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| {
+            path.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(".job.cairn.staging-")
+        })
+        .collect();
+    assert_eq!(stagings.len(), 1, "{stagings:?}");
+    let merged = Command::new(cairn_binary())
+        .arg("merge")
+        .arg(&stagings[0])
+        .arg("-o")
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert!(
+        merged.status.success(),
+        "{}",
+        String::from_utf8_lossy(&merged.stderr)
+    );
+    let summary = summary_json(&trace, &[]);
+    for rank in 0..4 {
+        let path = format!("/hang-{rank}.dat");
+        let file = summary["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|file| file["path"].as_str().unwrap().ends_with(&path))
+            .unwrap_or_else(|| panic!("rank {rank}'s file: {summary}"));
+        assert_fields(
+            file,
+            &[
+                ("opens", 1),
+                ("writes", 10),
+                ("bytes_written", 1000),
+                ("closes", 1),
+            ],
+        );
+    }
+    assert_eq!(summary["calls"]["MPI_Barrier"]["count"].as_u64(), Some(4));
+    let processes = summary["process_list"].as_array().unwrap();
+    let mut ranks: Vec<i64> = processes
+        .iter()
+        .map(|process| process["rank"].as_i64().unwrap())
+        .collect();
+    ranks.sort_unstable();
+    assert_eq!(ranks, [0, 1, 2, 3]);
+    for process in processes {
+        assert_eq!(process["ending"], "_exit(-61)", "{process}");
+    }
+}

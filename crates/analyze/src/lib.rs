@@ -3,9 +3,12 @@
 //!
 //! - [`summary`]: per file, per call, per layer and per process: counts, bytes, time, size
 //!   statistics, Darshan's access-size histogram, sequential and consecutive accesses.
+//! - [`kernel_io`]: the kernel's own count of each process's reads and writes against the
+//!   trace's: what went through calls cairn does not see.
 //!
 //! Design decision: figures are computed from the trace alone (never from the preload
 //! library), so any trace file can be analysed anywhere; runtime noise is excluded by
 //! default and counted separately, so what is hidden is always said.
 
+pub mod kernel_io;
 pub mod summary;

@@ -5,6 +5,7 @@
 //! never seen, so nothing is counted twice. Bytes are what the call returned (bytes moved),
 //! failed calls count as calls with zero bytes. Times are the calls' durations in seconds.
 
+use crate::kernel_io::KernelIoSummary;
 use std::collections::{BTreeMap, BTreeSet};
 
 use cairn_model::{CallClass, Layer};
@@ -175,6 +176,9 @@ pub struct ProcessSummary {
     pub rank: Option<u32>,
     /// Calls by kind, the table the thesis reports for POP and FLASH-IO.
     pub calls_by_kind: CallsByKind,
+    /// What the kernel counted for the process and how much of it the trace holds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_io: Option<KernelIoSummary>,
 }
 
 /// Calls by kind: file I/O the program made (any layer, sub-calls excluded), collective,
@@ -281,6 +285,9 @@ pub struct Summary {
     pub calls: BTreeMap<String, CallSummary>,
     pub layers: BTreeMap<String, CallSummary>,
     pub process_list: Vec<ProcessSummary>,
+    /// The processes' kernel counters together (those the tracer could read).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_io: Option<KernelIoSummary>,
     /// For MPI runs (null otherwise): rank 0 against the average of the other ranks.
     pub rank_table: Option<RankTable>,
     /// Per MPI-IO call: its latency, and what it became at the POSIX layer below.
@@ -756,6 +763,32 @@ pub fn summarize(trace: &Trace, options: Options) -> Result<Summary> {
             other_ranks_average: average,
             other_ranks: others.len() as u64,
         });
+    }
+    for (process, kernel) in summary
+        .process_list
+        .iter_mut()
+        .zip(crate::kernel_io::compare(trace))
+    {
+        process.kernel_io = kernel;
+        if let Some(kernel) = kernel {
+            summary
+                .kernel_io
+                .get_or_insert_with(KernelIoSummary::default)
+                .add(&kernel);
+            if kernel.notable_unseen() {
+                summary.diagnostics.push(format!(
+                    "process {}{}: the kernel counted {} bytes read and {} written that no \
+                     traced call accounts for (calls cairn does not hook: copy_file_range, \
+                     sendfile, raw syscall(), statically linked code, the dynamic loader)",
+                    process.pid,
+                    process
+                        .rank
+                        .map_or(String::new(), |rank| format!(" (rank {rank})")),
+                    kernel.unseen_read_bytes,
+                    kernel.unseen_written_bytes
+                ));
+            }
+        }
     }
     let untraced: u64 = trace
         .processes

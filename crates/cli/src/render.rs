@@ -309,6 +309,18 @@ pub fn summary_text(summary: &Summary) -> String {
             reasons.join(", ")
         );
     }
+    if let Some(kernel) = &summary.kernel_io {
+        let _ = writeln!(
+            out,
+            "\ncairn saw {:.1}% of the bytes the kernel counted ({} read, {} written; not in \
+             the trace: {} read, {} written)",
+            kernel.seen_percent(),
+            kernel.read_bytes,
+            kernel.written_bytes,
+            kernel.unseen_read_bytes,
+            kernel.unseen_written_bytes
+        );
+    }
     for message in &summary.diagnostics {
         let _ = writeln!(out, "note: {}", printable(message));
     }

@@ -78,3 +78,44 @@ fn mkstemp_opens_and_space_mode_and_advice_calls_are_metadata() {
 fn libc_espipe() -> i32 {
     29
 }
+
+#[test]
+fn the_kernel_counts_the_bytes_no_traced_call_moved() {
+    // 1 MiB through write() and, the second time, 1 MiB more through syscall(SYS_write):
+    // the kernel's counters (/proc/self/io) hold both, the trace the first, and the summary
+    // says what is missing. Reads: only the tracer's own of /proc (a few KiB).
+    for raw in [false, true] {
+        let arguments: &[&str] = if raw { &["raw"] } else { &[] };
+        let (_directory, traced) = trace_program("raw_syscalls", &[], arguments);
+        assert_eq!(traced.exit_code(), Some(0));
+        let kernel = &traced.summary["process_list"][0]["kernel_io"];
+        let field = |name: &str| kernel[name].as_u64().unwrap_or_else(|| panic!("{kernel}"));
+        let mib = 1 << 20;
+        let written = if raw { 2 * mib } else { mib };
+        assert_eq!(field("written_bytes"), written, "{kernel}");
+        assert_eq!(field("write_calls"), written / 65536, "{kernel}");
+        assert_eq!(field("traced_written_bytes"), mib, "{kernel}");
+        assert_eq!(field("unseen_written_bytes"), written - mib, "{kernel}");
+        assert_eq!(field("traced_read_bytes"), 0, "{kernel}");
+        assert!(field("unseen_read_bytes") < 16 * 1024, "{kernel}");
+        let total = &traced.summary["kernel_io"];
+        assert_eq!(total["unseen_written_bytes"].as_u64(), Some(written - mib));
+        let text = std::process::Command::new(cairn_binary())
+            .arg("summary")
+            .arg(&traced.trace)
+            .output()
+            .unwrap();
+        let text = String::from_utf8(text.stdout).unwrap();
+        let warning = "written that no traced call accounts for";
+        assert_eq!(text.contains(warning), raw, "{text}");
+        let line = text
+            .lines()
+            .find(|line| line.starts_with("cairn saw "))
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(
+            line.contains(" written; not in the trace: ")
+                && line.ends_with(&format!("{} written)", written - mib)),
+            "{line}"
+        );
+    }
+}

@@ -40,6 +40,73 @@ pub const HEADER_PAYLOAD_OFFSET: usize = 16;
 /// tracer's own bookkeeping, or a library function calling another hooked function.
 pub const UNTRACED_COUNTER_OFFSET: u64 = HEADER_BYTES - 4096;
 
+/// Offset, inside the header area (the counter's page, shared the same way), of the
+/// kernel's own I/O counters for the process (`/proc/self/io`): a `u64` marker
+/// ([`KERNEL_IO_MARKER`] once the first reading is stored), then `rchar`, `wchar`,
+/// `syscr`, `syscw` when the image started, then the same as last read (when each chunk
+/// is taken and at the end), so a `SIGKILL` keeps the reading of the last chunk taken.
+pub const KERNEL_IO_OFFSET: u64 = UNTRACED_COUNTER_OFFSET + 8;
+pub const KERNEL_IO_MARKER: u64 = u64::from_le_bytes(*b"KERNELIO");
+
+/// What the kernel counted for a process image: bytes and calls of every read- and
+/// write-like system call (`/proc/self/io`'s `rchar`, `wchar`, `syscr`, `syscw`), whoever
+/// made them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KernelIo {
+    pub read_bytes: u64,
+    pub written_bytes: u64,
+    pub read_calls: u64,
+    pub write_calls: u64,
+}
+
+impl KernelIo {
+    /// The image's counters from the header area: the last reading minus the first.
+    fn from_area(area: &[u8]) -> Option<KernelIo> {
+        let at = KERNEL_IO_OFFSET as usize;
+        let word = |index: usize| {
+            area.get(at + 8 * index..at + 8 * index + 8)
+                .map(|bytes| u64::from_le_bytes(bytes.try_into().expect("8 bytes")))
+        };
+        if word(0)? != KERNEL_IO_MARKER {
+            return None;
+        }
+        let difference = |index: usize| Some(word(5 + index)?.saturating_sub(word(1 + index)?));
+        Some(KernelIo {
+            read_bytes: difference(0)?,
+            written_bytes: difference(1)?,
+            read_calls: difference(2)?,
+            write_calls: difference(3)?,
+        })
+    }
+}
+
+/// `rchar`, `wchar`, `syscr` and `syscw` from the text of `/proc/self/io`, without
+/// allocating (the tracer reads it inside the traced program).
+pub fn parse_proc_io(text: &[u8]) -> Option<[u64; 4]> {
+    let mut values = [None; 4];
+    for line in text.split(|byte| *byte == b'\n') {
+        let Some(colon) = line.iter().position(|byte| *byte == b':') else {
+            continue;
+        };
+        let slot = match &line[..colon] {
+            b"rchar" => 0,
+            b"wchar" => 1,
+            b"syscr" => 2,
+            b"syscw" => 3,
+            _ => continue,
+        };
+        let mut value = 0u64;
+        for byte in line[colon + 1..].iter().filter(|byte| **byte != b' ') {
+            if !byte.is_ascii_digit() {
+                return None;
+            }
+            value = value.checked_mul(10)?.checked_add((byte - b'0') as u64)?;
+        }
+        values[slot] = Some(value);
+    }
+    Some([values[0]?, values[1]?, values[2]?, values[3]?])
+}
+
 /// Record kinds (the top byte of a record's header word).
 pub mod kind {
     /// A traced call; extra = the call's id in this segment's call-name list.
@@ -600,6 +667,8 @@ pub struct SegmentFile {
     chunk_count: u64,
     /// Calls let through untraced (see [`UNTRACED_COUNTER_OFFSET`]).
     pub untraced_calls: u64,
+    /// What the kernel counted (see [`KERNEL_IO_OFFSET`]), if the tracer could read it.
+    pub kernel_io: Option<KernelIo>,
 }
 
 impl SegmentFile {
@@ -623,6 +692,7 @@ impl SegmentFile {
             header,
             chunk_count,
             untraced_calls,
+            kernel_io: KernelIo::from_area(&area),
         })
     }
 
@@ -641,6 +711,35 @@ impl SegmentFile {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn proc_self_io_is_read_without_the_fields_it_does_not_need() {
+        let text = b"rchar: 4101\nwchar: 1048600\nsyscr: 12\nsyscw: 3\nread_bytes: 0\nwrite_bytes: 4096\ncancelled_write_bytes: 0\n";
+        assert_eq!(parse_proc_io(text), Some([4101, 1048600, 12, 3]));
+        assert_eq!(parse_proc_io(b"rchar: 1\nwchar: 2\n"), None);
+        assert_eq!(
+            parse_proc_io(b"rchar: x\nwchar: 2\nsyscr: 3\nsyscw: 4\n"),
+            None
+        );
+        // Stored in the header area: the last reading minus the first.
+        let mut area = vec![0u8; HEADER_BYTES as usize];
+        assert_eq!(KernelIo::from_area(&area), None);
+        let words = [KERNEL_IO_MARKER, 100, 200, 3, 4, 150, 1200, 5, 9];
+        for (index, word) in words.iter().enumerate() {
+            let at = KERNEL_IO_OFFSET as usize + 8 * index;
+            area[at..at + 8].copy_from_slice(&word.to_le_bytes());
+        }
+        assert_eq!(
+            KernelIo::from_area(&area),
+            Some(KernelIo {
+                read_bytes: 50,
+                written_bytes: 1000,
+                read_calls: 2,
+                write_calls: 5,
+            })
+        );
+    }
+
     use super::*;
 
     #[test]

@@ -131,6 +131,42 @@ pub fn unlink(path: &PathBuffer) {
     unsafe { libc::syscall(libc::SYS_unlinkat, libc::AT_FDCWD, path.as_ptr(), 0) };
 }
 
+/// Reads the start of a small file into `out` without allocating: how many bytes.
+pub fn read_into(path: &std::ffi::CStr, out: &mut [u8]) -> usize {
+    // SAFETY: a NUL-terminated path.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            libc::O_RDONLY | libc::O_CLOEXEC,
+        )
+    };
+    let Ok(fd) = result(fd) else {
+        return 0;
+    };
+    let mut filled = 0;
+    while filled < out.len() {
+        // SAFETY: reading into the rest of `out`.
+        let value = unsafe {
+            libc::syscall(
+                libc::SYS_read,
+                fd,
+                out[filled..].as_mut_ptr(),
+                out.len() - filled,
+            )
+        };
+        match result(value) {
+            Ok(0) => break,
+            Ok(count) => filled += count,
+            Err(libc::EINTR) => continue,
+            Err(_) => break,
+        }
+    }
+    close(fd as c_int);
+    filled
+}
+
 /// Reads a whole small file (e.g. /proc/self/cmdline) into `out`, up to `limit` bytes.
 pub fn read_small_file(path: &[u8], limit: usize) -> Vec<u8> {
     let mut buffer = PathBuffer::new();

@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use cairn_compress::stats::Stats;
 use cairn_compress::stream::{BlockPosition, StreamEncoder};
 use cairn_format::segment::{
-    self, last_repetitions, mark, ProcessHeader, RawEvent, RawRun, RawSpread, Record, SegmentFile,
-    MAX_BLOCK_PERIOD,
+    self, last_repetitions, mark, KernelIo, ProcessHeader, RawEvent, RawRun, RawSpread, Record,
+    SegmentFile, MAX_BLOCK_PERIOD,
 };
 use cairn_model::{event_flags, positional, Call, CallClass, Event, Layer, UNKNOWN};
 
@@ -118,6 +118,7 @@ struct SegmentSummary {
     main_start: Option<u64>,
     ending: Ending,
     untraced_calls: u64,
+    kernel_io: Option<KernelIo>,
     /// In monotonic nanoseconds.
     last_time: u64,
     clock: TimeConverter,
@@ -141,6 +142,7 @@ fn first_pass(path: &Path, diagnostics: &mut Vec<String>) -> Result<SegmentSumma
         main_start: None,
         ending: Ending::Unknown,
         untraced_calls: file.untraced_calls,
+        kernel_io: file.kernel_io,
         program_files: Default::default(),
     };
     let mut buffer = Vec::new();
@@ -831,6 +833,8 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
             untraced_calls: segment.untraced_calls,
             rank: header.rank,
             runtime_events_dropped: 0,
+            runtime_bytes_dropped: [0; 2],
+            kernel_io: segment.kernel_io,
         });
     }
     let first_rank = run.first_rank.or(segments
@@ -913,6 +917,10 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
         // Per thread: whether it did anything but the runtime's I/O.
         let mut program_seen = vec![false; cursors.len()];
         let mut dropped = 0u64;
+        // Bytes (read, written) of the POSIX and stdio calls not kept (for the comparison
+        // with the kernel's counters), and per thread of those kept.
+        let mut dropped_bytes = [0u64; 2];
+        let mut kept_bytes = vec![[0u64; 2]; cursors.len()];
         let mut tracker = OffsetTracker::default();
         // One staged event (or the first of a run's or a block position's `occurrences`)
         // made the trace's: calls, contexts, files, descriptors and handles numbered,
@@ -973,9 +981,21 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
             let runtime_file = flags & event_flags::INSIDE_MPIIO != 0
                 && file_index.is_some()
                 && !segment.program_files.contains(&raw.file);
+            let direction = match (call.layer(), call.class()) {
+                (Layer::Posix | Layer::Stdio, CallClass::Read) => Some(0),
+                (Layer::Posix | Layer::Stdio, CallClass::Write) => Some(1),
+                _ => None,
+            };
+            let moved = (event.result.max(0) as u64).saturating_mul(occurrences);
             if runtime_counted_only && (flags & event_flags::RUNTIME != 0 || runtime_file) {
                 dropped += occurrences;
+                if let Some(direction) = direction {
+                    dropped_bytes[direction] += moved;
+                }
                 return None;
+            }
+            if let Some(direction) = direction {
+                kept_bytes[slot][direction] += moved;
             }
             event.call = *call_numbers[call_id as usize].get_or_insert_with(|| {
                 let name = &header.call_names[call_id as usize];
@@ -1240,14 +1260,17 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                 }
             }
         }
-        for (((cursor, encoder), (_, table)), program) in cursors
+        for ((((cursor, encoder), (_, table)), program), kept) in cursors
             .iter()
             .zip(encoders)
             .zip(local_files)
             .zip(program_seen)
+            .zip(&kept_bytes)
         {
             if runtime_counted_only && !program {
                 dropped += encoder.len();
+                dropped_bytes[0] += kept[0];
+                dropped_bytes[1] += kept[1];
                 continue;
             }
             if !encoder.is_empty() {
@@ -1260,6 +1283,7 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
             }
         }
         processes[process_index].runtime_events_dropped = dropped;
+        processes[process_index].runtime_bytes_dropped = dropped_bytes;
     }
     // (used at all, used by the program itself, used inside the MPI runtime)
     for (file, (used, used_by_program, used_by_runtime)) in files.iter_mut().zip(&file_use) {

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use cairn_compress::stream::EncodedStream;
 use cairn_format::bytes::{ByteReader, ByteWriter};
 use cairn_format::container::{SectionKind, TraceFile, TraceWriter};
+pub use cairn_format::segment::KernelIo;
 use cairn_model::{Call, CallClass, Event, Layer};
 
 use crate::noise::Noise;
@@ -22,13 +23,14 @@ const VERSION: u16 = 1;
 /// slowest rank per leaf, version 3 streams shared by ranks and per-stream file tables,
 /// version 2 one stream per thread with trace-wide file indices, version 1 flat columns).
 const EVENTS_VERSION: u16 = 10;
-/// Version 7 of PROC: strings as tables of distinct values (numbered runs fold) and an
-/// entry per process (version 6 ends and `main` times or offsets, whichever is shorter,
+/// Version 8 of PROC: what the kernel counted per process (`/proc/self/io`); version 7
+/// strings as tables of distinct values (numbered runs fold) and an entry per process
+/// (version 6 ends and `main` times or offsets, whichever is shorter,
 /// against the previous process's, version 5 put
 /// process times in units of a time step, version 4 parent pids and
 /// runtime event counts against the previous process's, version 3 added the count of
 /// runtime events only counted, version 2 the count of untraced calls and the rank).
-const PROCESSES_VERSION: u16 = 7;
+const PROCESSES_VERSION: u16 = 8;
 /// Version 2 of FILE: runs of numbered names (version 1 listed every name).
 const FILES_VERSION: u16 = 2;
 
@@ -123,6 +125,12 @@ pub struct Process {
     /// Events of the MPI runtime's own I/O that were counted but not kept (ranks other
     /// than the first, unless the trace was built with `--runtime-io all`).
     pub runtime_events_dropped: u64,
+    /// Bytes read and written by the POSIX and stdio calls among those (compared with what
+    /// the kernel counted).
+    pub runtime_bytes_dropped: [u64; 2],
+    /// What the kernel counted for the image (every read- and write-like system call,
+    /// traced or not), if the tracer could read it.
+    pub kernel_io: Option<KernelIo>,
 }
 
 /// One file (or other descriptor target) the run touched.
@@ -371,6 +379,25 @@ fn encode_processes(processes: &[Process], time_step: u64, out: &mut ByteWriter)
         out.i64(rank - previous);
         previous = rank;
     }
+    for process in processes {
+        match process.kernel_io {
+            None => out.u64(0),
+            Some(io) => {
+                out.u64(1);
+                let [read, written] = process.runtime_bytes_dropped;
+                for value in [
+                    io.read_bytes,
+                    io.written_bytes,
+                    io.read_calls,
+                    io.write_calls,
+                    read,
+                    written,
+                ] {
+                    out.u64(value);
+                }
+            }
+        }
+    }
 }
 
 /// PROC version 7: a column of strings as the distinct values in order of first use, written
@@ -499,6 +526,8 @@ fn decode_processes(reader: &mut ByteReader) -> Result<(Vec<Process>, u64)> {
             untraced_calls: 0,
             rank: None,
             runtime_events_dropped: 0,
+            runtime_bytes_dropped: [0; 2],
+            kernel_io: None,
         };
         count
     ];
@@ -584,6 +613,21 @@ fn decode_processes(reader: &mut ByteReader) -> Result<(Vec<Process>, u64)> {
         process.rank = match previous {
             -1 => None,
             rank => Some(narrow(rank, "rank out of range")?),
+        };
+    }
+    for process in processes.iter_mut() {
+        process.kernel_io = match reader.u64()? {
+            0 => None,
+            _ => {
+                let io = KernelIo {
+                    read_bytes: reader.u64()?,
+                    written_bytes: reader.u64()?,
+                    read_calls: reader.u64()?,
+                    write_calls: reader.u64()?,
+                };
+                process.runtime_bytes_dropped = [reader.u64()?, reader.u64()?];
+                Some(io)
+            }
         };
     }
     Ok((processes, step))
@@ -928,6 +972,17 @@ mod tests {
             untraced_calls: 0,
             rank: Some(rank),
             runtime_events_dropped: 0,
+            // Every other process: the kernel's counters, the runtime's bytes not kept.
+            runtime_bytes_dropped: match rank % 2 {
+                0 => [0; 2],
+                _ => [4096 + rank as u64, 17],
+            },
+            kernel_io: (rank % 2 == 1).then_some(KernelIo {
+                read_bytes: 1 << 20,
+                written_bytes: 3 * rank as u64,
+                read_calls: 40,
+                write_calls: rank as u64,
+            }),
         }
     }
 

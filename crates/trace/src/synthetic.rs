@@ -213,6 +213,8 @@ pub fn rank_trace(program: &Spmd, rank: u32) -> Trace {
             untraced_calls: 0,
             rank: Some(rank),
             runtime_events_dropped: 0,
+            runtime_bytes_dropped: [0; 2],
+            kernel_io: None,
         }],
         files: vec![
             FileInfo {

@@ -77,6 +77,8 @@ fn sample_trace() -> Trace {
             untraced_calls: 0,
             rank: None,
             runtime_events_dropped: 0,
+            runtime_bytes_dropped: [0; 2],
+            kernel_io: None,
         }],
         files: vec![
             FileInfo {

@@ -379,23 +379,30 @@ fn encode_processes(processes: &[Process], time_step: u64, out: &mut ByteWriter)
         out.i64(rank - previous);
         previous = rank;
     }
+    // The kernel's counters: which processes have them, then each counter column by
+    // column as the difference from the previous such process's (ranks doing the same
+    // thing differ by little).
     for process in processes {
-        match process.kernel_io {
-            None => out.u64(0),
-            Some(io) => {
-                out.u64(1);
-                let [read, written] = process.runtime_bytes_dropped;
-                for value in [
-                    io.read_bytes,
-                    io.written_bytes,
-                    io.read_calls,
-                    io.write_calls,
-                    read,
-                    written,
-                ] {
-                    out.u64(value);
-                }
-            }
+        out.u64(process.kernel_io.is_some() as u64);
+    }
+    let counters = |process: &Process| {
+        process.kernel_io.map(|io| {
+            let [read, written] = process.runtime_bytes_dropped;
+            [
+                io.read_bytes,
+                io.written_bytes,
+                io.read_calls,
+                io.write_calls,
+                read,
+                written,
+            ]
+        })
+    };
+    for column in 0..6 {
+        let mut previous = 0u64;
+        for values in processes.iter().filter_map(counters) {
+            out.i64(values[column].wrapping_sub(previous) as i64);
+            previous = values[column];
         }
     }
 }
@@ -615,20 +622,34 @@ fn decode_processes(reader: &mut ByteReader) -> Result<(Vec<Process>, u64)> {
             rank => Some(narrow(rank, "rank out of range")?),
         };
     }
-    for process in processes.iter_mut() {
-        process.kernel_io = match reader.u64()? {
-            0 => None,
-            _ => {
-                let io = KernelIo {
-                    read_bytes: reader.u64()?,
-                    written_bytes: reader.u64()?,
-                    read_calls: reader.u64()?,
-                    write_calls: reader.u64()?,
-                };
-                process.runtime_bytes_dropped = [reader.u64()?, reader.u64()?];
-                Some(io)
-            }
-        };
+    let mut present = Vec::with_capacity(processes.len());
+    for _ in 0..processes.len() {
+        present.push(reader.u64()? != 0);
+    }
+    let count = present.iter().filter(|present| **present).count();
+    let mut columns = vec![[0u64; 6]; count];
+    for column in 0..6 {
+        let mut previous = 0u64;
+        for values in columns.iter_mut() {
+            previous = previous.wrapping_add(reader.i64()? as u64);
+            values[column] = previous;
+        }
+    }
+    let mut columns = columns.into_iter();
+    for (process, present) in processes.iter_mut().zip(present) {
+        if !present {
+            continue;
+        }
+        let [read_bytes, written_bytes, read_calls, write_calls, read, written] = columns
+            .next()
+            .expect("one column entry per process that has counters");
+        process.kernel_io = Some(KernelIo {
+            read_bytes,
+            written_bytes,
+            read_calls,
+            write_calls,
+        });
+        process.runtime_bytes_dropped = [read, written];
     }
     Ok((processes, step))
 }

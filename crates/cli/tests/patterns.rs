@@ -454,11 +454,10 @@ fn stencil_on_a_3d_grid_shares_one_stream_whatever_the_grid() {
 
 #[test]
 fn recursive_doubling_and_transpose_share_one_stream() {
-    // Partners that are not the rank plus a constant (rank XOR 2^k; the transposed grid
-    // position) still give one stream for all ranks, every message exact: each partner
-    // offset is a part of the ranks that have it (log2 of the ranks of them for recursive
-    // doubling, one per grid row for the transpose, so these traces still grow slowly
-    // with the job — see the README).
+    // Partners that are not the rank plus a constant still give one stream for all ranks,
+    // every message exact: rank XOR 2^k is kept as such (no part of some ranks); the
+    // transposed grid position is a part per partner offset, one per grid row (so that
+    // trace still grows slowly with the job — see the README).
     let _alone = alone();
     let iterations = 20;
     for ranks in [4u64, 16] {
@@ -472,6 +471,11 @@ fn recursive_doubling_and_transpose_share_one_stream() {
         assert_eq!(
             shared_streams(&traced.trace),
             [format!("one of {ranks} ranks sharing a stream")]
+        );
+        assert!(rank_sets(&traced.trace).is_empty());
+        assert_eq!(
+            calls["MPI_Sendrecv"]["bytes"].as_u64(),
+            Some(2048 * ranks * steps * iterations)
         );
         let (_directory, traced) = trace_mpi_pattern("transpose", ranks, iterations);
         let calls = &traced.summary["calls"];

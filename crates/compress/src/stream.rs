@@ -212,6 +212,7 @@ static NOT_SHARED: Sharing = Sharing {
     loop_slopes: Vec::new(),
     loop_ranks: Vec::new(),
     rank_sets: Vec::new(),
+    base_rank: 0,
 };
 
 impl Default for NodeWriter<'_> {
@@ -587,9 +588,10 @@ fn assemble(
         for value in slopes.to_array() {
             out.i64(value);
         }
-        out.u64(slopes.peer_modulus as u64);
+        out.u64((slopes.peer_modulus as u64) << 1 | slopes.peer_xor as u64);
     }
     if shared {
+        out.i64(sharing.base_rank);
         out.u64(sharing.rank_sets.len() as u64);
         for set in &sharing.rank_sets {
             set.encode(&mut out);
@@ -633,6 +635,9 @@ pub struct Body<'a> {
     rank_sets: &'a [RankSet],
     shared: bool,
     rank_delta: i64,
+    /// The rank `rank_delta` is counted from (the stream's base rank, or inside a part
+    /// only some ranks have, the first of them).
+    first_rank: i64,
     /// How many times the stored loop counts around this body run it (their product, for
     /// the base rank): a leaf's statistics count is stored against it.
     occurrences: u64,
@@ -759,12 +764,14 @@ fn read_item<'a>(reader: &mut ByteReader<'a>, outer: &Body<'a>) -> Result<Item<'
             // In a stream ranks share, the count may be affine in the rank.
             let mut count = (tag >> 2) as i128 + slope as i128 * outer.rank_delta as i128;
             let mut rank_delta = outer.rank_delta;
+            let mut first_rank = outer.first_rank;
             let ranks = (ranks as usize)
                 .checked_sub(1)
                 .and_then(|index| outer.rank_sets.get(index));
             // A part only some ranks have stores its values as the first of them has them;
             // a rank without it sees it as that rank does (to show), run no times.
             if let Some(set) = ranks {
+                first_rank = first_rank.wrapping_add(set.first());
                 if set.contains(rank_delta) {
                     rank_delta -= set.first();
                 } else {
@@ -777,6 +784,7 @@ fn read_item<'a>(reader: &mut ByteReader<'a>, outer: &Body<'a>) -> Result<Item<'
                     data,
                     nodes,
                     rank_delta,
+                    first_rank,
                     occurrences: outer.occurrences.saturating_mul(tag >> 2),
                     ..*outer
                 },
@@ -790,7 +798,7 @@ fn read_item<'a>(reader: &mut ByteReader<'a>, outer: &Body<'a>) -> Result<Item<'
         .checked_sub(1)
         .and_then(|index| outer.parameters.get(index))
     {
-        slopes.apply(&mut leaf, outer.rank_delta);
+        slopes.apply(&mut leaf, outer.first_rank, outer.rank_delta);
     }
     leaf.slowest = leaf.slowest.wrapping_sub(outer.rank_delta);
     Ok(Item::Leaf(leaf))
@@ -840,12 +848,16 @@ impl EncodedStream {
                 *value = reader.i64()?;
             }
             let mut slopes = RankSlopes::from_array(values);
-            slopes.peer_modulus = i64::try_from(reader.u64()?)
+            let peer = reader.u64()?;
+            slopes.peer_modulus = i64::try_from(peer >> 1)
                 .map_err(|_| reader.corrupt("peer modulus out of range"))?;
+            slopes.peer_xor = peer & 1 != 0;
             parameters.push(slopes);
         }
         let mut rank_sets = Vec::new();
+        let mut base_rank = 0;
         if shared {
+            base_rank = reader.i64()?;
             let sets = reader.u64()?;
             if sets as usize > reader.remaining() / 4 {
                 return Err(reader.corrupt("rank sets larger than the stream"));
@@ -995,6 +1007,7 @@ impl EncodedStream {
                 loop_slopes: state.loop_slopes,
                 loop_ranks: state.loop_ranks,
                 rank_sets,
+                base_rank,
             },
             first_start,
             last_end,
@@ -1029,6 +1042,7 @@ impl EncodedStream {
             rank_sets: &self.sharing.rank_sets,
             shared: self.shared,
             rank_delta,
+            first_rank: self.sharing.base_rank,
             occurrences: 1,
         }
     }

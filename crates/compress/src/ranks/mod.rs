@@ -189,6 +189,7 @@ impl Candidate {
 
     fn finish(self) -> Group {
         let mut finisher = Finisher::default();
+        finisher.sharing.base_rank = self.ranks[0];
         let nodes = finisher.body(self.parts, &self.ranks);
         Group {
             members: self.members,

@@ -95,7 +95,23 @@ pub(super) struct LeafPart {
     slopes: Option<[i64; FIELDS]>,
     /// The job size modulo which the peer wraps (0: it does not).
     modulus: i64,
+    /// The peer is the rank XOR a constant (its slope unused).
+    xor: bool,
+    /// Every rank so far has a peer that is the rank XOR the first rank's constant: the
+    /// leaf may turn to [`LeafPart::xor`] when a rank's peer is not affine (recursive
+    /// doubling: ranks 0 and 1 exchange with 1 and 0, affine until rank 2's 3).
+    xor_possible: bool,
     statistics: Merged,
+}
+
+/// How a rank's leaf fits a leaf part: the slopes, whether its peer wraps round the job,
+/// the weight in an alignment, and the peer's form.
+struct LeafFit {
+    slopes: [i64; FIELDS],
+    wraps: bool,
+    weight: u64,
+    xor: bool,
+    xor_possible: bool,
 }
 
 pub(super) struct LoopPart {
@@ -124,15 +140,8 @@ pub(super) struct Rules<'a> {
 
 /// How a rank's node fits a part.
 enum Fit {
-    Leaf {
-        slopes: [i64; FIELDS],
-        wraps: bool,
-        weight: u64,
-    },
-    Loop {
-        slope: i64,
-        plan: Plan,
-    },
+    Leaf(LeafFit),
+    Loop { slope: i64, plan: Plan },
 }
 
 impl Fit {
@@ -140,7 +149,7 @@ impl Fit {
     /// and one for the loop.
     fn weight(&self) -> u64 {
         match self {
-            Fit::Leaf { weight, .. } => *weight,
+            Fit::Leaf(fit) => fit.weight,
             Fit::Loop { plan, .. } => plan.weight + 1,
         }
     }
@@ -242,6 +251,8 @@ impl Part {
                     leaf,
                     slopes: None,
                     modulus: 0,
+                    xor: false,
+                    xor_possible: true,
                     statistics,
                 }))
             }
@@ -302,13 +313,12 @@ impl Part {
                 if part.shape != shape_of(&leaf.key) {
                     return None;
                 }
-                let (slopes, wraps, weight) =
-                    part.fit(ranks, rank, &RankSlopes::values(leaf), rules)?;
-                Some(Fit::Leaf {
-                    slopes,
-                    wraps,
-                    weight,
-                })
+                Some(Fit::Leaf(part.fit(
+                    ranks,
+                    rank,
+                    &RankSlopes::values(leaf),
+                    rules,
+                )?))
             }
             (Part::Loop(part), Node::Loop { count, body }) => {
                 let slope = part.fit_count(ranks, rank, *count, rules)?;
@@ -335,14 +345,22 @@ impl Part {
         job_size: i64,
     ) {
         match (self, node, fit) {
-            (Part::Leaf(part), Node::Leaf(leaf), Fit::Leaf { slopes, wraps, .. }) => {
+            (Part::Leaf(part), Node::Leaf(leaf), Fit::Leaf(fit)) => {
                 let base = part.ranks.resolve(enclosing)[0];
-                if wraps {
+                if fit.wraps {
                     part.modulus = job_size;
                 }
                 if part.slopes.is_none() && base != rank {
-                    part.slopes = Some(slopes);
+                    part.slopes = Some(fit.slopes);
                 }
+                if fit.xor && !part.xor {
+                    part.xor = true;
+                    part.modulus = 0;
+                    if let Some(slopes) = &mut part.slopes {
+                        slopes[AUX] = 0;
+                    }
+                }
+                part.xor_possible = fit.xor_possible;
                 part.statistics.add(rank, &Merged::of(&leaf));
                 part.ranks.admit(rank);
             }
@@ -372,15 +390,18 @@ impl LeafPart {
         rank: i64,
         values: &[i64; FIELDS],
         rules: Rules<'_>,
-    ) -> Option<([i64; FIELDS], bool, u64)> {
+    ) -> Option<LeafFit> {
         let distance = rank as i128 - ranks[0] as i128;
         let deciding = self.slopes.is_none() && distance != 0;
         let differs = |field: usize| values[field] != self.values[field];
         // An aux that changes is a point-to-point peer (its tag stays) or an MPI-IO offset;
         // a request count or a root does not change with the rank.
         let key = &self.leaf.key;
-        let aux_moves = if (rules.class_of)(key.call) == Some(CallClass::PointToPoint) {
-            peer_and_rest(values[AUX]).1 == peer_and_rest(self.values[AUX]).1
+        let point_to_point = (rules.class_of)(key.call) == Some(CallClass::PointToPoint);
+        let ((base_peer, base_tag), (peer, tag)) =
+            (peer_and_rest(self.values[AUX]), peer_and_rest(values[AUX]));
+        let aux_moves = if point_to_point {
+            tag == base_tag
         } else {
             key.flags & event_flags::OFFSET_IN_AUX != 0
         };
@@ -395,18 +416,62 @@ impl LeafPart {
         }
         // A peer and a tag that both change are another message (a grid rank's west
         // neighbour against another's east), under any rules.
-        let ((base_peer, base_tag), (peer, tag)) =
-            (peer_and_rest(self.values[AUX]), peer_and_rest(values[AUX]));
-        if deciding
-            && (rules.class_of)(key.call) == Some(CallClass::PointToPoint)
-            && base_peer != peer
-            && base_tag != tag
-        {
+        if deciding && point_to_point && base_peer != peer && base_tag != tag {
             return None;
         }
+        // The peer may be the rank XOR a constant, as for every rank before.
+        let xor_fits = point_to_point
+            && tag == base_tag
+            && peer ^ rank as u32 as i64 == base_peer ^ ranks[0] as u32 as i64;
+        let (slopes, wraps, xor) = if self.xor {
+            (
+                self.affine(ranks, rank, values, rules, false)?.0,
+                false,
+                true,
+            )
+        } else {
+            match self.affine(ranks, rank, values, rules, true) {
+                Some((slopes, wraps)) => (slopes, wraps, false),
+                None if self.xor_possible && xor_fits => (
+                    self.affine(ranks, rank, values, rules, false)?.0,
+                    false,
+                    true,
+                ),
+                None => return None,
+            }
+        };
+        let mut weight = 4u64;
+        if deciding {
+            for field in [HANDLE, REQUEST, RESULT] {
+                weight -= (slopes[field] != 0) as u64;
+            }
+            if !xor && !matches!(slopes[AUX], 0 | 1) {
+                weight = weight.saturating_sub(1).max(1);
+            }
+        }
+        Some(LeafFit {
+            slopes,
+            wraps,
+            weight,
+            xor,
+            xor_possible: self.xor_possible && xor_fits,
+        })
+    }
+
+    /// The slopes with which `values` (of `rank`) is affine in the rank, the peer too when
+    /// `with_peer` (and whether it wraps round the job), else its slope left 0.
+    fn affine(
+        &self,
+        ranks: &[i64],
+        rank: i64,
+        values: &[i64; FIELDS],
+        rules: Rules<'_>,
+        with_peer: bool,
+    ) -> Option<([i64; FIELDS], bool)> {
+        let distance = rank as i128 - ranks[0] as i128;
         let mut slopes = [0i64; FIELDS];
         let mut wraps = false;
-        for field in 0..FIELDS {
+        for field in (0..FIELDS).filter(|field| with_peer || *field != AUX) {
             let difference = values[field] as i128 - self.values[field] as i128;
             let known = self.slopes.map(|known| known[field]);
             let slope = slope_through(known, difference, distance)?;
@@ -437,16 +502,7 @@ impl LeafPart {
             }
             wraps |= !wrapping_already;
         }
-        let mut weight = 4u64;
-        if deciding {
-            for field in [HANDLE, REQUEST, RESULT] {
-                weight -= (slopes[field] != 0) as u64;
-            }
-            if !matches!(slopes[AUX], 0 | 1) {
-                weight = weight.saturating_sub(1).max(1);
-            }
-        }
-        Some((slopes, wraps, weight))
+        Some((slopes, wraps))
     }
 
     /// Whether the peer in `value` is the base's plus `slope · distance`, modulo
@@ -660,9 +716,10 @@ impl Finisher {
                 leaf.slowest = part.statistics.slowest.wrapping_sub(ranks[0]);
                 // A rank expanded from a shared stream still names that stream's slopes.
                 leaf.key.parameters = 0;
-                if let Some(row) = part.slopes.filter(|row| *row != [0; FIELDS]) {
+                if let Some(row) = part.slopes.filter(|row| part.xor || *row != [0; FIELDS]) {
                     let mut slope = RankSlopes::from_array(row);
                     slope.peer_modulus = part.modulus;
+                    slope.peer_xor = part.xor;
                     let table = &mut self.sharing.parameters;
                     leaf.key.parameters = *self.slopes.entry(slope).or_insert_with(|| {
                         table.push(slope);

@@ -474,3 +474,47 @@ fn rank_sets_of_a_grid_are_nested_runs() {
         assert_eq!(decoded, set);
     }
 }
+
+#[test]
+fn partners_that_are_the_rank_xor_a_constant_share_one_stream() {
+    // Recursive doubling: in step k each rank exchanges with rank XOR 2^k, 20 times over.
+    // Affine for ranks 0 and 1 at every step (peer 1 then 0: slope −1; 2 then 3: slope 1),
+    // not from rank 2 on: the leaves turn to XOR, and all 16 ranks share one stream with
+    // no part of some ranks.
+    let ranks = 16i64;
+    let originals: Vec<Vec<Event>> = (0..ranks)
+        .map(|rank| {
+            let mut events = Vec::new();
+            for iteration in 0..20u64 {
+                for step in 0..4u32 {
+                    events.push(Event {
+                        call: 2,
+                        start: 100 * (iteration * 4 + step as u64),
+                        duration: 10,
+                        file: None,
+                        handle: 0x55,
+                        offset: -1,
+                        request: 2048,
+                        result: 2048,
+                        errno: 0,
+                        context: 9,
+                        aux: (rank ^ (1 << step)) as u64 | 7 << 32,
+                        flags: 0,
+                    });
+                }
+            }
+            events
+        })
+        .collect();
+    let groups = merge_ranks(members_of_events(&originals), Some(ranks), &class_of);
+    assert_eq!(groups.len(), 1);
+    assert!(groups[0].sharing.rank_sets.is_empty());
+    assert_eq!(groups[0].base_rank, 0);
+    // Steps 0 to 2 XOR; step 3 (rank ± 8) is also rank + 8 modulo the job's 16.
+    let slopes = &groups[0].sharing.parameters;
+    assert_eq!(slopes.len(), 2, "{slopes:?}");
+    assert!(slopes[0].peer_xor && slopes[0].aux == 0);
+    assert_eq!((slopes[1].aux, slopes[1].peer_modulus), (1, 16));
+    let again = merge_and_check(members_of_events(&originals), &originals, ranks);
+    merge_and_check(again, &originals, ranks);
+}

@@ -26,6 +26,10 @@ pub struct RankSlopes {
     /// When not 0, the peer (aux's low 32 bits, an MPI call's peer rank) wraps modulo this
     /// job size instead of growing past it, and the tag above it stays as stored.
     pub peer_modulus: i64,
+    /// The peer is the rank XOR a constant (recursive doubling, butterflies, hypercube
+    /// exchanges: `rank ^ 2^k`): the stored peer XOR the part's first rank, XOR the
+    /// walked rank; the tag stays as stored.
+    pub peer_xor: bool,
 }
 
 impl RankSlopes {
@@ -56,6 +60,7 @@ impl RankSlopes {
             offset_low,
             offset_high,
             peer_modulus: 0,
+            peer_xor: false,
         }
     }
 
@@ -82,8 +87,8 @@ impl RankSlopes {
         ]
     }
 
-    /// Rank `base + delta`'s leaf from the stored one.
-    pub fn apply(&self, leaf: &mut Leaf<EventKey>, delta: i64) {
+    /// Rank `first + delta`'s leaf from the stored one, which is the rank `first`'s.
+    pub fn apply(&self, leaf: &mut Leaf<EventKey>, first: i64, delta: i64) {
         let shift = |value: i64, slope: i64| value.wrapping_add(slope.wrapping_mul(delta));
         let key = &mut leaf.key;
         key.handle = shift(key.handle as i64, self.handle) as u64;
@@ -98,7 +103,10 @@ impl RankSlopes {
         };
         key.request = shift(key.request as i64, self.request) as u64;
         key.result = shift(key.result, self.result);
-        key.aux = if self.peer_modulus > 0 {
+        key.aux = if self.peer_xor {
+            let peer = key.aux as u32 as i64 ^ first ^ first.wrapping_add(delta);
+            (key.aux & !0xffff_ffff) | peer as u32 as u64
+        } else if self.peer_modulus > 0 {
             let peer = (key.aux as u32 as i128 + self.aux as i128 * delta as i128)
                 .rem_euclid(self.peer_modulus as i128);
             (key.aux & !0xffff_ffff) | peer as u64
@@ -377,4 +385,6 @@ pub struct Sharing {
     /// have it (such a loop runs once for them and not at all for the others).
     pub loop_ranks: Vec<u32>,
     pub rank_sets: Vec<RankSet>,
+    /// The base rank itself (peers that are the rank XOR a constant need it).
+    pub base_rank: i64,
 }

@@ -3,12 +3,18 @@
 # bytes, bytes per call, the staged (raw segment) bytes, and the whole run's wall time
 # untraced and traced (alternating runs, medians, ratio).
 #
-# Usage: bench/patterns.sh [rounds=5] [scale=10]
+# Then the MPI patterns (process grids, recursive doubling, transpose) under Open MPI's
+# mpirun (oversubscribed) at each number of ranks: the same figures, and the bytes of the
+# trace's events section (what the rank merge keeps; the process table grows by about 20
+# bytes a rank).
+#
+# Usage: bench/patterns.sh [rounds=5] [scale=10] [ranks="4 16"]
 #   scale multiplies each pattern's iteration count (the tests run 1 and 10).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-5}
 scale=${2:-10}
+ranks=${3:-"4 16"}
 cargo build --release --workspace --quiet
 cairn=$(pwd)/target/release/cairn
 work=$(mktemp -d)
@@ -50,4 +56,37 @@ for spec in "${patterns[@]}"; do
         traced+=("$(echo "$end - $middle" | bc)")
     done
     report_trace "$name" "$cairn" "$work/t.cairn" "${untraced[*]}" "${traced[*]}"
+done
+# MPI patterns: name and steps (at scale 1).
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+mpi_patterns=(
+    "halo2d 10"
+    "stencil3d 10"
+    "doubling 10"
+    "transpose 10"
+)
+echo
+report_header "pattern@ranks"
+for spec in "${mpi_patterns[@]}"; do
+    read -r name n <<<"$spec"
+    n=$((n * scale))
+    mpicc.openmpi -O2 -o "$work/$name" "tests/programs/patterns/$name.c"
+    for np in $ranks; do
+        untraced=()
+        traced=()
+        for _ in $(seq "$rounds"); do
+            rm -rf "$work/d" && mkdir "$work/d"
+            start=$(now)
+            mpirun.openmpi --oversubscribe -np "$np" "$work/$name" "$work/d" "$n"
+            middle=$(now)
+            rm -rf "$work/d" "$work"/t.cairn "$work"/.t.cairn.staging-* && mkdir "$work/d"
+            mpirun.openmpi --oversubscribe -np "$np" "$cairn" run -q --keep-staging \
+                -o "$work/t.cairn" -- "$work/$name" "$work/d" "$n"
+            end=$(now)
+            untraced+=("$(echo "$middle - $start" | bc)")
+            traced+=("$(echo "$end - $middle" | bc)")
+        done
+        report_trace "$name@$np" "$cairn" "$work/t.cairn" "${untraced[*]}" "${traced[*]}"
+        echo "    events section: $("$cairn" dump --sections "$work/t.cairn" | awk '$1 == "EVNT" { print $3 }') B"
+    done
 done

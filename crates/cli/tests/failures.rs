@@ -11,26 +11,10 @@ fn a_stopped_mpi_job_says_how_to_build_its_trace() {
     // Rank 1 calls MPI_Abort; the launcher stops the other ranks' `cairn run` with SIGTERM
     // (then SIGKILL): each one it stops first prints the command that builds the trace.
     let directory = tempfile::tempdir().unwrap();
-    let program = directory.path().join("mpi_abort");
-    let compiled = Command::new("mpicc.openmpi")
-        .args(["-O1", "-o"])
-        .arg(&program)
-        .arg(programs_directory().join("mpi_abort.c"))
-        .status()
-        .expect("mpicc.openmpi runs (scripts/install-deps.sh installs Open MPI)");
-    assert!(compiled.success());
+    let program = compile_mpi("mpi_abort", directory.path());
     library();
     let trace = directory.path().join("job.cairn");
-    let output = Command::new("mpirun.openmpi")
-        .args(["--oversubscribe", "-np", "4"])
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .arg(cairn_binary())
-        .args(["run", "-o"])
-        .arg(&trace)
-        .arg("--")
-        .arg(&program)
-        .arg(directory.path())
+    let output = mpirun_traced(4, &trace, &program, directory.path())
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(3), "MPI_Abort's error code");
@@ -68,30 +52,12 @@ fn a_stopped_mpi_job_says_how_to_build_its_trace() {
         "{error}"
     );
     // The command it gave builds the trace of everything up to the failure.
-    let merged = Command::new(cairn_binary())
-        .args(&words[1..])
-        .output()
-        .unwrap();
-    assert!(
-        merged.status.success(),
-        "{}",
-        String::from_utf8_lossy(&merged.stderr)
-    );
-    let summary = summary_json(&trace, &[]);
+    assert_eq!(words[1..4], ["merge", staging, "-o"]);
+    let traced = merge_staging(std::path::Path::new(staging), words[4].into());
+    let summary = &traced.summary;
     for rank in 0..4 {
-        let file = summary["files"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|file| {
-                file["path"]
-                    .as_str()
-                    .unwrap()
-                    .ends_with(&format!("/abort-{rank}.dat"))
-            })
-            .unwrap_or_else(|| panic!("rank {rank}'s file: {summary}"));
         assert_fields(
-            file,
+            traced.file(&format!("/abort-{rank}.dat")),
             &[
                 ("opens", 1),
                 ("writes", 10),
@@ -116,26 +82,10 @@ fn a_job_killed_as_a_whole_leaves_a_staging_that_builds_its_trace() {
     // `cairn merge` of it builds every rank's calls up to the kill and how each rank ended
     // (Open MPI's ranks `_exit(-61)` when they lose their launcher).
     let directory = tempfile::tempdir().unwrap();
-    let program = directory.path().join("mpi_hang");
-    let compiled = Command::new("mpicc.openmpi")
-        .args(["-O1", "-o"])
-        .arg(&program)
-        .arg(programs_directory().join("mpi_hang.c"))
-        .status()
-        .expect("mpicc.openmpi runs (scripts/install-deps.sh installs Open MPI)");
-    assert!(compiled.success());
+    let program = compile_mpi("mpi_hang", directory.path());
     library();
     let trace = directory.path().join("job.cairn");
-    let mut launcher = Command::new("mpirun.openmpi")
-        .args(["--oversubscribe", "-np", "4"])
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .arg(cairn_binary())
-        .args(["run", "-o"])
-        .arg(&trace)
-        .arg("--")
-        .arg(&program)
-        .arg(directory.path())
+    let mut launcher = mpirun_traced(4, &trace, &program, directory.path())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -185,29 +135,11 @@ fn a_job_killed_as_a_whole_leaves_a_staging_that_builds_its_trace() {
         })
         .collect();
     assert_eq!(stagings.len(), 1, "{stagings:?}");
-    let merged = Command::new(cairn_binary())
-        .arg("merge")
-        .arg(&stagings[0])
-        .arg("-o")
-        .arg(&trace)
-        .output()
-        .unwrap();
-    assert!(
-        merged.status.success(),
-        "{}",
-        String::from_utf8_lossy(&merged.stderr)
-    );
-    let summary = summary_json(&trace, &[]);
+    let traced = merge_staging(&stagings[0], trace);
+    let summary = &traced.summary;
     for rank in 0..4 {
-        let path = format!("/hang-{rank}.dat");
-        let file = summary["files"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|file| file["path"].as_str().unwrap().ends_with(&path))
-            .unwrap_or_else(|| panic!("rank {rank}'s file: {summary}"));
         assert_fields(
-            file,
+            traced.file(&format!("/hang-{rank}.dat")),
             &[
                 ("opens", 1),
                 ("writes", 10),

@@ -749,25 +749,7 @@ fn coexists_with_another_preload_library() {
             200,
             "{order}"
         );
-        let trace_path = directory.path().join(format!("{order}.cairn"));
-        let merged = Command::new(cairn_binary())
-            .arg("merge")
-            .arg(&staging)
-            .arg("-o")
-            .arg(&trace_path)
-            .output()
-            .unwrap();
-        assert!(
-            merged.status.success(),
-            "{}",
-            String::from_utf8_lossy(&merged.stderr)
-        );
-        let summary = summary_json(&trace_path, &[]);
-        let traced = Traced {
-            output: merged,
-            trace: trace_path,
-            summary,
-        };
+        let traced = merge_staging(&staging, directory.path().join(format!("{order}.cairn")));
         assert_fields(
             traced.file("/out.dat"),
             &[("writes", 20), ("bytes_written", 200)],

@@ -238,3 +238,55 @@ pub fn trace_python(script: &str) -> (tempfile::TempDir, Traced) {
     );
     (directory, traced)
 }
+
+/// `cairn merge STAGING -o TRACE`, which must succeed, and the trace's summary.
+pub fn merge_staging(staging: &Path, trace: PathBuf) -> Traced {
+    let output = Command::new(cairn_binary())
+        .arg("merge")
+        .arg(staging)
+        .arg("-o")
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let summary = summary_json(&trace, &[]);
+    Traced {
+        output,
+        trace,
+        summary,
+    }
+}
+
+/// `tests/programs/<name>.c` compiled with Open MPI's `mpicc` into `directory`.
+pub fn compile_mpi(name: &str, directory: &Path) -> PathBuf {
+    let program = directory.join(name);
+    let status = Command::new("mpicc.openmpi")
+        .args(["-O1", "-o"])
+        .arg(&program)
+        .arg(programs_directory().join(format!("{name}.c")))
+        .status()
+        .expect("mpicc.openmpi runs (scripts/install-deps.sh installs Open MPI)");
+    assert!(status.success(), "compiling {name}");
+    program
+}
+
+/// `mpirun.openmpi --oversubscribe -np RANKS cairn run -o TRACE -- PROGRAM DIRECTORY`, run as
+/// root if need be.
+pub fn mpirun_traced(ranks: u64, trace: &Path, program: &Path, directory: &Path) -> Command {
+    let mut command = Command::new("mpirun.openmpi");
+    command
+        .args(["--oversubscribe", "-np", &ranks.to_string()])
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .arg(cairn_binary())
+        .args(["run", "-o"])
+        .arg(trace)
+        .arg("--")
+        .arg(program)
+        .arg(directory);
+    command
+}

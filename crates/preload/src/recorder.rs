@@ -68,7 +68,12 @@ pub fn sample_kernel_io(first: bool) {
         return;
     }
     let mut text = [0u8; 512];
+    // Also called outside hooks (at exit): the program's errno stays as it was.
+    // SAFETY: __errno_location is this thread's errno.
+    let errno = unsafe { *libc::__errno_location() };
     let length = sys::read_into(c"/proc/self/io", &mut text);
+    // SAFETY: as above.
+    unsafe { *libc::__errno_location() = errno };
     let Some(values) = segment::parse_proc_io(&text[..length]) else {
         return;
     };

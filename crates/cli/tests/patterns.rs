@@ -455,11 +455,12 @@ fn stencil_on_a_3d_grid_shares_one_stream_whatever_the_grid() {
 #[test]
 fn recursive_doubling_and_transpose_share_one_stream() {
     // Partners that are not the rank plus a constant still give one stream for all ranks,
-    // every message exact: rank XOR 2^k is kept as such (no part of some ranks); the
-    // transposed grid position is a part per partner offset, one per grid row (so that
-    // trace still grows slowly with the job — see the README).
+    // every message exact: rank XOR 2^k is kept as such (no part of some ranks), the
+    // transposed grid position as q · rank plus a slope per grid row (one part: the ranks
+    // off the diagonal), so the transpose's events cost the same at 4 and 16 ranks.
     let _alone = alone();
     let iterations = 20;
+    let mut transpose_events = Vec::new();
     for ranks in [4u64, 16] {
         let steps = ranks.trailing_zeros() as u64;
         let (_directory, traced) = trace_mpi_pattern("doubling", ranks, iterations);
@@ -492,7 +493,19 @@ fn recursive_doubling_and_transpose_share_one_stream() {
             shared_streams(&traced.trace),
             [format!("one of {ranks} ranks sharing a stream")]
         );
+        let off_diagonal = if ranks == 4 {
+            "only ranks 1,2"
+        } else {
+            "all ranks but 0-15/5"
+        };
+        assert_eq!(rank_sets(&traced.trace), [off_diagonal]);
+        transpose_events.push(events_section_bytes(&traced.trace));
     }
+    eprintln!("transpose events section: {transpose_events:?} B");
+    assert!(
+        10 * transpose_events[1] <= 11 * transpose_events[0],
+        "{transpose_events:?}"
+    );
 }
 
 #[test]

@@ -588,7 +588,12 @@ fn assemble(
         for value in slopes.to_array() {
             out.i64(value);
         }
-        out.u64((slopes.peer_modulus as u64) << 1 | slopes.peer_xor as u64);
+        let rows = slopes.peer_row_width > 0;
+        out.u64((slopes.peer_modulus as u64) << 2 | (rows as u64) << 1 | slopes.peer_xor as u64);
+        if rows {
+            out.u64(slopes.peer_row_width as u64);
+            out.i64(slopes.peer_row_slope);
+        }
     }
     if shared {
         out.i64(sharing.base_rank);
@@ -849,9 +854,16 @@ impl EncodedStream {
             }
             let mut slopes = RankSlopes::from_array(values);
             let peer = reader.u64()?;
-            slopes.peer_modulus = i64::try_from(peer >> 1)
+            slopes.peer_modulus = i64::try_from(peer >> 2)
                 .map_err(|_| reader.corrupt("peer modulus out of range"))?;
             slopes.peer_xor = peer & 1 != 0;
+            if peer & 2 != 0 {
+                slopes.peer_row_width = i64::try_from(reader.u64()?)
+                    .ok()
+                    .filter(|width| *width > 0)
+                    .ok_or_else(|| reader.corrupt("grid width out of range"))?;
+                slopes.peer_row_slope = reader.i64()?;
+            }
             parameters.push(slopes);
         }
         let mut rank_sets = Vec::new();

@@ -95,13 +95,28 @@ pub(super) struct LeafPart {
     slopes: Option<[i64; FIELDS]>,
     /// The job size modulo which the peer wraps (0: it does not).
     modulus: i64,
-    /// The peer is the rank XOR a constant (its slope unused).
-    xor: bool,
+    /// The peer's form beyond affine in the rank.
+    peer: PeerForm,
     /// Every rank so far has a peer that is the rank XOR the first rank's constant: the
-    /// leaf may turn to [`LeafPart::xor`] when a rank's peer is not affine (recursive
+    /// leaf may turn to [`PeerForm::Xor`] when a rank's peer is not affine (recursive
     /// doubling: ranks 0 and 1 exchange with 1 and 0, affine until rank 2's 3).
     xor_possible: bool,
     statistics: Merged,
+}
+
+/// What a point-to-point leaf's peer is, beyond the rank's affine function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PeerForm {
+    Affine,
+    /// The rank XOR a constant (the peer's slope unused).
+    Xor,
+    /// Affine in the rank, plus `slope` per row of a grid `width` ranks wide: a partner
+    /// at the mirrored position of a q × q grid is `q · rank + (1 − q²) · row`. Taken when
+    /// the ranks so far are all in the first rank's row and the next one is not.
+    Rows {
+        width: i64,
+        slope: i64,
+    },
 }
 
 /// How a rank's leaf fits a leaf part: the slopes, whether its peer wraps round the job,
@@ -110,7 +125,7 @@ struct LeafFit {
     slopes: [i64; FIELDS],
     wraps: bool,
     weight: u64,
-    xor: bool,
+    peer: PeerForm,
     xor_possible: bool,
 }
 
@@ -183,6 +198,25 @@ fn slope_through(known: Option<i64>, difference: i128, distance: i128) -> Option
     }
 }
 
+/// The grid width and per-row slope with which a peer `residual` away from its affine
+/// value fits `rank`, when all of `ranks` (increasing) are in the first one's row and
+/// `rank` is not: the narrowest width that divides the job (grids fill it) and leaves a
+/// whole slope. Widths up to twice the square root of the job (a grid's rows are about
+/// that long, and the search stays short).
+fn rows_through(ranks: &[i64], rank: i64, residual: i64, job_size: i64) -> Option<(i64, i64)> {
+    let (first, last) = (ranks[0], *ranks.last()?);
+    let mut width = (last - first + 1).max(2);
+    while width * width <= 4 * job_size && width < job_size {
+        let row = |r: i64| r.div_euclid(width);
+        let rows = row(rank) - row(first);
+        if job_size % width == 0 && row(last) == row(first) && rows != 0 && residual % rows == 0 {
+            return Some((width, residual / rows));
+        }
+        width += 1;
+    }
+    None
+}
+
 /// The peer (low 32 bits of an MPI call's aux) and the rest (tag).
 fn peer_and_rest(aux: i64) -> (i64, i64) {
     (aux as u64 as u32 as i64, (aux as u64 >> 32) as i64)
@@ -251,7 +285,7 @@ impl Part {
                     leaf,
                     slopes: None,
                     modulus: 0,
-                    xor: false,
+                    peer: PeerForm::Affine,
                     xor_possible: true,
                     statistics,
                 }))
@@ -353,11 +387,11 @@ impl Part {
                 if part.slopes.is_none() && base != rank {
                     part.slopes = Some(fit.slopes);
                 }
-                if fit.xor && !part.xor {
-                    part.xor = true;
+                if fit.peer != part.peer {
+                    part.peer = fit.peer;
                     part.modulus = 0;
                     if let Some(slopes) = &mut part.slopes {
-                        slopes[AUX] = 0;
+                        slopes[AUX] = fit.slopes[AUX];
                     }
                 }
                 part.xor_possible = fit.xor_possible;
@@ -423,29 +457,49 @@ impl LeafPart {
         let xor_fits = point_to_point
             && tag == base_tag
             && peer ^ rank as u32 as i64 == base_peer ^ ranks[0] as u32 as i64;
-        let (slopes, wraps, xor) = if self.xor {
-            (
-                self.affine(ranks, rank, values, rules, false)?.0,
-                false,
-                true,
-            )
-        } else {
-            match self.affine(ranks, rank, values, rules, true) {
-                Some((slopes, wraps)) => (slopes, wraps, false),
-                None if self.xor_possible && xor_fits => (
-                    self.affine(ranks, rank, values, rules, false)?.0,
-                    false,
-                    true,
-                ),
-                None => return None,
+        let others = || {
+            self.affine(ranks, rank, values, rules, false)
+                .map(|fit| fit.0)
+        };
+        // The peer's slope in the rank, once decided.
+        let peer_slope = self.slopes.map_or(0, |slopes| slopes[AUX]);
+        let distance = rank - ranks[0];
+        let (slopes, wraps, form) = match self.peer {
+            PeerForm::Xor if xor_fits => (others()?, false, PeerForm::Xor),
+            PeerForm::Rows { width, slope } if tag == base_tag => {
+                let rows = rank.div_euclid(width) - ranks[0].div_euclid(width);
+                let expected = base_peer + peer_slope * distance + slope * rows;
+                if peer != expected {
+                    return None;
+                }
+                let mut slopes = others()?;
+                slopes[AUX] = peer_slope;
+                (slopes, false, self.peer)
             }
+            PeerForm::Xor | PeerForm::Rows { .. } => return None,
+            PeerForm::Affine => match self.affine(ranks, rank, values, rules, true) {
+                Some((slopes, wraps)) => (slopes, wraps, PeerForm::Affine),
+                None if self.xor_possible && xor_fits => (others()?, false, PeerForm::Xor),
+                None if point_to_point && tag == base_tag && self.slopes.is_some() => {
+                    let (width, slope) = rows_through(
+                        ranks,
+                        rank,
+                        peer - base_peer - peer_slope * distance,
+                        rules.job_size,
+                    )?;
+                    let mut slopes = others()?;
+                    slopes[AUX] = peer_slope;
+                    (slopes, false, PeerForm::Rows { width, slope })
+                }
+                None => return None,
+            },
         };
         let mut weight = 4u64;
         if deciding {
             for field in [HANDLE, REQUEST, RESULT] {
                 weight -= (slopes[field] != 0) as u64;
             }
-            if !xor && !matches!(slopes[AUX], 0 | 1) {
+            if form == PeerForm::Affine && !matches!(slopes[AUX], 0 | 1) {
                 weight = weight.saturating_sub(1).max(1);
             }
         }
@@ -453,7 +507,7 @@ impl LeafPart {
             slopes,
             wraps,
             weight,
-            xor,
+            peer: form,
             xor_possible: self.xor_possible && xor_fits,
         })
     }
@@ -716,10 +770,14 @@ impl Finisher {
                 leaf.slowest = part.statistics.slowest.wrapping_sub(ranks[0]);
                 // A rank expanded from a shared stream still names that stream's slopes.
                 leaf.key.parameters = 0;
-                if let Some(row) = part.slopes.filter(|row| part.xor || *row != [0; FIELDS]) {
+                let plain = part.peer == PeerForm::Affine;
+                if let Some(row) = part.slopes.filter(|row| !plain || *row != [0; FIELDS]) {
                     let mut slope = RankSlopes::from_array(row);
                     slope.peer_modulus = part.modulus;
-                    slope.peer_xor = part.xor;
+                    slope.peer_xor = part.peer == PeerForm::Xor;
+                    if let PeerForm::Rows { width, slope: row } = part.peer {
+                        (slope.peer_row_width, slope.peer_row_slope) = (width, row);
+                    }
                     let table = &mut self.sharing.parameters;
                     leaf.key.parameters = *self.slopes.entry(slope).or_insert_with(|| {
                         table.push(slope);

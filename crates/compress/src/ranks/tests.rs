@@ -518,3 +518,61 @@ fn partners_that_are_the_rank_xor_a_constant_share_one_stream() {
     let again = merge_and_check(members_of_events(&originals), &originals, ranks);
     merge_and_check(again, &originals, ranks);
 }
+
+#[test]
+fn transpose_partners_share_one_leaf_with_a_slope_per_grid_row() {
+    // A 4 × 4 grid: rank (x, y) exchanges with (y, x), 20 times; the diagonal does not.
+    // The partner is 4·rank − 15·row: one leaf for every rank off the diagonal.
+    let (q, ranks) = (4i64, 16i64);
+    let originals: Vec<Vec<Event>> = (0..ranks)
+        .map(|rank| {
+            let (x, y) = (rank % q, rank / q);
+            let partner = x * q + y;
+            let mut events = Vec::new();
+            for iteration in 0..20u64 {
+                let mut push = |call: u16, aux: u64, context: u32| {
+                    events.push(Event {
+                        call,
+                        start: 100 * (iteration * 2 + context as u64),
+                        duration: 10,
+                        file: None,
+                        handle: 0x55,
+                        offset: -1,
+                        request: 8192,
+                        result: 8192,
+                        errno: 0,
+                        context,
+                        aux,
+                        flags: 0,
+                    })
+                };
+                if partner != rank {
+                    push(2, partner as u64 | 3 << 32, 1);
+                }
+                push(0, 0, 2);
+            }
+            events
+        })
+        .collect();
+    let groups = merge_ranks(members_of_events(&originals), Some(ranks), &class_of);
+    assert_eq!(groups.len(), 1);
+    let described: Vec<String> = groups[0]
+        .sharing
+        .rank_sets
+        .iter()
+        .map(|set| set.describe(0))
+        .collect();
+    assert_eq!(described, ["all ranks but 0-15/5"]);
+    let slopes = &groups[0].sharing.parameters;
+    assert_eq!(slopes.len(), 1, "{slopes:?}");
+    assert_eq!(
+        (
+            slopes[0].aux,
+            slopes[0].peer_row_width,
+            slopes[0].peer_row_slope
+        ),
+        (4, 4, -15)
+    );
+    let again = merge_and_check(members_of_events(&originals), &originals, ranks);
+    merge_and_check(again, &originals, ranks);
+}

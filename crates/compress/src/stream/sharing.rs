@@ -30,6 +30,10 @@ pub struct RankSlopes {
     /// exchanges: `rank ^ 2^k`): the stored peer XOR the part's first rank, XOR the
     /// walked rank; the tag stays as stored.
     pub peer_xor: bool,
+    /// When not 0, the peer also moves by `peer_row_slope` per row of a grid this many
+    /// ranks wide (rows counted from the part's first rank's): a transpose's partner.
+    pub peer_row_width: i64,
+    pub peer_row_slope: i64,
 }
 
 impl RankSlopes {
@@ -61,6 +65,8 @@ impl RankSlopes {
             offset_high,
             peer_modulus: 0,
             peer_xor: false,
+            peer_row_width: 0,
+            peer_row_slope: 0,
         }
     }
 
@@ -110,6 +116,13 @@ impl RankSlopes {
             let peer = (key.aux as u32 as i128 + self.aux as i128 * delta as i128)
                 .rem_euclid(self.peer_modulus as i128);
             (key.aux & !0xffff_ffff) | peer as u64
+        } else if self.peer_row_width > 0 {
+            let rows = first.wrapping_add(delta).div_euclid(self.peer_row_width)
+                - first.div_euclid(self.peer_row_width);
+            let peer = (key.aux as u32 as i64)
+                .wrapping_add(self.aux.wrapping_mul(delta))
+                .wrapping_add(self.peer_row_slope.wrapping_mul(rows));
+            (key.aux & !0xffff_ffff) | peer as u32 as u64
         } else {
             shift(key.aux as i64, self.aux) as u64
         };

@@ -425,7 +425,7 @@ impl LeafPart {
         values: &[i64; FIELDS],
         rules: Rules<'_>,
     ) -> Option<LeafFit> {
-        let distance = rank as i128 - ranks[0] as i128;
+        let distance = rank - ranks[0];
         let deciding = self.slopes.is_none() && distance != 0;
         let differs = |field: usize| values[field] != self.values[field];
         // An aux that changes is a point-to-point peer (its tag stays) or an MPI-IO offset;
@@ -463,7 +463,6 @@ impl LeafPart {
         };
         // The peer's slope in the rank, once decided.
         let peer_slope = self.slopes.map_or(0, |slopes| slopes[AUX]);
-        let distance = rank - ranks[0];
         let (slopes, wraps, form) = match self.peer {
             PeerForm::Xor if xor_fits => (others()?, false, PeerForm::Xor),
             PeerForm::Rows { width, slope } if tag == base_tag => {

@@ -86,27 +86,11 @@ fn environment_configuration_and_merge() {
         .status()
         .unwrap();
     assert!(status.success());
-    let trace = directory.path().join("merged.cairn");
-    let output = cairn()
-        .arg("merge")
-        .arg(&staging)
-        .arg("-o")
-        .arg(&trace)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let traced = merge_staging(&staging, directory.path().join("merged.cairn"));
+    assert_fields(
+        traced.file("/out.dat"),
+        &[("writes", 20), ("bytes_written", 200)],
     );
-    let summary = summary_json(&trace, &[]);
-    let file = summary["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["path"].as_str().unwrap().ends_with("/out.dat"))
-        .unwrap();
-    assert_fields(file, &[("writes", 20), ("bytes_written", 200)]);
     // CAIRN_DISABLE=1 loads the library but records nothing.
     let disabled = directory.path().join("disabled");
     Command::new(&program)

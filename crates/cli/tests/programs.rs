@@ -1585,6 +1585,7 @@ fn spmd_ranks_share_one_stream_and_the_trace_stays_flat() {
     // What grows with the ranks is each process's record (pids and times): a few dozen
     // bytes per rank, never the events.
     let per_rank = (sizes[2] as f64 - sizes[0] as f64) / 6.0;
+    eprintln!("ior_like: sizes {sizes:?}, {per_rank} B per rank");
     assert!(per_rank < 40.0, "sizes {sizes:?}: {per_rank} B per rank");
 
     // File per process with the rank in the name: ranks 1.. share a stream whose file

@@ -59,9 +59,14 @@ static UNTRACED: AtomicPtr<AtomicU64> = AtomicPtr::new(std::ptr::null_mut());
 /// The kernel's counters in the same page (see `segment::KERNEL_IO_OFFSET`).
 static KERNEL_IO: AtomicPtr<u64> = AtomicPtr::new(std::ptr::null_mut());
 
+/// The bytes and read calls of this image's own readings of `/proc/self/io` so far, taken
+/// out of the later readings (each reading counts the ones before it).
+static OWN_READS: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
+
 /// Stores the kernel's own I/O counters for the process (`/proc/self/io`) in the staging
-/// header: as the image's first reading with `first`, else as its latest. A few
-/// microseconds: done when the image starts, when a chunk is taken and at the end.
+/// header: as the image's first reading with `first`, else as its latest, without the
+/// readings' own reads. A few microseconds: done when the image starts, when a chunk is
+/// taken and at the end.
 pub fn sample_kernel_io(first: bool) {
     let words = KERNEL_IO.load(Ordering::Acquire);
     if words.is_null() {
@@ -71,12 +76,24 @@ pub fn sample_kernel_io(first: bool) {
     // Also called outside hooks (at exit): the program's errno stays as it was.
     // SAFETY: __errno_location is this thread's errno.
     let errno = unsafe { *libc::__errno_location() };
-    let length = sys::read_into(c"/proc/self/io", &mut text);
+    let (length, calls) = sys::read_into(c"/proc/self/io", &mut text);
     // SAFETY: as above.
     unsafe { *libc::__errno_location() = errno };
-    let Some(values) = segment::parse_proc_io(&text[..length]) else {
+    if first {
+        // A new image (a forked child starts with its parent's statics).
+        OWN_READS[0].store(0, Ordering::Relaxed);
+        OWN_READS[1].store(0, Ordering::Relaxed);
+    }
+    let own = [
+        OWN_READS[0].fetch_add(length as u64, Ordering::Relaxed),
+        OWN_READS[1].fetch_add(calls, Ordering::Relaxed),
+    ];
+    let Some(mut values) = segment::parse_proc_io(&text[..length]) else {
         return;
     };
+    // rchar and syscr.
+    values[0] = values[0].saturating_sub(own[0]);
+    values[2] = values[2].saturating_sub(own[1]);
     // SAFETY: the counter page stays mapped for the life of the process image and holds
     // the marker and eight counters after the untraced-calls counter; each word is an
     // aligned u64 only this process writes.

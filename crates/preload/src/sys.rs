@@ -131,8 +131,9 @@ pub fn unlink(path: &PathBuffer) {
     unsafe { libc::syscall(libc::SYS_unlinkat, libc::AT_FDCWD, path.as_ptr(), 0) };
 }
 
-/// Reads the start of a small file into `out` without allocating: how many bytes.
-pub fn read_into(path: &std::ffi::CStr, out: &mut [u8]) -> usize {
+/// Reads the start of a small file into `out` without allocating: how many bytes, and
+/// how many `read` calls that took.
+pub fn read_into(path: &std::ffi::CStr, out: &mut [u8]) -> (usize, u64) {
     // SAFETY: a NUL-terminated path.
     let fd = unsafe {
         libc::syscall(
@@ -143,10 +144,11 @@ pub fn read_into(path: &std::ffi::CStr, out: &mut [u8]) -> usize {
         )
     };
     let Ok(fd) = result(fd) else {
-        return 0;
+        return (0, 0);
     };
-    let mut filled = 0;
+    let (mut filled, mut calls) = (0, 0);
     while filled < out.len() {
+        calls += 1;
         // SAFETY: reading into the rest of `out`.
         let value = unsafe {
             libc::syscall(
@@ -164,7 +166,7 @@ pub fn read_into(path: &std::ffi::CStr, out: &mut [u8]) -> usize {
         }
     }
     close(fd as c_int);
-    filled
+    (filled, calls)
 }
 
 /// Reads a whole small file (e.g. /proc/self/cmdline) into `out`, up to `limit` bytes.

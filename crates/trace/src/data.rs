@@ -387,10 +387,12 @@ fn encode_processes(processes: &[Process], time_step: u64, out: &mut ByteWriter)
     }
     let counters = |process: &Process| {
         process.kernel_io.map(|io| {
+            // The kernel's bytes beyond the runtime's dropped ones: what the rest of the
+            // process moved, alike from rank to rank (the runtime's own vary more).
             let [read, written] = process.runtime_bytes_dropped;
             [
-                io.read_bytes,
-                io.written_bytes,
+                io.read_bytes.wrapping_sub(read),
+                io.written_bytes.wrapping_sub(written),
                 io.read_calls,
                 io.write_calls,
                 read,
@@ -644,8 +646,8 @@ fn decode_processes(reader: &mut ByteReader) -> Result<(Vec<Process>, u64)> {
             .next()
             .expect("one column entry per process that has counters");
         process.kernel_io = Some(KernelIo {
-            read_bytes,
-            written_bytes,
+            read_bytes: read_bytes.wrapping_add(read),
+            written_bytes: written_bytes.wrapping_add(written),
             read_calls,
             write_calls,
         });

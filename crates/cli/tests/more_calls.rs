@@ -100,12 +100,7 @@ fn the_kernel_counts_the_bytes_no_traced_call_moved() {
         assert!(field("unseen_read_bytes") < 16 * 1024, "{kernel}");
         let total = &traced.summary["kernel_io"];
         assert_eq!(total["unseen_written_bytes"].as_u64(), Some(written - mib));
-        let text = std::process::Command::new(cairn_binary())
-            .arg("summary")
-            .arg(&traced.trace)
-            .output()
-            .unwrap();
-        let text = String::from_utf8(text.stdout).unwrap();
+        let text = cairn_text("summary", &[], &traced.trace);
         let warning = "written that no traced call accounts for";
         assert_eq!(text.contains(warning), raw, "{text}");
         let line = text

@@ -265,12 +265,7 @@ fn halo_exchange_on_a_2d_grid_counts_every_message() {
         );
         // The text summary names each process's rank, and says once how many of the MPI
         // runtime's own events were only counted.
-        let text = std::process::Command::new(cairn_binary())
-            .arg("summary")
-            .arg(&traced.trace)
-            .output()
-            .unwrap();
-        let text = String::from_utf8(text.stdout).unwrap();
+        let text = cairn_text("summary", &[], &traced.trace);
         for rank in 0..ranks {
             assert_eq!(
                 text.lines()
@@ -359,14 +354,7 @@ fn events_section_bytes(trace: &std::path::Path) -> u64 {
 }
 
 fn dump(trace: &std::path::Path, extra: &[&str]) -> String {
-    let output = std::process::Command::new(cairn_binary())
-        .arg("dump")
-        .args(extra)
-        .arg(trace)
-        .output()
-        .unwrap();
-    assert!(output.status.success());
-    String::from_utf8(output.stdout).unwrap()
+    cairn_text("dump", extra, trace)
 }
 
 /// How each stream several ranks share says so in the dump, once per shared stream.

@@ -290,3 +290,19 @@ pub fn mpirun_traced(ranks: u64, trace: &Path, program: &Path, directory: &Path)
         .arg(directory);
     command
 }
+
+/// The text `cairn SUBCOMMAND EXTRA… TRACE` prints (`summary`, `dump`), which must succeed.
+pub fn cairn_text(subcommand: &str, extra: &[&str], trace: &Path) -> String {
+    let output = Command::new(cairn_binary())
+        .arg(subcommand)
+        .args(extra)
+        .arg(trace)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use cairn_compress::stream::{Body, EncodedStream, Item, OffsetRef, Relative, TAG_STEP};
-use cairn_model::{event_flags, CallClass, Event};
+use cairn_model::{event_flags, Call, CallClass, Event};
 use cairn_trace::symbols::Symbolizer;
 use cairn_trace::{Stream, Trace};
 
@@ -405,6 +405,13 @@ fn describe(trace: &Trace, event: &Event) -> String {
     }
     text.push_str(&mpi_note(info.class(), event.aux, event.flags, false));
     let _ = write!(text, ") = {}", event.result);
+    if info.call.is_some_and(Call::latency_in_aux) && event.aux > 0 {
+        let _ = write!(
+            text,
+            ", {:.6} s after its submission",
+            event.aux as f64 / 1e9
+        );
+    }
     if event.failed() {
         let _ = write!(text, " errno {}", event.errno);
     }

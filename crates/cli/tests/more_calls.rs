@@ -114,3 +114,166 @@ fn the_kernel_counts_the_bytes_no_traced_call_moved() {
         );
     }
 }
+
+#[test]
+fn bytes_between_two_files_count_on_both_and_aio_bytes_when_collected() {
+    let (directory, traced) = trace_program("two_files", &[], &[]);
+    assert_eq!(
+        traced.exit_code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&traced.output.stderr)
+    );
+    let kib = 1024;
+    let mib = 1024 * kib;
+    let root = directory.path().to_str().unwrap();
+    // source: written, then read by copy_file_range (1 MiB, then 0 at the end), sendfile
+    // (64 KiB) and splice (32 KiB); readahead is a metadata call.
+    assert_fields(
+        traced.file("/source"),
+        &[
+            ("reads", 4),
+            ("bytes_read", mib + 64 * kib + 32 * kib),
+            ("writes", 1),
+            ("bytes_written", mib),
+            ("metas", 1),
+        ],
+    );
+    // Each destination has the bytes its source gave.
+    for (name, writes, bytes, syncs) in [
+        ("/copied", 2, mib, 1),
+        ("/sent", 1, 64 * kib, 0),
+        ("/spliced", 1, 32 * kib, 0),
+    ] {
+        assert_fields(
+            traced.file(name),
+            &[
+                ("writes", writes),
+                ("bytes_written", bytes),
+                ("reads", 0),
+                ("syncs", syncs),
+            ],
+        );
+    }
+    // AIO: four 16 KiB writes and one read, counted when aio_return collected them; the
+    // submissions are metadata calls; the time is the latency from submission.
+    let asynchronous = traced.file("/async");
+    assert_fields(
+        asynchronous,
+        &[
+            ("writes", 4),
+            ("bytes_written", 64 * kib),
+            ("reads", 1),
+            ("bytes_read", 16 * kib),
+            ("metas", 5),
+        ],
+    );
+    assert!(asynchronous["write_time"].as_f64().unwrap() > 0.0);
+    let dump = cairn_text("dump", &["--expand"], &traced.trace);
+    let completions: Vec<(u64, f64)> = dump
+        .lines()
+        .filter(|line| line.contains("aio_write_done("))
+        .map(|line| {
+            let offset = line.split(" @ ").nth(1).unwrap().split(')').next().unwrap();
+            let latency = line.split(", ").last().unwrap().split(' ').next().unwrap();
+            (offset.parse().unwrap(), latency.parse().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        completions
+            .iter()
+            .map(|(offset, _)| *offset)
+            .collect::<Vec<_>>(),
+        [0, 16384, 32768, 49152],
+        "{dump}"
+    );
+    let duration = traced.summary["duration"].as_f64().unwrap();
+    for (_, latency) in &completions {
+        assert!(*latency > 0.0 && *latency < duration, "{dump}");
+    }
+    // fgetpos/fsetpos are seeks: the last 5 bytes land at 10, where fgetpos was.
+    assert_fields(
+        traced.file("/positions"),
+        &[("writes", 3), ("bytes_written", 25), ("seeks", 2)],
+    );
+    assert!(
+        dump.contains("fwrite(") && dump.contains(" 5 bytes @ 10) = 5"),
+        "{dump}"
+    );
+    // The directory: opendir, each entry (the program prints how many) and the end from
+    // readdir, closedir.
+    let entries: u64 = String::from_utf8_lossy(&traced.output.stdout)
+        .trim()
+        .parse()
+        .unwrap();
+    assert_fields(traced.file(root), &[("metas", entries + 3), ("opens", 0)]);
+    // renameat names both files; utimensat the new name.
+    assert_fields(traced.file("/sent2"), &[("metas", 1)]);
+    let calls = &traced.summary["calls"];
+    for (call, count, bytes) in [
+        ("copy_file_range", 2, mib),
+        ("copy_file_range_into", 2, mib),
+        ("sendfile", 1, 64 * kib),
+        ("sendfile_into", 1, 64 * kib),
+        ("aio_write", 4, 0),
+        ("aio_write_done", 4, 64 * kib),
+        ("aio_read_done", 1, 16 * kib),
+        ("tmpfile", 1, 0),
+        ("readdir", entries + 1, 0),
+        ("renameat", 1, 0),
+        ("utimensat", 1, 0),
+        ("sync_file_range", 1, 0),
+        ("fgetpos", 1, 0),
+        ("fsetpos", 1, 0),
+    ] {
+        assert_eq!(
+            calls[call]["count"].as_u64(),
+            Some(count),
+            "{call}: {calls}"
+        );
+        assert_eq!(
+            calls[call]["bytes"].as_u64(),
+            Some(bytes),
+            "{call}: {calls}"
+        );
+    }
+    // The unnamed temporary file: one open, its 100 bytes.
+    let temporary = traced
+        .paths()
+        .into_iter()
+        .find(|path| path.ends_with(" (deleted)"))
+        .unwrap_or_else(|| panic!("{:#?}", traced.paths()));
+    assert_fields(
+        traced.file(&temporary),
+        &[("opens", 1), ("writes", 1), ("bytes_written", 100)],
+    );
+}
+
+#[test]
+fn cp_shows_the_bytes_of_both_files() {
+    // coreutils' cp copies with copy_file_range where it can (read and write elsewhere):
+    // either way the source was read and the copy written, 3,000,000 bytes each.
+    let directory = tempfile::tempdir().unwrap();
+    let source = directory.path().join("input.bin");
+    let bytes: Vec<u8> = (0..3_000_000u32).map(|index| (index % 251) as u8).collect();
+    std::fs::write(&source, &bytes).unwrap();
+    let copy = directory.path().join("copy.bin");
+    let trace = directory.path().join("trace.cairn");
+    let mut command = std::process::Command::new(cairn_binary());
+    command
+        .args(["run", "-q", "-o"])
+        .arg(&trace)
+        .args(["--", "cp"])
+        .arg(&source)
+        .arg(&copy);
+    let traced = run_and_summarise(&mut command, trace);
+    assert_eq!(traced.exit_code(), Some(0));
+    assert_eq!(std::fs::read(&copy).unwrap(), bytes);
+    assert_fields(traced.file("/input.bin"), &[("bytes_read", 3_000_000)]);
+    assert_fields(traced.file("/copy.bin"), &[("bytes_written", 3_000_000)]);
+    let calls = &traced.summary["calls"];
+    assert_eq!(
+        calls["copy_file_range"]["bytes"], calls["copy_file_range_into"]["bytes"],
+        "{calls}"
+    );
+}

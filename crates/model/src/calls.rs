@@ -7,13 +7,17 @@
 //! ```text
 //! name  Layer  Class  generated (arg: Type, ...) -> Ret => adapter(arg, ...);
 //! name  Layer  Class  custom;
+//! name  Layer  Class  share;
 //! ```
 //!
 //! `generated` rows get their hook written by the macro: time the real call and let the
 //! named adapter (a function in the preload crate) fill in file, offset and sizes from the
 //! arguments and the return value. `custom` rows are C-variadic or need handling that does
 //! not fit one adapter call (`open`, `fcntl`, `fprintf`, `_exit`); their hooks are written
-//! by hand in the preload crate, but they are still declared only here.
+//! by hand in the preload crate, but they are still declared only here. `share` rows are
+//! never hooked: another row's hook writes them, for the part of its call that belongs to
+//! a second file or a later moment (`copy_file_range_into`, the destination's share of a
+//! `copy_file_range`; `aio_write_done`, the bytes `aio_return` collected).
 //!
 //! The types in the signatures are only tokens to this crate; the preload crate resolves
 //! them against `libc`.
@@ -99,6 +103,49 @@ macro_rules! for_each_call {
             pwritev64v2 Posix Write generated (fd: c_int, iov: *const iovec, iovcnt: c_int, offset: off64_t, flags: c_int) -> ssize_t
                 => fd_vector(fd, iov, iovcnt, offset);
 
+            // ---- POSIX: bytes between two descriptors --------------------------------------
+            // The call's own event is the source's share (a read, with the call's time); its
+            // hook writes the `_into` row's event right after, the destination's share (a
+            // write of the same bytes, no time of its own). Offsets are the ones each side
+            // used: the pointed-to value before the call, or the descriptor's position.
+            copy_file_range Posix Read custom;
+            copy_file_range_into Posix Write share;
+            sendfile   Posix Read  custom;
+            sendfile_into Posix Write share;
+            sendfile64 Posix Read  custom;
+            sendfile64_into Posix Write share;
+            splice     Posix Read  custom;
+            splice_into Posix Write share;
+            tee        Posix Read  custom;
+            tee_into   Posix Write share;
+            vmsplice   Posix Write generated (fd: c_int, iov: *const iovec, segments: size_t, flags: c_uint) -> ssize_t
+                => fd_vector(fd, iov, segments as c_int, -1);
+
+            // ---- POSIX asynchronous I/O -----------------------------------------------------
+            // A submission moves nothing yet (a metadata call on the request's file, its size
+            // the request); `aio_return` collects the bytes, written as the `_done` row of the
+            // submission's direction with the submission-to-completion latency in `aux`.
+            aio_read   Posix Meta  generated (request: *mut c_void) -> c_int => aio_submit(request, 0);
+            aio_read64 Posix Meta  generated (request: *mut c_void) -> c_int => aio_submit(request, 0);
+            aio_write  Posix Meta  generated (request: *mut c_void) -> c_int => aio_submit(request, 1);
+            aio_write64 Posix Meta generated (request: *mut c_void) -> c_int => aio_submit(request, 1);
+            lio_listio Posix Meta  generated (mode: c_int, list: *const *mut c_void, count: c_int, signal: *mut c_void) -> c_int
+                => aio_submit_list(list, count);
+            lio_listio64 Posix Meta generated (mode: c_int, list: *const *mut c_void, count: c_int, signal: *mut c_void) -> c_int
+                => aio_submit_list(list, count);
+            aio_return Posix Meta  custom;
+            aio_return64 Posix Meta custom;
+            aio_read_done Posix Read share;
+            aio_write_done Posix Write share;
+            aio_error  Posix Completion generated (request: *const c_void) -> c_int => aio_status(request);
+            aio_error64 Posix Completion generated (request: *const c_void) -> c_int => aio_status(request);
+            aio_suspend Posix Completion generated (list: *const *const c_void, count: c_int, timeout: *const c_void) -> c_int
+                => aio_wait(count);
+            aio_suspend64 Posix Completion generated (list: *const *const c_void, count: c_int, timeout: *const c_void) -> c_int
+                => aio_wait(count);
+            aio_cancel Posix Meta  generated (fd: c_int, request: *mut c_void) -> c_int => fd_status(fd, 0);
+            aio_cancel64 Posix Meta generated (fd: c_int, request: *mut c_void) -> c_int => fd_status(fd, 0);
+
             // ---- POSIX: position, sync, size, descriptors, mappings -----------------------
             lseek      Posix Seek  generated (fd: c_int, offset: off_t, whence: c_int) -> off_t
                 => fd_seek(fd, offset, whence);
@@ -106,6 +153,10 @@ macro_rules! for_each_call {
                 => fd_seek(fd, offset, whence);
             fsync      Posix Sync  generated (fd: c_int) -> c_int => fd_status(fd, 0);
             fdatasync  Posix Sync  generated (fd: c_int) -> c_int => fd_status(fd, 0);
+            sync_file_range Posix Sync generated (fd: c_int, offset: off64_t, length: off64_t, flags: c_uint) -> c_int
+                => fd_status(fd, length);
+            readahead  Posix Meta  generated (fd: c_int, offset: off64_t, count: size_t) -> ssize_t
+                => fd_advice(fd, offset, count);
             ftruncate  Posix Meta  generated (fd: c_int, length: off_t) -> c_int => fd_status(fd, length);
             ftruncate64 Posix Meta generated (fd: c_int, length: off64_t) -> c_int => fd_status(fd, length);
             dup        Posix Dup   generated (oldfd: c_int) -> c_int => fd_dup(oldfd);
@@ -181,6 +232,21 @@ macro_rules! for_each_call {
                 => path_status(dirfd, path, flags);
             rename     Posix Meta  generated (oldpath: *const c_char, newpath: *const c_char) -> c_int
                 => path_rename(oldpath, newpath);
+            renameat   Posix Meta  generated (olddirfd: c_int, oldpath: *const c_char, newdirfd: c_int, newpath: *const c_char) -> c_int
+                => path_rename_at(olddirfd, oldpath, newdirfd, newpath);
+            renameat2  Posix Meta  generated (olddirfd: c_int, oldpath: *const c_char, newdirfd: c_int, newpath: *const c_char, flags: c_uint) -> c_int
+                => path_rename_at(olddirfd, oldpath, newdirfd, newpath);
+            utimensat  Posix Meta  generated (dirfd: c_int, path: *const c_char, times: *const c_void, flags: c_int) -> c_int
+                => path_or_fd_status(dirfd, path, flags);
+            futimens   Posix Meta  generated (fd: c_int, times: *const c_void) -> c_int => fd_status(fd, 0);
+            fchmodat   Posix Meta  generated (dirfd: c_int, path: *const c_char, mode: mode_t, flags: c_int) -> c_int
+                => path_status(dirfd, path, mode);
+            // Directories: listed through a stream whose descriptor names the directory.
+            opendir    Posix Meta  generated (path: *const c_char) -> *mut c_void => dir_open(path);
+            fdopendir  Posix Meta  generated (fd: c_int) -> *mut c_void => dir_from_fd(fd);
+            readdir    Posix Meta  generated (dir: *mut c_void) -> *mut c_void => dir_read(dir);
+            readdir64  Posix Meta  generated (dir: *mut c_void) -> *mut c_void => dir_read(dir);
+            closedir   Posix Meta  custom;
             mkdir      Posix Meta  generated (path: *const c_char, mode: mode_t) -> c_int
                 => path_status(AT_FDCWD, path, mode);
             rmdir      Posix Meta  generated (path: *const c_char) -> c_int => path_status(AT_FDCWD, path, 0);
@@ -196,6 +262,9 @@ macro_rules! for_each_call {
                 => stream_open(path, mode);
             freopen64  Stdio Open  generated (path: *const c_char, mode: *const c_char, stream: *mut FILE) -> *mut FILE
                 => stream_open(path, mode);
+            // An unnamed temporary file: named as its descriptor shows it.
+            tmpfile    Stdio Open  generated () -> *mut FILE => stream_temporary();
+            tmpfile64  Stdio Open  generated () -> *mut FILE => stream_temporary();
             fclose     Stdio Close custom;
             fread      Stdio Read  generated (ptr: *mut c_void, size: size_t, nmemb: size_t, stream: *mut FILE) -> size_t
                 => stream_items(stream, size, nmemb);
@@ -240,6 +309,14 @@ macro_rules! for_each_call {
             ftell      Stdio Seek  generated (stream: *mut FILE) -> c_long => stream_tell(stream);
             ftello     Stdio Seek  generated (stream: *mut FILE) -> off_t => stream_tell(stream);
             ftello64   Stdio Seek  generated (stream: *mut FILE) -> off64_t => stream_tell(stream);
+            fgetpos    Stdio Seek  generated (stream: *mut FILE, position: *mut c_void) -> c_int
+                => stream_get_position(stream);
+            fgetpos64  Stdio Seek  generated (stream: *mut FILE, position: *mut c_void) -> c_int
+                => stream_get_position(stream);
+            fsetpos    Stdio Seek  generated (stream: *mut FILE, position: *const c_void) -> c_int
+                => stream_set_position(stream);
+            fsetpos64  Stdio Seek  generated (stream: *mut FILE, position: *const c_void) -> c_int
+                => stream_set_position(stream);
             rewind     Stdio Seek  generated (stream: *mut FILE) -> () => stream_rewind(stream);
             fflush     Stdio Flush generated (stream: *mut FILE) -> c_int => stream_flush(stream);
 
@@ -876,6 +953,15 @@ impl CallClass {
     }
 }
 
+macro_rules! row_is_share {
+    (share) => {
+        true
+    };
+    ($kind:ident) => {
+        false
+    };
+}
+
 macro_rules! define_call_enum {
     ($( $name:ident $layer:ident $class:ident $kind:ident
         $( ( $($arg:ident : $ty:ty),* ) -> $ret:ty => $adapter:ident ( $($adapter_arg:expr),* ) )? ; )*) => {
@@ -905,6 +991,13 @@ macro_rules! define_call_enum {
             #[inline(always)]
             pub const fn class(self) -> CallClass {
                 match self { $( Call::$name => CallClass::$class, )* }
+            }
+
+            /// A `share` row: part of another call's work (the destination of a
+            /// `copy_file_range`, the bytes `aio_return` collected), never a call of its own.
+            #[inline(always)]
+            pub const fn is_share(self) -> bool {
+                match self { $( Call::$name => row_is_share!($kind), )* }
             }
         }
     };
@@ -985,6 +1078,13 @@ impl Call {
             (Some(stem), None) => format!("mpi_{stem}_").into(),
             (None, None) => name.into(),
         }
+    }
+
+    /// An AIO completion (`aio_read_done`, `aio_write_done`): its `aux` holds the latency
+    /// from submission to collection in nanoseconds (in the segment, the submission's
+    /// clock reading), which analyses count as its I/O time, as Darshan does.
+    pub const fn latency_in_aux(self) -> bool {
+        matches!(self, Call::aio_read_done | Call::aio_write_done)
     }
 
     pub fn from_id(id: u16) -> Option<Call> {

@@ -116,9 +116,11 @@ pub fn lock_tables() {
     PATHS.lock();
     MAPPINGS.lock();
     MPI_FILES.lock();
+    SUBMISSIONS.lock();
 }
 
 pub fn unlock_tables() {
+    SUBMISSIONS.unlock();
     MPI_FILES.unlock();
     MAPPINGS.unlock();
     PATHS.unlock();
@@ -381,5 +383,39 @@ pub fn mpi_file(handle: usize) -> u32 {
             .iter()
             .find(|(known, _)| *known == handle)
             .map_or(0, |(_, file)| *file)
+    })
+}
+
+/// An AIO request submitted and not yet collected: its control block's address, the
+/// submission's clock reading and direction (0 read, 1 write).
+#[derive(Clone, Copy)]
+pub struct Submission {
+    pub request: usize,
+    pub start: u64,
+    pub direction: u8,
+}
+
+/// More requests than this in flight at once lose their latency (their bytes are still
+/// counted, from the control block, when collected).
+const MAX_SUBMISSIONS: usize = 4096;
+static SUBMISSIONS: SpinLock<Vec<Submission>> = SpinLock::new(Vec::new());
+
+/// Remembers a submission; a control block submitted again replaces its earlier one.
+pub fn remember_submission(submission: Submission) {
+    SUBMISSIONS.with(|submissions| {
+        submissions.retain(|known| known.request != submission.request);
+        if submissions.len() < MAX_SUBMISSIONS {
+            submissions.push(submission);
+        }
+    });
+}
+
+/// Removes and returns the submission of the control block at `request`.
+pub fn take_submission(request: usize) -> Option<Submission> {
+    SUBMISSIONS.with(|submissions| {
+        let index = submissions
+            .iter()
+            .position(|known| known.request == request)?;
+        Some(submissions.swap_remove(index))
     })
 }

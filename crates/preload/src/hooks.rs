@@ -44,13 +44,13 @@ impl<T> FailureValue for *mut T {
     }
 }
 
-fn missing<R: FailureValue>() -> R {
+pub(crate) fn missing<R: FailureValue>() -> R {
     errno_set(libc::ENOSYS);
     R::failure()
 }
 
 #[inline(always)]
-fn errno_get() -> c_int {
+pub(crate) fn errno_get() -> c_int {
     // SAFETY: __errno_location is this thread's errno.
     unsafe { *libc::__errno_location() }
 }
@@ -103,31 +103,28 @@ const fn fold_kind(call: Call) -> u8 {
 
 /// Fills and writes one event. Never unwinds into C: a panic disables tracing.
 #[inline(always)]
-fn record(
+pub(crate) fn record(
     scope: &Scope,
     call: Call,
-    start: u64,
-    end: u64,
-    errno: c_int,
-    context: u32,
+    times: Times,
     fill: impl FnOnce(&mut RawEvent, &mut ThreadState) -> bool,
 ) {
     let state = scope.state();
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let mut event = RawEvent {
-            start,
-            duration: end.saturating_sub(start),
+            start: times.start,
+            duration: times.end.saturating_sub(times.start),
             offset: -1,
-            context,
+            context: times.context,
             flags: event_context_flags(state),
             ..RawEvent::default()
         };
         if fill(&mut event, state) {
             // A call that returns its error (`posix_fallocate`) has it set by its adapter.
             if event.flags & FAILED != 0 && event.errno == 0 {
-                event.errno = errno;
+                event.errno = times.errno;
             }
-            if event.flags & RUNTIME == 0 {
+            if event.flags & RUNTIME == 0 && !call.is_share() {
                 crate::finalize::count_program_call();
             }
             state.write_event(call as u32, &event, fold_kind(call));
@@ -148,6 +145,30 @@ fn traced<R: Copy>(
     invoke: impl FnOnce() -> R,
     fill: impl FnOnce(&mut RawEvent, &mut ThreadState, R) -> bool,
 ) -> R {
+    traced_with(scope, call, invoke, |scope, times, ret| {
+        record(scope, call, times, |event, state| fill(event, state, ret))
+    })
+}
+
+/// When and how a traced call ended, for [`record`]: start and end clock readings, its
+/// `errno` and its context.
+#[derive(Clone, Copy)]
+pub(crate) struct Times {
+    pub start: u64,
+    pub end: u64,
+    pub errno: c_int,
+    pub context: u32,
+}
+
+/// [`traced`] for hooks that write their own events (`write` gets the call's times and
+/// result and records as many events as the call stands for).
+#[inline(always)]
+pub(crate) fn traced_with<R: Copy>(
+    scope: &Scope,
+    call: Call,
+    invoke: impl FnOnce() -> R,
+    write: impl FnOnce(&Scope, Times, R),
+) -> R {
     let start = clock::now();
     let mpiio = call.layer() == cairn_model::Layer::MpiIo;
     if mpiio {
@@ -162,9 +183,13 @@ fn traced<R: Copy>(
     }
     let end = clock::now();
     let context = context::capture(scope.state(), 0);
-    record(scope, call, start, end, errno, context, |event, state| {
-        fill(event, state, ret)
-    });
+    let times = Times {
+        start,
+        end,
+        errno,
+        context,
+    };
+    write(scope, times, ret);
     errno_set(errno);
     ret
 }
@@ -532,15 +557,15 @@ pub unsafe extern "C" fn cairn_stdio_end(
     scope.resume();
     if let Some(call) = shim_call(code) {
         let is_write = call.class() == cairn_model::CallClass::Write;
-        record(
-            &scope,
-            call,
-            pending.start,
+        let times = Times {
+            start: pending.start,
             end,
             errno,
-            pending.context as u32,
-            |event, state| adapters::stream_formatted(event, state, stream, result, is_write),
-        );
+            context: pending.context as u32,
+        };
+        record(&scope, call, times, |event, state| {
+            adapters::stream_formatted(event, state, stream, result, is_write)
+        });
     }
     drop(scope);
     errno_set(errno);

@@ -31,6 +31,7 @@ mod finalize;
 mod hooks;
 mod lifecycle;
 mod mpi_abi;
+mod pairs;
 mod real;
 mod recorder;
 mod spin;

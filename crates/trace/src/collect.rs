@@ -958,6 +958,13 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
             // The tracer keeps a seek's positions relative to the position reached.
             let (request, result) =
                 positional::absolute(flags, raw.offset, raw.request, raw.result);
+            // An AIO completion holds its submission's clock reading: the latency from
+            // submission to completion is kept instead (0 when the submission is unknown).
+            let aux = if call.latency_in_aux() && raw.aux != 0 {
+                end.saturating_sub(segment.clock.nanoseconds(raw.aux))
+            } else {
+                raw.aux
+            };
             let mut event = Event {
                 call: 0,
                 start: relative(start),
@@ -969,7 +976,7 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                 result,
                 errno: raw.errno,
                 context: 0,
-                aux: raw.aux,
+                aux,
                 flags,
             };
             tracker.apply(call, &mut event);
@@ -1016,7 +1023,7 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                     table.len() as u32 - 1
                 })
             };
-            if call == Call::rename {
+            if matches!(call, Call::rename | Call::renameat | Call::renameat2) {
                 // aux holds the per-process file id of the new name: made the stream's.
                 event.aux = files_here
                     .get(&(raw.aux as u32))

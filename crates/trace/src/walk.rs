@@ -12,7 +12,7 @@
 use cairn_compress::fold::Leaf;
 use cairn_compress::stats::Stats;
 use cairn_compress::stream::{Body, EventKey, Item, RankSet, Relative};
-use cairn_model::{CallClass, Layer};
+use cairn_model::{Call, CallClass, Layer};
 
 use crate::{CallInfo, Process, Stream, Trace};
 
@@ -31,7 +31,8 @@ pub struct Occurrence<'a> {
     /// How many events this visit stands for.
     pub count: u64,
     /// Their total duration in ns: exact when the leaf stands for exactly these events,
-    /// otherwise this visit's share of the leaf's total.
+    /// otherwise this visit's share of the leaf's total. An AIO completion's is its
+    /// latency from submission ([`Call::latency_in_aux`]).
     pub time: f64,
     /// Statistics of the leaf's durations over all its occurrences in the stream (in a
     /// stream several ranks share: over all of those ranks' occurrences).
@@ -197,7 +198,11 @@ impl<V: Visitor> StreamWalk<'_, V> {
             key,
             file,
             count: multiplier,
-            time: leaf.duration.total() * share,
+            time: if call.call.is_some_and(Call::latency_in_aux) {
+                key.aux as f64 * multiplier as f64
+            } else {
+                leaf.duration.total() * share
+            },
             duration: &leaf.duration,
             gap: &leaf.gap,
             offset_low: leaf.offset_low,

@@ -387,12 +387,14 @@ pub fn mpi_file(handle: usize) -> u32 {
 }
 
 /// An AIO request submitted and not yet collected: its control block's address, the
-/// submission's clock reading and direction (0 read, 1 write).
+/// submission's clock reading, direction (0 read, 1 write) and whether it was made inside
+/// an MPI-IO call (`event_flags::INSIDE_MPIIO`, or 0).
 #[derive(Clone, Copy)]
 pub struct Submission {
     pub request: usize,
     pub start: u64,
     pub direction: u8,
+    pub inside_mpiio: u32,
 }
 
 /// More requests than this in flight at once lose their latency (their bytes are still

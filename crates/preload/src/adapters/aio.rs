@@ -4,6 +4,7 @@
 //! from submission to completion.
 
 use cairn_format::segment::RawEvent;
+use cairn_model::event_flags::INSIDE_MPIIO;
 use libc::{c_int, c_void};
 
 use super::{descriptor, explicit_offset, fail_if};
@@ -45,6 +46,7 @@ pub fn aio_submit(
             request: request as usize,
             start: event.start,
             direction,
+            inside_mpiio: event.flags & INSIDE_MPIIO,
         });
     }
     true
@@ -90,6 +92,7 @@ pub fn aio_submit_list(
                 request: *request as usize,
                 start: event.start,
                 direction,
+                inside_mpiio: event.flags & INSIDE_MPIIO,
             });
         }
     }
@@ -128,7 +131,8 @@ pub fn aio_wait(event: &mut RawEvent, _state: &mut ThreadState, count: c_int, re
 
 /// `aio_return`: the bytes a request moved, on its file and at its offset; `aux` holds the
 /// submission's clock reading (0 when the submission was not seen), which the trace
-/// builder turns into the latency.
+/// builder turns into the latency. A request an MPI-IO call submitted (ROMIO's
+/// `MPI_File_iwrite`) is collected inside `MPI_Wait`: still that MPI-IO call's sub-call.
 pub fn aio_collected(
     event: &mut RawEvent,
     state: &mut ThreadState,
@@ -140,6 +144,7 @@ pub fn aio_collected(
         describe(event, state, block);
     }
     event.aux = submission.map_or(0, |submission| submission.start);
+    event.flags |= submission.map_or(0, |submission| submission.inside_mpiio);
     event.result = ret as i64;
     fail_if(event, ret < 0);
     true

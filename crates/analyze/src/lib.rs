@@ -5,10 +5,12 @@
 //!   statistics, Darshan's access-size histogram, sequential and consecutive accesses.
 //! - [`kernel_io`]: the kernel's own count of each process's reads and writes against the
 //!   trace's: what went through calls cairn does not see.
+//! - [`messages`]: MPI bytes sent, received (from the statuses) and posted for.
 //!
 //! Design decision: figures are computed from the trace alone (never from the preload
 //! library), so any trace file can be analysed anywhere; runtime noise is excluded by
 //! default and counted separately, so what is hidden is always said.
 
 pub mod kernel_io;
+pub mod messages;
 pub mod summary;

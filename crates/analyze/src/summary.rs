@@ -6,6 +6,7 @@
 //! failed calls count as calls with zero bytes. Times are the calls' durations in seconds.
 
 use crate::kernel_io::KernelIoSummary;
+use crate::messages::MessageSummary;
 use std::collections::{BTreeMap, BTreeSet};
 
 use cairn_model::{CallClass, Layer};
@@ -179,6 +180,9 @@ pub struct ProcessSummary {
     /// What the kernel counted for the process and how much of it the trace holds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kernel_io: Option<KernelIoSummary>,
+    /// MPI bytes sent, received and posted for (absent without point-to-point messages).
+    #[serde(skip_serializing_if = "MessageSummary::is_empty")]
+    pub mpi_messages: MessageSummary,
 }
 
 /// Calls by kind: file I/O the program made (any layer, sub-calls excluded), collective,
@@ -288,6 +292,10 @@ pub struct Summary {
     /// The processes' kernel counters together (those the tracer could read).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kernel_io: Option<KernelIoSummary>,
+    /// MPI bytes sent, received and posted for, over all processes (absent without
+    /// point-to-point messages).
+    #[serde(skip_serializing_if = "MessageSummary::is_empty")]
+    pub mpi_messages: MessageSummary,
     /// For MPI runs (null otherwise): rank 0 against the average of the other ranks.
     pub rank_table: Option<RankTable>,
     /// Per MPI-IO call: its latency, and what it became at the POSIX layer below.
@@ -456,7 +464,9 @@ fn add_call(summary: &mut CallSummary, occurrence: &Occurrence) {
     summary.layer = occurrence.layer.name().to_string();
     summary.class = occurrence.class.name().to_string();
     summary.count += occurrence.count;
-    if occurrence.class.moves_data() {
+    // An MPI completion's bytes are those of the receives it finished.
+    let completed = occurrence.layer == Layer::Mpi && occurrence.class == CallClass::Completion;
+    if occurrence.class.moves_data() || completed {
         summary.bytes += occurrence.bytes();
     }
     summary.time += occurrence.time / 1e9;
@@ -543,6 +553,7 @@ impl Visitor for Builder {
                 entry.slowest_rank = occurrence.slowest_rank;
             }
         }
+        process_summary.mpi_messages.add_occurrence(occurrence);
         let count = occurrence.count as f64;
         let kinds = &mut process_summary.calls_by_kind;
         match occurrence.class {
@@ -763,6 +774,9 @@ pub fn summarize(trace: &Trace, options: Options) -> Result<Summary> {
             other_ranks_average: average,
             other_ranks: others.len() as u64,
         });
+    }
+    for process in &summary.process_list {
+        summary.mpi_messages.add(&process.mpi_messages);
     }
     for (process, kernel) in summary
         .process_list

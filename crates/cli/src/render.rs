@@ -309,6 +309,25 @@ pub fn summary_text(summary: &Summary) -> String {
             reasons.join(", ")
         );
     }
+    let messages = &summary.mpi_messages;
+    if !messages.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nMPI messages: {} bytes sent, {} received, into receives posted for {}{}",
+            messages.sent_bytes,
+            messages.received_bytes,
+            messages.posted_receive_bytes,
+            if messages.estimated_received_bytes > 0 {
+                format!(
+                    " ({} of the received bytes are the posted sizes of receives made \
+                     through Open MPI's Fortran bindings: estimated)",
+                    messages.estimated_received_bytes
+                )
+            } else {
+                String::new()
+            }
+        );
+    }
     if let Some(kernel) = &summary.kernel_io {
         let _ = writeln!(
             out,

@@ -323,12 +323,13 @@ macro_rules! for_each_call {
             // ---- MPI communication (Open MPI ABI: handles are pointers) ------------------
             MPI_Send   Mpi PointToPoint generated (buf: *const c_void, count: c_int, datatype: MpiHandle, dest: c_int, tag: c_int, comm: MpiHandle) -> c_int
                 => mpi_message(count, datatype, dest, tag, comm);
-            MPI_Recv   Mpi PointToPoint generated (buf: *mut c_void, count: c_int, datatype: MpiHandle, source: c_int, tag: c_int, comm: MpiHandle, status: MpiHandle) -> c_int
-                => mpi_receive(count, datatype, source, tag, comm, std::ptr::null(), status);
+            // The bytes a receive got come from its status (the hook's own when the program
+            // ignores it); a posted receive counts them when a completion finishes it.
+            MPI_Recv   Mpi PointToPoint custom;
             MPI_Isend  Mpi PointToPoint generated (buf: *const c_void, count: c_int, datatype: MpiHandle, dest: c_int, tag: c_int, comm: MpiHandle, request: *mut MpiHandle) -> c_int
                 => mpi_message(count, datatype, dest, tag, comm);
             MPI_Irecv  Mpi PointToPoint generated (buf: *mut c_void, count: c_int, datatype: MpiHandle, source: c_int, tag: c_int, comm: MpiHandle, request: *mut MpiHandle) -> c_int
-                => mpi_message(count, datatype, source, tag, comm);
+                => mpi_post_receive(count, datatype, source, tag, comm, request);
             MPI_Ssend  Mpi PointToPoint generated (buf: *const c_void, count: c_int, datatype: MpiHandle, dest: c_int, tag: c_int, comm: MpiHandle) -> c_int
                 => mpi_message(count, datatype, dest, tag, comm);
             MPI_Rsend  Mpi PointToPoint generated (buf: *const c_void, count: c_int, datatype: MpiHandle, dest: c_int, tag: c_int, comm: MpiHandle) -> c_int
@@ -337,20 +338,17 @@ macro_rules! for_each_call {
                 => mpi_message(count, datatype, dest, tag, comm);
             MPI_Issend Mpi PointToPoint generated (buf: *const c_void, count: c_int, datatype: MpiHandle, dest: c_int, tag: c_int, comm: MpiHandle, request: *mut MpiHandle) -> c_int
                 => mpi_message(count, datatype, dest, tag, comm);
-            MPI_Sendrecv Mpi PointToPoint generated (sendbuf: *const c_void, sendcount: c_int, sendtype: MpiHandle, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: MpiHandle, source: c_int, recvtag: c_int, comm: MpiHandle, status: MpiHandle) -> c_int
-                => mpi_message(sendcount, sendtype, dest, sendtag, comm);
+            // The send is the call's event; its `_received` share, right after, the receive.
+            MPI_Sendrecv Mpi PointToPoint custom;
+            MPI_Sendrecv_received Mpi PointToPoint share;
             MPI_Probe  Mpi PointToPoint generated (source: c_int, tag: c_int, comm: MpiHandle, status: MpiHandle) -> c_int
                 => mpi_receive(0, std::ptr::null_mut(), source, tag, comm, std::ptr::null(), status);
             MPI_Iprobe Mpi PointToPoint generated (source: c_int, tag: c_int, comm: MpiHandle, flag: *mut c_int, status: MpiHandle) -> c_int
                 => mpi_receive(0, std::ptr::null_mut(), source, tag, comm, flag, status);
-            MPI_Test   Mpi Completion generated (request: *mut MpiHandle, flag: *mut c_int, status: MpiHandle) -> c_int
-                => mpi_completion(1);
-            MPI_Testall Mpi Completion generated (count: c_int, requests: *mut MpiHandle, flag: *mut c_int, statuses: MpiHandle) -> c_int
-                => mpi_completion(count);
-            MPI_Waitany Mpi Completion generated (count: c_int, requests: *mut MpiHandle, index: *mut c_int, status: MpiHandle) -> c_int
-                => mpi_completion(count);
-            MPI_Waitsome Mpi Completion generated (incount: c_int, requests: *mut MpiHandle, outcount: *mut c_int, indices: *mut c_int, statuses: MpiHandle) -> c_int
-                => mpi_completion(incount);
+            MPI_Test Mpi Completion custom;
+            MPI_Testall Mpi Completion custom;
+            MPI_Waitany Mpi Completion custom;
+            MPI_Waitsome Mpi Completion custom;
             MPI_Gather Mpi Collective generated (sendbuf: *const c_void, sendcount: c_int, sendtype: MpiHandle, recvbuf: *mut c_void, recvcount: c_int, recvtype: MpiHandle, root: c_int, comm: MpiHandle) -> c_int
                 => mpi_collective(sendcount, sendtype, root, comm);
             MPI_Scatter Mpi Collective generated (sendbuf: *const c_void, sendcount: c_int, sendtype: MpiHandle, recvbuf: *mut c_void, recvcount: c_int, recvtype: MpiHandle, root: c_int, comm: MpiHandle) -> c_int
@@ -371,16 +369,12 @@ macro_rules! for_each_call {
                 => mpi_collective(count, datatype, root, comm);
             MPI_Iallreduce Mpi Collective generated (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MpiHandle, op: MpiHandle, comm: MpiHandle, request: *mut MpiHandle) -> c_int
                 => mpi_collective(count, datatype, -1, comm);
-            MPI_Sendrecv_replace Mpi PointToPoint generated (buf: *mut c_void, count: c_int, datatype: MpiHandle, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: MpiHandle, status: MpiHandle) -> c_int
-                => mpi_message(count, datatype, dest, sendtag, comm);
-            MPI_Testany Mpi Completion generated (count: c_int, requests: *mut MpiHandle, index: *mut c_int, flag: *mut c_int, status: MpiHandle) -> c_int
-                => mpi_completion(count);
-            MPI_Testsome Mpi Completion generated (incount: c_int, requests: *mut MpiHandle, outcount: *mut c_int, indices: *mut c_int, statuses: MpiHandle) -> c_int
-                => mpi_completion(incount);
-            MPI_Wait   Mpi Completion generated (request: *mut MpiHandle, status: MpiHandle) -> c_int
-                => mpi_completion(1);
-            MPI_Waitall Mpi Completion generated (count: c_int, requests: *mut MpiHandle, statuses: MpiHandle) -> c_int
-                => mpi_completion(count);
+            MPI_Sendrecv_replace Mpi PointToPoint custom;
+            MPI_Sendrecv_replace_received Mpi PointToPoint share;
+            MPI_Testany Mpi Completion custom;
+            MPI_Testsome Mpi Completion custom;
+            MPI_Wait Mpi Completion custom;
+            MPI_Waitall Mpi Completion custom;
             MPI_Barrier Mpi Collective generated (comm: MpiHandle) -> c_int
                 => mpi_collective(0, std::ptr::null_mut(), -1, comm);
             MPI_Bcast  Mpi Collective generated (buffer: *mut c_void, count: c_int, datatype: MpiHandle, root: c_int, comm: MpiHandle) -> c_int
@@ -399,9 +393,9 @@ macro_rules! for_each_call {
             MPI_Improbe Mpi PointToPoint generated (source: c_int, tag: c_int, comm: MpiHandle, flag: *mut c_int, message: *mut MpiHandle, status: MpiHandle) -> c_int
                 => mpi_receive(0, std::ptr::null_mut(), source, tag, comm, flag, status);
             MPI_Mrecv  Mpi PointToPoint generated (buf: *mut c_void, count: c_int, datatype: MpiHandle, message: *mut MpiHandle, status: MpiHandle) -> c_int
-                => mpi_matched_receive(count, datatype);
+                => mpi_matched_receive(count, datatype, status);
             MPI_Imrecv Mpi PointToPoint generated (buf: *mut c_void, count: c_int, datatype: MpiHandle, message: *mut MpiHandle, request: *mut MpiHandle) -> c_int
-                => mpi_matched_receive(count, datatype);
+                => mpi_matched_post(count, datatype, request);
             MPI_Gatherv Mpi Collective generated (sendbuf: *const c_void, sendcount: c_int, sendtype: MpiHandle, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MpiHandle, root: c_int, comm: MpiHandle) -> c_int
                 => mpi_collective(sendcount, sendtype, root, comm);
             MPI_Scatterv Mpi Collective generated (sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MpiHandle, recvbuf: *mut c_void, recvcount: c_int, recvtype: MpiHandle, root: c_int, comm: MpiHandle) -> c_int
@@ -785,10 +779,8 @@ macro_rules! for_each_call {
             mpi_finalize_f08_ Process Lifecycle custom;
             // `use mpi_f08` calls that MPICH's module sends straight to PMPI (those with a
             // buffer reach the C entry points); the same arguments, by reference.
-            mpi_wait_f08_ Mpi Completion generated (request: *mut c_int, status: *mut c_int, ierror: *mut c_int) -> ()
-                => fortran_completion(std::ptr::null(), ierror);
-            mpi_waitall_f08_ Mpi Completion generated (count: *const c_int, requests: *mut c_int, statuses: *mut c_int, ierror: *mut c_int) -> ()
-                => fortran_completion(count, ierror);
+            mpi_wait_f08_ Mpi Completion custom;
+            mpi_waitall_f08_ Mpi Completion custom;
             mpi_barrier_f08_ Mpi Collective generated (comm: *const c_int, ierror: *mut c_int) -> ()
                 => fortran_collective(std::ptr::null(), std::ptr::null(), comm, ierror);
             mpi_file_open_f08_ MpiIo Open generated (comm: *const c_int, filename: *const c_char, amode: *const c_int, info: *const c_int, file: *mut c_int, ierror: *mut c_int, filename_length: size_t) -> ()
@@ -798,14 +790,10 @@ macro_rules! for_each_call {
                 => fortran_message(std::ptr::null(), std::ptr::null(), source, tag, comm, ierror);
             mpi_iprobe_f08_ Mpi PointToPoint generated (source: *const c_int, tag: *const c_int, comm: *const c_int, flag: *mut c_int, status: *mut c_int, ierror: *mut c_int) -> ()
                 => fortran_message(std::ptr::null(), std::ptr::null(), source, tag, comm, ierror);
-            mpi_test_f08_ Mpi Completion generated (request: *mut c_int, flag: *mut c_int, status: *mut c_int, ierror: *mut c_int) -> ()
-                => fortran_completion(std::ptr::null(), ierror);
-            mpi_testall_f08_ Mpi Completion generated (count: *const c_int, requests: *mut c_int, flag: *mut c_int, statuses: *mut c_int, ierror: *mut c_int) -> ()
-                => fortran_completion(count, ierror);
-            mpi_waitany_f08_ Mpi Completion generated (count: *const c_int, requests: *mut c_int, index: *mut c_int, status: *mut c_int, ierror: *mut c_int) -> ()
-                => fortran_completion(count, ierror);
-            mpi_waitsome_f08_ Mpi Completion generated (incount: *const c_int, requests: *mut c_int, outcount: *mut c_int, indices: *mut c_int, statuses: *mut c_int, ierror: *mut c_int) -> ()
-                => fortran_completion(incount, ierror);
+            mpi_test_f08_ Mpi Completion custom;
+            mpi_testall_f08_ Mpi Completion custom;
+            mpi_waitany_f08_ Mpi Completion custom;
+            mpi_waitsome_f08_ Mpi Completion custom;
             mpi_ibarrier_f08_ Mpi Collective generated (comm: *const c_int, request: *mut c_int, ierror: *mut c_int) -> ()
                 => fortran_collective(std::ptr::null(), std::ptr::null(), comm, ierror);
             mpi_file_seek_f08_ MpiIo Seek generated (file: *const c_int, offset: *const MpiOffset, whence: *const c_int, ierror: *mut c_int) -> ()
@@ -866,6 +854,25 @@ impl Layer {
     pub fn from_name(name: &str) -> Option<Layer> {
         Layer::ALL.into_iter().find(|layer| layer.name() == name)
     }
+}
+
+/// What an MPI point-to-point event's request and result mean ([`Call::message_bytes`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MessageBytes {
+    /// A send: the bytes sent.
+    Sent,
+    /// A blocking receive: the capacity posted (request) and the bytes its status says
+    /// arrived (result). Calls made through Open MPI's Fortran bindings keep the capacity
+    /// as the result (their status is not read): an estimate, flagged `FORTRAN`.
+    Received,
+    /// A non-blocking receive's posting: the capacity (request); nothing arrived yet
+    /// (result 0; the capacity again from Open MPI's Fortran bindings, an estimate).
+    Posted,
+    /// A completion (`MPI_Wait*`, `MPI_Test*`): the bytes of the posted receives it
+    /// finished (result).
+    Completed,
+    /// A probe: no bytes.
+    Probed,
 }
 
 /// What a call does, independent of its layer; analyses count by class.
@@ -1085,6 +1092,29 @@ impl Call {
     /// clock reading), which analyses count as its I/O time, as Darshan does.
     pub const fn latency_in_aux(self) -> bool {
         matches!(self, Call::aio_read_done | Call::aio_write_done)
+    }
+
+    /// What the bytes of an MPI message event are (see [`MessageBytes`]); `None` for calls
+    /// that are not point-to-point messages or their completions.
+    pub fn message_bytes(self) -> Option<MessageBytes> {
+        match (self.layer(), self.class()) {
+            (Layer::Mpi, CallClass::Completion) => Some(MessageBytes::Completed),
+            (Layer::Mpi, CallClass::PointToPoint) => {
+                let name = Call::reported_name(self.name());
+                Some(match &*name {
+                    "MPI_Recv"
+                    | "MPI_Mrecv"
+                    | "MPI_Sendrecv_received"
+                    | "MPI_Sendrecv_replace_received" => MessageBytes::Received,
+                    "MPI_Irecv" | "MPI_Imrecv" => MessageBytes::Posted,
+                    "MPI_Probe" | "MPI_Iprobe" | "MPI_Mprobe" | "MPI_Improbe" => {
+                        MessageBytes::Probed
+                    }
+                    _ => MessageBytes::Sent,
+                })
+            }
+            _ => None,
+        }
     }
 
     pub fn from_id(id: u16) -> Option<Call> {

@@ -117,9 +117,11 @@ pub fn lock_tables() {
     MAPPINGS.lock();
     MPI_FILES.lock();
     SUBMISSIONS.lock();
+    RECEIVES.lock();
 }
 
 pub fn unlock_tables() {
+    RECEIVES.unlock();
     SUBMISSIONS.unlock();
     MPI_FILES.unlock();
     MAPPINGS.unlock();
@@ -419,5 +421,44 @@ pub fn take_submission(request: usize) -> Option<Submission> {
             .iter()
             .position(|known| known.request == request)?;
         Some(submissions.swap_remove(index))
+    })
+}
+
+/// Receives posted by `MPI_Irecv`/`MPI_Imrecv` and not completed yet, by request handle, so
+/// that their completion counts the bytes that arrived. Beyond the bound, a receive's
+/// completion counts nothing (its capacity stays in the posting event).
+const MAX_RECEIVES: usize = 1 << 16;
+static RECEIVES: SpinLock<Vec<u64>> = SpinLock::new(Vec::new());
+static RECEIVE_COUNT: AtomicU32 = AtomicU32::new(0);
+
+pub fn remember_receive(request: u64) {
+    RECEIVES.with(|receives| {
+        if receives.len() < MAX_RECEIVES {
+            receives.push(request);
+            RECEIVE_COUNT.store(receives.len() as u32, Ordering::Relaxed);
+        }
+    });
+}
+
+/// Whether any posted receive is waiting (a completion without any needs no look-up).
+#[inline(always)]
+pub fn receives_pending() -> bool {
+    RECEIVE_COUNT.load(Ordering::Relaxed) != 0
+}
+
+/// Whether `request` is a posted receive (it stays remembered).
+pub fn is_receive(request: u64) -> bool {
+    RECEIVES.with(|receives| receives.contains(&request))
+}
+
+/// Forgets a completed receive; true if it was one.
+pub fn take_receive(request: u64) -> bool {
+    RECEIVES.with(|receives| {
+        let Some(index) = receives.iter().rposition(|known| *known == request) else {
+            return false;
+        };
+        receives.swap_remove(index);
+        RECEIVE_COUNT.store(receives.len() as u32, Ordering::Relaxed);
+        true
     })
 }

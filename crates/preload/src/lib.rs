@@ -33,6 +33,7 @@ mod lifecycle;
 mod mpi_abi;
 mod pairs;
 mod real;
+mod receives;
 mod recorder;
 mod spin;
 mod sys;

@@ -111,6 +111,51 @@ pub unsafe fn status_source_and_tag(status: *const c_void) -> Option<(c_int, c_i
     unsafe { Some((*fields.add(first), *fields.add(first + 1))) }
 }
 
+/// Bytes an `MPI_Status` says a receive got (both families keep bytes, whatever the
+/// datatype), `None` when its layout is unknown.
+///
+/// # Safety
+/// `status` must point to a status the library filled.
+pub unsafe fn status_bytes(status: *const c_void) -> Option<u64> {
+    match family()? {
+        // source, tag, error, cancelled, then `size_t _ucount`.
+        // SAFETY: an Open MPI status is 24 bytes, 8-aligned.
+        Family::OpenMpi => unsafe { Some(*status.cast::<u8>().add(16).cast::<u64>()) },
+        Family::Mpich => {
+            let fields = status.cast::<c_int>();
+            // SAFETY: `count_lo`, then `count_hi_and_cancelled` (the cancelled bit lowest).
+            let (low, high) =
+                unsafe { (*fields as u32 as u64, (*fields.add(1) as u32 >> 1) as u64) };
+            Some(low | high << 32)
+        }
+    }
+}
+
+/// Bytes of one `MPI_Status` of the loaded library, `None` when unknown.
+pub fn status_size() -> Option<usize> {
+    match family()? {
+        Family::OpenMpi => Some(24),
+        Family::Mpich => Some(20),
+    }
+}
+
+/// Whether a status argument is a sentinel (`MPI_STATUS_IGNORE`, `MPI_STATUSES_IGNORE`:
+/// null in Open MPI, 1 in MPICH) rather than the program's status: never read through it.
+pub fn status_ignored(status: *const c_void) -> bool {
+    (status as usize) < 4096
+}
+
+/// Whether a status argument of MPICH's `use mpi_f08` glue is its `MPI_STATUS_IGNORE` or
+/// `MPI_STATUSES_IGNORE` (objects of their own, which the glue turns into C's sentinels).
+pub fn f08_status_ignored(status: *const c_void) -> bool {
+    static IGNORE: AtomicUsize = AtomicUsize::new(0);
+    static IGNORES: AtomicUsize = AtomicUsize::new(0);
+    let address = status as usize;
+    address != 0
+        && (address == cached_symbol(&IGNORE, c"MPIR_F08_MPI_STATUS_IGNORE_OBJ")
+            || address == cached_symbol(&IGNORES, c"MPIR_F08_MPI_STATUSES_IGNORE_OBJ"))
+}
+
 /// `MPI_ANY_SOURCE` of the loaded library (−1 when unknown: Open MPI's, and never a rank).
 pub fn any_source() -> c_int {
     match family() {

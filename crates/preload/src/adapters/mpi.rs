@@ -124,17 +124,113 @@ pub fn mpi_receive(
     mpi_message(event, state, count, datatype, peer, matched_tag, comm, ret)
 }
 
-/// `MPI_Mrecv` / `MPI_Imrecv`: the message was matched by a probe, which named the peer.
+/// The bytes a receive got, from the status the library filled (the hook passes a status
+/// of its own when the program ignored it); the capacity when the status cannot be read.
+fn received_bytes(status: MpiHandle, capacity: u64, ret: c_int) -> u64 {
+    if ret != 0 || mpi_abi::status_ignored(status) {
+        return capacity;
+    }
+    // SAFETY: the call succeeded and filled this status.
+    unsafe { mpi_abi::status_bytes(status) }.unwrap_or(capacity)
+}
+
+/// A blocking receive (`MPI_Recv`, the receiving half of `MPI_Sendrecv`): the capacity
+/// posted is the request, the bytes the status says arrived the result; the peer and tag
+/// as [`mpi_receive`] finds them.
+#[allow(clippy::too_many_arguments)]
+pub fn mpi_received(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    count: c_int,
+    datatype: MpiHandle,
+    source: c_int,
+    tag: c_int,
+    comm: MpiHandle,
+    status: MpiHandle,
+    ret: c_int,
+) -> bool {
+    mpi_receive(
+        event,
+        state,
+        count,
+        datatype,
+        source,
+        tag,
+        comm,
+        std::ptr::null(),
+        status,
+        ret,
+    );
+    if ret == 0 {
+        event.result = received_bytes(status, event.request, ret) as i64;
+    }
+    true
+}
+
+/// `MPI_Irecv`: posts a receive; nothing has arrived yet (result 0, the capacity is the
+/// request). The request is remembered so that its completion counts what arrived.
+#[allow(clippy::too_many_arguments)]
+pub fn mpi_post_receive(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    count: c_int,
+    datatype: MpiHandle,
+    source: c_int,
+    tag: c_int,
+    comm: MpiHandle,
+    request: *mut MpiHandle,
+    ret: c_int,
+) -> bool {
+    mpi_message(event, state, count, datatype, source, tag, comm, ret);
+    posted(event, request, ret);
+    true
+}
+
+fn posted(event: &mut RawEvent, request: *mut MpiHandle, ret: c_int) {
+    if ret != 0 {
+        return;
+    }
+    event.result = 0;
+    if !request.is_null() {
+        // SAFETY: the call succeeded and wrote the request handle.
+        if let Some(handle) = unsafe { mpi_abi::handle_at(request.cast(), 0) } {
+            files::remember_receive(mpi_abi::handle_value(handle));
+        }
+    }
+}
+
+/// `MPI_Mrecv`: the message was matched by a probe, which named the peer; the bytes are
+/// the status's (the capacity when the program ignored the status).
 pub fn mpi_matched_receive(
     event: &mut RawEvent,
     _state: &mut ThreadState,
     count: c_int,
     datatype: MpiHandle,
+    status: MpiHandle,
     ret: c_int,
 ) -> bool {
     // The probe that matched the message has the peer; this call does not know it.
     event.aux = peer_and_tag(UNKNOWN_PEER, UNKNOWN_TAG);
+    let capacity = mpi_bytes(count, datatype);
+    mpi_result(event, capacity, ret);
+    if ret == 0 {
+        event.result = received_bytes(status, capacity, ret) as i64;
+    }
+    true
+}
+
+/// `MPI_Imrecv`: as [`mpi_post_receive`], for a message a probe matched.
+pub fn mpi_matched_post(
+    event: &mut RawEvent,
+    _state: &mut ThreadState,
+    count: c_int,
+    datatype: MpiHandle,
+    request: *mut MpiHandle,
+    ret: c_int,
+) -> bool {
+    event.aux = peer_and_tag(UNKNOWN_PEER, UNKNOWN_TAG);
     mpi_result(event, mpi_bytes(count, datatype), ret);
+    posted(event, request, ret);
     true
 }
 
@@ -188,6 +284,22 @@ pub fn mpi_completion(
 ) -> bool {
     event.aux = count.max(0) as u64;
     mpi_result(event, 0, ret);
+    true
+}
+
+/// A completion that finished receives posted by `MPI_Irecv`: the bytes they got are the
+/// result (the request count stays in `aux`).
+pub fn mpi_completion_received(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    count: c_int,
+    received: u64,
+    ret: c_int,
+) -> bool {
+    mpi_completion(event, state, count, ret);
+    if ret == 0 {
+        event.result = received as i64;
+    }
     true
 }
 

@@ -1,0 +1,63 @@
+//! MPI message bytes: what was sent, what arrived, and the capacity the receives posted.
+//! A receive posted with room for 64 KiB that gets 800 bytes counts 800 received (from the
+//! status the library filled, which the tracer reads even where the program passed
+//! `MPI_STATUS_IGNORE`); a non-blocking receive's bytes are counted when a completion
+//! finishes it. In a correct program the bytes received equal the bytes sent, over the
+//! whole job; Darshan does not trace messages, and Score-P counts the posted size.
+//!
+//! Receives made through Open MPI's Fortran bindings keep the posted capacity (their
+//! status is not read): counted as received but also reported as estimated.
+
+use cairn_model::{event_flags, MessageBytes};
+use cairn_trace::walk::Occurrence;
+use serde::Serialize;
+
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct MessageSummary {
+    pub sent_bytes: u64,
+    pub received_bytes: u64,
+    /// The capacity of every receive posted (blocking or not).
+    pub posted_receive_bytes: u64,
+    /// Of `received_bytes`: the posted capacity of receives whose arrival was not read
+    /// (Open MPI's Fortran bindings).
+    pub estimated_received_bytes: u64,
+}
+
+impl MessageSummary {
+    /// Counts one visit of the trace walk (any call; only messages count).
+    pub fn add_occurrence(&mut self, occurrence: &Occurrence) {
+        let Some(role) = occurrence.call.call.and_then(|call| call.message_bytes()) else {
+            return;
+        };
+        let bytes = occurrence.bytes();
+        let capacity = if occurrence.failed() {
+            0
+        } else {
+            occurrence.key.request.saturating_mul(occurrence.count)
+        };
+        let estimated = occurrence.key.flags & event_flags::FORTRAN != 0;
+        match role {
+            MessageBytes::Sent => self.sent_bytes += bytes,
+            MessageBytes::Completed => self.received_bytes += bytes,
+            MessageBytes::Received | MessageBytes::Posted => {
+                self.received_bytes += bytes;
+                self.posted_receive_bytes += capacity;
+                if estimated {
+                    self.estimated_received_bytes += bytes;
+                }
+            }
+            MessageBytes::Probed => {}
+        }
+    }
+
+    pub fn add(&mut self, other: &MessageSummary) {
+        self.sent_bytes += other.sent_bytes;
+        self.received_bytes += other.received_bytes;
+        self.posted_receive_bytes += other.posted_receive_bytes;
+        self.estimated_received_bytes += other.estimated_received_bytes;
+    }
+
+    pub fn is_empty(&self) -> bool {
+        *self == MessageSummary::default()
+    }
+}

@@ -1,0 +1,727 @@
+//! Hooks that learn how many bytes MPI receives got, from the status the library fills:
+//! `MPI_Recv`, both halves of `MPI_Sendrecv` (and `_replace`), and the completions
+//! (`MPI_Wait*`, `MPI_Test*`) of receives posted by `MPI_Irecv`. A program that passes
+//! `MPI_STATUS(ES)_IGNORE` gets it passed on only when no count is needed; otherwise the
+//! library fills a status of the hook's own, which the program never sees. A completion
+//! reads its requests' handles before the call (it sets finished ones to
+//! `MPI_REQUEST_NULL`) and looks at statuses only when a posted receive is among them.
+//! MPICH's `use mpi_f08` completions reach PMPI through their own names, hooked here too:
+//! its Fortran request handles are its C handles and its Fortran status its C status.
+
+#![allow(clippy::missing_safety_doc)]
+
+use cairn_model::Call;
+use libc::{c_int, c_void};
+
+use crate::adapters;
+use crate::files;
+use crate::hooks::{missing, record, traced_with, MpiHandle};
+use crate::mpi_abi;
+use crate::recorder::Scope;
+
+/// Statuses a call fills: the program's own, or the hook's when the program ignored them
+/// and a count is needed.
+struct Statuses {
+    own: Vec<u64>,
+    pointer: MpiHandle,
+    size: usize,
+}
+
+impl Statuses {
+    fn for_call(given: MpiHandle, count: usize, needed: bool) -> Statuses {
+        let size = mpi_abi::status_size().unwrap_or(0);
+        let mut statuses = Statuses {
+            own: Vec::new(),
+            pointer: given,
+            size,
+        };
+        let ignored = mpi_abi::status_ignored(given) || mpi_abi::f08_status_ignored(given);
+        if needed && size > 0 && ignored {
+            statuses.own = vec![0u64; (count.max(1) * size).div_ceil(8)];
+            statuses.pointer = statuses.own.as_mut_ptr().cast();
+        }
+        statuses
+    }
+
+    /// The bytes status `index` says arrived (`None`: ignored or layout unknown).
+    fn bytes(&self, index: usize) -> Option<u64> {
+        if self.size == 0 || mpi_abi::status_ignored(self.pointer) {
+            return None;
+        }
+        // SAFETY: the call filled `index` (a completed request's status) in this array of
+        // statuses of the library's own size.
+        unsafe { mpi_abi::status_bytes(self.pointer.cast::<u8>().add(index * self.size).cast()) }
+    }
+}
+
+/// Which requests a completion finished, as (request index, status index) pairs.
+/// `Listed` and `One` indices from Fortran are 1-based (`first` says which).
+enum Finished {
+    None,
+    All,
+    One(usize, usize),
+    /// `Waitsome`/`Testsome`: `outcount` indices, statuses in the same order, the first
+    /// request's index (0 in C, 1 in Fortran).
+    Listed(usize, *const c_int, c_int),
+}
+
+/// A completion call on `count` requests: finds which are posted receives, lets `invoke`
+/// make the call with the statuses to fill, asks `finished` which requests it finished,
+/// and records the bytes those receives got.
+#[inline(always)]
+fn completion(
+    scope: &Scope,
+    call: Call,
+    (count, requests): (c_int, *mut MpiHandle),
+    given: MpiHandle,
+    invoke: impl FnOnce(MpiHandle) -> c_int,
+    finished: impl FnOnce(c_int) -> Finished,
+) -> c_int {
+    let total = count.max(0) as usize;
+    let mut receives: Vec<(usize, u64)> = Vec::new();
+    if files::receives_pending() && !requests.is_null() {
+        for index in 0..total {
+            // SAFETY: the program passes `count` request handles.
+            let Some(handle) = (unsafe { mpi_abi::handle_at(requests.cast(), index) }) else {
+                break;
+            };
+            let value = mpi_abi::handle_value(handle);
+            if files::is_receive(value) {
+                receives.push((index, value));
+            }
+        }
+    }
+    let statuses = Statuses::for_call(given, total, !receives.is_empty());
+    let pointer = statuses.pointer;
+    traced_with(
+        scope,
+        call,
+        || invoke(pointer),
+        |scope, times, ret| {
+            let mut received = 0u64;
+            if ret == 0 && !receives.is_empty() {
+                let mut collect = |request: usize, status: usize| {
+                    if let Some(&(_, handle)) = receives.iter().find(|(index, _)| *index == request)
+                    {
+                        files::take_receive(handle);
+                        received = received.saturating_add(statuses.bytes(status).unwrap_or(0));
+                    }
+                };
+                match finished(ret) {
+                    Finished::None => {}
+                    Finished::All => (0..total).for_each(|index| collect(index, index)),
+                    Finished::One(request, status) => collect(request, status),
+                    Finished::Listed(outcount, indices, first) => {
+                        for position in 0..outcount.min(total) {
+                            // SAFETY: the call wrote `outcount` indices.
+                            let request = unsafe { *indices.add(position) } - first;
+                            if request >= 0 {
+                                collect(request as usize, position);
+                            }
+                        }
+                    }
+                }
+            }
+            record(scope, call, times, |event, state| {
+                adapters::mpi_completion_received(event, state, count, received, ret)
+            })
+        },
+    )
+}
+
+/// Reads an int the call wrote (0 when the pointer is null).
+fn written(value: *const c_int) -> c_int {
+    // SAFETY: the program passed this output argument to the call just made.
+    unsafe { value.as_ref() }.copied().unwrap_or(0)
+}
+
+macro_rules! real_or_forward {
+    ($call:ident, ($($ty:ty),*) , ($($arg:expr),*)) => {{
+        type Real = unsafe extern "C" fn($($ty),*) -> c_int;
+        let Some(real) = crate::real::get(Call::$call) else {
+            return missing();
+        };
+        // SAFETY: the next definition of this symbol.
+        let real = unsafe { std::mem::transmute::<usize, Real>(real) };
+        let Some(scope) = Scope::enter() else {
+            // SAFETY: forwarding the caller's arguments.
+            return unsafe { real($($arg),*) };
+        };
+        (real, scope)
+    }};
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Wait(request: *mut MpiHandle, status: MpiHandle) -> c_int {
+    let (real, scope) = real_or_forward!(MPI_Wait, (*mut MpiHandle, MpiHandle), (request, status));
+    completion(
+        &scope,
+        Call::MPI_Wait,
+        (1, request),
+        status,
+        // SAFETY: the caller's arguments, with a status that can be filled.
+        |status| unsafe { real(request, status) },
+        |_| Finished::One(0, 0),
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Test(
+    request: *mut MpiHandle,
+    flag: *mut c_int,
+    status: MpiHandle,
+) -> c_int {
+    let (real, scope) = real_or_forward!(
+        MPI_Test,
+        (*mut MpiHandle, *mut c_int, MpiHandle),
+        (request, flag, status)
+    );
+    completion(
+        &scope,
+        Call::MPI_Test,
+        (1, request),
+        status,
+        // SAFETY: as above.
+        |status| unsafe { real(request, flag, status) },
+        |_| match written(flag) {
+            0 => Finished::None,
+            _ => Finished::One(0, 0),
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Waitall(
+    count: c_int,
+    requests: *mut MpiHandle,
+    statuses: MpiHandle,
+) -> c_int {
+    let (real, scope) = real_or_forward!(
+        MPI_Waitall,
+        (c_int, *mut MpiHandle, MpiHandle),
+        (count, requests, statuses)
+    );
+    completion(
+        &scope,
+        Call::MPI_Waitall,
+        (count, requests),
+        statuses,
+        // SAFETY: as above.
+        |statuses| unsafe { real(count, requests, statuses) },
+        |_| Finished::All,
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Testall(
+    count: c_int,
+    requests: *mut MpiHandle,
+    flag: *mut c_int,
+    statuses: MpiHandle,
+) -> c_int {
+    let (real, scope) = real_or_forward!(
+        MPI_Testall,
+        (c_int, *mut MpiHandle, *mut c_int, MpiHandle),
+        (count, requests, flag, statuses)
+    );
+    completion(
+        &scope,
+        Call::MPI_Testall,
+        (count, requests),
+        statuses,
+        // SAFETY: as above.
+        |statuses| unsafe { real(count, requests, flag, statuses) },
+        |_| match written(flag) {
+            0 => Finished::None,
+            _ => Finished::All,
+        },
+    )
+}
+
+/// `MPI_UNDEFINED` in both families: no request was active.
+const UNDEFINED: c_int = -32766;
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Waitany(
+    count: c_int,
+    requests: *mut MpiHandle,
+    index: *mut c_int,
+    status: MpiHandle,
+) -> c_int {
+    let (real, scope) = real_or_forward!(
+        MPI_Waitany,
+        (c_int, *mut MpiHandle, *mut c_int, MpiHandle),
+        (count, requests, index, status)
+    );
+    completion(
+        &scope,
+        Call::MPI_Waitany,
+        (count, requests),
+        status,
+        // SAFETY: as above.
+        |status| unsafe { real(count, requests, index, status) },
+        |_| match written(index) {
+            UNDEFINED => Finished::None,
+            done if done >= 0 => Finished::One(done as usize, 0),
+            _ => Finished::None,
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Testany(
+    count: c_int,
+    requests: *mut MpiHandle,
+    index: *mut c_int,
+    flag: *mut c_int,
+    status: MpiHandle,
+) -> c_int {
+    let (real, scope) = real_or_forward!(
+        MPI_Testany,
+        (c_int, *mut MpiHandle, *mut c_int, *mut c_int, MpiHandle),
+        (count, requests, index, flag, status)
+    );
+    completion(
+        &scope,
+        Call::MPI_Testany,
+        (count, requests),
+        status,
+        // SAFETY: as above.
+        |status| unsafe { real(count, requests, index, flag, status) },
+        |_| match (written(flag), written(index)) {
+            (0, _) | (_, UNDEFINED) => Finished::None,
+            (_, done) if done >= 0 => Finished::One(done as usize, 0),
+            _ => Finished::None,
+        },
+    )
+}
+
+macro_rules! some_hook {
+    ($name:ident) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            incount: c_int,
+            requests: *mut MpiHandle,
+            outcount: *mut c_int,
+            indices: *mut c_int,
+            statuses: MpiHandle,
+        ) -> c_int {
+            let (real, scope) = real_or_forward!(
+                $name,
+                (c_int, *mut MpiHandle, *mut c_int, *mut c_int, MpiHandle),
+                (incount, requests, outcount, indices, statuses)
+            );
+            completion(
+                &scope,
+                Call::$name,
+                (incount, requests),
+                statuses,
+                // SAFETY: as above.
+                |statuses| unsafe { real(incount, requests, outcount, indices, statuses) },
+                |_| match written(outcount) {
+                    done if done > 0 && !indices.is_null() => {
+                        Finished::Listed(done as usize, indices, 0)
+                    }
+                    _ => Finished::None,
+                },
+            )
+        }
+    };
+}
+
+some_hook!(MPI_Waitsome);
+some_hook!(MPI_Testsome);
+
+/// A status to pass: the program's, or ours (`own`) when it ignores it.
+fn status_to_fill(given: MpiHandle, own: &mut [u64; 4]) -> MpiHandle {
+    if mpi_abi::status_ignored(given) && mpi_abi::status_size().is_some() {
+        own.as_mut_ptr().cast()
+    } else {
+        given
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Recv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MpiHandle,
+    source: c_int,
+    tag: c_int,
+    comm: MpiHandle,
+    status: MpiHandle,
+) -> c_int {
+    let (real, scope) = real_or_forward!(
+        MPI_Recv,
+        (
+            *mut c_void,
+            c_int,
+            MpiHandle,
+            c_int,
+            c_int,
+            MpiHandle,
+            MpiHandle
+        ),
+        (buf, count, datatype, source, tag, comm, status)
+    );
+    let mut own = [0u64; 4];
+    let status = status_to_fill(status, &mut own);
+    traced_with(
+        &scope,
+        Call::MPI_Recv,
+        // SAFETY: the caller's arguments, with a status that can be filled.
+        || unsafe { real(buf, count, datatype, source, tag, comm, status) },
+        |scope, times, ret| {
+            record(scope, Call::MPI_Recv, times, |event, state| {
+                adapters::mpi_received(
+                    event, state, count, datatype, source, tag, comm, status, ret,
+                )
+            })
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Sendrecv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MpiHandle,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MpiHandle,
+    source: c_int,
+    recvtag: c_int,
+    comm: MpiHandle,
+    status: MpiHandle,
+) -> c_int {
+    let (real, scope) = real_or_forward!(
+        MPI_Sendrecv,
+        (
+            *const c_void,
+            c_int,
+            MpiHandle,
+            c_int,
+            c_int,
+            *mut c_void,
+            c_int,
+            MpiHandle,
+            c_int,
+            c_int,
+            MpiHandle,
+            MpiHandle
+        ),
+        (
+            sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
+            recvtag, comm, status
+        )
+    );
+    let mut own = [0u64; 4];
+    let status = status_to_fill(status, &mut own);
+    traced_with(
+        &scope,
+        Call::MPI_Sendrecv,
+        // SAFETY: the caller's arguments, with a status that can be filled.
+        || unsafe {
+            real(
+                sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
+                recvtag, comm, status,
+            )
+        },
+        |scope, times, ret| {
+            record(scope, Call::MPI_Sendrecv, times, |event, state| {
+                adapters::mpi_message(event, state, sendcount, sendtype, dest, sendtag, comm, ret)
+            });
+            let share = crate::hooks::Times {
+                start: times.end,
+                ..times
+            };
+            record(scope, Call::MPI_Sendrecv_received, share, |event, state| {
+                let (count, datatype) = (recvcount, recvtype);
+                adapters::mpi_received(
+                    event, state, count, datatype, source, recvtag, comm, status, ret,
+                )
+            })
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Sendrecv_replace(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MpiHandle,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    comm: MpiHandle,
+    status: MpiHandle,
+) -> c_int {
+    let (real, scope) = real_or_forward!(
+        MPI_Sendrecv_replace,
+        (
+            *mut c_void,
+            c_int,
+            MpiHandle,
+            c_int,
+            c_int,
+            c_int,
+            c_int,
+            MpiHandle,
+            MpiHandle
+        ),
+        (buf, count, datatype, dest, sendtag, source, recvtag, comm, status)
+    );
+    let mut own = [0u64; 4];
+    let status = status_to_fill(status, &mut own);
+    traced_with(
+        &scope,
+        Call::MPI_Sendrecv_replace,
+        // SAFETY: the caller's arguments, with a status that can be filled.
+        || unsafe {
+            real(
+                buf, count, datatype, dest, sendtag, source, recvtag, comm, status,
+            )
+        },
+        |scope, times, ret| {
+            record(scope, Call::MPI_Sendrecv_replace, times, |event, state| {
+                adapters::mpi_message(event, state, count, datatype, dest, sendtag, comm, ret)
+            });
+            let share = crate::hooks::Times {
+                start: times.end,
+                ..times
+            };
+            record(
+                scope,
+                Call::MPI_Sendrecv_replace_received,
+                share,
+                |event, state| {
+                    adapters::mpi_received(
+                        event, state, count, datatype, source, recvtag, comm, status, ret,
+                    )
+                },
+            )
+        },
+    )
+}
+
+// ---- MPICH's `use mpi_f08` completions --------------------------------------------------
+
+/// A Fortran completion hook's front: the real function, or forwarding when another hook
+/// traces this call with the loaded MPI (Open MPI's module reaches `ompi_x_f`).
+macro_rules! fortran_real_or_forward {
+    ($call:ident, ($($ty:ty),*) , ($($arg:expr),*)) => {{
+        type Real = unsafe extern "C" fn($($ty),*);
+        let Some(real) = crate::real::get(Call::$call) else {
+            return;
+        };
+        // SAFETY: the next definition of this symbol.
+        let real = unsafe { std::mem::transmute::<usize, Real>(real) };
+        const BINDING: cairn_model::FortranBinding = Call::$call.fortran_binding();
+        let traced_elsewhere = mpi_abi::traced_elsewhere(BINDING);
+        let Some(scope) = Scope::enter().filter(|_| !traced_elsewhere) else {
+            // SAFETY: forwarding the caller's arguments.
+            return unsafe { real($($arg),*) };
+        };
+        (real, scope)
+    }};
+}
+
+/// The error a Fortran call wrote (0 when not asked for).
+fn fortran_error(ierror: *const c_int) -> c_int {
+    written(ierror)
+}
+
+/// A Fortran completion through [`completion`]: the count by reference, the statuses as
+/// given, the error from `ierror`.
+#[inline(always)]
+fn fortran_completion(
+    scope: &Scope,
+    call: Call,
+    (count, requests): (c_int, *mut c_int),
+    given: *mut c_int,
+    ierror: *mut c_int,
+    invoke: impl FnOnce(*mut c_int),
+    finished: impl FnOnce(c_int) -> Finished,
+) {
+    completion(
+        scope,
+        call,
+        (count, requests.cast()),
+        given.cast(),
+        |statuses| {
+            invoke(statuses.cast());
+            fortran_error(ierror)
+        },
+        finished,
+    );
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_wait_f08_(
+    request: *mut c_int,
+    status: *mut c_int,
+    ierror: *mut c_int,
+) {
+    let (real, scope) = fortran_real_or_forward!(
+        mpi_wait_f08_,
+        (*mut c_int, *mut c_int, *mut c_int),
+        (request, status, ierror)
+    );
+    fortran_completion(
+        &scope,
+        Call::mpi_wait_f08_,
+        (1, request),
+        status,
+        ierror,
+        // SAFETY: the caller's arguments, with a status that can be filled.
+        |status| unsafe { real(request, status, ierror) },
+        |_| Finished::One(0, 0),
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_test_f08_(
+    request: *mut c_int,
+    flag: *mut c_int,
+    status: *mut c_int,
+    ierror: *mut c_int,
+) {
+    let (real, scope) = fortran_real_or_forward!(
+        mpi_test_f08_,
+        (*mut c_int, *mut c_int, *mut c_int, *mut c_int),
+        (request, flag, status, ierror)
+    );
+    fortran_completion(
+        &scope,
+        Call::mpi_test_f08_,
+        (1, request),
+        status,
+        ierror,
+        // SAFETY: as above.
+        |status| unsafe { real(request, flag, status, ierror) },
+        |_| match written(flag) {
+            0 => Finished::None,
+            _ => Finished::One(0, 0),
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_waitall_f08_(
+    count: *const c_int,
+    requests: *mut c_int,
+    statuses: *mut c_int,
+    ierror: *mut c_int,
+) {
+    let (real, scope) = fortran_real_or_forward!(
+        mpi_waitall_f08_,
+        (*const c_int, *mut c_int, *mut c_int, *mut c_int),
+        (count, requests, statuses, ierror)
+    );
+    fortran_completion(
+        &scope,
+        Call::mpi_waitall_f08_,
+        (written(count), requests),
+        statuses,
+        ierror,
+        // SAFETY: as above.
+        |statuses| unsafe { real(count, requests, statuses, ierror) },
+        |_| Finished::All,
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_testall_f08_(
+    count: *const c_int,
+    requests: *mut c_int,
+    flag: *mut c_int,
+    statuses: *mut c_int,
+    ierror: *mut c_int,
+) {
+    let (real, scope) = fortran_real_or_forward!(
+        mpi_testall_f08_,
+        (*const c_int, *mut c_int, *mut c_int, *mut c_int, *mut c_int),
+        (count, requests, flag, statuses, ierror)
+    );
+    fortran_completion(
+        &scope,
+        Call::mpi_testall_f08_,
+        (written(count), requests),
+        statuses,
+        ierror,
+        // SAFETY: as above.
+        |statuses| unsafe { real(count, requests, flag, statuses, ierror) },
+        |_| match written(flag) {
+            0 => Finished::None,
+            _ => Finished::All,
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_waitany_f08_(
+    count: *const c_int,
+    requests: *mut c_int,
+    index: *mut c_int,
+    status: *mut c_int,
+    ierror: *mut c_int,
+) {
+    let (real, scope) = fortran_real_or_forward!(
+        mpi_waitany_f08_,
+        (*const c_int, *mut c_int, *mut c_int, *mut c_int, *mut c_int),
+        (count, requests, index, status, ierror)
+    );
+    fortran_completion(
+        &scope,
+        Call::mpi_waitany_f08_,
+        (written(count), requests),
+        status,
+        ierror,
+        // SAFETY: as above.
+        |status| unsafe { real(count, requests, index, status, ierror) },
+        // Fortran's index is 1-based.
+        |_| match written(index) {
+            done if done >= 1 => Finished::One(done as usize - 1, 0),
+            _ => Finished::None,
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_waitsome_f08_(
+    incount: *const c_int,
+    requests: *mut c_int,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut c_int,
+    ierror: *mut c_int,
+) {
+    let (real, scope) = fortran_real_or_forward!(
+        mpi_waitsome_f08_,
+        (
+            *const c_int,
+            *mut c_int,
+            *mut c_int,
+            *mut c_int,
+            *mut c_int,
+            *mut c_int
+        ),
+        (incount, requests, outcount, indices, statuses, ierror)
+    );
+    fortran_completion(
+        &scope,
+        Call::mpi_waitsome_f08_,
+        (written(incount), requests),
+        statuses,
+        ierror,
+        // SAFETY: as above.
+        |statuses| unsafe { real(incount, requests, outcount, indices, statuses, ierror) },
+        |_| match written(outcount) {
+            done if done > 0 && !indices.is_null() => Finished::Listed(done as usize, indices, 1),
+            _ => Finished::None,
+        },
+    )
+}

@@ -173,6 +173,9 @@ pub struct ProcessSummary {
     /// Calls let through untraced because the thread was already inside the tracer (a
     /// signal handler's I/O during the tracer's own bookkeeping).
     pub untraced_calls: u64,
+    /// Calls the tracer could not record (its staging file could not grow): the process's
+    /// figures leave them out.
+    pub unrecorded_calls: u64,
     /// MPI rank, when the process was launched as one.
     pub rank: Option<u32>,
     /// Calls by kind, the table the thesis reports for POP and FLASH-IO.
@@ -289,6 +292,9 @@ pub struct Summary {
     pub calls: BTreeMap<String, CallSummary>,
     pub layers: BTreeMap<String, CallSummary>,
     pub process_list: Vec<ProcessSummary>,
+    /// Calls the tracer could not record, over all processes (0: the trace is complete);
+    /// each such process has a note in `diagnostics`.
+    pub unrecorded_calls: u64,
     /// The processes' kernel counters together (those the tracer could read).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kernel_io: Option<KernelIoSummary>,
@@ -680,6 +686,7 @@ pub fn summarize(trace: &Trace, options: Options) -> Result<Summary> {
             start: seconds(process.start),
             end: seconds(process.end),
             untraced_calls: process.untraced_calls,
+            unrecorded_calls: process.unrecorded.map_or(0, |unrecorded| unrecorded.calls),
             rank: process.rank,
             ..ProcessSummary::default()
         })
@@ -817,6 +824,19 @@ pub fn summarize(trace: &Trace, options: Options) -> Result<Summary> {
              at once (a note of the process says how many)"
         ));
     }
+    // First among the notes: the figures above leave these calls out.
+    let incomplete: Vec<String> = trace
+        .processes
+        .iter()
+        .filter_map(|process| Some(process.unrecorded?.message(process)))
+        .collect();
+    summary.unrecorded_calls = trace
+        .processes
+        .iter()
+        .filter_map(|process| process.unrecorded)
+        .map(|unrecorded| unrecorded.calls)
+        .sum();
+    summary.diagnostics.splice(0..0, incomplete);
     // Derived here, not stored: merged traces would otherwise repeat it once per input.
     let counted_only: Vec<u64> = trace
         .processes

@@ -35,9 +35,15 @@ enum Command {
         /// Trace file to write (replaced if it exists, with a note).
         #[arg(short, long)]
         output: Option<PathBuf>,
-        /// Keep the staging directory of raw segments next to the trace.
+        /// Keep the staging directory of raw segments.
         #[arg(long)]
         keep_staging: bool,
+        /// Where the staging directory of raw segments goes (default: beside the trace):
+        /// node-local or scratch storage keeps the traced run's own writes off the file
+        /// system the trace goes to. Every rank of a job must see it (the first rank
+        /// builds the trace from it).
+        #[arg(long, value_name = "DIR")]
+        staging: Option<PathBuf>,
         /// Print nothing but errors.
         #[arg(short, long)]
         quiet: bool,
@@ -173,6 +179,7 @@ fn main() -> ExitCode {
         Command::Run {
             output,
             keep_staging,
+            staging,
             quiet,
             runtime_io,
             precision,
@@ -180,6 +187,7 @@ fn main() -> ExitCode {
         } => run::run(run::RunOptions {
             output,
             keep_staging,
+            staging,
             quiet,
             runtime_io: runtime_io.policy(),
             precision,

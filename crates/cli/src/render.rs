@@ -86,9 +86,14 @@ pub fn summary_text(summary: &Summary) -> String {
     let status = summary
         .exit_status
         .map_or_else(String::new, |status| format!(", exit status {status}"));
+    // A trace that lacks calls says so before any figure (the notes say whose and why).
+    let unrecorded = match summary.unrecorded_calls {
+        0 => String::new(),
+        calls => format!(" (INCOMPLETE: {calls} more calls not recorded)"),
+    };
     let _ = writeln!(
         out,
-        "{}{status}: {} process{}, {} events, {} read, {} written, {:.3} s",
+        "{}{status}: {} process{}, {} events{unrecorded}, {} read, {} written, {:.3} s",
         if command.is_empty() {
             "trace".to_string()
         } else {
@@ -589,6 +594,9 @@ pub fn dump(
                 process.ending,
                 arguments.join(" ")
             )?;
+                if let Some(unrecorded) = process.unrecorded {
+                    writeln!(out, "  {}", unrecorded.message(process))?;
+                }
             }
             writeln!(out, "files:")?;
             for (index, file) in trace.files.iter().enumerate() {

@@ -13,6 +13,8 @@ use cairn_trace::Trace;
 pub struct RunOptions {
     pub output: Option<PathBuf>,
     pub keep_staging: bool,
+    /// The directory the staging directory goes in (default: the output's).
+    pub staging: Option<PathBuf>,
     pub quiet: bool,
     pub runtime_io: RuntimeIo,
     /// Precision level (see `Trace::apply_precision`).
@@ -354,7 +356,13 @@ pub fn run(options: RunOptions) -> Result<ExitCode> {
         Some(launch) => launch.job.clone(),
         None => std::process::id().to_string(),
     };
-    let staging = output_directory.join(format!("{}{run_id}", staging_prefix(&output_name)));
+    let staging_parent = match &options.staging {
+        Some(directory) => directory
+            .canonicalize()
+            .with_context(|| format!("staging directory {}", directory.display()))?,
+        None => output_directory.clone(),
+    };
+    let staging = staging_parent.join(format!("{}{run_id}", staging_prefix(&output_name)));
     // A rank's segments go to a directory of its own: each rank collects its own.
     let rank_staging = match &launch {
         Some(launch) => staging.join(format!("rank-{}", launch.rank)),
@@ -466,6 +474,7 @@ pub fn run(options: RunOptions) -> Result<ExitCode> {
     if !options.keep_staging {
         let _ = std::fs::remove_dir_all(&staging);
     }
+    warn_incomplete(&trace);
     if !options.quiet {
         eprintln!(
             "cairn: {} -> {} ({size} bytes)",
@@ -474,6 +483,16 @@ pub fn run(options: RunOptions) -> Result<ExitCode> {
         );
     }
     Ok(ExitCode::from(code.clamp(0, 255) as u8))
+}
+
+/// Says on standard error, even with `--quiet`, which processes' calls the trace lacks
+/// (their staging file could not grow).
+fn warn_incomplete(trace: &Trace) {
+    for process in &trace.processes {
+        if let Some(unrecorded) = process.unrecorded {
+            eprintln!("cairn: {}", unrecorded.message(process));
+        }
+    }
 }
 
 fn describe(trace: &cairn_trace::Trace) -> String {
@@ -578,6 +597,7 @@ pub fn merge(
     };
     trace.apply_precision(precision);
     let size = trace.write(output)?;
+    warn_incomplete(&trace);
     if !quiet {
         eprintln!(
             "cairn: {} -> {} ({size} bytes)",

@@ -160,3 +160,84 @@ fn a_job_killed_as_a_whole_leaves_a_staging_that_builds_its_trace() {
         assert_eq!(process["ending"], "_exit(-61)", "{process}");
     }
 }
+
+#[test]
+fn a_full_staging_file_system_counts_every_call_it_could_not_record() {
+    // 200,000 one-byte pwrites at scattered offsets (nothing folds) with the staging on a
+    // 2 MiB tmpfs (mounted in a user and mount namespace of the test's own): the staging
+    // fills after some 20,000 calls; the program runs on and ends with its own status, the
+    // rest of its calls are counted, and every reader says the trace is incomplete.
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile("scattered_writes", directory.path(), &[]);
+    library();
+    let small = directory.path().join("small");
+    std::fs::create_dir(&small).unwrap();
+    let trace = directory.path().join("trace.cairn");
+    let output = Command::new("unshare")
+        .args(["--map-root-user", "--mount", "sh", "-c"])
+        .arg(r#"mount -t tmpfs -o size=2m tmpfs "$0" && exec "$@""#)
+        .arg(&small)
+        .arg(cairn_binary())
+        .args(["run", "-q", "--staging"])
+        .arg(&small)
+        .arg("-o")
+        .arg(&trace)
+        .arg("--")
+        .arg(&program)
+        .arg(directory.path())
+        .arg("200000")
+        .output()
+        .expect("unshare (util-linux) runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        output.status.code(),
+        Some(3),
+        "the program's own status: {stderr}"
+    );
+    let summary = summary_json(&trace, &[]);
+    let unrecorded = summary["unrecorded_calls"].as_u64().unwrap();
+    let calls = &summary["calls"];
+    let count = |call: &str| calls[call]["count"].as_u64().unwrap_or(0);
+    // Calls recorded + calls not recorded = calls made: open, 200,000 pwrites, close.
+    assert_eq!(count("open"), 1, "{calls}");
+    assert_eq!(
+        count("open") + count("pwrite") + count("close") + unrecorded,
+        200_002,
+        "{calls}"
+    );
+    assert!(count("pwrite") > 1_000 && unrecorded > 100_000, "{calls}");
+    let process = &summary["process_list"][0];
+    assert_eq!(process["unrecorded_calls"].as_u64(), Some(unrecorded));
+    // The end the staging could not take is the one the header page kept.
+    assert_eq!(process["ending"], "exit", "{process}");
+    let pid = process["pid"].as_u64().unwrap();
+    let said = format!(
+        "incomplete: {unrecorded} calls of process {pid} not recorded (no space left on device at "
+    );
+    // `cairn run` says it (even with -q), the summary first and in a note, the dump too.
+    assert!(
+        stderr
+            .lines()
+            .any(|line| line.starts_with(&format!("cairn: {said}"))),
+        "{stderr}"
+    );
+    let text = cairn_text("summary", &[], &trace);
+    let first = text.lines().next().unwrap();
+    assert!(
+        first.contains(&format!(
+            " events (INCOMPLETE: {unrecorded} more calls not recorded), "
+        )),
+        "{first}"
+    );
+    assert!(
+        text.lines()
+            .any(|line| line.starts_with(&format!("note: {said}"))),
+        "{text}"
+    );
+    let dump = cairn_text("dump", &[], &trace);
+    assert!(
+        dump.lines()
+            .any(|line| line.starts_with(&format!("  {said}"))),
+        "{dump}"
+    );
+}

@@ -48,6 +48,59 @@ pub const UNTRACED_COUNTER_OFFSET: u64 = HEADER_BYTES - 4096;
 pub const KERNEL_IO_OFFSET: u64 = UNTRACED_COUNTER_OFFSET + 8;
 pub const KERNEL_IO_MARKER: u64 = u64::from_le_bytes(*b"KERNELIO");
 
+/// Offset, inside the header area (the counter's page, shared the same way), of what the
+/// tracer could not record because the staging file could not grow (a full file system,
+/// a quota): a `u64` marker ([`UNRECORDED_MARKER`] once anything was lost), the number of
+/// calls not recorded, the `errno` of the first failure and the clock reading (the
+/// process's event clock) when it happened. Tracing goes on counting.
+pub const UNRECORDED_OFFSET: u64 = KERNEL_IO_OFFSET + 9 * 8;
+pub const UNRECORDED_MARKER: u64 = u64::from_le_bytes(*b"UNRECORD");
+
+/// Offset, in the same page, of the image's end as the tracer last saw it, written there
+/// as well as in a chunk (which a full file system may refuse): a `u64` marker
+/// ([`ENDING_MARKER`]), the [`mark`] kind and its value.
+pub const ENDING_OFFSET: u64 = UNRECORDED_OFFSET + 4 * 8;
+pub const ENDING_MARKER: u64 = u64::from_le_bytes(*b"ENDSEEN!");
+// Both lie in the page the tracer keeps mapped.
+const _: () = assert!(ENDING_OFFSET + 24 <= HEADER_BYTES);
+
+/// Calls the tracer could not record (see [`UNRECORDED_OFFSET`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Unrecorded {
+    pub calls: u64,
+    pub errno: i32,
+    /// The process's event clock when the first call was lost.
+    pub clock: u64,
+}
+
+fn word_at(area: &[u8], at: usize) -> Option<u64> {
+    area.get(at..at + 8)
+        .map(|bytes| u64::from_le_bytes(bytes.try_into().expect("8 bytes")))
+}
+
+impl Unrecorded {
+    fn from_area(area: &[u8]) -> Option<Unrecorded> {
+        let at = UNRECORDED_OFFSET as usize;
+        if word_at(area, at)? != UNRECORDED_MARKER {
+            return None;
+        }
+        Some(Unrecorded {
+            calls: word_at(area, at + 8)?,
+            errno: word_at(area, at + 16)? as i32,
+            clock: word_at(area, at + 24)?,
+        })
+    }
+}
+
+/// The end mark kept in the header area (see [`ENDING_OFFSET`]): (kind, value).
+fn ending_from_area(area: &[u8]) -> Option<(u32, u64)> {
+    let at = ENDING_OFFSET as usize;
+    if word_at(area, at)? != ENDING_MARKER {
+        return None;
+    }
+    Some((word_at(area, at + 8)? as u32, word_at(area, at + 16)?))
+}
+
 /// What the kernel counted for a process image: bytes and calls of every read- and
 /// write-like system call (`/proc/self/io`'s `rchar`, `wchar`, `syscr`, `syscw`), whoever
 /// made them.
@@ -669,6 +722,10 @@ pub struct SegmentFile {
     pub untraced_calls: u64,
     /// What the kernel counted (see [`KERNEL_IO_OFFSET`]), if the tracer could read it.
     pub kernel_io: Option<KernelIo>,
+    /// Calls the tracer could not record (see [`UNRECORDED_OFFSET`]).
+    pub unrecorded: Option<Unrecorded>,
+    /// The image's end as kept in the header area (see [`ENDING_OFFSET`]): (mark, value).
+    pub ending: Option<(u32, u64)>,
 }
 
 impl SegmentFile {
@@ -693,6 +750,8 @@ impl SegmentFile {
             chunk_count,
             untraced_calls,
             kernel_io: KernelIo::from_area(&area),
+            unrecorded: Unrecorded::from_area(&area),
+            ending: ending_from_area(&area),
         })
     }
 
@@ -741,6 +800,33 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn losses_and_the_ending_are_read_from_the_header_area() {
+        let mut area = vec![0u8; HEADER_BYTES as usize];
+        assert_eq!(Unrecorded::from_area(&area), None);
+        assert_eq!(ending_from_area(&area), None);
+        let mut put = |at: u64, words: &[u64]| {
+            for (index, word) in words.iter().enumerate() {
+                let at = at as usize + 8 * index;
+                area[at..at + 8].copy_from_slice(&word.to_le_bytes());
+            }
+        };
+        put(
+            UNRECORDED_OFFSET,
+            &[UNRECORDED_MARKER, 977_071, 28, 123_456],
+        );
+        put(ENDING_OFFSET, &[ENDING_MARKER, mark::EXIT_CALL as u64, 3]);
+        assert_eq!(
+            Unrecorded::from_area(&area),
+            Some(Unrecorded {
+                calls: 977_071,
+                errno: 28,
+                clock: 123_456
+            })
+        );
+        assert_eq!(ending_from_area(&area), Some((mark::EXIT_CALL, 3)));
+    }
 
     #[test]
     fn header_roundtrip() {

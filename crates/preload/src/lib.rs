@@ -28,6 +28,7 @@ mod clock;
 mod context;
 mod files;
 mod finalize;
+mod header_page;
 mod hooks;
 mod lifecycle;
 mod mpi_abi;

@@ -415,7 +415,8 @@ pub fn record_exit_call(status: c_int) {
 /// otherwise miss — calls of threads beyond the budget, calls after the merge at
 /// `MPI_Finalize` — then the mark.
 fn record_end(end: u32, value: u64) {
-    recorder::sample_kernel_io(false);
+    crate::header_page::sample_kernel_io(false);
+    crate::header_page::keep_ending(end, value);
     recorder::with_current_state(|state| {
         recorder::note_refused_calls(state);
         state.write_mark(end, value);

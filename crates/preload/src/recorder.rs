@@ -32,7 +32,7 @@
 //! than that fold when the trace is built.
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use cairn_format::segment::{
     self, encode_chunk_header, last_repetitions, record_word, ChunkHeader, RawBlock, RawEvent,
@@ -41,6 +41,7 @@ use cairn_format::segment::{
 };
 
 use crate::context::CONTEXT_CACHE_SIZE;
+use crate::header_page;
 use crate::spin::SpinLock;
 use crate::sys::{self, PathBuffer};
 
@@ -53,74 +54,9 @@ pub struct Segment {
 
 pub static SEGMENT: SpinLock<Option<Segment>> = SpinLock::new(None);
 
-/// The shared counter of calls let through untraced (see `segment::UNTRACED_COUNTER_OFFSET`).
-static UNTRACED: AtomicPtr<AtomicU64> = AtomicPtr::new(std::ptr::null_mut());
-
-/// The kernel's counters in the same page (see `segment::KERNEL_IO_OFFSET`).
-static KERNEL_IO: AtomicPtr<u64> = AtomicPtr::new(std::ptr::null_mut());
-
-/// The bytes and read calls of this image's own readings of `/proc/self/io` so far, taken
-/// out of the later readings (each reading counts the ones before it).
-static OWN_READS: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
-
-/// Stores the kernel's own I/O counters for the process (`/proc/self/io`) in the staging
-/// header: as the image's first reading with `first`, else as its latest, without the
-/// readings' own reads. A few microseconds: done when the image starts, when a chunk is
-/// taken and at the end.
-pub fn sample_kernel_io(first: bool) {
-    let words = KERNEL_IO.load(Ordering::Acquire);
-    if words.is_null() {
-        return;
-    }
-    let mut text = [0u8; 512];
-    // Also called outside hooks (at exit): the program's errno stays as it was.
-    // SAFETY: __errno_location is this thread's errno.
-    let errno = unsafe { *libc::__errno_location() };
-    let (length, calls) = sys::read_into(c"/proc/self/io", &mut text);
-    // SAFETY: as above.
-    unsafe { *libc::__errno_location() = errno };
-    if first {
-        // A new image (a forked child starts with its parent's statics).
-        OWN_READS[0].store(0, Ordering::Relaxed);
-        OWN_READS[1].store(0, Ordering::Relaxed);
-    }
-    let own = [
-        OWN_READS[0].fetch_add(length as u64, Ordering::Relaxed),
-        OWN_READS[1].fetch_add(calls, Ordering::Relaxed),
-    ];
-    let Some(mut values) = segment::parse_proc_io(&text[..length]) else {
-        return;
-    };
-    // rchar and syscr.
-    values[0] = values[0].saturating_sub(own[0]);
-    values[2] = values[2].saturating_sub(own[1]);
-    // SAFETY: the counter page stays mapped for the life of the process image and holds
-    // the marker and eight counters after the untraced-calls counter; each word is an
-    // aligned u64 only this process writes.
-    unsafe {
-        let word = |index: usize| &*(words.add(index) as *const AtomicU64);
-        if first {
-            for (index, value) in values.iter().enumerate() {
-                word(1 + index).store(*value, Ordering::Relaxed);
-            }
-        }
-        for (index, value) in values.iter().enumerate() {
-            word(5 + index).store(*value, Ordering::Relaxed);
-        }
-        if first {
-            word(0).store(segment::KERNEL_IO_MARKER, Ordering::Release);
-        }
-    }
-}
-
-#[cold]
-fn count_untraced() {
-    let counter = UNTRACED.load(Ordering::Acquire);
-    if !counter.is_null() {
-        // SAFETY: the page stays mapped for the life of the process image.
-        unsafe { (*counter).fetch_add(1, Ordering::Relaxed) };
-    }
-}
+/// Set once the staging file could not grow: no chunk is asked for again, each call that
+/// needs room is counted instead (see `header_page::count_unrecorded`).
+static STAGING_FULL: AtomicBool = AtomicBool::new(false);
 
 /// Whether repeated calls fold into run records (`CAIRN_RUNS=0` turns it off, to compare
 /// traces built both ways).
@@ -354,16 +290,8 @@ impl Segment {
             None
         };
         sys::close(fd);
-        UNTRACED.store(
-            counter_page.unwrap_or(std::ptr::null_mut()).cast(),
-            Ordering::Release,
-        );
-        // SAFETY: the kernel counters follow the untraced-calls counter in the same page.
-        let kernel_io = counter_page.map_or(std::ptr::null_mut(), |page| unsafe {
-            page.add((segment::KERNEL_IO_OFFSET - segment::UNTRACED_COUNTER_OFFSET) as usize)
-        });
-        KERNEL_IO.store(kernel_io.cast(), Ordering::Release);
-        sample_kernel_io(true);
+        header_page::install(counter_page.unwrap_or(std::ptr::null_mut()));
+        header_page::sample_kernel_io(true);
         header_ok.then_some(Segment {
             path,
             next_chunk: 0,
@@ -371,35 +299,34 @@ impl Segment {
         })
     }
 
-    /// Maps the next free chunk of the file; `None` if the file cannot grow.
-    fn map_next_chunk(&mut self) -> Option<*mut u8> {
+    /// Maps the next free chunk of the file; the error number if the file cannot grow.
+    fn map_next_chunk(&mut self) -> Result<*mut u8, i32> {
         let offset = HEADER_BYTES + self.next_chunk * CHUNK_BYTES;
         // Opened per chunk and closed at once: a long-lived descriptor could be closed or
         // reused by the program (daemons close every descriptor).
-        let fd = sys::open(&self.path, libc::O_RDWR | libc::O_CLOEXEC, 0).ok()?;
+        let fd = sys::open(&self.path, libc::O_RDWR | libc::O_CLOEXEC, 0)?;
         let end = offset + CHUNK_BYTES;
-        let mut grown = end <= self.reserved_until;
-        if !grown {
+        let mut grown = Ok(());
+        if end > self.reserved_until {
             grown = match sys::allocate(fd, offset, CHUNK_BYTES) {
-                Ok(()) => true,
                 Err(libc::EOPNOTSUPP) | Err(libc::ENOSYS) => {
-                    sys::fstat_size(fd).is_some_and(|size| size >= end)
-                        || sys::ftruncate(fd, end).is_ok()
+                    if sys::fstat_size(fd).is_some_and(|size| size >= end) {
+                        Ok(())
+                    } else {
+                        sys::ftruncate(fd, end)
+                    }
                 }
-                Err(_) => false,
+                other => other,
             };
         }
-        let mapping = if grown {
-            sys::map_shared(fd, offset, CHUNK_BYTES as usize)
-        } else {
-            None
-        };
+        let mapping = grown
+            .and_then(|()| sys::map_shared(fd, offset, CHUNK_BYTES as usize).ok_or(libc::ENOMEM));
         sys::close(fd);
         let mapping = mapping?;
         self.reserved_until = self.reserved_until.max(end);
         self.next_chunk += 1;
-        sample_kernel_io(false);
-        Some(mapping)
+        header_page::sample_kernel_io(false);
+        Ok(mapping)
     }
 }
 
@@ -484,6 +411,9 @@ impl ThreadState {
     }
 
     fn next_chunk(&mut self) -> bool {
+        if STAGING_FULL.load(Ordering::Relaxed) {
+            return false;
+        }
         // The open run stays in the chunk being left (an open block never does: it is
         // closed before anything else is written); its count will not be read again, so
         // blocks start afresh.
@@ -498,11 +428,25 @@ impl ThreadState {
         } else {
             THREADS_WITH_CHUNKS.fetch_add(1, Ordering::Relaxed);
         }
-        let Some(mapping) =
-            SEGMENT.with(|segment| segment.as_mut().and_then(Segment::map_next_chunk))
-        else {
-            crate::lifecycle::disable();
-            return false;
+        let mapping = SEGMENT.with(|segment| {
+            segment
+                .as_mut()
+                .map_or(Err(libc::ENOENT), Segment::map_next_chunk)
+        });
+        let mapping = match mapping {
+            Ok(mapping) => mapping,
+            // The staging file cannot grow (a full file system, a quota): tracing goes on
+            // counting the calls it cannot record, in the header page, which also keeps
+            // the image's end; nothing is retried.
+            Err(errno) if header_page::available() => {
+                header_page::note_unrecorded(errno, crate::clock::now());
+                STAGING_FULL.store(true, Ordering::Release);
+                return false;
+            }
+            Err(_) => {
+                crate::lifecycle::disable();
+                return false;
+            }
         };
         let header = encode_chunk_header(ChunkHeader {
             thread: self.tid,
@@ -629,6 +573,8 @@ impl ThreadState {
                     unsafe { body.cast::<RawRun>().write(record) };
                     self.publish(segment::kind::RUN, call, RAW_RUN_BYTES);
                     self.run = body.cast();
+                } else {
+                    header_page::count_unrecorded();
                 }
                 return;
             }
@@ -659,6 +605,8 @@ impl ThreadState {
             unsafe { body.cast::<RawEvent>().write(*event) };
             self.publish(segment::kind::EVENT, call, RAW_EVENT_BYTES);
             self.plain_events += 1;
+        } else {
+            header_page::count_unrecorded();
         }
     }
 
@@ -1042,7 +990,7 @@ impl Scope {
         // SAFETY: the slot lives as long as the thread; it has no destructor.
         let slot_ref = unsafe { &*slot };
         if slot_ref.busy.get() {
-            count_untraced();
+            header_page::count_untraced();
             return None;
         }
         slot_ref.busy.set(true);
@@ -1056,7 +1004,7 @@ impl Scope {
                 if THREAD_STATES.fetch_add(1, Ordering::Relaxed) >= MAX_THREAD_STATES {
                     THREAD_STATES.fetch_sub(1, Ordering::Relaxed);
                     slot_ref.busy.set(false);
-                    count_untraced();
+                    header_page::count_untraced();
                     REFUSED_CALLS.fetch_add(1, Ordering::Relaxed);
                     return None;
                 }

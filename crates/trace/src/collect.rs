@@ -24,6 +24,7 @@ use crate::noise::{self, Noise};
 use crate::table::Table;
 use crate::{
     CallInfo, Context, Ending, FileInfo, Meta, Process, Result, Stream, Trace, TraceError,
+    Unrecorded,
 };
 
 /// What the caller knows about the run that the segments do not.
@@ -119,6 +120,8 @@ struct SegmentSummary {
     ending: Ending,
     untraced_calls: u64,
     kernel_io: Option<KernelIo>,
+    /// Calls the tracer could not stage; `clock` in monotonic nanoseconds once read.
+    unrecorded: Option<cairn_format::segment::Unrecorded>,
     /// In monotonic nanoseconds.
     last_time: u64,
     clock: TimeConverter,
@@ -143,6 +146,7 @@ fn first_pass(path: &Path, diagnostics: &mut Vec<String>) -> Result<SegmentSumma
         ending: Ending::Unknown,
         untraced_calls: file.untraced_calls,
         kernel_io: file.kernel_io,
+        unrecorded: file.unrecorded,
         program_files: Default::default(),
     };
     let mut buffer = Vec::new();
@@ -228,7 +232,21 @@ fn first_pass(path: &Path, diagnostics: &mut Vec<String>) -> Result<SegmentSumma
     for chunks in summary.threads.values_mut() {
         chunks.sort_unstable();
     }
+    // The end the header page kept, where no chunk could take its mark (a full staging
+    // file system).
+    match file.ending {
+        Some((mark::EXIT_CALL, value)) if summary.ending == Ending::Unknown => {
+            summary.ending = Ending::ExitCall(value as u32 as i32);
+        }
+        Some((mark::EXIT, _)) if summary.ending == Ending::Unknown => {
+            summary.ending = Ending::Exited;
+        }
+        _ => {}
+    }
     summary.clock = TimeConverter::new(&summary.header, pairs);
+    if let Some(unrecorded) = &mut summary.unrecorded {
+        unrecorded.clock = summary.clock.nanoseconds(unrecorded.clock);
+    }
     summary.main_start = summary
         .main_start
         .map(|time| summary.clock.nanoseconds(time));
@@ -835,6 +853,11 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
             runtime_events_dropped: 0,
             runtime_bytes_dropped: [0; 2],
             kernel_io: segment.kernel_io,
+            unrecorded: segment.unrecorded.map(|lost| Unrecorded {
+                calls: lost.calls,
+                errno: lost.errno,
+                at: relative(lost.clock),
+            }),
         });
     }
     let first_rank = run.first_rank.or(segments

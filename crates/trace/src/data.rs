@@ -23,14 +23,15 @@ const VERSION: u16 = 1;
 /// slowest rank per leaf, version 3 streams shared by ranks and per-stream file tables,
 /// version 2 one stream per thread with trace-wide file indices, version 1 flat columns).
 const EVENTS_VERSION: u16 = 10;
-/// Version 8 of PROC: what the kernel counted per process (`/proc/self/io`); version 7
+/// Version 9 of PROC: the calls each process could not record (a full staging file
+/// system); version 8 what the kernel counted per process (`/proc/self/io`); version 7
 /// strings as tables of distinct values (numbered runs fold) and an entry per process
 /// (version 6 ends and `main` times or offsets, whichever is shorter,
 /// against the previous process's, version 5 put
 /// process times in units of a time step, version 4 parent pids and
 /// runtime event counts against the previous process's, version 3 added the count of
 /// runtime events only counted, version 2 the count of untraced calls and the rank).
-const PROCESSES_VERSION: u16 = 8;
+const PROCESSES_VERSION: u16 = 9;
 /// Version 2 of FILE: runs of numbered names (version 1 listed every name).
 const FILES_VERSION: u16 = 2;
 
@@ -131,6 +132,42 @@ pub struct Process {
     /// What the kernel counted for the image (every read- and write-like system call,
     /// traced or not), if the tracer could read it.
     pub kernel_io: Option<KernelIo>,
+    /// Calls the tracer could not record because the staging file could not grow.
+    pub unrecorded: Option<Unrecorded>,
+}
+
+impl Unrecorded {
+    /// The line every reader shows for it: `incomplete: 977071 calls of process 4242
+    /// (rank 3) not recorded (no space left on device at 0.412 s)`.
+    pub fn message(&self, process: &Process) -> String {
+        let error = std::io::Error::from_raw_os_error(self.errno).to_string();
+        let error = error.split(" (os error").next().unwrap_or_default();
+        let mut reason = error.chars();
+        let reason: String = reason
+            .next()
+            .map(|first| first.to_lowercase().chain(reason).collect())
+            .unwrap_or_default();
+        format!(
+            "incomplete: {} calls of process {}{} not recorded ({reason} at {:.3} s)",
+            self.calls,
+            process.pid,
+            process
+                .rank
+                .map_or(String::new(), |rank| format!(" (rank {rank})")),
+            self.at as f64 / 1e9
+        )
+    }
+}
+
+/// Calls a process made that its trace does not hold: the staging file could not grow (a
+/// full file system, a quota); the tracer counted them from then on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Unrecorded {
+    pub calls: u64,
+    /// The error of the first failure to grow (`ENOSPC`, `EDQUOT`…).
+    pub errno: i32,
+    /// When it happened, nanoseconds since the start of the run.
+    pub at: u64,
 }
 
 /// One file (or other descriptor target) the run touched.
@@ -407,6 +444,16 @@ fn encode_processes(processes: &[Process], time_step: u64, out: &mut ByteWriter)
             previous = values[column];
         }
     }
+    // What could not be recorded: which processes lost calls, then for each of those the
+    // count, the error and when.
+    for process in processes {
+        out.u64(process.unrecorded.is_some() as u64);
+    }
+    for lost in processes.iter().filter_map(|process| process.unrecorded) {
+        out.u64(lost.calls);
+        out.i64(lost.errno as i64);
+        out.u64(lost.at);
+    }
 }
 
 /// PROC version 7: a column of strings as the distinct values in order of first use, written
@@ -537,6 +584,7 @@ fn decode_processes(reader: &mut ByteReader) -> Result<(Vec<Process>, u64)> {
             runtime_events_dropped: 0,
             runtime_bytes_dropped: [0; 2],
             kernel_io: None,
+            unrecorded: None,
         };
         count
     ];
@@ -652,6 +700,19 @@ fn decode_processes(reader: &mut ByteReader) -> Result<(Vec<Process>, u64)> {
             write_calls,
         });
         process.runtime_bytes_dropped = [read, written];
+    }
+    let mut present = Vec::with_capacity(processes.len());
+    for _ in 0..processes.len() {
+        present.push(reader.u64()? != 0);
+    }
+    for (process, present) in processes.iter_mut().zip(present) {
+        if present {
+            process.unrecorded = Some(Unrecorded {
+                calls: reader.u64()?,
+                errno: i32::try_from(reader.i64()?).map_err(|_| invalid("errno out of range"))?,
+                at: reader.u64()?,
+            });
+        }
     }
     Ok((processes, step))
 }
@@ -1005,6 +1066,12 @@ mod tests {
                 written_bytes: 3 * rank as u64,
                 read_calls: 40,
                 write_calls: rank as u64,
+            }),
+            // A process in three lost calls to a full staging file system.
+            unrecorded: (rank % 3 == 2).then_some(Unrecorded {
+                calls: 977_071 + rank as u64,
+                errno: 28,
+                at: 1_500_000 * rank as u64,
             }),
         }
     }

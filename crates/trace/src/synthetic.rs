@@ -215,6 +215,7 @@ pub fn rank_trace(program: &Spmd, rank: u32) -> Trace {
             runtime_events_dropped: 0,
             runtime_bytes_dropped: [0; 2],
             kernel_io: None,
+            unrecorded: None,
         }],
         files: vec![
             FileInfo {

@@ -79,6 +79,7 @@ fn sample_trace() -> Trace {
             runtime_events_dropped: 0,
             runtime_bytes_dropped: [0; 2],
             kernel_io: None,
+            unrecorded: None,
         }],
         files: vec![
             FileInfo {

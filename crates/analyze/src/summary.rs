@@ -7,7 +7,7 @@
 
 use crate::kernel_io::KernelIoSummary;
 use crate::messages::MessageSummary;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use cairn_model::{CallClass, Layer};
 use cairn_trace::symbols::{self, Symbolizer};
@@ -102,6 +102,9 @@ pub struct FileSummary {
     pub read_time: f64,
     pub write_time: f64,
     pub meta_time: f64,
+    /// Whether the times above are in part estimates: a folded loop's leaf that touched
+    /// several files keeps one timing statistic for all of them, shared out equally.
+    pub time_estimated: bool,
     /// Bytes per second while reading (bytes_read / read_time), 0 without reads.
     pub read_bandwidth: f64,
     pub write_bandwidth: f64,
@@ -503,6 +506,9 @@ struct Builder {
     call_sites: BTreeMap<(u32, u16), (u64, u64, f64)>,
     /// Per stream (by address): sub-calls waiting for their MPI-IO call.
     pending: BTreeMap<usize, PendingSubcalls>,
+    /// Per leaf (by the address of its statistics) whose visits stood for only part of
+    /// its occurrences: the files those visits named (their times are shares).
+    split_leaves: HashMap<usize, BTreeSet<u32>>,
 }
 
 impl Visitor for Builder {
@@ -616,6 +622,12 @@ impl Visitor for Builder {
             occurrence,
         );
         if let Some(file) = occurrence.file {
+            if occurrence.count < occurrence.duration.count {
+                self.split_leaves
+                    .entry(occurrence.duration as *const _ as usize)
+                    .or_default()
+                    .insert(file);
+            }
             let entry = self.files[file as usize].get_or_insert_with(|| {
                 let info = &trace.files[file as usize];
                 let (path, path_escaped) = escape_path(&info.path);
@@ -698,6 +710,7 @@ pub fn summarize(trace: &Trace, options: Options) -> Result<Summary> {
         filtered_files: BTreeSet::new(),
         call_sites: BTreeMap::new(),
         pending: BTreeMap::new(),
+        split_leaves: HashMap::new(),
     };
     let not_kept: u64 = trace
         .processes
@@ -709,11 +722,20 @@ pub fn summarize(trace: &Trace, options: Options) -> Result<Summary> {
     walk::walk(trace, &mut builder);
     let Builder {
         mut summary,
-        files,
+        mut files,
         filtered_files,
         call_sites,
+        split_leaves,
         ..
     } = builder;
+    // A leaf whose share went to several files: each one's time is an equal share.
+    for leaf_files in split_leaves.values().filter(|files| files.len() > 1) {
+        for file in leaf_files {
+            if let Some(Some(entry)) = files.get_mut(*file as usize) {
+                entry.time_estimated = true;
+            }
+        }
+    }
     let mut symbols = Symbolizer::new(trace);
     summary.call_sites = call_sites
         .into_iter()

@@ -113,18 +113,30 @@ pub fn summary_text(summary: &Summary) -> String {
         "path", "opens", "reads", "writes", "read", "written", "read s", "write s", "meta s"
     );
     for file in &summary.files {
+        // Estimated times (shares of a folded loop's statistic) are marked `~`.
+        let time = |seconds: f64| {
+            let mark = if file.time_estimated { "~" } else { "" };
+            format!("{mark}{seconds:.6}")
+        };
         let _ = writeln!(
             out,
-            "  {:<44} {:>5} {:>7} {:>7} {:>10} {:>10} {:>9.6} {:>9.6} {:>9.6}",
+            "  {:<44} {:>5} {:>7} {:>7} {:>10} {:>10} {:>9} {:>9} {:>9}",
             shorten(&printable(&file.path), 44),
             file.opens,
             file.reads,
             file.writes,
             human_bytes(file.bytes_read),
             human_bytes(file.bytes_written),
-            file.read_time,
-            file.write_time,
-            file.meta_time
+            time(file.read_time),
+            time(file.write_time),
+            time(file.meta_time)
+        );
+    }
+    if summary.files.iter().any(|file| file.time_estimated) {
+        let _ = writeln!(
+            out,
+            "  ~ estimated: a folded loop over several files keeps one timing statistic for \
+             all of them, shared out equally"
         );
     }
     let _ = writeln!(

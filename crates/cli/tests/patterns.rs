@@ -165,7 +165,25 @@ fn checkpoint_per_file_then_restart_folds() {
                     ("metas", 1),
                 ],
             );
+            // The loop over the checkpoints keeps one timing statistic for all their
+            // files: each one's time is an equal share, and says so.
+            let file = traced.file(&format!("/ckpt-{c:06}.dat"));
+            assert_eq!(file["time_estimated"], true, "{file}");
         }
+        let text = cairn_text("summary", &[], &traced.trace);
+        assert!(
+            text.lines().any(|line| line.contains("/ckpt-000000.dat")
+                && line
+                    .split_whitespace()
+                    .rev()
+                    .take(3)
+                    .all(|time| time.starts_with('~'))),
+            "{text}"
+        );
+        assert!(
+            text.contains("\n  ~ estimated: a folded loop over several files"),
+            "{text}"
+        );
         assert_fields(
             traced.file(&format!("/ckpt-{:06}.dat", checkpoints - 1)),
             &[

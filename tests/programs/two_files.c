@@ -7,7 +7,9 @@
  *             (utimensat);
  *   spliced   32 KiB written by splice from a pipe (filled by splice from source);
  *   async     4 × 16 KiB written by aio_write at 16 KiB steps (aio_suspend, aio_error,
- *             aio_return), then 16 KiB read back by aio_read at 16384;
+ *             aio_return), then 16 KiB read back by aio_read at 16384, then 2 × 4 KiB
+ *             written at 64 KiB by one lio_listio;
+ *   a pipe's 100 bytes copied into another by tee (pipes: runtime noise to the summary);
  *   positions 10 + 10 bytes by fwrite with fgetpos between, fsetpos back, 5 more bytes;
  *   a tmpfile with 100 bytes, and the directory listed with opendir/readdir/closedir. */
 #define _GNU_SOURCE
@@ -81,6 +83,26 @@ int main(int argc, char **argv) {
     back.aio_nbytes = 16384;
     back.aio_offset = 16384;
     if (aio_read(&back) != 0 || wait_for(&back) != 0 || aio_return(&back) != 16384) return 6;
+    struct aiocb listed[2];
+    struct aiocb *list[2] = {&listed[0], &listed[1]};
+    for (int i = 0; i < 2; i++) {
+        memset(&listed[i], 0, sizeof listed[i]);
+        listed[i].aio_fildes = async;
+        listed[i].aio_buf = buffer;
+        listed[i].aio_nbytes = 4096;
+        listed[i].aio_offset = 65536 + i * 4096;
+        listed[i].aio_lio_opcode = LIO_WRITE;
+    }
+    if (lio_listio(LIO_WAIT, list, 2, NULL) != 0) return 6;
+    for (int i = 0; i < 2; i++)
+        if (aio_return(&listed[i]) != 4096) return 6;
+
+    int first[2], second[2];
+    char copied_back[100];
+    if (pipe(first) != 0 || pipe(second) != 0 || write(first[1], buffer, 100) != 100) return 1;
+    if (tee(first[0], second[1], 100, 0) != 100) return 11;
+    if (read(second[0], copied_back, 100) != 100 || read(first[0], copied_back, 100) != 100)
+        return 11;
 
     FILE *positions = fopen("positions", "w+");
     fpos_t middle;

@@ -155,17 +155,18 @@ fn bytes_between_two_files_count_on_both_and_aio_bytes_when_collected() {
             ],
         );
     }
-    // AIO: four 16 KiB writes and one read, counted when aio_return collected them; the
-    // submissions are metadata calls; the time is the latency from submission.
+    // AIO: four 16 KiB writes, one read and a list of two 4 KiB writes, counted when
+    // aio_return collected them; the submissions (lio_listio one call) are metadata calls;
+    // the time is the latency from submission.
     let asynchronous = traced.file("/async");
     assert_fields(
         asynchronous,
         &[
-            ("writes", 4),
-            ("bytes_written", 64 * kib),
+            ("writes", 6),
+            ("bytes_written", 72 * kib),
             ("reads", 1),
             ("bytes_read", 16 * kib),
-            ("metas", 5),
+            ("metas", 6),
         ],
     );
     assert!(asynchronous["write_time"].as_f64().unwrap() > 0.0);
@@ -184,9 +185,19 @@ fn bytes_between_two_files_count_on_both_and_aio_bytes_when_collected() {
             .iter()
             .map(|(offset, _)| *offset)
             .collect::<Vec<_>>(),
-        [0, 16384, 32768, 49152],
+        [0, 16384, 32768, 49152, 65536, 69632],
         "{dump}"
     );
+    // tee between two pipes (not files: shown with --all): read on one, written on the other.
+    let everything = cairn_text("dump", &["--expand", "--all"], &traced.trace);
+    for call in ["  tee(pipe:[", "  tee_into(pipe:["] {
+        let lines: Vec<&str> = everything
+            .lines()
+            .filter(|line| line.contains(call))
+            .collect();
+        assert_eq!(lines.len(), 1, "{call}: {everything}");
+        assert!(lines[0].contains(", 100 bytes) = 100"), "{}", lines[0]);
+    }
     let duration = traced.summary["duration"].as_f64().unwrap();
     for (_, latency) in &completions {
         assert!(*latency > 0.0 && *latency < duration, "{dump}");
@@ -216,7 +227,8 @@ fn bytes_between_two_files_count_on_both_and_aio_bytes_when_collected() {
         ("sendfile", 1, 64 * kib),
         ("sendfile_into", 1, 64 * kib),
         ("aio_write", 4, 0),
-        ("aio_write_done", 4, 64 * kib),
+        ("lio_listio", 1, 0),
+        ("aio_write_done", 6, 72 * kib),
         ("aio_read_done", 1, 16 * kib),
         ("tmpfile", 1, 0),
         ("readdir", entries + 1, 0),

@@ -446,9 +446,10 @@ pub fn receives_pending() -> bool {
     RECEIVE_COUNT.load(Ordering::Relaxed) != 0
 }
 
-/// Whether `request` is a posted receive (it stays remembered).
-pub fn is_receive(request: u64) -> bool {
-    RECEIVES.with(|receives| receives.contains(&request))
+/// Keeps, of (index, request) pairs, those whose request is a posted receive (they stay
+/// remembered until [`take_receive`]).
+pub fn keep_receives(requests: &mut Vec<(usize, u64)>) {
+    RECEIVES.with(|receives| requests.retain(|(_, request)| receives.contains(request)));
 }
 
 /// Forgets a completed receive; true if it was one.

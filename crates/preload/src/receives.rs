@@ -85,11 +85,10 @@ fn completion(
             let Some(handle) = (unsafe { mpi_abi::handle_at(requests.cast(), index) }) else {
                 break;
             };
-            let value = mpi_abi::handle_value(handle);
-            if files::is_receive(value) {
-                receives.push((index, value));
-            }
+            receives.push((index, mpi_abi::handle_value(handle)));
         }
+        // One look at the posted receives for all the requests.
+        files::keep_receives(&mut receives);
     }
     let statuses = Statuses::for_call(given, total, !receives.is_empty());
     let pointer = statuses.pointer;

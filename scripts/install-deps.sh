@@ -16,15 +16,30 @@ command -v dd >/dev/null 2>&1 || needed+=(coreutils)
 command -v ssh >/dev/null 2>&1 || needed+=(openssh-client)
 # Fortran, for the Fortran MPI test (mpif90 drives gfortran).
 command -v gfortran >/dev/null 2>&1 || needed+=(gfortran)
+# Python virtual environments, for the export tests' readers from PyPI (below).
+python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || needed+=(python3-venv)
+# util-linux's unshare, for the full-staging test's private tmpfs.
+command -v unshare >/dev/null 2>&1 || needed+=(util-linux)
 
-if [ ${#needed[@]} -eq 0 ]; then
-    exit 0
+if [ ${#needed[@]} -gt 0 ]; then
+    echo "install-deps: installing ${needed[*]}" >&2
+    sudo_if_needed=()
+    if [ "$(id -u)" -ne 0 ]; then
+        sudo_if_needed=(sudo)
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    "${sudo_if_needed[@]}" apt-get update -qq
+    "${sudo_if_needed[@]}" apt-get install -y -qq --no-install-recommends "${needed[@]}"
 fi
-echo "install-deps: installing ${needed[*]}" >&2
-sudo_if_needed=()
-if [ "$(id -u)" -ne 0 ]; then
-    sudo_if_needed=(sudo)
+
+# The readers the export tests check cairn's output with, from PyPI, in a virtual
+# environment of the repository's own (target/python-tests): Perfetto's trace schema as
+# its Python package ships it (its trace processor is a download made at run time, which
+# the tests do not rely on).
+cd "$(dirname "$0")/.."
+venv=target/python-tests
+if ! "$venv/bin/python" -c 'import perfetto.protos.perfetto.trace.perfetto_trace_pb2' >/dev/null 2>&1; then
+    echo "install-deps: installing perfetto's Python package into $venv" >&2
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q 'perfetto==0.59.1' 'protobuf>=6.31.1,<7'
 fi
-export DEBIAN_FRONTEND=noninteractive
-"${sudo_if_needed[@]}" apt-get update -qq
-"${sudo_if_needed[@]}" apt-get install -y -qq --no-install-recommends "${needed[@]}"

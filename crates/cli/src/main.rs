@@ -24,6 +24,13 @@ struct Cli {
     command: Command,
 }
 
+/// Formats `cairn export` writes.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum ExportFormat {
+    /// Perfetto's protobuf trace.
+    Perfetto,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Run a command under the tracer and write one trace file.
@@ -90,6 +97,21 @@ enum Command {
         /// Print nothing but errors.
         #[arg(short, long)]
         quiet: bool,
+    },
+    /// Write a trace in another tool's format: `perfetto` (open it at ui.perfetto.dev or
+    /// with Perfetto's trace processor): a track per process, thread and layer, a slice per
+    /// call, flows from each MPI-IO call to its POSIX sub-calls. Loops are expanded; the
+    /// times of a folded loop's calls are its means.
+    Export {
+        trace: PathBuf,
+        /// File to write (replaced only once complete).
+        #[arg(short, long)]
+        output: PathBuf,
+        #[arg(long, value_enum, default_value_t = ExportFormat::Perfetto)]
+        format: ExportFormat,
+        /// Include runtime noise (loader, /proc, language runtime, MPI runtime).
+        #[arg(long)]
+        all: bool,
     },
     /// Print per-file and per-call tables.
     Summary {
@@ -213,6 +235,25 @@ fn main() -> ExitCode {
             quiet,
         )
         .map(|_| ExitCode::SUCCESS),
+        Command::Export {
+            trace,
+            output,
+            format: ExportFormat::Perfetto,
+            all,
+        } => open_trace(&trace).and_then(|trace| {
+            let written = run::write_replacing(&output, |file| {
+                let options = cairn_export::perfetto::Options { all };
+                Ok(cairn_export::perfetto::write(&trace, options, file)?)
+            })?;
+            eprintln!(
+                "cairn: {} slices on {} tracks, {} flows -> {}",
+                written.slices,
+                written.tracks,
+                written.flows,
+                output.display()
+            );
+            Ok(ExitCode::SUCCESS)
+        }),
         Command::Summary { trace, json, all } => open_trace(&trace).and_then(|trace| {
             let summary = cairn_analyze::summary::summarize(
                 &trace,

@@ -485,6 +485,36 @@ pub fn run(options: RunOptions) -> Result<ExitCode> {
     Ok(ExitCode::from(code.clamp(0, 255) as u8))
 }
 
+/// Writes `path` through `write` into a temporary file beside it, renamed over `path` only
+/// once complete: a failure leaves any previous file as it was.
+pub fn write_replacing<T>(
+    path: &Path,
+    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> Result<T>,
+) -> Result<T> {
+    let directory = directory_of(path);
+    let name = path.file_name().context("the output path names no file")?;
+    let temporary = directory.join(format!(
+        ".{}.tmp-{}",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let result = (|| {
+        let file = std::fs::File::create(&temporary)
+            .with_context(|| format!("cannot create {}", temporary.display()))?;
+        let mut buffered = std::io::BufWriter::new(file);
+        let value = write(&mut buffered)?;
+        let file = buffered.into_inner().map_err(|error| error.into_error())?;
+        file.sync_all()?;
+        std::fs::rename(&temporary, path)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        Ok(value)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    result
+}
+
 /// Says on standard error, even with `--quiet`, which processes' calls the trace lacks
 /// (their staging file could not grow).
 fn warn_incomplete(trace: &Trace) {

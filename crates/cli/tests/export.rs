@@ -1,0 +1,110 @@
+//! `cairn export`: the output read back by the tools' own readers.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::Command;
+
+use common::*;
+
+/// The Python environment `scripts/install-deps.sh` makes, with Perfetto's package.
+fn python_with_readers() -> PathBuf {
+    let python =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/python-tests/bin/python");
+    assert!(
+        python.is_file(),
+        "{} is missing: run scripts/install-deps.sh",
+        python.display()
+    );
+    python
+}
+
+#[test]
+fn perfetto_export_has_a_slice_per_call_and_flows_to_mpi_io_sub_calls() {
+    // 4 ranks: a ring of Isend/Irecv/Waitall, Allreduces, MPI-IO on a shared file (the MPI
+    // library's POSIX calls inside the MPI-IO calls: open, pwrite, the aggregator's
+    // pwritev and preadv).
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile_mpi("mpi_ring_io", directory.path());
+    library();
+    let trace = directory.path().join("ring.cairn");
+    let output = mpirun_traced(4, &trace, &program, directory.path())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let exported = directory.path().join("ring.pftrace");
+    let export = Command::new(cairn_binary())
+        .arg("export")
+        .arg(&trace)
+        .arg("-o")
+        .arg(&exported)
+        .output()
+        .unwrap();
+    assert!(
+        export.status.success(),
+        "{}",
+        String::from_utf8_lossy(&export.stderr)
+    );
+    let read = Command::new(python_with_readers())
+        .arg(programs_directory().join("../python/read_perfetto.py"))
+        .arg(&exported)
+        .output()
+        .unwrap();
+    assert!(
+        read.status.success(),
+        "{}",
+        String::from_utf8_lossy(&read.stderr)
+    );
+    let read: serde_json::Value = serde_json::from_slice(&read.stdout).unwrap();
+    // A slice per call the summary counts, call by call.
+    let summary = summary_json(&trace, &[]);
+    let counts: BTreeMap<String, u64> = summary["calls"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(name, _)| !matches!(name.as_str(), "MPI_Init" | "MPI_Finalize"))
+        .map(|(name, call)| (name.clone(), call["count"].as_u64().unwrap()))
+        .collect();
+    let slices: BTreeMap<String, u64> = serde_json::from_value(read["slices"].clone()).unwrap();
+    assert_eq!(slices, counts, "{read}");
+    assert_eq!(slices["MPI_Isend"], 60);
+    // Per layer track; every slice on a described track, every slice closed.
+    let per_track: BTreeMap<String, u64> =
+        serde_json::from_value(read["per_track"].clone()).unwrap();
+    let expected: BTreeMap<String, u64> = [("mpi", 196), ("mpiio", 32), ("posix", 36)]
+        .map(|(track, count)| (track.to_string(), count))
+        .into();
+    assert_eq!(per_track, expected, "{read}");
+    assert_eq!(read["unknown_tracks"], 0);
+    assert_eq!(read["unclosed"], 0);
+    // One process track per rank, by pid.
+    let mut pids: Vec<u64> = summary["process_list"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|process| process["pid"].as_u64().unwrap())
+        .collect();
+    pids.sort();
+    assert_eq!(read["processes"], serde_json::json!(pids));
+    // Each MPI-IO call with sub-calls and its sub-calls share one flow: (call names, slices).
+    let mut flows: BTreeMap<String, u64> = BTreeMap::new();
+    for flow in read["flows"].as_array().unwrap() {
+        *flows.entry(flow.to_string()).or_default() += 1;
+    }
+    let expected: BTreeMap<String, u64> = [
+        (r#"["MPI_File_write_at","pwrite",2]"#, 16),
+        (r#"["MPI_File_open","lstat","open",3]"#, 4),
+        (r#"["MPI_File_close","close",2]"#, 4),
+        // The aggregator's collective write and read.
+        (r#"["MPI_File_write_at_all","pwritev",5]"#, 1),
+        (r#"["MPI_File_read_at_all","preadv",5]"#, 1),
+    ]
+    .map(|(flow, count)| (flow.to_string(), count))
+    .into();
+    assert_eq!(flows, expected, "{read}");
+}

@@ -1,0 +1,336 @@
+//! Perfetto's trace format: a `Trace` message is a sequence of `TracePacket`s (field 1), so
+//! packets are written one by one as the trace is expanded. The messages below are the
+//! part of Perfetto's schema (`protos/perfetto/trace/perfetto_trace.proto`) this export
+//! uses, with the schema's own field numbers.
+//!
+//! Tracks: one per process (named by rank and executable), one per thread below it, and
+//! one per layer below that (`posix`, `stdio`, `mpi`, `mpiio`), so that the POSIX calls an
+//! MPI-IO call made show beside it rather than as slices that would have to nest inside
+//! it exactly. Each call is a slice (begin and end packets) named after the call, with its
+//! file, sizes, offset, result, errno and MPI peer and tag as debug annotations. Each MPI-IO
+//! call and the POSIX sub-calls made inside it share a flow, drawn as arrows.
+
+use std::collections::HashMap;
+use std::io::Write;
+
+use cairn_model::{event_flags, CallClass, Event, Layer};
+use cairn_trace::Trace;
+use prost::Message;
+
+use crate::ExportError;
+
+/// The subset of Perfetto's schema written here.
+mod proto {
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct TracePacket {
+        #[prost(uint64, optional, tag = "8")]
+        pub timestamp: Option<u64>,
+        #[prost(uint32, optional, tag = "10")]
+        pub trusted_packet_sequence_id: Option<u32>,
+        #[prost(message, optional, tag = "11")]
+        pub track_event: Option<TrackEvent>,
+        #[prost(message, optional, tag = "60")]
+        pub track_descriptor: Option<TrackDescriptor>,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct TrackDescriptor {
+        #[prost(uint64, optional, tag = "1")]
+        pub uuid: Option<u64>,
+        #[prost(string, optional, tag = "2")]
+        pub name: Option<String>,
+        #[prost(message, optional, tag = "3")]
+        pub process: Option<ProcessDescriptor>,
+        #[prost(message, optional, tag = "4")]
+        pub thread: Option<ThreadDescriptor>,
+        #[prost(uint64, optional, tag = "5")]
+        pub parent_uuid: Option<u64>,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct ProcessDescriptor {
+        #[prost(int32, optional, tag = "1")]
+        pub pid: Option<i32>,
+        #[prost(string, optional, tag = "6")]
+        pub process_name: Option<String>,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct ThreadDescriptor {
+        #[prost(int32, optional, tag = "1")]
+        pub pid: Option<i32>,
+        #[prost(int32, optional, tag = "2")]
+        pub tid: Option<i32>,
+        #[prost(string, optional, tag = "5")]
+        pub thread_name: Option<String>,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct TrackEvent {
+        #[prost(message, repeated, tag = "4")]
+        pub debug_annotations: Vec<DebugAnnotation>,
+        /// 1 slice begin, 2 slice end.
+        #[prost(int32, optional, tag = "9")]
+        pub r#type: Option<i32>,
+        #[prost(uint64, optional, tag = "11")]
+        pub track_uuid: Option<u64>,
+        #[prost(string, repeated, tag = "22")]
+        pub categories: Vec<String>,
+        #[prost(string, optional, tag = "23")]
+        pub name: Option<String>,
+        #[prost(fixed64, repeated, packed = "false", tag = "47")]
+        pub flow_ids: Vec<u64>,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct DebugAnnotation {
+        #[prost(string, optional, tag = "10")]
+        pub name: Option<String>,
+        #[prost(int64, optional, tag = "4")]
+        pub int_value: Option<i64>,
+        #[prost(string, optional, tag = "6")]
+        pub string_value: Option<String>,
+    }
+}
+
+const SLICE_BEGIN: i32 = 1;
+const SLICE_END: i32 = 2;
+/// One writer sequence for every packet: nothing is interned, so none is needed per thread.
+const SEQUENCE: u32 = 1;
+
+/// What to export.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    /// Also the runtime's own I/O and calls on files that are not the program's (noise),
+    /// which the summary leaves out.
+    pub all: bool,
+}
+
+/// What was written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Written {
+    pub tracks: u64,
+    pub slices: u64,
+    pub flows: u64,
+}
+
+/// Writes `trace` as a Perfetto trace to `out`.
+pub fn write(
+    trace: &Trace,
+    options: Options,
+    out: &mut impl Write,
+) -> Result<Written, ExportError> {
+    let mut writer = Writer {
+        out,
+        written: Written::default(),
+        next_uuid: 1,
+        next_flow: 1,
+    };
+    let mut process_tracks = Vec::with_capacity(trace.processes.len());
+    for process in &trace.processes {
+        let uuid = writer.uuid();
+        let executable = String::from_utf8_lossy(&process.executable);
+        let name = match process.rank {
+            Some(rank) => format!("rank {rank}: {executable}"),
+            None => executable.into_owned(),
+        };
+        writer.track(proto::TrackDescriptor {
+            uuid: Some(uuid),
+            process: Some(proto::ProcessDescriptor {
+                pid: Some(process.pid as i32),
+                process_name: Some(name),
+            }),
+            ..Default::default()
+        })?;
+        process_tracks.push(uuid);
+    }
+    for stream in &trace.streams {
+        let process = &trace.processes[stream.process as usize];
+        let thread_uuid = writer.uuid();
+        writer.track(proto::TrackDescriptor {
+            uuid: Some(thread_uuid),
+            parent_uuid: Some(process_tracks[stream.process as usize]),
+            thread: Some(proto::ThreadDescriptor {
+                pid: Some(process.pid as i32),
+                tid: Some(stream.thread as i32),
+                thread_name: Some(format!("thread {}", stream.thread)),
+            }),
+            ..Default::default()
+        })?;
+        let mut layers: HashMap<Layer, u64> = HashMap::new();
+        // POSIX calls made inside an MPI-IO call: recorded before it (a call is recorded
+        // when it returns), written with it.
+        let mut subcalls: Vec<Event> = Vec::new();
+        let mut failure: Result<(), ExportError> = Ok(());
+        trace.expand(stream, |event| {
+            if failure.is_err() {
+                return;
+            }
+            let noise = event
+                .file
+                .is_some_and(|file| trace.files[file as usize].noise.is_some());
+            if !options.all && (noise || event.flags & event_flags::RUNTIME != 0) {
+                return;
+            }
+            let layer = trace.calls[event.call as usize].layer();
+            failure = (|| {
+                if event.flags & event_flags::INSIDE_MPIIO != 0 && layer != Some(Layer::MpiIo) {
+                    subcalls.push(event);
+                    return Ok(());
+                }
+                let flow =
+                    (layer == Some(Layer::MpiIo) && !subcalls.is_empty()).then(|| writer.flow());
+                writer.slice(trace, &mut layers, thread_uuid, &event, flow)?;
+                for subcall in subcalls.drain(..) {
+                    writer.slice(trace, &mut layers, thread_uuid, &subcall, flow)?;
+                }
+                Ok(())
+            })();
+        });
+        failure?;
+        for subcall in subcalls.drain(..) {
+            writer.slice(trace, &mut layers, thread_uuid, &subcall, None)?;
+        }
+    }
+    writer.out.flush()?;
+    Ok(writer.written)
+}
+
+struct Writer<'a, W: Write> {
+    out: &'a mut W,
+    written: Written,
+    next_uuid: u64,
+    next_flow: u64,
+}
+
+impl<W: Write> Writer<'_, W> {
+    fn uuid(&mut self) -> u64 {
+        self.next_uuid += 1;
+        self.next_uuid
+    }
+
+    fn flow(&mut self) -> u64 {
+        self.written.flows += 1;
+        self.next_flow += 1;
+        self.next_flow
+    }
+
+    /// One `Trace.packet` (field 1, length-delimited).
+    fn packet(&mut self, packet: &proto::TracePacket) -> Result<(), ExportError> {
+        let mut bytes = Vec::with_capacity(packet.encoded_len() + 12);
+        prost::encoding::encode_key(1, prost::encoding::WireType::LengthDelimited, &mut bytes);
+        packet
+            .encode_length_delimited(&mut bytes)
+            .expect("a Vec grows as needed");
+        self.out.write_all(&bytes)?;
+        Ok(())
+    }
+
+    fn track(&mut self, descriptor: proto::TrackDescriptor) -> Result<(), ExportError> {
+        self.written.tracks += 1;
+        self.packet(&proto::TracePacket {
+            trusted_packet_sequence_id: Some(SEQUENCE),
+            track_descriptor: Some(descriptor),
+            ..Default::default()
+        })
+    }
+
+    /// The track of `layer` under a thread's track, described the first time.
+    fn layer_track(
+        &mut self,
+        layers: &mut HashMap<Layer, u64>,
+        thread: u64,
+        layer: Option<Layer>,
+    ) -> Result<u64, ExportError> {
+        let layer = layer.unwrap_or(Layer::Process);
+        if let Some(uuid) = layers.get(&layer) {
+            return Ok(*uuid);
+        }
+        let uuid = self.uuid();
+        self.track(proto::TrackDescriptor {
+            uuid: Some(uuid),
+            parent_uuid: Some(thread),
+            name: Some(layer.name().to_string()),
+            ..Default::default()
+        })?;
+        layers.insert(layer, uuid);
+        Ok(uuid)
+    }
+
+    fn slice(
+        &mut self,
+        trace: &Trace,
+        layers: &mut HashMap<Layer, u64>,
+        thread: u64,
+        event: &Event,
+        flow: Option<u64>,
+    ) -> Result<(), ExportError> {
+        let call = &trace.calls[event.call as usize];
+        let track = self.layer_track(layers, thread, call.layer())?;
+        let begin = proto::TrackEvent {
+            r#type: Some(SLICE_BEGIN),
+            track_uuid: Some(track),
+            name: Some(call.name.clone()),
+            categories: call
+                .layer()
+                .map(|layer| layer.name().to_string())
+                .into_iter()
+                .collect(),
+            debug_annotations: annotations(trace, event, call.class()),
+            flow_ids: flow.into_iter().collect(),
+        };
+        self.packet(&proto::TracePacket {
+            timestamp: Some(event.start),
+            trusted_packet_sequence_id: Some(SEQUENCE),
+            track_event: Some(begin),
+            ..Default::default()
+        })?;
+        self.packet(&proto::TracePacket {
+            timestamp: Some(event.start + event.duration),
+            trusted_packet_sequence_id: Some(SEQUENCE),
+            track_event: Some(proto::TrackEvent {
+                r#type: Some(SLICE_END),
+                track_uuid: Some(track),
+                ..Default::default()
+            }),
+            ..Default::default()
+        })?;
+        self.written.slices += 1;
+        Ok(())
+    }
+}
+
+fn annotations(
+    trace: &Trace,
+    event: &Event,
+    class: Option<CallClass>,
+) -> Vec<proto::DebugAnnotation> {
+    let int = |name: &str, value: i64| proto::DebugAnnotation {
+        name: Some(name.to_string()),
+        int_value: Some(value),
+        ..Default::default()
+    };
+    let mut list = Vec::new();
+    if let Some(file) = event.file {
+        list.push(proto::DebugAnnotation {
+            name: Some("file".into()),
+            string_value: Some(
+                String::from_utf8_lossy(&trace.files[file as usize].path).into_owned(),
+            ),
+            ..Default::default()
+        });
+    }
+    list.push(int("request", event.request as i64));
+    list.push(int("result", event.result));
+    if event.offset >= 0 {
+        list.push(int("offset", event.offset));
+    }
+    if event.failed() {
+        list.push(int("errno", event.errno as i64));
+    }
+    if class == Some(CallClass::PointToPoint) && event.file.is_none() {
+        list.push(int("peer", event.aux as u32 as i32 as i64));
+        list.push(int("tag", (event.aux >> 32) as u32 as i32 as i64));
+    }
+    list
+}

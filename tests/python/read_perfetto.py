@@ -1,0 +1,47 @@
+"""Reads a Perfetto trace with the schema Perfetto's Python package ships and prints, as
+JSON, what the export test checks: slices per call name, slices per track name (a layer's
+track is named after the layer), the call names each flow joins, and packets without a
+known track."""
+import collections
+import json
+import sys
+
+from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+
+trace = pb.Trace()
+with open(sys.argv[1], "rb") as file:
+    trace.ParseFromString(file.read())
+tracks = {}
+slices = collections.Counter()
+per_track = collections.Counter()
+flows = collections.defaultdict(list)
+unknown_tracks = 0
+open_slices = collections.Counter()
+for packet in trace.packet:
+    if packet.HasField("track_descriptor"):
+        descriptor = packet.track_descriptor
+        tracks[descriptor.uuid] = descriptor
+    if packet.HasField("track_event"):
+        event = packet.track_event
+        if event.track_uuid not in tracks:
+            unknown_tracks += 1
+        if event.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
+            slices[event.name] += 1
+            per_track[tracks[event.track_uuid].name] += 1
+            open_slices[event.track_uuid] += 1
+            for flow in event.flow_ids:
+                flows[flow].append(event.name)
+        elif event.type == pb.TrackEvent.TYPE_SLICE_END:
+            open_slices[event.track_uuid] -= 1
+processes = sorted(d.process.pid for d in tracks.values() if d.HasField("process"))
+json.dump(
+    {
+        "slices": slices,
+        "per_track": per_track,
+        "flows": sorted(sorted(set(names)) + [len(names)] for names in flows.values()),
+        "unknown_tracks": unknown_tracks,
+        "unclosed": sum(count != 0 for count in open_slices.values()),
+        "processes": processes,
+    },
+    sys.stdout,
+)

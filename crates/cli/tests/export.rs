@@ -91,6 +91,32 @@ fn perfetto_export_has_a_slice_per_call_and_flows_to_mpi_io_sub_calls() {
         .collect();
     pids.sort();
     assert_eq!(read["processes"], serde_json::json!(pids));
+    // Per process, its threads' byte counters end at the bytes the summary counts.
+    for process in summary["process_list"].as_array().unwrap() {
+        let counted = &read["bytes"][process["pid"].to_string()];
+        for (counter, field) in [
+            ("bytes read", "bytes_read"),
+            ("bytes written", "bytes_written"),
+        ] {
+            assert_eq!(
+                counted[counter].as_u64().unwrap_or(0),
+                process[field].as_u64().unwrap(),
+                "{counter} of {process}: {read}"
+            );
+        }
+    }
+    assert_eq!(
+        summary["process_list"][0]["bytes_written"].as_u64(),
+        Some(65_536 + 4 * 1024),
+        "rank 0's MPI-IO writes: one collective of 64 KiB, four of 1 KiB"
+    );
+    // The ring's 15 steps fold, and the ranks share one stream: those calls' times are
+    // means, and say so; rank 0's own open (it creates the file, a part of its own in the
+    // shared stream) keeps its own times.
+    for call in ["MPI_Isend", "MPI_Irecv", "MPI_Waitall"] {
+        assert_eq!(read["estimated"][call], 60, "{call}: {read}");
+    }
+    assert_eq!(read["estimated"]["open"], 3, "{read}");
     // Each MPI-IO call with sub-calls and its sub-calls share one flow: (call names, slices).
     let mut flows: BTreeMap<String, u64> = BTreeMap::new();
     for flow in read["flows"].as_array().unwrap() {

@@ -1234,7 +1234,12 @@ impl EncodedStream {
                     errno: key.errno,
                     context: key.context,
                     aux,
-                    flags: key.flags & !TAG_STEP,
+                    flags: key.flags & !TAG_STEP
+                        | if leaf.duration.count > 1 {
+                            event_flags::TIMES_FROM_STATISTICS
+                        } else {
+                            0
+                        },
                 });
             }
         }

@@ -7,8 +7,10 @@
 //! one per layer below that (`posix`, `stdio`, `mpi`, `mpiio`), so that the POSIX calls an
 //! MPI-IO call made show beside it rather than as slices that would have to nest inside
 //! it exactly. Each call is a slice (begin and end packets) named after the call, with its
-//! file, sizes, offset, result, errno and MPI peer and tag as debug annotations. Each MPI-IO
-//! call and the POSIX sub-calls made inside it share a flow, drawn as arrows.
+//! file, sizes, offset, result, errno and MPI peer and tag as debug annotations, and
+//! `times_estimated` when its times are its folded loop's means. Each MPI-IO call and the
+//! POSIX sub-calls made inside it share a flow, drawn as arrows. Below each thread, counter
+//! tracks follow the bytes it read and wrote (the program's calls, as the summary counts).
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -45,6 +47,15 @@ mod proto {
         pub thread: Option<ThreadDescriptor>,
         #[prost(uint64, optional, tag = "5")]
         pub parent_uuid: Option<u64>,
+        #[prost(message, optional, tag = "8")]
+        pub counter: Option<CounterDescriptor>,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct CounterDescriptor {
+        /// 3: bytes.
+        #[prost(int32, optional, tag = "3")]
+        pub unit: Option<i32>,
     }
 
     #[derive(Clone, PartialEq, prost::Message)]
@@ -78,6 +89,8 @@ mod proto {
         pub categories: Vec<String>,
         #[prost(string, optional, tag = "23")]
         pub name: Option<String>,
+        #[prost(int64, optional, tag = "30")]
+        pub counter_value: Option<i64>,
         #[prost(fixed64, repeated, packed = "false", tag = "47")]
         pub flow_ids: Vec<u64>,
     }
@@ -95,6 +108,8 @@ mod proto {
 
 const SLICE_BEGIN: i32 = 1;
 const SLICE_END: i32 = 2;
+const COUNTER: i32 = 4;
+const UNIT_BYTES: i32 = 3;
 /// One writer sequence for every packet: nothing is interned, so none is needed per thread.
 const SEQUENCE: u32 = 1;
 
@@ -158,6 +173,7 @@ pub fn write(
             ..Default::default()
         })?;
         let mut layers: HashMap<Layer, u64> = HashMap::new();
+        let mut counters = Counters::default();
         // POSIX calls made inside an MPI-IO call: recorded before it (a call is recorded
         // when it returns), written with it.
         let mut subcalls: Vec<Event> = Vec::new();
@@ -181,6 +197,7 @@ pub fn write(
                 let flow =
                     (layer == Some(Layer::MpiIo) && !subcalls.is_empty()).then(|| writer.flow());
                 writer.slice(trace, &mut layers, thread_uuid, &event, flow)?;
+                writer.count(trace, &mut counters, thread_uuid, &event)?;
                 for subcall in subcalls.drain(..) {
                     writer.slice(trace, &mut layers, thread_uuid, &subcall, flow)?;
                 }
@@ -194,6 +211,15 @@ pub fn write(
     }
     writer.out.flush()?;
     Ok(writer.written)
+}
+
+/// A thread's byte counters: the program's file bytes read and written so far (MPI-IO's
+/// POSIX sub-calls left out, as the summary counts them), each a counter track below the
+/// thread, made when first needed: (track, total).
+#[derive(Default)]
+struct Counters {
+    read: Option<(u64, i64)>,
+    written: Option<(u64, i64)>,
 }
 
 struct Writer<'a, W: Write> {
@@ -257,6 +283,54 @@ impl<W: Write> Writer<'_, W> {
         Ok(uuid)
     }
 
+    /// Moves a thread's byte counter on by what a read or write moved, at its end.
+    fn count(
+        &mut self,
+        trace: &Trace,
+        counters: &mut Counters,
+        thread: u64,
+        event: &Event,
+    ) -> Result<(), ExportError> {
+        let (counter, name) = match trace.calls[event.call as usize].class() {
+            Some(CallClass::Read) => (&mut counters.read, "bytes read"),
+            Some(CallClass::Write) => (&mut counters.written, "bytes written"),
+            _ => return Ok(()),
+        };
+        let bytes = event.bytes() as i64;
+        if bytes == 0 {
+            return Ok(());
+        }
+        let (track, total) = match counter {
+            Some(counter) => counter,
+            None => {
+                let uuid = self.uuid();
+                self.track(proto::TrackDescriptor {
+                    uuid: Some(uuid),
+                    parent_uuid: Some(thread),
+                    name: Some(name.to_string()),
+                    counter: Some(proto::CounterDescriptor {
+                        unit: Some(UNIT_BYTES),
+                    }),
+                    ..Default::default()
+                })?;
+                counter.insert((uuid, 0))
+            }
+        };
+        *total += bytes;
+        let (track, value) = (*track, *total);
+        self.packet(&proto::TracePacket {
+            timestamp: Some(event.start + event.duration),
+            trusted_packet_sequence_id: Some(SEQUENCE),
+            track_event: Some(proto::TrackEvent {
+                r#type: Some(COUNTER),
+                track_uuid: Some(track),
+                counter_value: Some(value),
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
+    }
+
     fn slice(
         &mut self,
         trace: &Trace,
@@ -278,6 +352,7 @@ impl<W: Write> Writer<'_, W> {
                 .collect(),
             debug_annotations: annotations(trace, event, call.class()),
             flow_ids: flow.into_iter().collect(),
+            ..Default::default()
         };
         self.packet(&proto::TracePacket {
             timestamp: Some(event.start),
@@ -327,6 +402,10 @@ fn annotations(
     }
     if event.failed() {
         list.push(int("errno", event.errno as i64));
+    }
+    if event.flags & event_flags::TIMES_FROM_STATISTICS != 0 {
+        // The start and duration are the folded loop's means for this call.
+        list.push(int("times_estimated", 1));
     }
     if class == Some(CallClass::PointToPoint) && event.file.is_none() {
         list.push(int("peer", event.aux as u32 as i32 as i64));

@@ -79,6 +79,9 @@ pub mod event_flags {
     pub const OFFSET_IN_AUX: u32 = 512;
     /// The call came through MPI's Fortran bindings (the trace names it as the C call).
     pub const FORTRAN: u32 = 1024;
+    /// Set by expansion only, never stored: the event stands in a folded leaf of several
+    /// occurrences, so its start and duration are the leaf's mean gap and duration.
+    pub const TIMES_FROM_STATISTICS: u32 = 1 << 30;
 
     /// The runtime's I/O, not the program's: before `main`, or inside MPI start-up/shut-down.
     /// One rule for every reader (summary, dump, noise classification).

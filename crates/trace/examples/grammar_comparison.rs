@@ -62,8 +62,10 @@ fn compare(trace: &Trace) -> Figures {
         let mut events: Vec<(Event, Option<cairn_model::CallClass>)> = Vec::new();
         stream.events.expand(
             |call| trace.class_of(call),
-            |event| {
+            |mut event| {
                 let class = trace.class_of(event.call);
+                // What the trace keeps, not what expansion says about the times.
+                event.flags &= !cairn_model::event_flags::TIMES_FROM_STATISTICS;
                 events.push((event, class));
             },
         );

@@ -38,18 +38,7 @@ fn perfetto_export_has_a_slice_per_call_and_flows_to_mpi_io_sub_calls() {
         String::from_utf8_lossy(&output.stderr)
     );
     let exported = directory.path().join("ring.pftrace");
-    let export = Command::new(cairn_binary())
-        .arg("export")
-        .arg(&trace)
-        .arg("-o")
-        .arg(&exported)
-        .output()
-        .unwrap();
-    assert!(
-        export.status.success(),
-        "{}",
-        String::from_utf8_lossy(&export.stderr)
-    );
+    cairn_text("export", &["-o", exported.to_str().unwrap()], &trace);
     let read = Command::new(python_with_readers())
         .arg(programs_directory().join("../python/read_perfetto.py"))
         .arg(&exported)

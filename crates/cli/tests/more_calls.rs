@@ -221,34 +221,26 @@ fn bytes_between_two_files_count_on_both_and_aio_bytes_when_collected() {
     // renameat names both files; utimensat the new name.
     assert_fields(traced.file("/sent2"), &[("metas", 1)]);
     let calls = &traced.summary["calls"];
-    for (call, count, bytes) in [
-        ("copy_file_range", 2, mib),
-        ("copy_file_range_into", 2, mib),
-        ("sendfile", 1, 64 * kib),
-        ("sendfile_into", 1, 64 * kib),
-        ("aio_write", 4, 0),
-        ("lio_listio", 1, 0),
-        ("aio_write_done", 6, 72 * kib),
-        ("aio_read_done", 1, 16 * kib),
-        ("tmpfile", 1, 0),
-        ("readdir", entries + 1, 0),
-        ("renameat", 1, 0),
-        ("utimensat", 1, 0),
-        ("sync_file_range", 1, 0),
-        ("fgetpos", 1, 0),
-        ("fsetpos", 1, 0),
-    ] {
-        assert_eq!(
-            calls[call]["count"].as_u64(),
-            Some(count),
-            "{call}: {calls}"
-        );
-        assert_eq!(
-            calls[call]["bytes"].as_u64(),
-            Some(bytes),
-            "{call}: {calls}"
-        );
-    }
+    assert_calls(
+        calls,
+        &[
+            ("copy_file_range", 2, mib),
+            ("copy_file_range_into", 2, mib),
+            ("sendfile", 1, 64 * kib),
+            ("sendfile_into", 1, 64 * kib),
+            ("aio_write", 4, 0),
+            ("lio_listio", 1, 0),
+            ("aio_write_done", 6, 72 * kib),
+            ("aio_read_done", 1, 16 * kib),
+            ("tmpfile", 1, 0),
+            ("readdir", entries + 1, 0),
+            ("renameat", 1, 0),
+            ("utimensat", 1, 0),
+            ("sync_file_range", 1, 0),
+            ("fgetpos", 1, 0),
+            ("fsetpos", 1, 0),
+        ],
+    );
     // The unnamed temporary file: one open, its 100 bytes.
     let temporary = traced
         .paths()

@@ -2020,28 +2020,20 @@ fn received_bytes_are_what_arrived_under(mpi: Mpi) {
         );
     }
     let calls = &traced.summary["calls"];
-    for (call, count, bytes) in [
-        // Posting receives nothing; the completions count what arrived.
-        ("MPI_Irecv", 13 * ranks, 0),
-        ("MPI_Waitall", 10 * ranks, 10 * 800 * ranks),
-        ("MPI_Recv", ranks, 100 * ranks),
-        ("MPI_Sendrecv", ranks, 40 * ranks),
-        ("MPI_Sendrecv_received", ranks, 40 * ranks),
-        ("MPI_Waitany", ranks, 24 * ranks),
-        ("MPI_Waitsome", ranks, 24 * ranks),
-        ("MPI_Wait", ranks, 0),
-    ] {
-        assert_eq!(
-            calls[call]["count"].as_u64(),
-            Some(count),
-            "{call}: {calls}"
-        );
-        assert_eq!(
-            calls[call]["bytes"].as_u64(),
-            Some(bytes),
-            "{call}: {calls}"
-        );
-    }
+    assert_calls(
+        calls,
+        &[
+            // Posting receives nothing; the completions count what arrived.
+            ("MPI_Irecv", 13 * ranks, 0),
+            ("MPI_Waitall", 10 * ranks, 10 * 800 * ranks),
+            ("MPI_Recv", ranks, 100 * ranks),
+            ("MPI_Sendrecv", ranks, 40 * ranks),
+            ("MPI_Sendrecv_received", ranks, 40 * ranks),
+            ("MPI_Waitany", ranks, 24 * ranks),
+            ("MPI_Waitsome", ranks, 24 * ranks),
+            ("MPI_Wait", ranks, 0),
+        ],
+    );
     // The MPI_Test loop: only the call that finished the receive has its bytes.
     assert_eq!(calls["MPI_Test"]["bytes"].as_u64(), Some(24 * ranks));
     let text = cairn_text("summary", &[], &traced.trace);

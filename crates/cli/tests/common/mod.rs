@@ -183,6 +183,22 @@ pub fn run_and_summarise(command: &mut Command, trace: PathBuf) -> Traced {
     }
 }
 
+/// Asserts each (call, count, bytes) of the summary's `calls` exactly.
+pub fn assert_calls(calls: &Value, expected: &[(&str, u64, u64)]) {
+    for (call, count, bytes) in expected {
+        assert_eq!(
+            calls[call]["count"].as_u64(),
+            Some(*count),
+            "{call}: {calls}"
+        );
+        assert_eq!(
+            calls[call]["bytes"].as_u64(),
+            Some(*bytes),
+            "{call}: {calls}"
+        );
+    }
+}
+
 /// Asserts exact integer fields of a summary entry.
 pub fn assert_fields(entry: &Value, expected: &[(&str, u64)]) {
     for (field, value) in expected {

@@ -150,186 +150,123 @@ macro_rules! real_or_forward {
     }};
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Wait(request: *mut MpiHandle, status: MpiHandle) -> c_int {
-    let (real, scope) = real_or_forward!(MPI_Wait, (*mut MpiHandle, MpiHandle), (request, status));
-    completion(
-        &scope,
-        Call::MPI_Wait,
-        (1, request),
-        status,
-        // SAFETY: the caller's arguments, with a status that can be filled.
-        |status| unsafe { real(request, status) },
-        |_| Finished::One(0, 0),
-    )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Test(
-    request: *mut MpiHandle,
-    flag: *mut c_int,
-    status: MpiHandle,
-) -> c_int {
-    let (real, scope) = real_or_forward!(
-        MPI_Test,
-        (*mut MpiHandle, *mut c_int, MpiHandle),
-        (request, flag, status)
-    );
-    completion(
-        &scope,
-        Call::MPI_Test,
-        (1, request),
-        status,
-        // SAFETY: as above.
-        |status| unsafe { real(request, flag, status) },
-        |_| match written(flag) {
-            0 => Finished::None,
-            _ => Finished::One(0, 0),
-        },
-    )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Waitall(
-    count: c_int,
-    requests: *mut MpiHandle,
-    statuses: MpiHandle,
-) -> c_int {
-    let (real, scope) = real_or_forward!(
-        MPI_Waitall,
-        (c_int, *mut MpiHandle, MpiHandle),
-        (count, requests, statuses)
-    );
-    completion(
-        &scope,
-        Call::MPI_Waitall,
-        (count, requests),
-        statuses,
-        // SAFETY: as above.
-        |statuses| unsafe { real(count, requests, statuses) },
-        |_| Finished::All,
-    )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Testall(
-    count: c_int,
-    requests: *mut MpiHandle,
-    flag: *mut c_int,
-    statuses: MpiHandle,
-) -> c_int {
-    let (real, scope) = real_or_forward!(
-        MPI_Testall,
-        (c_int, *mut MpiHandle, *mut c_int, MpiHandle),
-        (count, requests, flag, statuses)
-    );
-    completion(
-        &scope,
-        Call::MPI_Testall,
-        (count, requests),
-        statuses,
-        // SAFETY: as above.
-        |statuses| unsafe { real(count, requests, flag, statuses) },
-        |_| match written(flag) {
-            0 => Finished::None,
-            _ => Finished::All,
-        },
-    )
-}
-
 /// `MPI_UNDEFINED` in both families: no request was active.
 const UNDEFINED: c_int = -32766;
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Waitany(
-    count: c_int,
-    requests: *mut MpiHandle,
-    index: *mut c_int,
-    status: MpiHandle,
-) -> c_int {
-    let (real, scope) = real_or_forward!(
-        MPI_Waitany,
-        (c_int, *mut MpiHandle, *mut c_int, MpiHandle),
-        (count, requests, index, status)
-    );
-    completion(
-        &scope,
-        Call::MPI_Waitany,
-        (count, requests),
-        status,
-        // SAFETY: as above.
-        |status| unsafe { real(count, requests, index, status) },
-        |_| match written(index) {
-            UNDEFINED => Finished::None,
-            done if done >= 0 => Finished::One(done as usize, 0),
-            _ => Finished::None,
-        },
-    )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Testany(
-    count: c_int,
-    requests: *mut MpiHandle,
-    index: *mut c_int,
-    flag: *mut c_int,
-    status: MpiHandle,
-) -> c_int {
-    let (real, scope) = real_or_forward!(
-        MPI_Testany,
-        (c_int, *mut MpiHandle, *mut c_int, *mut c_int, MpiHandle),
-        (count, requests, index, flag, status)
-    );
-    completion(
-        &scope,
-        Call::MPI_Testany,
-        (count, requests),
-        status,
-        // SAFETY: as above.
-        |status| unsafe { real(count, requests, index, flag, status) },
-        |_| match (written(flag), written(index)) {
-            (0, _) | (_, UNDEFINED) => Finished::None,
-            (_, done) if done >= 0 => Finished::One(done as usize, 0),
-            _ => Finished::None,
-        },
-    )
-}
-
-macro_rules! some_hook {
-    ($name:ident) => {
+/// A C completion hook: its arguments, how many requests it takes and where, the statuses
+/// argument (shadowed, in the call, by the statuses to fill) and which requests it
+/// finished, read after the call.
+macro_rules! c_completion {
+    ($name:ident ($($arg:ident: $ty:ty),*), $count:expr, $requests:expr, $statuses:ident,
+     $finished:expr) => {
         #[no_mangle]
-        pub unsafe extern "C" fn $name(
-            incount: c_int,
-            requests: *mut MpiHandle,
-            outcount: *mut c_int,
-            indices: *mut c_int,
-            statuses: MpiHandle,
-        ) -> c_int {
-            let (real, scope) = real_or_forward!(
-                $name,
-                (c_int, *mut MpiHandle, *mut c_int, *mut c_int, MpiHandle),
-                (incount, requests, outcount, indices, statuses)
-            );
+        pub unsafe extern "C" fn $name($($arg: $ty),*) -> c_int {
+            let (real, scope) = real_or_forward!($name, ($($ty),*), ($($arg),*));
             completion(
                 &scope,
                 Call::$name,
-                (incount, requests),
-                statuses,
-                // SAFETY: as above.
-                |statuses| unsafe { real(incount, requests, outcount, indices, statuses) },
-                |_| match written(outcount) {
-                    done if done > 0 && !indices.is_null() => {
-                        Finished::Listed(done as usize, indices, 0)
-                    }
-                    _ => Finished::None,
-                },
+                ($count, $requests),
+                $statuses,
+                // SAFETY: the caller's arguments, with statuses that can be filled.
+                |$statuses| unsafe { real($($arg),*) },
+                $finished,
             )
         }
     };
 }
 
-some_hook!(MPI_Waitsome);
-some_hook!(MPI_Testsome);
+c_completion!(MPI_Wait(request: *mut MpiHandle, status: MpiHandle), 1, request, status, |_| {
+    Finished::One(0, 0)
+});
+c_completion!(
+    MPI_Test(request: *mut MpiHandle, flag: *mut c_int, status: MpiHandle),
+    1,
+    request,
+    status,
+    |_| match written(flag) {
+        0 => Finished::None,
+        _ => Finished::One(0, 0),
+    }
+);
+c_completion!(
+    MPI_Waitall(count: c_int, requests: *mut MpiHandle, statuses: MpiHandle),
+    count,
+    requests,
+    statuses,
+    |_| Finished::All
+);
+c_completion!(
+    MPI_Testall(count: c_int, requests: *mut MpiHandle, flag: *mut c_int, statuses: MpiHandle),
+    count,
+    requests,
+    statuses,
+    |_| match written(flag) {
+        0 => Finished::None,
+        _ => Finished::All,
+    }
+);
+c_completion!(
+    MPI_Waitany(count: c_int, requests: *mut MpiHandle, index: *mut c_int, status: MpiHandle),
+    count,
+    requests,
+    status,
+    |_| match written(index) {
+        UNDEFINED => Finished::None,
+        done if done >= 0 => Finished::One(done as usize, 0),
+        _ => Finished::None,
+    }
+);
+c_completion!(
+    MPI_Testany(
+        count: c_int,
+        requests: *mut MpiHandle,
+        index: *mut c_int,
+        flag: *mut c_int,
+        status: MpiHandle
+    ),
+    count,
+    requests,
+    status,
+    |_| match (written(flag), written(index)) {
+        (0, _) | (_, UNDEFINED) => Finished::None,
+        (_, done) if done >= 0 => Finished::One(done as usize, 0),
+        _ => Finished::None,
+    }
+);
+c_completion!(
+    MPI_Waitsome(
+        incount: c_int,
+        requests: *mut MpiHandle,
+        outcount: *mut c_int,
+        indices: *mut c_int,
+        statuses: MpiHandle
+    ),
+    incount,
+    requests,
+    statuses,
+    |_| listed(outcount, indices, 0)
+);
+c_completion!(
+    MPI_Testsome(
+        incount: c_int,
+        requests: *mut MpiHandle,
+        outcount: *mut c_int,
+        indices: *mut c_int,
+        statuses: MpiHandle
+    ),
+    incount,
+    requests,
+    statuses,
+    |_| listed(outcount, indices, 0)
+);
+
+/// What `Waitsome`/`Testsome` finished: `outcount` requests, listed in `indices`.
+fn listed(outcount: *const c_int, indices: *const c_int, first: c_int) -> Finished {
+    match written(outcount) {
+        done if done > 0 && !indices.is_null() => Finished::Listed(done as usize, indices, first),
+        _ => Finished::None,
+    }
+}
 
 /// A status to pass: the program's, or ours (`own`) when it ignores it.
 fn status_to_fill(given: MpiHandle, own: &mut [u64; 4]) -> MpiHandle {
@@ -558,169 +495,106 @@ fn fortran_completion(
     );
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn mpi_wait_f08_(
-    request: *mut c_int,
-    status: *mut c_int,
-    ierror: *mut c_int,
-) {
-    let (real, scope) = fortran_real_or_forward!(
-        mpi_wait_f08_,
-        (*mut c_int, *mut c_int, *mut c_int),
-        (request, status, ierror)
-    );
-    fortran_completion(
-        &scope,
-        Call::mpi_wait_f08_,
-        (1, request),
-        status,
-        ierror,
-        // SAFETY: the caller's arguments, with a status that can be filled.
-        |status| unsafe { real(request, status, ierror) },
-        |_| Finished::One(0, 0),
-    )
+/// A Fortran completion hook of MPICH's `use mpi_f08` glue, as [`c_completion`]: every
+/// argument by reference, the error in `ierror`, indices 1-based.
+macro_rules! fortran_completion {
+    ($name:ident ($($arg:ident: $ty:ty),*), $count:expr, $requests:expr, $statuses:ident,
+     $ierror:ident, $finished:expr) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $name($($arg: $ty),*) {
+            let (real, scope) = fortran_real_or_forward!($name, ($($ty),*), ($($arg),*));
+            fortran_completion(
+                &scope,
+                Call::$name,
+                ($count, $requests),
+                $statuses,
+                $ierror,
+                // SAFETY: the caller's arguments, with statuses that can be filled.
+                |$statuses| unsafe { real($($arg),*) },
+                $finished,
+            )
+        }
+    };
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn mpi_test_f08_(
-    request: *mut c_int,
-    flag: *mut c_int,
-    status: *mut c_int,
-    ierror: *mut c_int,
-) {
-    let (real, scope) = fortran_real_or_forward!(
-        mpi_test_f08_,
-        (*mut c_int, *mut c_int, *mut c_int, *mut c_int),
-        (request, flag, status, ierror)
-    );
-    fortran_completion(
-        &scope,
-        Call::mpi_test_f08_,
-        (1, request),
-        status,
-        ierror,
-        // SAFETY: as above.
-        |status| unsafe { real(request, flag, status, ierror) },
-        |_| match written(flag) {
-            0 => Finished::None,
-            _ => Finished::One(0, 0),
-        },
-    )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_waitall_f08_(
-    count: *const c_int,
-    requests: *mut c_int,
-    statuses: *mut c_int,
-    ierror: *mut c_int,
-) {
-    let (real, scope) = fortran_real_or_forward!(
-        mpi_waitall_f08_,
-        (*const c_int, *mut c_int, *mut c_int, *mut c_int),
-        (count, requests, statuses, ierror)
-    );
-    fortran_completion(
-        &scope,
-        Call::mpi_waitall_f08_,
-        (written(count), requests),
-        statuses,
-        ierror,
-        // SAFETY: as above.
-        |statuses| unsafe { real(count, requests, statuses, ierror) },
-        |_| Finished::All,
-    )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_testall_f08_(
-    count: *const c_int,
-    requests: *mut c_int,
-    flag: *mut c_int,
-    statuses: *mut c_int,
-    ierror: *mut c_int,
-) {
-    let (real, scope) = fortran_real_or_forward!(
-        mpi_testall_f08_,
-        (*const c_int, *mut c_int, *mut c_int, *mut c_int, *mut c_int),
-        (count, requests, flag, statuses, ierror)
-    );
-    fortran_completion(
-        &scope,
-        Call::mpi_testall_f08_,
-        (written(count), requests),
-        statuses,
-        ierror,
-        // SAFETY: as above.
-        |statuses| unsafe { real(count, requests, flag, statuses, ierror) },
-        |_| match written(flag) {
-            0 => Finished::None,
-            _ => Finished::All,
-        },
-    )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_waitany_f08_(
-    count: *const c_int,
-    requests: *mut c_int,
-    index: *mut c_int,
-    status: *mut c_int,
-    ierror: *mut c_int,
-) {
-    let (real, scope) = fortran_real_or_forward!(
-        mpi_waitany_f08_,
-        (*const c_int, *mut c_int, *mut c_int, *mut c_int, *mut c_int),
-        (count, requests, index, status, ierror)
-    );
-    fortran_completion(
-        &scope,
-        Call::mpi_waitany_f08_,
-        (written(count), requests),
-        status,
-        ierror,
-        // SAFETY: as above.
-        |status| unsafe { real(count, requests, index, status, ierror) },
-        // Fortran's index is 1-based.
-        |_| match written(index) {
-            done if done >= 1 => Finished::One(done as usize - 1, 0),
-            _ => Finished::None,
-        },
-    )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_waitsome_f08_(
-    incount: *const c_int,
-    requests: *mut c_int,
-    outcount: *mut c_int,
-    indices: *mut c_int,
-    statuses: *mut c_int,
-    ierror: *mut c_int,
-) {
-    let (real, scope) = fortran_real_or_forward!(
-        mpi_waitsome_f08_,
-        (
-            *const c_int,
-            *mut c_int,
-            *mut c_int,
-            *mut c_int,
-            *mut c_int,
-            *mut c_int
-        ),
-        (incount, requests, outcount, indices, statuses, ierror)
-    );
-    fortran_completion(
-        &scope,
-        Call::mpi_waitsome_f08_,
-        (written(incount), requests),
-        statuses,
-        ierror,
-        // SAFETY: as above.
-        |statuses| unsafe { real(incount, requests, outcount, indices, statuses, ierror) },
-        |_| match written(outcount) {
-            done if done > 0 && !indices.is_null() => Finished::Listed(done as usize, indices, 1),
-            _ => Finished::None,
-        },
-    )
-}
+fortran_completion!(
+    mpi_wait_f08_(request: *mut c_int, status: *mut c_int, ierror: *mut c_int),
+    1,
+    request,
+    status,
+    ierror,
+    |_| Finished::One(0, 0)
+);
+fortran_completion!(
+    mpi_test_f08_(request: *mut c_int, flag: *mut c_int, status: *mut c_int, ierror: *mut c_int),
+    1,
+    request,
+    status,
+    ierror,
+    |_| match written(flag) {
+        0 => Finished::None,
+        _ => Finished::One(0, 0),
+    }
+);
+fortran_completion!(
+    mpi_waitall_f08_(
+        count: *const c_int,
+        requests: *mut c_int,
+        statuses: *mut c_int,
+        ierror: *mut c_int
+    ),
+    written(count),
+    requests,
+    statuses,
+    ierror,
+    |_| Finished::All
+);
+fortran_completion!(
+    mpi_testall_f08_(
+        count: *const c_int,
+        requests: *mut c_int,
+        flag: *mut c_int,
+        statuses: *mut c_int,
+        ierror: *mut c_int
+    ),
+    written(count),
+    requests,
+    statuses,
+    ierror,
+    |_| match written(flag) {
+        0 => Finished::None,
+        _ => Finished::All,
+    }
+);
+fortran_completion!(
+    mpi_waitany_f08_(
+        count: *const c_int,
+        requests: *mut c_int,
+        index: *mut c_int,
+        status: *mut c_int,
+        ierror: *mut c_int
+    ),
+    written(count),
+    requests,
+    status,
+    ierror,
+    |_| match written(index) {
+        done if done >= 1 => Finished::One(done as usize - 1, 0),
+        _ => Finished::None,
+    }
+);
+fortran_completion!(
+    mpi_waitsome_f08_(
+        incount: *const c_int,
+        requests: *mut c_int,
+        outcount: *mut c_int,
+        indices: *mut c_int,
+        statuses: *mut c_int,
+        ierror: *mut c_int
+    ),
+    written(incount),
+    requests,
+    statuses,
+    ierror,
+    |_| listed(outcount, indices, 1)
+);

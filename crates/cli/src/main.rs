@@ -29,6 +29,51 @@ struct Cli {
 enum ExportFormat {
     /// Perfetto's protobuf trace.
     Perfetto,
+    /// Chrome's JSON trace events.
+    Chrome,
+}
+
+/// Ranks as inclusive ranges (one value to clap, which would read a `Vec` as many).
+#[derive(Clone, Debug)]
+struct RankRanges(Vec<(u32, u32)>);
+
+/// `0-3,8` as inclusive ranges.
+fn parse_ranks(text: &str) -> std::result::Result<RankRanges, String> {
+    text.split(',')
+        .map(|part| {
+            let (first, last) = part.split_once('-').unwrap_or((part, part));
+            let number = |value: &str| {
+                value
+                    .trim()
+                    .parse::<u32>()
+                    .map_err(|_| format!("`{part}` is not a rank or a range of ranks"))
+            };
+            Ok((number(first)?, number(last)?))
+        })
+        .collect::<std::result::Result<_, String>>()
+        .map(RankRanges)
+}
+
+fn parse_layer(text: &str) -> std::result::Result<cairn_model::Layer, String> {
+    cairn_model::Layer::from_name(text.trim())
+        .ok_or_else(|| format!("`{text}` is not a layer (posix, stdio, mpi, mpiio, process)"))
+}
+
+/// `0.5:1.25` seconds as nanoseconds [from, to).
+fn parse_window(text: &str) -> std::result::Result<(u64, u64), String> {
+    let (from, to) = text
+        .split_once(':')
+        .ok_or_else(|| format!("`{text}` is not FROM:TO in seconds"))?;
+    let seconds = |value: &str| {
+        value
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|seconds| *seconds >= 0.0 && seconds.is_finite())
+            .map(|seconds| (seconds * 1e9) as u64)
+            .ok_or_else(|| format!("`{value}` is not a number of seconds"))
+    };
+    Ok((seconds(from)?, seconds(to)?))
 }
 
 #[derive(Subcommand)]
@@ -100,8 +145,9 @@ enum Command {
     },
     /// Write a trace in another tool's format: `perfetto` (open it at ui.perfetto.dev or
     /// with Perfetto's trace processor): a track per process, thread and layer, a slice per
-    /// call, flows from each MPI-IO call to its POSIX sub-calls. Loops are expanded; the
-    /// times of a folded loop's calls are its means.
+    /// call, flows from each MPI-IO call to its POSIX sub-calls, byte counters; `chrome`:
+    /// Chrome's JSON trace events, for small traces. Loops are expanded; the times of a
+    /// folded loop's calls are its means (marked `times_estimated`).
     Export {
         trace: PathBuf,
         /// File to write (replaced only once complete).
@@ -112,6 +158,15 @@ enum Command {
         /// Include runtime noise (loader, /proc, language runtime, MPI runtime).
         #[arg(long)]
         all: bool,
+        /// Only these ranks: `0-3,8`.
+        #[arg(long, value_parser = parse_ranks)]
+        ranks: Option<RankRanges>,
+        /// Only these layers: `posix,stdio,mpi,mpiio`.
+        #[arg(long, value_delimiter = ',', value_parser = parse_layer)]
+        layers: Option<Vec<cairn_model::Layer>>,
+        /// Only calls starting in this window, seconds since the run's start: `0.5:1.25`.
+        #[arg(long, value_parser = parse_window)]
+        time: Option<(u64, u64)>,
     },
     /// Print per-file and per-call tables.
     Summary {
@@ -238,20 +293,34 @@ fn main() -> ExitCode {
         Command::Export {
             trace,
             output,
-            format: ExportFormat::Perfetto,
+            format,
             all,
+            ranks,
+            layers,
+            time,
         } => open_trace(&trace).and_then(|trace| {
-            let written = run::write_replacing(&output, |file| {
-                let options = cairn_export::perfetto::Options { all };
-                Ok(cairn_export::perfetto::write(&trace, options, file)?)
+            let filter = cairn_export::Filter {
+                all,
+                ranks: ranks.map(|RankRanges(ranges)| ranges),
+                layers,
+                time,
+            };
+            let said = run::write_replacing(&output, |file| {
+                Ok(match format {
+                    ExportFormat::Perfetto => {
+                        let written = cairn_export::perfetto::write(&trace, &filter, file)?;
+                        format!(
+                            "{} slices on {} tracks, {} flows",
+                            written.slices, written.tracks, written.flows
+                        )
+                    }
+                    ExportFormat::Chrome => {
+                        let calls = cairn_export::chrome::write(&trace, &filter, file)?;
+                        format!("{calls} calls")
+                    }
+                })
             })?;
-            eprintln!(
-                "cairn: {} slices on {} tracks, {} flows -> {}",
-                written.slices,
-                written.tracks,
-                written.flows,
-                output.display()
-            );
+            eprintln!("cairn: {said} -> {}", output.display());
             Ok(ExitCode::SUCCESS)
         }),
         Command::Summary { trace, json, all } => open_trace(&trace).and_then(|trace| {

@@ -122,4 +122,78 @@ fn perfetto_export_has_a_slice_per_call_and_flows_to_mpi_io_sub_calls() {
     .map(|(flow, count)| (flow.to_string(), count))
     .into();
     assert_eq!(flows, expected, "{read}");
+    // Chrome's JSON, ranks 1 and 2 only: their calls, as many as the summary counts for them,
+    // each with its process's pid; with MPI-IO and POSIX only, those layers' calls.
+    let chrome = directory.path().join("ring.json");
+    cairn_text(
+        "export",
+        &[
+            "--format",
+            "chrome",
+            "--ranks",
+            "1-2",
+            "-o",
+            chrome.to_str().unwrap(),
+        ],
+        &trace,
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&chrome).unwrap()).expect("valid JSON");
+    let calls: Vec<&serde_json::Value> = json["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|event| event["ph"] == "X")
+        .collect();
+    let processes = summary["process_list"].as_array().unwrap();
+    let of_ranks: Vec<&serde_json::Value> = processes
+        .iter()
+        .filter(|process| matches!(process["rank"].as_u64(), Some(1 | 2)))
+        .collect();
+    let expected: u64 = of_ranks.iter().map(|p| p["events"].as_u64().unwrap()).sum();
+    assert_eq!(calls.len() as u64, expected, "{json}");
+    let mut pids: Vec<&serde_json::Value> = calls.iter().map(|call| &call["pid"]).collect();
+    pids.sort_by_key(|pid| pid.as_u64());
+    pids.dedup();
+    let mut wanted: Vec<&serde_json::Value> = of_ranks.iter().map(|p| &p["pid"]).collect();
+    wanted.sort_by_key(|pid| pid.as_u64());
+    assert_eq!(pids, wanted);
+    let isends: Vec<_> = calls
+        .iter()
+        .filter(|call| call["name"] == "MPI_Isend")
+        .collect();
+    assert_eq!(isends.len(), 30);
+    assert!(isends
+        .iter()
+        .all(|call| call["args"]["times_estimated"] == true));
+    cairn_text(
+        "export",
+        &[
+            "--format",
+            "chrome",
+            "--ranks",
+            "1-2",
+            "--layers",
+            "mpiio,posix",
+            "-o",
+            chrome.to_str().unwrap(),
+        ],
+        &trace,
+    );
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&chrome).unwrap()).unwrap();
+    let layered = json["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|event| event["ph"] == "X")
+        .inspect(|event| {
+            assert!(
+                event["cat"] == "mpiio" || event["cat"] == "posix",
+                "{event}"
+            )
+        })
+        .count();
+    // Per rank: open, close, the collective write and read, four writes at an offset, and
+    // the POSIX calls inside them (ranks 1 and 2 are not the aggregator).
+    assert_eq!(layered, 30, "{json}");
 }

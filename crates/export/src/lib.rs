@@ -5,12 +5,64 @@
 //! - [`perfetto`]: Perfetto's protobuf trace (`ui.perfetto.dev`, its trace processor):
 //!   a track per process, per thread and per layer, a slice per call, flows from each
 //!   MPI-IO call to the POSIX calls the MPI library made inside it.
+//! - [`chrome`]: Chrome's JSON trace-event format, for small traces and tools that read
+//!   only it.
+//!
+//! Both take a [`Filter`]: ranks, layers, a time window, runtime noise or not.
 //!
 //! Design decision: loops are expanded event by event with the times the trace kept
 //! (exact for calls that did not fold; a folded leaf's events get its mean duration and
 //! gap), and the output says so in its metadata rather than per slice.
 
+pub mod chrome;
 pub mod perfetto;
+
+use cairn_model::{event_flags, Event, Layer};
+use cairn_trace::{Process, Trace};
+
+/// Which events an export keeps.
+#[derive(Clone, Debug, Default)]
+pub struct Filter {
+    /// Also the runtime's own I/O and calls on files that are not the program's (noise),
+    /// which the summary leaves out.
+    pub all: bool,
+    /// Only these ranks (inclusive ranges); processes without a rank are kept only when
+    /// this is `None`.
+    pub ranks: Option<Vec<(u32, u32)>>,
+    /// Only calls of these layers.
+    pub layers: Option<Vec<Layer>>,
+    /// Only calls that start in this window, ns since the run's start (inclusive, exclusive).
+    pub time: Option<(u64, u64)>,
+}
+
+impl Filter {
+    pub fn keeps_process(&self, process: &Process) -> bool {
+        match (&self.ranks, process.rank) {
+            (None, _) => true,
+            (Some(ranges), Some(rank)) => ranges
+                .iter()
+                .any(|(first, last)| (*first..=*last).contains(&rank)),
+            (Some(_), None) => false,
+        }
+    }
+
+    pub fn keeps_event(&self, trace: &Trace, event: &Event) -> bool {
+        let noise = event
+            .file
+            .is_some_and(|file| trace.files[file as usize].noise.is_some());
+        if !self.all && (noise || event.flags & event_flags::RUNTIME != 0) {
+            return false;
+        }
+        if let Some(layers) = &self.layers {
+            let layer = trace.calls[event.call as usize].layer();
+            if !layer.is_some_and(|layer| layers.contains(&layer)) {
+                return false;
+            }
+        }
+        self.time
+            .is_none_or(|(from, to)| (from..to).contains(&event.start))
+    }
+}
 
 /// What can go wrong while exporting.
 #[derive(Debug, thiserror::Error)]

@@ -19,7 +19,7 @@ use cairn_model::{event_flags, CallClass, Event, Layer};
 use cairn_trace::Trace;
 use prost::Message;
 
-use crate::ExportError;
+use crate::{ExportError, Filter};
 
 /// The subset of Perfetto's schema written here.
 mod proto {
@@ -113,14 +113,6 @@ const UNIT_BYTES: i32 = 3;
 /// One writer sequence for every packet: nothing is interned, so none is needed per thread.
 const SEQUENCE: u32 = 1;
 
-/// What to export.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Options {
-    /// Also the runtime's own I/O and calls on files that are not the program's (noise),
-    /// which the summary leaves out.
-    pub all: bool,
-}
-
 /// What was written.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Written {
@@ -130,19 +122,20 @@ pub struct Written {
 }
 
 /// Writes `trace` as a Perfetto trace to `out`.
-pub fn write(
-    trace: &Trace,
-    options: Options,
-    out: &mut impl Write,
-) -> Result<Written, ExportError> {
+pub fn write(trace: &Trace, filter: &Filter, out: &mut impl Write) -> Result<Written, ExportError> {
     let mut writer = Writer {
         out,
         written: Written::default(),
         next_uuid: 1,
         next_flow: 1,
     };
+    // Filtered-out processes get no track (their streams are skipped below).
     let mut process_tracks = Vec::with_capacity(trace.processes.len());
     for process in &trace.processes {
+        if !filter.keeps_process(process) {
+            process_tracks.push(0);
+            continue;
+        }
         let uuid = writer.uuid();
         let executable = String::from_utf8_lossy(&process.executable);
         let name = match process.rank {
@@ -161,6 +154,9 @@ pub fn write(
     }
     for stream in &trace.streams {
         let process = &trace.processes[stream.process as usize];
+        if !filter.keeps_process(process) {
+            continue;
+        }
         let thread_uuid = writer.uuid();
         writer.track(proto::TrackDescriptor {
             uuid: Some(thread_uuid),
@@ -182,10 +178,7 @@ pub fn write(
             if failure.is_err() {
                 return;
             }
-            let noise = event
-                .file
-                .is_some_and(|file| trace.files[file as usize].noise.is_some());
-            if !options.all && (noise || event.flags & event_flags::RUNTIME != 0) {
+            if !filter.keeps_event(trace, &event) {
                 return;
             }
             let layer = trace.calls[event.call as usize].layer();

@@ -320,6 +320,7 @@ fn main() -> ExitCode {
                     }
                 })
             })?;
+            run::warn_incomplete(&trace);
             eprintln!("cairn: {said} -> {}", output.display());
             Ok(ExitCode::SUCCESS)
         }),

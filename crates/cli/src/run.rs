@@ -517,7 +517,7 @@ pub fn write_replacing<T>(
 
 /// Says on standard error, even with `--quiet`, which processes' calls the trace lacks
 /// (their staging file could not grow).
-fn warn_incomplete(trace: &Trace) {
+pub fn warn_incomplete(trace: &Trace) {
     for process in &trace.processes {
         if let Some(unrecorded) = process.unrecorded {
             eprintln!("cairn: {}", unrecorded.message(process));

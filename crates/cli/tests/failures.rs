@@ -240,4 +240,19 @@ fn a_full_staging_file_system_counts_every_call_it_could_not_record() {
             .any(|line| line.starts_with(&format!("  {said}"))),
         "{dump}"
     );
+    let export = Command::new(cairn_binary())
+        .arg("export")
+        .arg(&trace)
+        .arg("-o")
+        .arg(directory.path().join("trace.pftrace"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&export.stderr);
+    assert!(export.status.success(), "{stderr}");
+    assert!(
+        stderr
+            .lines()
+            .any(|line| line.starts_with(&format!("cairn: {said}"))),
+        "{stderr}"
+    );
 }

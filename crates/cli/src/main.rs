@@ -310,8 +310,8 @@ fn main() -> ExitCode {
                     ExportFormat::Perfetto => {
                         let written = cairn_export::perfetto::write(&trace, &filter, file)?;
                         format!(
-                            "{} slices on {} tracks, {} flows",
-                            written.slices, written.tracks, written.flows
+                            "{} slices on {} tracks, {} MPI-IO flows, {} messages",
+                            written.slices, written.tracks, written.flows, written.messages
                         )
                     }
                     ExportFormat::Chrome => {

@@ -112,6 +112,8 @@ fn perfetto_export_has_a_slice_per_call_and_flows_to_mpi_io_sub_calls() {
         *flows.entry(flow.to_string()).or_default() += 1;
     }
     let expected: BTreeMap<String, u64> = [
+        // And each message its send and its receive: the ring's 15 steps on 4 ranks.
+        (r#"["MPI_Irecv","MPI_Isend",2]"#, 60),
         (r#"["MPI_File_write_at","pwrite",2]"#, 16),
         (r#"["MPI_File_open","lstat","open",3]"#, 4),
         (r#"["MPI_File_close","close",2]"#, 4),
@@ -196,4 +198,48 @@ fn perfetto_export_has_a_slice_per_call_and_flows_to_mpi_io_sub_calls() {
     // Per rank: open, close, the collective write and read, four writes at an offset, and
     // the POSIX calls inside them (ranks 1 and 2 are not the aggregator).
     assert_eq!(layered, 30, "{json}");
+}
+
+#[test]
+fn perfetto_export_joins_each_send_to_its_receive() {
+    // tests/programs/mpi_received.c on 4 ranks: per rank 10 Isend→Irecv, one Isend→Recv,
+    // one Sendrecv (its send to its neighbour's receive half) and 3 Send→Irecv.
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile_mpi("mpi_received", directory.path());
+    library();
+    let trace = directory.path().join("received.cairn");
+    let output = mpirun_traced(4, &trace, &program, directory.path())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let exported = directory.path().join("received.pftrace");
+    cairn_text("export", &["-o", exported.to_str().unwrap()], &trace);
+    let read = Command::new(python_with_readers())
+        .arg(programs_directory().join("../python/read_perfetto.py"))
+        .arg(&exported)
+        .output()
+        .unwrap();
+    assert!(
+        read.status.success(),
+        "{}",
+        String::from_utf8_lossy(&read.stderr)
+    );
+    let read: serde_json::Value = serde_json::from_slice(&read.stdout).unwrap();
+    let mut flows: BTreeMap<String, u64> = BTreeMap::new();
+    for flow in read["flows"].as_array().unwrap() {
+        *flows.entry(flow.to_string()).or_default() += 1;
+    }
+    let expected: BTreeMap<String, u64> = [
+        (r#"["MPI_Irecv","MPI_Isend",2]"#, 40),
+        (r#"["MPI_Isend","MPI_Recv",2]"#, 4),
+        (r#"["MPI_Sendrecv","MPI_Sendrecv_received",2]"#, 4),
+        (r#"["MPI_Irecv","MPI_Send",2]"#, 12),
+    ]
+    .map(|(flow, count)| (flow.to_string(), count))
+    .into();
+    assert_eq!(flows, expected, "{read}");
 }

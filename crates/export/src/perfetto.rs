@@ -13,9 +13,10 @@
 //! tracks follow the bytes it read and wrote (the program's calls, as the summary counts).
 
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::io::Write;
 
-use cairn_model::{event_flags, CallClass, Event, Layer};
+use cairn_model::{event_flags, CallClass, Event, Layer, MessageBytes};
 use cairn_trace::Trace;
 use prost::Message;
 
@@ -118,7 +119,10 @@ const SEQUENCE: u32 = 1;
 pub struct Written {
     pub tracks: u64,
     pub slices: u64,
+    /// MPI-IO calls joined to their POSIX sub-calls.
     pub flows: u64,
+    /// Point-to-point messages whose send started a flow (its receive ends it).
+    pub messages: u64,
 }
 
 /// Writes `trace` as a Perfetto trace to `out`.
@@ -152,6 +156,7 @@ pub fn write(trace: &Trace, filter: &Filter, out: &mut impl Write) -> Result<Wri
         })?;
         process_tracks.push(uuid);
     }
+    let mut messages = Messages::default();
     for stream in &trace.streams {
         let process = &trace.processes[stream.process as usize];
         if !filter.keeps_process(process) {
@@ -187,8 +192,9 @@ pub fn write(trace: &Trace, filter: &Filter, out: &mut impl Write) -> Result<Wri
                     subcalls.push(event);
                     return Ok(());
                 }
-                let flow =
-                    (layer == Some(Layer::MpiIo) && !subcalls.is_empty()).then(|| writer.flow());
+                let flow = (layer == Some(Layer::MpiIo) && !subcalls.is_empty())
+                    .then(|| writer.flow())
+                    .or_else(|| messages.flow(trace, process.rank, &event, &mut writer.written));
                 writer.slice(trace, &mut layers, thread_uuid, &event, flow)?;
                 writer.count(trace, &mut counters, thread_uuid, &event)?;
                 for subcall in subcalls.drain(..) {
@@ -204,6 +210,54 @@ pub fn write(trace: &Trace, filter: &Filter, out: &mut impl Write) -> Result<Wri
     }
     writer.out.flush()?;
     Ok(writer.written)
+}
+
+/// Flows from point-to-point sends to their receives, on `MPI_COMM_WORLD` (kept as handle 0
+/// on every rank) with a concrete peer and tag: MPI does not let messages from one sender
+/// with one tag overtake each other, so the k-th send from rank a to rank b with tag t
+/// meets the k-th receive b posted from a with tag t. Both ends compute the same flow id
+/// from (a, b, t, k), each from its own process's order, so nothing is held between
+/// streams. Receives posted with a wildcard source or tag are left without a flow.
+#[derive(Default)]
+struct Messages {
+    sent: HashMap<(u32, u32, u32), u64>,
+    received: HashMap<(u32, u32, u32), u64>,
+}
+
+impl Messages {
+    fn flow(
+        &mut self,
+        trace: &Trace,
+        rank: Option<u32>,
+        event: &Event,
+        written: &mut Written,
+    ) -> Option<u64> {
+        let call = trace.calls[event.call as usize].call?;
+        let role = call.message_bytes()?;
+        let rank = rank?;
+        if event.handle != 0 || event.failed() {
+            return None;
+        }
+        let peer = u32::try_from(event.aux as u32 as i32).ok()?;
+        let tag = u32::try_from((event.aux >> 32) as u32 as i32).ok()?;
+        let (key, order) = match role {
+            MessageBytes::Sent => ((rank, peer, tag), &mut self.sent),
+            MessageBytes::Received | MessageBytes::Posted => {
+                ((peer, rank, tag), &mut self.received)
+            }
+            MessageBytes::Completed | MessageBytes::Probed => return None,
+        };
+        let index = order.entry(key).or_default();
+        let k = *index;
+        *index += 1;
+        if role == MessageBytes::Sent {
+            written.messages += 1;
+        }
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        (key, k).hash(&mut hasher);
+        // The top bit keeps message flows apart from the MPI-IO ones (numbered from 2).
+        Some(hasher.finish() | 1 << 63)
+    }
 }
 
 /// A thread's byte counters: the program's file bytes read and written so far (MPI-IO's

@@ -82,6 +82,25 @@ pub fn handle_value(handle: *mut c_void) -> u64 {
     }
 }
 
+/// A communicator as events keep it: 0 for `MPI_COMM_WORLD`, whose handle differs from
+/// process to process in Open MPI (an address), so that readers can tell world ranks in
+/// peers on every rank alike; else its handle value (numbered per process when the trace
+/// is built). Fortran's world communicator under Open MPI is already 0.
+pub fn communicator(comm: *mut c_void) -> u64 {
+    static WORLD: AtomicUsize = AtomicUsize::new(0);
+    let value = handle_value(comm);
+    let world = match family() {
+        Some(Family::Mpich) => 0x4400_0000,
+        Some(Family::OpenMpi) => cached_symbol(&WORLD, c"ompi_mpi_comm_world") as u64,
+        None => return value,
+    };
+    if value == world {
+        0
+    } else {
+        value
+    }
+}
+
 /// Element `index` of an array of handles (`MPI_Datatype types[]`), `None` when the
 /// family, and so the element size, is unknown.
 ///

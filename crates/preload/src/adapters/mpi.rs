@@ -71,7 +71,7 @@ pub fn mpi_message(
     comm: MpiHandle,
     ret: c_int,
 ) -> bool {
-    event.handle = mpi_abi::handle_value(comm);
+    event.handle = mpi_abi::communicator(comm);
     event.aux = peer_and_tag(peer, tag);
     mpi_result(event, mpi_bytes(count, datatype), ret);
     true
@@ -251,7 +251,7 @@ pub fn mpi_collective_per_peer(
     comm: MpiHandle,
     ret: c_int,
 ) -> bool {
-    event.handle = mpi_abi::handle_value(comm);
+    event.handle = mpi_abi::communicator(comm);
     event.aux = peer_and_tag(UNKNOWN_PEER, 0);
     let peers = mpi_comm_size(comm);
     let mut bytes = 0u64;
@@ -312,7 +312,7 @@ pub fn mpi_collective(
     comm: MpiHandle,
     ret: c_int,
 ) -> bool {
-    event.handle = mpi_abi::handle_value(comm);
+    event.handle = mpi_abi::communicator(comm);
     event.aux = peer_and_tag(root, 0);
     mpi_result(event, mpi_bytes(count, datatype), ret);
     true

@@ -20,15 +20,14 @@ fn python_with_readers() -> PathBuf {
     python
 }
 
-#[test]
-fn perfetto_export_has_a_slice_per_call_and_flows_to_mpi_io_sub_calls() {
-    // 4 ranks: a ring of Isend/Irecv/Waitall, Allreduces, MPI-IO on a shared file (the MPI
-    // library's POSIX calls inside the MPI-IO calls: open, pwrite, the aggregator's
-    // pwritev and preadv).
+/// `tests/programs/<name>.c` run on 4 ranks of Open MPI under `cairn run`, its trace
+/// exported to Perfetto's format and read back (tests/python/read_perfetto.py): the
+/// directory, the trace, and what the reader found.
+fn traced_and_read(name: &str) -> (tempfile::TempDir, PathBuf, serde_json::Value) {
     let directory = tempfile::tempdir().unwrap();
-    let program = compile_mpi("mpi_ring_io", directory.path());
+    let program = compile_mpi(name, directory.path());
     library();
-    let trace = directory.path().join("ring.cairn");
+    let trace = directory.path().join(format!("{name}.cairn"));
     let output = mpirun_traced(4, &trace, &program, directory.path())
         .output()
         .unwrap();
@@ -37,7 +36,7 @@ fn perfetto_export_has_a_slice_per_call_and_flows_to_mpi_io_sub_calls() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let exported = directory.path().join("ring.pftrace");
+    let exported = directory.path().join(format!("{name}.pftrace"));
     cairn_text("export", &["-o", exported.to_str().unwrap()], &trace);
     let read = Command::new(python_with_readers())
         .arg(programs_directory().join("../python/read_perfetto.py"))
@@ -49,7 +48,25 @@ fn perfetto_export_has_a_slice_per_call_and_flows_to_mpi_io_sub_calls() {
         "{}",
         String::from_utf8_lossy(&read.stderr)
     );
-    let read: serde_json::Value = serde_json::from_slice(&read.stdout).unwrap();
+    let read = serde_json::from_slice(&read.stdout).unwrap();
+    (directory, trace, read)
+}
+
+/// Counts of each flow's (call names…, slices), as JSON text.
+fn flows(read: &serde_json::Value) -> BTreeMap<String, u64> {
+    let mut flows = BTreeMap::new();
+    for flow in read["flows"].as_array().unwrap() {
+        *flows.entry(flow.to_string()).or_default() += 1;
+    }
+    flows
+}
+
+#[test]
+fn perfetto_export_has_a_slice_per_call_and_flows_to_mpi_io_sub_calls() {
+    // 4 ranks: a ring of Isend/Irecv/Waitall, Allreduces, MPI-IO on a shared file (the MPI
+    // library's POSIX calls inside the MPI-IO calls: open, pwrite, the aggregator's
+    // pwritev and preadv).
+    let (directory, trace, read) = traced_and_read("mpi_ring_io");
     // A slice per call the summary counts, call by call.
     let summary = summary_json(&trace, &[]);
     let counts: BTreeMap<String, u64> = summary["calls"]
@@ -107,10 +124,6 @@ fn perfetto_export_has_a_slice_per_call_and_flows_to_mpi_io_sub_calls() {
     }
     assert_eq!(read["estimated"]["open"], 3, "{read}");
     // Each MPI-IO call with sub-calls and its sub-calls share one flow: (call names, slices).
-    let mut flows: BTreeMap<String, u64> = BTreeMap::new();
-    for flow in read["flows"].as_array().unwrap() {
-        *flows.entry(flow.to_string()).or_default() += 1;
-    }
     let expected: BTreeMap<String, u64> = [
         // And each message its send and its receive: the ring's 15 steps on 4 ranks.
         (r#"["MPI_Irecv","MPI_Isend",2]"#, 60),
@@ -123,7 +136,7 @@ fn perfetto_export_has_a_slice_per_call_and_flows_to_mpi_io_sub_calls() {
     ]
     .map(|(flow, count)| (flow.to_string(), count))
     .into();
-    assert_eq!(flows, expected, "{read}");
+    assert_eq!(flows(&read), expected, "{read}");
     // Chrome's JSON, ranks 1 and 2 only: their calls, as many as the summary counts for them,
     // each with its process's pid; with MPI-IO and POSIX only, those layers' calls.
     let chrome = directory.path().join("ring.json");
@@ -204,35 +217,7 @@ fn perfetto_export_has_a_slice_per_call_and_flows_to_mpi_io_sub_calls() {
 fn perfetto_export_joins_each_send_to_its_receive() {
     // tests/programs/mpi_received.c on 4 ranks: per rank 10 Isend→Irecv, one Isend→Recv,
     // one Sendrecv (its send to its neighbour's receive half) and 3 Send→Irecv.
-    let directory = tempfile::tempdir().unwrap();
-    let program = compile_mpi("mpi_received", directory.path());
-    library();
-    let trace = directory.path().join("received.cairn");
-    let output = mpirun_traced(4, &trace, &program, directory.path())
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let exported = directory.path().join("received.pftrace");
-    cairn_text("export", &["-o", exported.to_str().unwrap()], &trace);
-    let read = Command::new(python_with_readers())
-        .arg(programs_directory().join("../python/read_perfetto.py"))
-        .arg(&exported)
-        .output()
-        .unwrap();
-    assert!(
-        read.status.success(),
-        "{}",
-        String::from_utf8_lossy(&read.stderr)
-    );
-    let read: serde_json::Value = serde_json::from_slice(&read.stdout).unwrap();
-    let mut flows: BTreeMap<String, u64> = BTreeMap::new();
-    for flow in read["flows"].as_array().unwrap() {
-        *flows.entry(flow.to_string()).or_default() += 1;
-    }
+    let (_directory, _trace, read) = traced_and_read("mpi_received");
     let expected: BTreeMap<String, u64> = [
         (r#"["MPI_Irecv","MPI_Isend",2]"#, 40),
         (r#"["MPI_Isend","MPI_Recv",2]"#, 4),
@@ -241,5 +226,5 @@ fn perfetto_export_joins_each_send_to_its_receive() {
     ]
     .map(|(flow, count)| (flow.to_string(), count))
     .into();
-    assert_eq!(flows, expected, "{read}");
+    assert_eq!(flows(&read), expected, "{read}");
 }

@@ -31,6 +31,8 @@ enum ExportFormat {
     Perfetto,
     /// Chrome's JSON trace events.
     Chrome,
+    /// The events as a CSV table, a row per call.
+    Csv,
 }
 
 /// Ranks as inclusive ranges (one value to clap, which would read a `Vec` as many).
@@ -145,8 +147,9 @@ enum Command {
     },
     /// Write a trace in another tool's format: `perfetto` (open it at ui.perfetto.dev or
     /// with Perfetto's trace processor): a track per process, thread and layer, a slice per
-    /// call, flows from each MPI-IO call to its POSIX sub-calls, byte counters; `chrome`:
-    /// Chrome's JSON trace events, for small traces. Loops are expanded; the times of a
+    /// call, flows from each MPI-IO call to its POSIX sub-calls and from each send to its
+    /// receive, byte counters; `chrome`: Chrome's JSON trace events, for small traces;
+    /// `csv`: a row per call (rank, call, file, times, sizes…). Loops are expanded; the times of a
     /// folded loop's calls are its means (marked `times_estimated`).
     Export {
         trace: PathBuf,
@@ -317,6 +320,10 @@ fn main() -> ExitCode {
                     ExportFormat::Chrome => {
                         let calls = cairn_export::chrome::write(&trace, &filter, file)?;
                         format!("{calls} calls")
+                    }
+                    ExportFormat::Csv => {
+                        let rows = cairn_export::csv::write(&trace, &filter, file)?;
+                        format!("{rows} rows")
                     }
                 })
             })?;

@@ -137,6 +137,37 @@ fn perfetto_export_has_a_slice_per_call_and_flows_to_mpi_io_sub_calls() {
     .map(|(flow, count)| (flow.to_string(), count))
     .into();
     assert_eq!(flows(&read), expected, "{read}");
+    // The CSV table read with Python's csv module: a row per call the summary counts, and
+    // per file the bytes the summary says were read and written.
+    let table = directory.path().join("ring.csv");
+    cairn_text(
+        "export",
+        &["--format", "csv", "-o", table.to_str().unwrap()],
+        &trace,
+    );
+    let csv = Command::new(python_with_readers())
+        .arg(programs_directory().join("../python/read_csv.py"))
+        .arg(&table)
+        .output()
+        .unwrap();
+    assert!(
+        csv.status.success(),
+        "{}",
+        String::from_utf8_lossy(&csv.stderr)
+    );
+    let csv: serde_json::Value = serde_json::from_slice(&csv.stdout).unwrap();
+    let rows: BTreeMap<String, u64> = serde_json::from_value(csv["calls"].clone()).unwrap();
+    assert_eq!(rows, counts, "{csv}");
+    for file in summary["files"].as_array().unwrap() {
+        let path = file["path"].as_str().unwrap();
+        for field in ["bytes_read", "bytes_written"] {
+            assert_eq!(
+                csv["files"][path][field], file[field],
+                "{path} {field}: {csv}"
+            );
+        }
+    }
+    assert_eq!(csv["files"].as_object().unwrap().len(), 1, "{csv}");
     // Chrome's JSON, ranks 1 and 2 only: their calls, as many as the summary counts for them,
     // each with its process's pid; with MPI-IO and POSIX only, those layers' calls.
     let chrome = directory.path().join("ring.json");

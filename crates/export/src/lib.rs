@@ -7,6 +7,7 @@
 //!   MPI-IO call to the POSIX calls the MPI library made inside it.
 //! - [`chrome`]: Chrome's JSON trace-event format, for small traces and tools that read
 //!   only it.
+//! - [`csv`]: the events as a table, a row per call, for pandas, R or SQL.
 //!
 //! Both take a [`Filter`]: ranks, layers, a time window, runtime noise or not.
 //!
@@ -15,6 +16,7 @@
 //! gap), and the output says so in its metadata rather than per slice.
 
 pub mod chrome;
+pub mod csv;
 pub mod perfetto;
 
 use cairn_model::{event_flags, Event, Layer};

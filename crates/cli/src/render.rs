@@ -313,7 +313,7 @@ pub fn summary_text(summary: &Summary) -> String {
     // The MPI runtime's events counted but not kept have a note of their own (below).
     let filtered = &summary.filtered;
     let on_files = filtered.events - filtered.runtime_events_not_kept;
-    if filtered.files > 0 || on_files > 0 {
+    if filtered.files > 0 {
         let reasons: Vec<String> = filtered
             .reasons
             .iter()
@@ -324,6 +324,13 @@ pub fn summary_text(summary: &Summary) -> String {
             "\n{on_files} events on {} files of runtime noise hidden ({}); --all shows them",
             filtered.files,
             reasons.join(", ")
+        );
+    } else if on_files > 0 {
+        // Calls on no file: before `main`, or the MPI runtime's inside MPI_Init/Finalize.
+        let _ = writeln!(
+            out,
+            "\n{on_files} events of the runtime (before main, inside MPI_Init/MPI_Finalize) \
+             hidden; --all shows them"
         );
     }
     let messages = &summary.mpi_messages;

@@ -2047,6 +2047,40 @@ fn received_bytes_are_what_arrived_under(mpi: Mpi) {
 }
 
 under_both_mpis!(
+    a_freed_receive_counts_what_had_arrived,
+    mpich_a_freed_receive_counts_what_had_arrived,
+    a_freed_receive_counts_what_had_arrived_under
+);
+
+/// A receive request freed with `MPI_Request_free` after its message arrived (no completion
+/// call ever sees it): its 64 bytes are counted at the free, so received = sent.
+fn a_freed_receive_counts_what_had_arrived_under(mpi: Mpi) {
+    let ranks = 4u64;
+    let (_directory, traced) = trace_mpi(mpi, "mpi_request_free", ranks as usize);
+    let messages = &traced.summary["mpi_messages"];
+    assert_eq!(
+        messages["sent_bytes"].as_u64(),
+        Some(164 * ranks),
+        "{messages}"
+    );
+    assert_eq!(
+        messages["received_bytes"].as_u64(),
+        Some(164 * ranks),
+        "{messages}"
+    );
+    assert_calls(
+        &traced.summary["calls"],
+        &[
+            ("MPI_Irecv", ranks, 0),
+            ("MPI_Request_free", ranks, 64 * ranks),
+            ("MPI_Recv", ranks, 100 * ranks),
+            // The send's request, perhaps at the freed one's address, is not a receive.
+            ("MPI_Wait", ranks, 0),
+        ],
+    );
+}
+
+under_both_mpis!(
     v_forms_non_blocking_collectives_communicators_and_datatypes_are_counted,
     mpich_v_forms_non_blocking_collectives_communicators_and_datatypes_are_counted,
     v_forms_non_blocking_collectives_communicators_and_datatypes_are_counted_under

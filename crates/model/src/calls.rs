@@ -374,6 +374,9 @@ macro_rules! for_each_call {
             MPI_Testany Mpi Completion custom;
             MPI_Testsome Mpi Completion custom;
             MPI_Wait Mpi Completion custom;
+            // Freeing a posted receive: the bytes that arrived, if they have (its status
+            // through PMPI_Request_get_status, which frees nothing), as a completion's.
+            MPI_Request_free Mpi Completion custom;
             MPI_Waitall Mpi Completion custom;
             MPI_Barrier Mpi Collective generated (comm: MpiHandle) -> c_int
                 => mpi_collective(0, std::ptr::null_mut(), -1, comm);

@@ -268,6 +268,61 @@ fn listed(outcount: *const c_int, indices: *const c_int, first: c_int) -> Finish
     }
 }
 
+/// `MPI_Request_free` of a receive no completion call finished: what arrived, read before
+/// the request goes; nothing when it has not arrived yet (its bytes then go unseen).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Request_free(request: *mut MpiHandle) -> c_int {
+    let (real, scope) = real_or_forward!(MPI_Request_free, (*mut MpiHandle), (request));
+    let mut received = 0;
+    if files::receives_pending() && !request.is_null() {
+        // SAFETY: the program passes its request handle.
+        if let Some(handle) = unsafe { mpi_abi::handle_at(request.cast(), 0) } {
+            let value = mpi_abi::handle_value(handle);
+            if files::take_receive(value) {
+                received = arrived_bytes(handle).unwrap_or(0);
+            }
+        }
+    }
+    traced_with(
+        &scope,
+        Call::MPI_Request_free,
+        // SAFETY: forwarding the caller's argument.
+        || unsafe { real(request) },
+        |scope, times, ret| {
+            record(scope, Call::MPI_Request_free, times, |event, state| {
+                adapters::mpi_completion_received(event, state, 1, received, ret)
+            })
+        },
+    )
+}
+
+/// The bytes a receive request's message brought, if it has arrived, without completing or
+/// freeing the request (`PMPI_Request_get_status`).
+fn arrived_bytes(request: MpiHandle) -> Option<u64> {
+    static GET_STATUS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let function = mpi_abi::cached_symbol(&GET_STATUS, c"PMPI_Request_get_status");
+    if function == 0 {
+        return None;
+    }
+    type GetStatus = unsafe extern "C" fn(MpiHandle, *mut c_int, MpiHandle) -> c_int;
+    let mut flag: c_int = 0;
+    let mut own = [0u64; 4];
+    // SAFETY: the program's own request, still valid; the status is ours, large enough for
+    // both families' layouts.
+    let status = unsafe {
+        std::mem::transmute::<usize, GetStatus>(function)(
+            request,
+            &mut flag,
+            own.as_mut_ptr().cast(),
+        )
+    };
+    if status != 0 || flag == 0 {
+        return None;
+    }
+    // SAFETY: the call filled the status.
+    unsafe { mpi_abi::status_bytes(own.as_ptr().cast()) }
+}
+
 /// A status to pass: the program's, or ours (`own`) when it ignores it.
 fn status_to_fill(given: MpiHandle, own: &mut [u64; 4]) -> MpiHandle {
     if mpi_abi::status_ignored(given) && mpi_abi::status_size().is_some() {

@@ -375,7 +375,7 @@ pub fn summary_text(summary: &Summary) -> String {
 /// The peer and tag of a point-to-point call, the root of a rooted collective; with
 /// `tag_step`, the tag is a step from the last one at the same context (`+1`).
 fn mpi_note(class: Option<CallClass>, aux: u64, flags: u32, tag_step: bool) -> String {
-    let (peer, tag) = (aux as u32 as i32, (aux >> 32) as u32 as i32);
+    let (peer, tag) = cairn_model::peer_and_tag(aux);
     let named = |value: i32, matched: bool, wildcard: &str| match value {
         -1 => wildcard.to_string(),
         -2 => "none".to_string(),

@@ -38,18 +38,23 @@ fn traced_and_read(name: &str) -> (tempfile::TempDir, PathBuf, serde_json::Value
     );
     let exported = directory.path().join(format!("{name}.pftrace"));
     cairn_text("export", &["-o", exported.to_str().unwrap()], &trace);
-    let read = Command::new(python_with_readers())
-        .arg(programs_directory().join("../python/read_perfetto.py"))
-        .arg(&exported)
+    let read = read_back("read_perfetto.py", &exported);
+    (directory, trace, read)
+}
+
+/// What `tests/python/<reader>` prints as JSON about an exported `file`.
+fn read_back(reader: &str, file: &std::path::Path) -> serde_json::Value {
+    let output = Command::new(python_with_readers())
+        .arg(programs_directory().join("../python").join(reader))
+        .arg(file)
         .output()
         .unwrap();
     assert!(
-        read.status.success(),
+        output.status.success(),
         "{}",
-        String::from_utf8_lossy(&read.stderr)
+        String::from_utf8_lossy(&output.stderr)
     );
-    let read = serde_json::from_slice(&read.stdout).unwrap();
-    (directory, trace, read)
+    serde_json::from_slice(&output.stdout).unwrap()
 }
 
 /// Counts of each flow's (call names…, slices), as JSON text.
@@ -145,17 +150,7 @@ fn perfetto_export_has_a_slice_per_call_and_flows_to_mpi_io_sub_calls() {
         &["--format", "csv", "-o", table.to_str().unwrap()],
         &trace,
     );
-    let csv = Command::new(python_with_readers())
-        .arg(programs_directory().join("../python/read_csv.py"))
-        .arg(&table)
-        .output()
-        .unwrap();
-    assert!(
-        csv.status.success(),
-        "{}",
-        String::from_utf8_lossy(&csv.stderr)
-    );
-    let csv: serde_json::Value = serde_json::from_slice(&csv.stdout).unwrap();
+    let csv = read_back("read_csv.py", &table);
     let rows: BTreeMap<String, u64> = serde_json::from_value(csv["calls"].clone()).unwrap();
     assert_eq!(rows, counts, "{csv}");
     for file in summary["files"].as_array().unwrap() {

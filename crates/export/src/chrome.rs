@@ -6,7 +6,7 @@
 
 use std::io::Write;
 
-use cairn_model::{event_flags, CallClass};
+use cairn_model::event_flags;
 use cairn_trace::Trace;
 
 use crate::{ExportError, Filter};
@@ -68,9 +68,9 @@ pub fn write(trace: &Trace, filter: &Filter, out: &mut impl Write) -> Result<u64
             if event.failed() {
                 arguments.push(format!("\"errno\":{}", event.errno));
             }
-            if call.class() == Some(CallClass::PointToPoint) && event.file.is_none() {
-                arguments.push(format!("\"peer\":{}", event.aux as u32 as i32));
-                arguments.push(format!("\"tag\":{}", (event.aux >> 32) as u32 as i32));
+            if let Some((peer, tag)) = crate::message(trace, &event) {
+                arguments.push(format!("\"peer\":{peer}"));
+                arguments.push(format!("\"tag\":{tag}"));
             }
             if event.flags & event_flags::TIMES_FROM_STATISTICS != 0 {
                 arguments.push("\"times_estimated\":true".to_string());

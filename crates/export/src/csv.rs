@@ -7,7 +7,7 @@
 
 use std::io::Write;
 
-use cairn_model::{event_flags, CallClass};
+use cairn_model::event_flags;
 use cairn_trace::Trace;
 
 use crate::{ExportError, Filter};
@@ -52,15 +52,10 @@ pub fn write(trace: &Trace, filter: &Filter, out: &mut impl Write) -> Result<u64
             let file = event.file.map_or(String::new(), |file| {
                 quoted(&String::from_utf8_lossy(&trace.files[file as usize].path))
             });
-            let message = call.class() == Some(CallClass::PointToPoint) && event.file.is_none();
-            let (peer, tag) = if message {
-                (
-                    (event.aux as u32 as i32).to_string(),
-                    ((event.aux >> 32) as u32 as i32).to_string(),
-                )
-            } else {
-                (String::new(), String::new())
-            };
+            let (peer, tag) = crate::message(trace, &event).map_or_else(
+                || (String::new(), String::new()),
+                |(peer, tag)| (peer.to_string(), tag.to_string()),
+            );
             let flag = |bit: u32| u8::from(event.flags & bit != 0);
             rows += 1;
             failure = writeln!(

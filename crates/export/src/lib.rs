@@ -22,6 +22,14 @@ pub mod perfetto;
 use cairn_model::{event_flags, Event, Layer};
 use cairn_trace::{Process, Trace};
 
+/// The peer and tag of a point-to-point message event (one that names no file); `None`
+/// for every other event.
+pub(crate) fn message(trace: &Trace, event: &Event) -> Option<(i32, i32)> {
+    let class = trace.calls[event.call as usize].class();
+    (class == Some(cairn_model::CallClass::PointToPoint) && event.file.is_none())
+        .then(|| cairn_model::peer_and_tag(event.aux))
+}
+
 /// Which events an export keeps.
 #[derive(Clone, Debug, Default)]
 pub struct Filter {

@@ -238,8 +238,8 @@ impl Messages {
         if event.handle != 0 || event.failed() {
             return None;
         }
-        let peer = u32::try_from(event.aux as u32 as i32).ok()?;
-        let tag = u32::try_from((event.aux >> 32) as u32 as i32).ok()?;
+        let (peer, tag) = cairn_model::peer_and_tag(event.aux);
+        let (peer, tag) = (u32::try_from(peer).ok()?, u32::try_from(tag).ok()?);
         let (key, order) = match role {
             MessageBytes::Sent => ((rank, peer, tag), &mut self.sent),
             MessageBytes::Received | MessageBytes::Posted => {
@@ -397,7 +397,7 @@ impl<W: Write> Writer<'_, W> {
                 .map(|layer| layer.name().to_string())
                 .into_iter()
                 .collect(),
-            debug_annotations: annotations(trace, event, call.class()),
+            debug_annotations: annotations(trace, event),
             flow_ids: flow.into_iter().collect(),
             ..Default::default()
         };
@@ -422,11 +422,7 @@ impl<W: Write> Writer<'_, W> {
     }
 }
 
-fn annotations(
-    trace: &Trace,
-    event: &Event,
-    class: Option<CallClass>,
-) -> Vec<proto::DebugAnnotation> {
+fn annotations(trace: &Trace, event: &Event) -> Vec<proto::DebugAnnotation> {
     let int = |name: &str, value: i64| proto::DebugAnnotation {
         name: Some(name.to_string()),
         int_value: Some(value),
@@ -454,9 +450,9 @@ fn annotations(
         // The start and duration are the folded loop's means for this call.
         list.push(int("times_estimated", 1));
     }
-    if class == Some(CallClass::PointToPoint) && event.file.is_none() {
-        list.push(int("peer", event.aux as u32 as i32 as i64));
-        list.push(int("tag", (event.aux >> 32) as u32 as i32 as i64));
+    if let Some((peer, tag)) = crate::message(trace, event) {
+        list.push(int("peer", peer as i64));
+        list.push(int("tag", tag as i64));
     }
     list
 }

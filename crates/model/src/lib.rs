@@ -94,6 +94,12 @@ pub mod event_flags {
 /// `pwrite` does. The tracer stores raw events this way and the trace builder keys events
 /// this way; readers get absolute values back. The flags say which values are positions,
 /// so nothing about the call's name is needed to undo it.
+/// The peer (low 32 bits) and tag (high 32) an MPI point-to-point event keeps in `aux`
+/// (a rooted collective keeps its root as the peer); −1 and −2 are wildcards or none.
+pub fn peer_and_tag(aux: u64) -> (i32, i32) {
+    (aux as u32 as i32, (aux >> 32) as u32 as i32)
+}
+
 pub mod positional {
     use crate::event_flags::{REQUEST_AT_POSITION, RESULT_AT_POSITION};
 

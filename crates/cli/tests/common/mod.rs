@@ -121,19 +121,8 @@ impl Traced {
 }
 
 pub fn summary_json(trace: &Path, extra: &[&str]) -> Value {
-    let output = Command::new(cairn_binary())
-        .arg("summary")
-        .arg("--json")
-        .args(extra)
-        .arg(trace)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "summary failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).expect("summary --json is JSON")
+    let arguments: Vec<&str> = ["--json"].iter().chain(extra).copied().collect();
+    serde_json::from_str(&cairn_text("summary", &arguments, trace)).expect("summary --json is JSON")
 }
 
 /// Runs `cairn run -q -o <dir>/trace.cairn -- program args...` and reads the summary.

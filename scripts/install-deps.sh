@@ -18,6 +18,9 @@ command -v ssh >/dev/null 2>&1 || needed+=(openssh-client)
 command -v gfortran >/dev/null 2>&1 || needed+=(gfortran)
 # Python virtual environments, for the export tests' readers from PyPI (below).
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || needed+=(python3-venv)
+# libotf2 and otf2-print, for the OTF2 export (cairn loads libotf2 at run time) and its test.
+# (otf2-tools depends on the library.)
+command -v otf2-print >/dev/null 2>&1 || needed+=(otf2-tools)
 # util-linux's unshare, for the full-staging test's private tmpfs.
 command -v unshare >/dev/null 2>&1 || needed+=(util-linux)
 

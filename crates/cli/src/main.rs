@@ -33,6 +33,8 @@ enum ExportFormat {
     Chrome,
     /// The events as a CSV table, a row per call.
     Csv,
+    /// An OTF2 archive (a directory) for Vampir and the Score-P tools, through libotf2.
+    Otf2,
 }
 
 /// Ranks as inclusive ranges (one value to clap, which would read a `Vec` as many).
@@ -149,11 +151,13 @@ enum Command {
     /// with Perfetto's trace processor): a track per process, thread and layer, a slice per
     /// call, flows from each MPI-IO call to its POSIX sub-calls and from each send to its
     /// receive, byte counters; `chrome`: Chrome's JSON trace events, for small traces;
-    /// `csv`: a row per call (rank, call, file, times, sizes…). Loops are expanded; the times of a
-    /// folded loop's calls are its means (marked `times_estimated`).
+    /// `csv`: a row per call (rank, call, file, times, sizes…); `otf2`: an OTF2 archive
+    /// directory for Vampir (I/O handles and operations, MPI messages), through libotf2.
+    /// Loops are expanded; the times of a folded loop's calls are its means (marked
+    /// `times_estimated`).
     Export {
         trace: PathBuf,
-        /// File to write (replaced only once complete).
+        /// File to write, a directory for `otf2` (replaced only once complete).
         #[arg(short, long)]
         output: PathBuf,
         #[arg(long, value_enum, default_value_t = ExportFormat::Perfetto)]
@@ -308,25 +312,35 @@ fn main() -> ExitCode {
                 layers,
                 time,
             };
-            let said = run::write_replacing(&output, |file| {
-                Ok(match format {
-                    ExportFormat::Perfetto => {
-                        let written = cairn_export::perfetto::write(&trace, &filter, file)?;
-                        format!(
-                            "{} slices on {} tracks, {} MPI-IO flows, {} messages",
-                            written.slices, written.tracks, written.flows, written.messages
-                        )
-                    }
-                    ExportFormat::Chrome => {
-                        let calls = cairn_export::chrome::write(&trace, &filter, file)?;
-                        format!("{calls} calls")
-                    }
-                    ExportFormat::Csv => {
-                        let rows = cairn_export::csv::write(&trace, &filter, file)?;
-                        format!("{rows} rows")
-                    }
-                })
-            })?;
+            let said = match format {
+                ExportFormat::Otf2 => run::write_directory_replacing(&output, |directory| {
+                    let written = cairn_export::otf2::write(&trace, &filter, directory)?;
+                    Ok(format!(
+                        "{} calls on {} locations, {} I/O operations, {} message records",
+                        written.calls, written.locations, written.io_operations, written.messages
+                    ))
+                })?,
+                _ => run::write_replacing(&output, |file| {
+                    Ok(match format {
+                        ExportFormat::Perfetto => {
+                            let written = cairn_export::perfetto::write(&trace, &filter, file)?;
+                            format!(
+                                "{} slices on {} tracks, {} MPI-IO flows, {} messages",
+                                written.slices, written.tracks, written.flows, written.messages
+                            )
+                        }
+                        ExportFormat::Chrome => {
+                            let calls = cairn_export::chrome::write(&trace, &filter, file)?;
+                            format!("{calls} calls")
+                        }
+                        ExportFormat::Csv => {
+                            let rows = cairn_export::csv::write(&trace, &filter, file)?;
+                            format!("{rows} rows")
+                        }
+                        ExportFormat::Otf2 => unreachable!("written as a directory above"),
+                    })
+                })?,
+            };
             run::warn_incomplete(&trace);
             eprintln!("cairn: {said} -> {}", output.display());
             Ok(ExitCode::SUCCESS)

@@ -515,6 +515,50 @@ pub fn write_replacing<T>(
     result
 }
 
+/// Writes the directory `path` through `write` (given a path beside it that does not exist
+/// yet), swapped in for `path` only once complete: a failure leaves any previous directory
+/// as it was.
+pub fn write_directory_replacing<T>(
+    path: &Path,
+    write: impl FnOnce(&Path) -> Result<T>,
+) -> Result<T> {
+    let directory = directory_of(path);
+    let name = path
+        .file_name()
+        .context("the output path names no directory")?;
+    let hidden = |what: &str| {
+        directory.join(format!(
+            ".{}.{what}-{}",
+            name.to_string_lossy(),
+            std::process::id()
+        ))
+    };
+    let (temporary, previous) = (hidden("tmp"), hidden("old"));
+    let _ = std::fs::remove_dir_all(&temporary);
+    let result = (|| {
+        let value = write(&temporary)?;
+        let replaced = path.exists();
+        if replaced {
+            std::fs::rename(path, &previous)
+                .with_context(|| format!("cannot replace {}", path.display()))?;
+        }
+        if let Err(error) = std::fs::rename(&temporary, path) {
+            if replaced {
+                let _ = std::fs::rename(&previous, path);
+            }
+            return Err(error).with_context(|| format!("cannot write {}", path.display()));
+        }
+        if replaced {
+            let _ = std::fs::remove_dir_all(&previous).or_else(|_| std::fs::remove_file(&previous));
+        }
+        Ok(value)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_dir_all(&temporary);
+    }
+    result
+}
+
 /// Says on standard error, even with `--quiet`, which processes' calls the trace lacks
 /// (their staging file could not grow).
 pub fn warn_incomplete(trace: &Trace) {

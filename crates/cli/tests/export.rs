@@ -254,3 +254,202 @@ fn perfetto_export_joins_each_send_to_its_receive() {
     .into();
     assert_eq!(flows(&read), expected, "{read}");
 }
+
+/// What `otf2-print` (Debian's otf2-tools) prints of an archive: its definitions (`-G`)
+/// or its events, a record per line: (record, location or definition id, the rest).
+fn otf2_print(archive: &std::path::Path, definitions: bool) -> Vec<(String, u64, String)> {
+    let mut command = Command::new("otf2-print");
+    if definitions {
+        command.arg("-G");
+    }
+    let output = command.arg(archive.join("traces.otf2")).output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| {
+            let mut fields = line.split_whitespace();
+            let record = fields.next()?.to_string();
+            let id = fields.next()?.parse().ok()?;
+            Some((record, id, line.to_string()))
+        })
+        .collect()
+}
+
+/// The number in `<…>` after `field` in an `otf2-print` line (a definition's id).
+fn reference(line: &str, field: &str) -> u64 {
+    let after = &line[line
+        .find(field)
+        .unwrap_or_else(|| panic!("{field} in {line}"))..];
+    let open = after.find('<').unwrap() + 1;
+    after[open..open + after[open..].find('>').unwrap()]
+        .parse()
+        .unwrap()
+}
+
+/// The number after `field: ` in an `otf2-print` line.
+fn number(line: &str, field: &str) -> u64 {
+    let after = &line[line
+        .find(field)
+        .unwrap_or_else(|| panic!("{field} in {line}"))
+        + field.len()..];
+    after
+        .trim_start_matches(": ")
+        .split(|c: char| !c.is_ascii_digit())
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn otf2_export_is_read_by_otf2_print_with_each_ranks_io_operations_and_messages() {
+    // tests/programs/mpi_ring_io.c on 4 ranks of Open MPI: per rank, one collective MPI-IO
+    // write of 64 KiB, four independent writes of 1 KiB (each a POSIX pwrite), one
+    // collective read of 64 KiB; the aggregator writes and reads every rank's block with one
+    // pwritev and one preadv per rank's block; and a ring of 15 messages per rank.
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile_mpi("mpi_ring_io", directory.path());
+    library();
+    let trace = directory.path().join("ring.cairn");
+    let output = mpirun_traced(4, &trace, &program, directory.path())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let archive = directory.path().join("ring.otf2");
+    // Written twice: the second export replaces the first archive whole.
+    for _ in 0..2 {
+        cairn_text(
+            "export",
+            &["--format", "otf2", "-o", archive.to_str().unwrap()],
+            &trace,
+        );
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(directory.path())
+        .unwrap()
+        .filter_map(|entry| entry.ok())
+        .filter(|entry| {
+            entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with(".ring.otf2")
+        })
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    // The definitions: each location's rank, each handle's paradigm.
+    let mut rank_of = BTreeMap::new();
+    let mut paradigm_of = BTreeMap::new();
+    for (record, id, line) in otf2_print(&archive, true) {
+        match record.as_str() {
+            "LOCATION" => {
+                let group = &line[line.find("Group: \"rank ").unwrap() + 13..];
+                let rank: u64 = group[..group.find('"').unwrap()].parse().unwrap();
+                rank_of.insert(id, rank);
+            }
+            "IO_HANDLE" => {
+                let posix = line.contains("I/O Paradigm: \"POSIX I/O\"");
+                let mpiio = line.contains("I/O Paradigm: \"MPI I/O\"");
+                assert!(posix != mpiio, "{line}");
+                paradigm_of.insert(id, if posix { "posix" } else { "mpiio" });
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(rank_of.len(), 4, "{rank_of:?}");
+    // Per rank and paradigm: (operations, bytes read, bytes written); per rank the handles
+    // created and destroyed, and the message records with their peers.
+    let mut operations: BTreeMap<(u64, &str), (u64, u64, u64)> = BTreeMap::new();
+    let mut modes = BTreeMap::new();
+    let mut handles: BTreeMap<(u64, &str), u64> = BTreeMap::new();
+    let mut peers: BTreeMap<(u64, &str, u64), u64> = BTreeMap::new();
+    let mut enters = 0u64;
+    for (record, location, line) in otf2_print(&archive, false) {
+        let rank = rank_of[&location];
+        match record.as_str() {
+            "ENTER" => enters += 1,
+            "IO_OPERATION_BEGIN" => {
+                let write = line.contains("Mode: WRITE");
+                assert!(write || line.contains("Mode: READ"), "{line}");
+                modes.insert((location, number(&line, "Matching Id")), write);
+            }
+            "IO_OPERATION_COMPLETE" => {
+                let paradigm = paradigm_of[&reference(&line, "Handle")];
+                let bytes = number(&line, "Bytes Result");
+                let entry = operations.entry((rank, paradigm)).or_default();
+                entry.0 += 1;
+                if modes[&(location, number(&line, "Matching Id"))] {
+                    entry.2 += bytes;
+                } else {
+                    entry.1 += bytes;
+                }
+            }
+            "IO_CREATE_HANDLE" | "IO_DESTROY_HANDLE" => {
+                *handles
+                    .entry((
+                        rank,
+                        if record == "IO_CREATE_HANDLE" {
+                            "created"
+                        } else {
+                            "destroyed"
+                        },
+                    ))
+                    .or_default() += 1;
+            }
+            "MPI_SEND" => {
+                *peers
+                    .entry((rank, "to", rank_of[&reference(&line, "Receiver")]))
+                    .or_default() += 1;
+            }
+            "MPI_RECV" => {
+                *peers
+                    .entry((rank, "from", rank_of[&reference(&line, "Sender")]))
+                    .or_default() += 1;
+            }
+            _ => {}
+        }
+    }
+    let aggregators: Vec<u64> = (0..4)
+        .filter(|rank| operations[&(*rank, "posix")].0 == 12)
+        .collect();
+    assert_eq!(aggregators.len(), 1, "{operations:?}");
+    for rank in 0..4 {
+        assert_eq!(
+            operations[&(rank, "mpiio")],
+            (6, 65_536, 65_536 + 4 * 1024),
+            "rank {rank}"
+        );
+        let posix = if aggregators.contains(&rank) {
+            (12, 4 * 65_536, 4 * 1024 + 4 * 65_536)
+        } else {
+            (4, 0, 4 * 1024)
+        };
+        assert_eq!(
+            operations[&(rank, "posix")],
+            posix,
+            "rank {rank}: {operations:?}"
+        );
+        assert_eq!(handles[&(rank, "created")], 2, "{handles:?}");
+        assert_eq!(handles[&(rank, "destroyed")], 2, "{handles:?}");
+        assert_eq!(peers[&(rank, "to", (rank + 1) % 4)], 15, "{peers:?}");
+        assert_eq!(peers[&(rank, "from", (rank + 3) % 4)], 15, "{peers:?}");
+    }
+    assert_eq!(operations.len(), 8, "{operations:?}");
+    assert_eq!(peers.len(), 8, "{peers:?}");
+    // A region entered per call the summary counts.
+    let summary = summary_json(&trace, &[]);
+    let calls: u64 = summary["calls"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(name, _)| !matches!(name.as_str(), "MPI_Init" | "MPI_Finalize"))
+        .map(|(_, call)| call["count"].as_u64().unwrap())
+        .sum();
+    assert_eq!(enters, calls);
+}

@@ -8,6 +8,8 @@
 //! - [`chrome`]: Chrome's JSON trace-event format, for small traces and tools that read
 //!   only it.
 //! - [`csv`]: the events as a table, a row per call, for pandas, R or SQL.
+//! - [`otf2`]: an OTF2 archive (Vampir, the Score-P tools) through libotf2, loaded at run
+//!   time so that cairn needs it only for this format.
 //!
 //! Both take a [`Filter`]: ranks, layers, a time window, runtime noise or not.
 //!
@@ -17,6 +19,7 @@
 
 pub mod chrome;
 pub mod csv;
+pub mod otf2;
 pub mod perfetto;
 
 use cairn_model::{event_flags, Event, Layer};
@@ -79,4 +82,6 @@ impl Filter {
 pub enum ExportError {
     #[error("writing the export: {0}")]
     Io(#[from] std::io::Error),
+    #[error("OTF2: {0}")]
+    Otf2(String),
 }

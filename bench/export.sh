@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Export throughput: traces of two corpus patterns (a folded one, ior_posix, and an
 # irregular one, random_reads) written by `cairn export` in each format, R rounds each;
-# medians of the wall time, events per second and output bytes per event.
+# medians of the wall time, events per second and output bytes per event (the whole
+# directory for the table and OTF2 formats).
 #
 # Usage: bench/export.sh [rounds=5] [scale=10]
 set -euo pipefail
@@ -21,7 +22,7 @@ for spec in "ior_posix 4" "random_reads 10000"; do
     rm -rf "$work/d" && mkdir "$work/d"
     "$cairn" run -q -o "$work/$name.cairn" -- "$work/$name" "$work/d" "$((n * scale))"
     events=$(trace_calls "$cairn" "$work/$name.cairn")
-    for format in perfetto chrome; do
+    for format in perfetto chrome csv parquet otf2; do
         times=()
         for _ in $(seq "$rounds"); do
             start=$(now)
@@ -30,7 +31,7 @@ for spec in "ior_posix 4" "random_reads 10000"; do
         done
         # shellcheck disable=SC2086
         t=$(median ${times[*]})
-        bytes=$(stat -c %s "$work/out")
+        bytes=$(du -sb "$work/out" | cut -f1)
         awk -v n="$name" -v f="$format" -v e="$events" -v t="$t" -v b="$bytes" \
             'BEGIN { printf "%-14s %-9s %9d %10.4f %12.0f %10.1f\n", n, f, e, t, e / t, b / e }'
     done

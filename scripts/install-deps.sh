@@ -38,11 +38,11 @@ fi
 # The readers the export tests check cairn's output with, from PyPI, in a virtual
 # environment of the repository's own (target/python-tests): Perfetto's trace schema as
 # its Python package ships it (its trace processor is a download made at run time, which
-# the tests do not rely on).
+# the tests do not rely on) and pyarrow for the Parquet tables.
 cd "$(dirname "$0")/.."
 venv=target/python-tests
-if ! "$venv/bin/python" -c 'import perfetto.protos.perfetto.trace.perfetto_trace_pb2' >/dev/null 2>&1; then
-    echo "install-deps: installing perfetto's Python package into $venv" >&2
+if ! "$venv/bin/python" -c 'import perfetto.protos.perfetto.trace.perfetto_trace_pb2, pyarrow.parquet' >/dev/null 2>&1; then
+    echo "install-deps: installing perfetto's and pyarrow's Python packages into $venv" >&2
     python3 -m venv "$venv"
-    "$venv/bin/pip" install -q 'perfetto==0.59.1' 'protobuf>=6.31.1,<7'
+    "$venv/bin/pip" install -q 'perfetto==0.59.1' 'protobuf>=6.31.1,<7' 'pyarrow>=18'
 fi

@@ -318,6 +318,9 @@ pub struct Summary {
 /// One call from one calling context (`main → write_checkpoint → pwrite64`).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct CallSiteSummary {
+    /// The calling context's number, as events carry it (`call_site` in the exported
+    /// events table); 0 when the context is unknown.
+    pub context: u32,
     /// The symbolised stack, outermost first, ending with the call.
     pub stack: String,
     /// `file:line` of the call, when the module has line information.
@@ -743,6 +746,7 @@ pub fn summarize(trace: &Trace, options: Options) -> Result<Summary> {
             let name = &trace.calls[call as usize].name;
             let frames = symbols.frames(context);
             CallSiteSummary {
+                context,
                 stack: symbols::describe(&frames, name),
                 location: frames.first().and_then(|frame| frame.location.clone()),
                 call: name.clone(),

@@ -31,8 +31,10 @@ enum ExportFormat {
     Perfetto,
     /// Chrome's JSON trace events.
     Chrome,
-    /// The events as a CSV table, a row per call.
+    /// A directory of CSV tables: events (a row per call), files, processes, call sites.
     Csv,
+    /// The same tables as Parquet files.
+    Parquet,
     /// An OTF2 archive (a directory) for Vampir and the Score-P tools, through libotf2.
     Otf2,
 }
@@ -151,13 +153,15 @@ enum Command {
     /// with Perfetto's trace processor): a track per process, thread and layer, a slice per
     /// call, flows from each MPI-IO call to its POSIX sub-calls and from each send to its
     /// receive, byte counters; `chrome`: Chrome's JSON trace events, for small traces;
-    /// `csv`: a row per call (rank, call, file, times, sizes…); `otf2`: an OTF2 archive
+    /// `csv` and `parquet`: a directory of tables, events (a row per call: rank, call, file,
+    /// times, sizes…), files, processes and call sites; `otf2`: an OTF2 archive
     /// directory for Vampir (I/O handles and operations, MPI messages), through libotf2.
     /// Loops are expanded; the times of a folded loop's calls are its means (marked
     /// `times_estimated`).
     Export {
         trace: PathBuf,
-        /// File to write, a directory for `otf2` (replaced only once complete).
+        /// File to write, a directory for `csv`, `parquet` and `otf2` (replaced only once
+        /// complete).
         #[arg(short, long)]
         output: PathBuf,
         #[arg(long, value_enum, default_value_t = ExportFormat::Perfetto)]
@@ -312,33 +316,37 @@ fn main() -> ExitCode {
                 layers,
                 time,
             };
+            let tables = |rows: u64| {
+                format!("{rows} events, with the files, processes and call sites tables")
+            };
             let said = match format {
+                ExportFormat::Perfetto => run::write_replacing(&output, |file| {
+                    let written = cairn_export::perfetto::write(&trace, &filter, file)?;
+                    Ok(format!(
+                        "{} slices on {} tracks, {} MPI-IO flows, {} messages",
+                        written.slices, written.tracks, written.flows, written.messages
+                    ))
+                })?,
+                ExportFormat::Chrome => run::write_replacing(&output, |file| {
+                    let calls = cairn_export::chrome::write(&trace, &filter, file)?;
+                    Ok(format!("{calls} calls"))
+                })?,
+                ExportFormat::Csv => run::write_directory_replacing(&output, |directory| {
+                    Ok(tables(cairn_export::csv::write(
+                        &trace, &filter, directory,
+                    )?))
+                })?,
+                ExportFormat::Parquet => run::write_directory_replacing(&output, |directory| {
+                    Ok(tables(cairn_export::parquet::write(
+                        &trace, &filter, directory,
+                    )?))
+                })?,
                 ExportFormat::Otf2 => run::write_directory_replacing(&output, |directory| {
                     let written = cairn_export::otf2::write(&trace, &filter, directory)?;
                     Ok(format!(
                         "{} calls on {} locations, {} I/O operations, {} message records",
                         written.calls, written.locations, written.io_operations, written.messages
                     ))
-                })?,
-                _ => run::write_replacing(&output, |file| {
-                    Ok(match format {
-                        ExportFormat::Perfetto => {
-                            let written = cairn_export::perfetto::write(&trace, &filter, file)?;
-                            format!(
-                                "{} slices on {} tracks, {} MPI-IO flows, {} messages",
-                                written.slices, written.tracks, written.flows, written.messages
-                            )
-                        }
-                        ExportFormat::Chrome => {
-                            let calls = cairn_export::chrome::write(&trace, &filter, file)?;
-                            format!("{calls} calls")
-                        }
-                        ExportFormat::Csv => {
-                            let rows = cairn_export::csv::write(&trace, &filter, file)?;
-                            format!("{rows} rows")
-                        }
-                        ExportFormat::Otf2 => unreachable!("written as a directory above"),
-                    })
                 })?,
             };
             run::warn_incomplete(&trace);

@@ -38,14 +38,15 @@ fn traced_and_read(name: &str) -> (tempfile::TempDir, PathBuf, serde_json::Value
     );
     let exported = directory.path().join(format!("{name}.pftrace"));
     cairn_text("export", &["-o", exported.to_str().unwrap()], &trace);
-    let read = read_back("read_perfetto.py", &exported);
+    let read = read_back(&["read_perfetto.py"], &exported);
     (directory, trace, read)
 }
 
-/// What `tests/python/<reader>` prints as JSON about an exported `file`.
-fn read_back(reader: &str, file: &std::path::Path) -> serde_json::Value {
+/// What `tests/python/<reader> [arguments…] FILE` prints as JSON about an exported `file`.
+fn read_back(reader: &[&str], file: &std::path::Path) -> serde_json::Value {
     let output = Command::new(python_with_readers())
-        .arg(programs_directory().join("../python").join(reader))
+        .arg(programs_directory().join("../python").join(reader[0]))
+        .args(&reader[1..])
         .arg(file)
         .output()
         .unwrap();
@@ -142,27 +143,84 @@ fn perfetto_export_has_a_slice_per_call_and_flows_to_mpi_io_sub_calls() {
     .map(|(flow, count)| (flow.to_string(), count))
     .into();
     assert_eq!(flows(&read), expected, "{read}");
-    // The CSV table read with Python's csv module: a row per call the summary counts, and
-    // per file the bytes the summary says were read and written.
-    let table = directory.path().join("ring.csv");
-    cairn_text(
-        "export",
-        &["--format", "csv", "-o", table.to_str().unwrap()],
-        &trace,
-    );
-    let csv = read_back("read_csv.py", &table);
-    let rows: BTreeMap<String, u64> = serde_json::from_value(csv["calls"].clone()).unwrap();
-    assert_eq!(rows, counts, "{csv}");
-    for file in summary["files"].as_array().unwrap() {
-        let path = file["path"].as_str().unwrap();
-        for field in ["bytes_read", "bytes_written"] {
-            assert_eq!(
-                csv["files"][path][field], file[field],
-                "{path} {field}: {csv}"
-            );
+    // The tables, as CSV read with Python's csv module and as Parquet read with pyarrow
+    // (tests/python/read_tables.py): a row per call the summary counts; per file the bytes
+    // the summary says were read and written, from the events and in the files table; a
+    // process row per process; the events per call site as the call-sites table counts them;
+    // each sub-call named with the MPI-IO call it was made inside.
+    for kind in ["csv", "parquet"] {
+        let tables = directory.path().join(format!("ring.{kind}"));
+        cairn_text(
+            "export",
+            &["--format", kind, "-o", tables.to_str().unwrap()],
+            &trace,
+        );
+        let read = read_back(&["read_tables.py", kind], &tables);
+        let rows: BTreeMap<String, u64> = serde_json::from_value(read["calls"].clone()).unwrap();
+        assert_eq!(rows, counts, "{kind}: {read}");
+        for file in summary["files"].as_array().unwrap() {
+            let path = file["path"].as_str().unwrap();
+            for field in ["bytes_read", "bytes_written"] {
+                assert_eq!(
+                    read["files"][path][field], file[field],
+                    "{kind} {path} {field}"
+                );
+                assert_eq!(
+                    read["files_table"][path][field], file[field],
+                    "{kind} {path} {field}"
+                );
+            }
         }
+        assert_eq!(
+            read["files"].as_object().unwrap().len(),
+            1,
+            "{kind}: {read}"
+        );
+        assert_eq!(
+            read["files_table"].as_object().unwrap().len(),
+            1,
+            "{kind}: {read}"
+        );
+        assert_eq!(read["processes_table"], serde_json::json!(pids), "{kind}");
+        assert_eq!(read["call_sites"], read["call_sites_table"], "{kind}");
+        let sites: u64 =
+            serde_json::from_value::<BTreeMap<String, u64>>(read["call_sites"].clone())
+                .unwrap()
+                .values()
+                .sum();
+        assert_eq!(
+            sites,
+            counts.values().sum::<u64>(),
+            "{kind}: every call has its site"
+        );
+        let parents: BTreeMap<String, u64> =
+            serde_json::from_value(read["parents"].clone()).unwrap();
+        let expected: BTreeMap<String, u64> = [
+            ("MPI_File_open > open", 4),
+            ("MPI_File_open > lstat", 4),
+            ("MPI_File_write_at_all > pwritev", 4),
+            ("MPI_File_write_at > pwrite", 16),
+            ("MPI_File_read_at_all > preadv", 4),
+            ("MPI_File_close > close", 4),
+        ]
+        .map(|(pair, count)| (pair.to_string(), count))
+        .into();
+        assert_eq!(parents, expected, "{kind}");
     }
-    assert_eq!(csv["files"].as_object().unwrap().len(), 1, "{csv}");
+    let read = read_back(
+        &["read_tables.py", "parquet"],
+        &directory.path().join("ring.parquet"),
+    );
+    for (column, kind) in [
+        ("rank", "uint32"),
+        ("start_ns", "uint64"),
+        ("offset", "int64"),
+        ("result", "int64"),
+        ("subcall", "bool"),
+        ("file", "string"),
+    ] {
+        assert_eq!(read["types"][column], kind, "{column}");
+    }
     // Chrome's JSON, ranks 1 and 2 only: their calls, as many as the summary counts for them,
     // each with its process's pid; with MPI-IO and POSIX only, those layers' calls.
     let chrome = directory.path().join("ring.json");

@@ -1,93 +1,81 @@
-//! The events as a CSV table (RFC 4180), one row per call, for pandas, R, a spreadsheet or
-//! any SQL engine: rank, pid, thread, layer, call, class (read, write, open…), file, start and duration (ns since the
-//! run's start), offset, request, result, errno, MPI peer and tag, whether the call was made
-//! inside an MPI-IO call (`subcall`: the summary counts those bytes once, at the MPI-IO
-//! call) and whether its times are means (`times_estimated`). Empty cells for values a
-//! call does not have. Written as it goes.
+//! The tables of [`crate::table`] as CSV files (RFC 4180) in a directory, for pandas, R, a
+//! spreadsheet or any SQL engine: `events.csv` (a row per call: rank, pid, thread, layer,
+//! call, class, file, start and duration in ns since the run's start, offset, request,
+//! result, errno, MPI peer and tag, whether made inside an MPI-IO call and which, call
+//! site, whether its times are means), `files.csv`, `processes.csv` and `call_sites.csv`.
+//! Empty cells for values a row does not have. Events are written as they are expanded.
 
-use std::io::Write;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
 
-use cairn_model::event_flags;
 use cairn_trace::Trace;
 
+use crate::table::{each_event, summary_tables, Cell, EventRow, EVENT_COLUMNS};
 use crate::{ExportError, Filter};
 
-/// The header row.
-pub const COLUMNS: [&str; 17] = [
-    "rank",
-    "pid",
-    "thread",
-    "layer",
-    "call",
-    "class",
-    "file",
-    "start_ns",
-    "duration_ns",
-    "offset",
-    "request",
-    "result",
-    "errno",
-    "peer",
-    "tag",
-    "subcall",
-    "times_estimated",
-];
-
-/// Writes `trace`'s events as CSV to `out`; returns the number of rows.
-pub fn write(trace: &Trace, filter: &Filter, out: &mut impl Write) -> Result<u64, ExportError> {
-    writeln!(out, "{}", COLUMNS.join(","))?;
-    let mut rows = 0u64;
-    for stream in &trace.streams {
-        let process = &trace.processes[stream.process as usize];
-        if !filter.keeps_process(process) {
-            continue;
+/// Writes the tables into `directory` (made here); returns the number of event rows.
+pub fn write(trace: &Trace, filter: &Filter, directory: &Path) -> Result<u64, ExportError> {
+    std::fs::create_dir_all(directory)?;
+    let mut out = BufWriter::new(File::create(directory.join("events.csv"))?);
+    writeln!(out, "{}", EVENT_COLUMNS.join(","))?;
+    let rows = each_event(trace, filter, |row| Ok(event_line(&mut out, row)?))?;
+    out.into_inner()
+        .map_err(|error| error.into_error())?
+        .sync_all()?;
+    for (name, table) in summary_tables(trace, filter)? {
+        let mut out = BufWriter::new(File::create(directory.join(format!("{name}.csv")))?);
+        let header: Vec<String> = table.columns.iter().map(|c| quoted(c)).collect();
+        writeln!(out, "{}", header.join(","))?;
+        for row in &table.rows {
+            let cells: Vec<String> = row.iter().map(cell).collect();
+            writeln!(out, "{}", cells.join(","))?;
         }
-        let rank = process.rank.map_or(String::new(), |rank| rank.to_string());
-        let mut failure = Ok(());
-        trace.expand(stream, |event| {
-            if failure.is_err() || !filter.keeps_event(trace, &event) {
-                return;
-            }
-            let call = &trace.calls[event.call as usize];
-            let file = event.file.map_or(String::new(), |file| {
-                quoted(&String::from_utf8_lossy(&trace.files[file as usize].path))
-            });
-            let (peer, tag) = crate::message(trace, &event).map_or_else(
-                || (String::new(), String::new()),
-                |(peer, tag)| (peer.to_string(), tag.to_string()),
-            );
-            let flag = |bit: u32| u8::from(event.flags & bit != 0);
-            rows += 1;
-            failure = writeln!(
-                out,
-                "{rank},{},{},{},{},{},{file},{},{},{},{},{},{},{peer},{tag},{},{}",
-                process.pid,
-                stream.thread,
-                call.layer().map_or("", |layer| layer.name()),
-                quoted(&call.name),
-                call.class().map_or("", |class| class.name()),
-                event.start,
-                event.duration,
-                if event.offset >= 0 {
-                    event.offset.to_string()
-                } else {
-                    String::new()
-                },
-                event.request,
-                event.result,
-                if event.failed() {
-                    event.errno.to_string()
-                } else {
-                    String::new()
-                },
-                flag(event_flags::INSIDE_MPIIO),
-                flag(event_flags::TIMES_FROM_STATISTICS),
-            );
-        });
-        failure?;
+        out.into_inner()
+            .map_err(|error| error.into_error())?
+            .sync_all()?;
     }
-    out.flush()?;
     Ok(rows)
+}
+
+fn event_line(out: &mut impl Write, row: &EventRow) -> std::io::Result<()> {
+    fn or_empty<T: ToString>(value: Option<T>) -> String {
+        value.map_or(String::new(), |value| value.to_string())
+    }
+    writeln!(
+        out,
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+        or_empty(row.rank),
+        row.pid,
+        row.thread,
+        row.layer.unwrap_or(""),
+        quoted(row.call),
+        row.class.unwrap_or(""),
+        row.file.as_deref().map_or(String::new(), quoted),
+        row.start_ns,
+        row.duration_ns,
+        or_empty(row.offset),
+        row.request,
+        row.result,
+        or_empty(row.errno),
+        or_empty(row.peer),
+        or_empty(row.tag),
+        u8::from(row.subcall),
+        row.parent_call.unwrap_or(""),
+        or_empty(row.call_site),
+        u8::from(row.times_estimated),
+    )
+}
+
+fn cell(cell: &Cell) -> String {
+    match cell {
+        Cell::Null => String::new(),
+        Cell::Bool(value) => u8::from(*value).to_string(),
+        Cell::Unsigned(value) => value.to_string(),
+        Cell::Signed(value) => value.to_string(),
+        Cell::Float(value) => value.to_string(),
+        Cell::Text(text) => quoted(text),
+    }
 }
 
 /// A cell, quoted when it holds a comma, a quote or a line break.

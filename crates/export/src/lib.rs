@@ -20,7 +20,9 @@
 pub mod chrome;
 pub mod csv;
 pub mod otf2;
+pub mod parquet;
 pub mod perfetto;
+pub mod table;
 
 use cairn_model::{event_flags, Event, Layer};
 use cairn_trace::{Process, Trace};
@@ -84,4 +86,8 @@ pub enum ExportError {
     Io(#[from] std::io::Error),
     #[error("OTF2: {0}")]
     Otf2(String),
+    #[error("Parquet: {0}")]
+    Parquet(String),
+    #[error("summarising the trace: {0}")]
+    Summary(String),
 }

@@ -1180,6 +1180,22 @@ impl EncodedStream {
         class_of: impl Fn(u16) -> Option<CallClass>,
         mut visit: impl FnMut(Event),
     ) {
+        self.expand_while_for_rank(rank_delta, first_start, class_of, |event| {
+            visit(event);
+            true
+        })
+    }
+
+    /// [`EncodedStream::expand_for_rank`] until `visit` returns false: the walk stops there
+    /// (a reader that has what it wants, or an export whose output failed, does not walk
+    /// the rest of a billion-iteration loop).
+    pub fn expand_while_for_rank(
+        &self,
+        rank_delta: i64,
+        first_start: u64,
+        class_of: impl Fn(u16) -> Option<CallClass>,
+        mut visit: impl FnMut(Event) -> bool,
+    ) {
         struct Expansion<'f, C, V> {
             relative: Relative,
             /// The column's entries not yet taken.
@@ -1188,17 +1204,24 @@ impl EncodedStream {
             started: bool,
             class_of: C,
             visit: &'f mut V,
+            stopped: bool,
         }
-        impl<C: Fn(u16) -> Option<CallClass>, V: FnMut(Event)> Expansion<'_, C, V> {
+        impl<C: Fn(u16) -> Option<CallClass>, V: FnMut(Event) -> bool> Expansion<'_, C, V> {
             fn body(&mut self, body: Body) {
                 for item in body.iter() {
                     match item {
                         Item::Leaf(leaf) => self.leaf(&leaf),
                         Item::Loop { count, body, .. } => {
                             for _ in 0..count {
+                                if self.stopped {
+                                    return;
+                                }
                                 self.body(body);
                             }
                         }
+                    }
+                    if self.stopped {
+                        return;
                     }
                 }
             }
@@ -1222,7 +1245,7 @@ impl EncodedStream {
                 self.clock = start.saturating_add(duration);
                 let (request, result) =
                     positional::absolute(key.flags, offset, key.request, key.result());
-                (self.visit)(Event {
+                self.stopped = !(self.visit)(Event {
                     call: key.call,
                     start,
                     duration,
@@ -1250,6 +1273,7 @@ impl EncodedStream {
             started: false,
             class_of,
             visit: &mut visit,
+            stopped: false,
         };
         expansion.body(self.nodes_for_rank(rank_delta));
     }

@@ -49,9 +49,9 @@ pub fn write(trace: &Trace, filter: &Filter, out: &mut impl Write) -> Result<u64
             ),
         )?;
         let mut failure = Ok(());
-        trace.expand(stream, |event| {
-            if failure.is_err() || !filter.keeps_event(trace, &event) {
-                return;
+        trace.expand_while(stream, |event| {
+            if !filter.keeps_event(trace, &event) {
+                return true;
             }
             let call = &trace.calls[event.call as usize];
             let mut arguments = vec![
@@ -89,6 +89,7 @@ pub fn write(trace: &Trace, filter: &Filter, out: &mut impl Write) -> Result<u64
                     arguments.join(",")
                 ),
             );
+            failure.is_ok()
         });
         failure?;
     }

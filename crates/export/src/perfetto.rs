@@ -179,12 +179,9 @@ pub fn write(trace: &Trace, filter: &Filter, out: &mut impl Write) -> Result<Wri
         // when it returns), written with it.
         let mut subcalls: Vec<Event> = Vec::new();
         let mut failure: Result<(), ExportError> = Ok(());
-        trace.expand(stream, |event| {
-            if failure.is_err() {
-                return;
-            }
+        trace.expand_while(stream, |event| {
             if !filter.keeps_event(trace, &event) {
-                return;
+                return true;
             }
             let layer = trace.calls[event.call as usize].layer();
             failure = (|| {
@@ -202,6 +199,7 @@ pub fn write(trace: &Trace, filter: &Filter, out: &mut impl Write) -> Result<Wri
                 }
                 Ok(())
             })();
+            failure.is_ok()
         });
         failure?;
         for subcall in subcalls.drain(..) {

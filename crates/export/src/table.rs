@@ -113,14 +113,14 @@ pub fn each_event<'t>(
         };
         let mut subcalls: Vec<Event> = Vec::new();
         let mut failure: Result<(), ExportError> = Ok(());
-        trace.expand(stream, |event| {
-            if failure.is_err() || !filter.keeps_event(trace, &event) {
-                return;
+        trace.expand_while(stream, |event| {
+            if !filter.keeps_event(trace, &event) {
+                return true;
             }
             let layer = trace.calls[event.call as usize].layer();
             if event.flags & event_flags::INSIDE_MPIIO != 0 && layer != Some(Layer::MpiIo) {
                 subcalls.push(event);
-                return;
+                return true;
             }
             failure = (|| {
                 visit(&row(&event, None))?;
@@ -133,6 +133,7 @@ pub fn each_event<'t>(
                 }
                 Ok(())
             })();
+            failure.is_ok()
         });
         failure?;
         // Sub-calls whose MPI-IO call the filter left out (or that never returned).

@@ -1020,7 +1020,15 @@ impl Trace {
     /// Every event of a stream in order, with exact calls, files, offsets, sizes and
     /// results; start and duration are the leaf's mean values (see `EncodedStream::expand`).
     pub fn expand(&self, stream: &Stream, mut visit: impl FnMut(Event)) {
-        stream.events.expand_for_rank(
+        self.expand_while(stream, |event| {
+            visit(event);
+            true
+        })
+    }
+
+    /// [`Trace::expand`] until `visit` returns false, where the walk stops.
+    pub fn expand_while(&self, stream: &Stream, mut visit: impl FnMut(Event) -> bool) {
+        stream.events.expand_while_for_rank(
             stream.rank_delta,
             stream.first_start,
             |call| self.class_of(call),

@@ -146,6 +146,13 @@ fn tags_counting_the_steps_of_a_loop_fold_and_expand_exactly() {
         for (original, back) in events.iter().zip(&expanded) {
             assert_eq!(exact(original), exact(back));
         }
+        // A walk told to stop, inside the folded loop, visits nothing more.
+        let mut visited = 0;
+        stream.expand_while_for_rank(0, stream.first_start, point_to_point, |_| {
+            visited += 1;
+            visited < 7
+        });
+        assert_eq!(visited, 7);
         sizes.push(stream.bytes().len());
     }
     // The steps fold into loops: 100 times the rounds, the same structure.

@@ -38,11 +38,18 @@ fi
 # The readers the export tests check cairn's output with, from PyPI, in a virtual
 # environment of the repository's own (target/python-tests): Perfetto's trace schema as
 # its Python package ships it (its trace processor is a download made at run time, which
-# the tests do not rely on) and pyarrow for the Parquet tables.
+# the tests do not rely on), pyarrow for the Parquet tables, and maturin, which builds the
+# Python package (python/). The package's own dependencies are kept as wheels in
+# target/wheelhouse, so its test installs it in a fresh environment without the network.
 cd "$(dirname "$0")/.."
 venv=target/python-tests
-if ! "$venv/bin/python" -c 'import perfetto.protos.perfetto.trace.perfetto_trace_pb2, pyarrow.parquet' >/dev/null 2>&1; then
-    echo "install-deps: installing perfetto's and pyarrow's Python packages into $venv" >&2
+if ! "$venv/bin/python" -c 'import perfetto.protos.perfetto.trace.perfetto_trace_pb2, pyarrow.parquet' >/dev/null 2>&1 \
+    || [ ! -x "$venv/bin/maturin" ]; then
+    echo "install-deps: installing perfetto, pyarrow and maturin into $venv" >&2
     python3 -m venv "$venv"
-    "$venv/bin/pip" install -q 'perfetto==0.59.1' 'protobuf>=6.31.1,<7' 'pyarrow>=18'
+    "$venv/bin/pip" install -q 'perfetto==0.59.1' 'protobuf>=6.31.1,<7' 'pyarrow>=18' 'maturin>=1.5,<2'
+fi
+if ! ls target/wheelhouse/pandas-*.whl target/wheelhouse/numpy-*.whl >/dev/null 2>&1; then
+    echo "install-deps: keeping numpy's and pandas' wheels in target/wheelhouse" >&2
+    "$venv/bin/pip" download -q -d target/wheelhouse 'numpy>=1.22' 'pandas>=1.5'
 fi

@@ -90,4 +90,7 @@ pub enum ExportError {
     Parquet(String),
     #[error("summarising the trace: {0}")]
     Summary(String),
+    /// The consumer of a stream of events went away (a Python iterator dropped).
+    #[error("the reader stopped")]
+    Stopped,
 }

@@ -71,6 +71,7 @@ fn filter(
         ranks,
         layers,
         time: None,
+        progress: None,
     })
 }
 

@@ -310,12 +310,17 @@ fn main() -> ExitCode {
             layers,
             time,
         } => open_trace(&trace).and_then(|trace| {
-            let filter = cairn_export::Filter {
+            let mut filter = cairn_export::Filter {
                 all,
                 ranks: ranks.map(|RankRanges(ranges)| ranges),
                 layers,
                 time,
+                progress: None,
             };
+            let bar = run::progress_bar(&trace, &filter);
+            filter.progress = bar.clone().map(|bar| {
+                cairn_export::Progress(std::sync::Arc::new(move |events| bar.inc(events)))
+            });
             let tables = |rows: u64| {
                 format!("{rows} events, with the files, processes and call sites tables")
             };
@@ -349,6 +354,9 @@ fn main() -> ExitCode {
                     ))
                 })?,
             };
+            if let Some(bar) = bar {
+                bar.finish_and_clear();
+            }
             run::warn_incomplete(&trace);
             eprintln!("cairn: {said} -> {}", output.display());
             Ok(ExitCode::SUCCESS)

@@ -559,6 +559,32 @@ pub fn write_directory_replacing<T>(
     result
 }
 
+/// A progress bar on standard error for walking the events of the streams `filter` keeps,
+/// when standard error is a terminal (none otherwise: logs stay clean).
+pub fn progress_bar(
+    trace: &Trace,
+    filter: &cairn_export::Filter,
+) -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let total: u64 = trace
+        .streams
+        .iter()
+        .filter(|stream| filter.keeps_process(&trace.processes[stream.process as usize]))
+        .map(|stream| stream.count)
+        .sum();
+    let bar = indicatif::ProgressBar::new(total);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} expanding {human_pos}/{human_len} events, {eta} left {wide_bar}",
+        )
+        .expect("a valid template"),
+    );
+    Some(bar)
+}
+
 /// Says on standard error, even with `--quiet`, which processes' calls the trace lacks
 /// (their staging file could not grow).
 pub fn warn_incomplete(trace: &Trace) {

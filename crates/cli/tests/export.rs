@@ -511,3 +511,45 @@ fn otf2_export_is_read_by_otf2_print_with_each_ranks_io_operations_and_messages(
         .sum();
     assert_eq!(enters, calls);
 }
+
+#[test]
+fn export_on_a_terminal_shows_the_expansion_reaching_every_event() {
+    // Under `script` (util-linux), standard error is a terminal: the progress bar is drawn,
+    // and its last state counts every event of the trace's streams (the program's 20
+    // writes among them); redirected, nothing but the one-line result is said.
+    let (directory, traced) = trace_program("twenty_writes", &[], &[]);
+    let output_path = directory.path().join("t.pftrace");
+    let command = format!(
+        "{} export {} -o {}",
+        cairn_binary().display(),
+        traced.trace.display(),
+        output_path.display()
+    );
+    let output = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let shown = String::from_utf8_lossy(&output.stdout).replace('\r', "\n");
+    let last = shown
+        .lines()
+        .filter_map(|line| line.split("expanding ").nth(1))
+        .last()
+        .unwrap_or_else(|| panic!("no progress bar in {shown:?}"));
+    let (done, total) = last
+        .split(" events")
+        .next()
+        .unwrap()
+        .split_once('/')
+        .unwrap();
+    assert_eq!(done, total, "{shown}");
+    assert!(total.parse::<u64>().unwrap() >= 20, "{shown}");
+    let redirected = Command::new(cairn_binary())
+        .args(["export", traced.trace.to_str().unwrap(), "-o"])
+        .arg(&output_path)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&redirected.stderr);
+    assert!(!said.contains("expanding"), "{said}");
+    assert_eq!(said.lines().count(), 1, "{said}");
+}

@@ -49,10 +49,7 @@ pub fn write(trace: &Trace, filter: &Filter, out: &mut impl Write) -> Result<u64
             ),
         )?;
         let mut failure = Ok(());
-        trace.expand_while(stream, |event| {
-            if !filter.keeps_event(trace, &event) {
-                return true;
-            }
+        filter.expand(trace, stream, |event| {
             let call = &trace.calls[event.call as usize];
             let mut arguments = vec![
                 format!("\"request\":{}", event.request),

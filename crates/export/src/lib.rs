@@ -25,7 +25,7 @@ pub mod perfetto;
 pub mod table;
 
 use cairn_model::{event_flags, Event, Layer};
-use cairn_trace::{Process, Trace};
+use cairn_trace::{Process, Stream, Trace};
 
 /// The peer and tag of a point-to-point message event (one that names no file); `None`
 /// for every other event.
@@ -35,7 +35,21 @@ pub(crate) fn message(trace: &Trace, event: &Event) -> Option<(i32, i32)> {
         .then(|| cairn_model::peer_and_tag(event.aux))
 }
 
-/// Which events an export keeps.
+/// Told how many events were walked since it was last told (every [`PROGRESS_STEP`] events
+/// and at the end of each stream): a progress bar's feed.
+#[derive(Clone)]
+pub struct Progress(pub std::sync::Arc<dyn Fn(u64) + Send + Sync>);
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("Progress")
+    }
+}
+
+/// Events walked between two reports to a [`Progress`].
+pub const PROGRESS_STEP: u64 = 1 << 16;
+
+/// Which events an export keeps, and who is told how far the walk went.
 #[derive(Clone, Debug, Default)]
 pub struct Filter {
     /// Also the runtime's own I/O and calls on files that are not the program's (noise),
@@ -48,6 +62,7 @@ pub struct Filter {
     pub layers: Option<Vec<Layer>>,
     /// Only calls that start in this window, ns since the run's start (inclusive, exclusive).
     pub time: Option<(u64, u64)>,
+    pub progress: Option<Progress>,
 }
 
 impl Filter {
@@ -58,6 +73,25 @@ impl Filter {
                 .iter()
                 .any(|(first, last)| (*first..=*last).contains(&rank)),
             (Some(_), None) => false,
+        }
+    }
+
+    /// Expands `stream`, visiting the events this filter keeps until `visit` returns false,
+    /// and reports the walk's progress.
+    pub fn expand(&self, trace: &Trace, stream: &Stream, mut visit: impl FnMut(Event) -> bool) {
+        let mut walked = 0u64;
+        trace.expand_while(stream, |event| {
+            walked += 1;
+            if walked == PROGRESS_STEP {
+                if let Some(Progress(progress)) = &self.progress {
+                    progress(walked);
+                }
+                walked = 0;
+            }
+            !self.keeps_event(trace, &event) || visit(event)
+        });
+        if let Some(Progress(progress)) = &self.progress {
+            progress(walked);
         }
     }
 

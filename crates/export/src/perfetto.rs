@@ -179,10 +179,7 @@ pub fn write(trace: &Trace, filter: &Filter, out: &mut impl Write) -> Result<Wri
         // when it returns), written with it.
         let mut subcalls: Vec<Event> = Vec::new();
         let mut failure: Result<(), ExportError> = Ok(());
-        trace.expand_while(stream, |event| {
-            if !filter.keeps_event(trace, &event) {
-                return true;
-            }
+        filter.expand(trace, stream, |event| {
             let layer = trace.calls[event.call as usize].layer();
             failure = (|| {
                 if event.flags & event_flags::INSIDE_MPIIO != 0 && layer != Some(Layer::MpiIo) {

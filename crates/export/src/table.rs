@@ -113,10 +113,7 @@ pub fn each_event<'t>(
         };
         let mut subcalls: Vec<Event> = Vec::new();
         let mut failure: Result<(), ExportError> = Ok(());
-        trace.expand_while(stream, |event| {
-            if !filter.keeps_event(trace, &event) {
-                return true;
-            }
+        filter.expand(trace, stream, |event| {
             let layer = trace.calls[event.call as usize].layer();
             if event.flags & event_flags::INSIDE_MPIIO != 0 && layer != Some(Layer::MpiIo) {
                 subcalls.push(event);

@@ -149,11 +149,9 @@ pub fn write(trace: &Trace, filter: &Filter, directory: &Path) -> Result<Written
             last_end: 0,
         };
         let mut failure = Ok(());
-        trace.expand_while(stream, |event| {
-            if filter.keeps_event(trace, &event) {
-                end = end.max(event.start + event.duration);
-                failure = events.call(trace, &event);
-            }
+        filter.expand(trace, stream, |event| {
+            end = end.max(event.start + event.duration);
+            failure = events.call(trace, &event);
             failure.is_ok()
         });
         failure?;

@@ -534,7 +534,7 @@ fn export_on_a_terminal_shows_the_expansion_reaching_every_event() {
     let last = shown
         .lines()
         .filter_map(|line| line.split("expanding ").nth(1))
-        .last()
+        .next_back()
         .unwrap_or_else(|| panic!("no progress bar in {shown:?}"));
     let (done, total) = last
         .split(" events")

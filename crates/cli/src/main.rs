@@ -349,8 +349,12 @@ fn main() -> ExitCode {
                 ExportFormat::Otf2 => run::write_directory_replacing(&output, |directory| {
                     let written = cairn_export::otf2::write(&trace, &filter, directory)?;
                     Ok(format!(
-                        "{} calls on {} locations, {} I/O operations, {} message records",
-                        written.calls, written.locations, written.io_operations, written.messages
+                        "{} calls on {} locations, {} I/O operations, {} message records, {} collectives",
+                        written.calls,
+                        written.locations,
+                        written.io_operations,
+                        written.messages,
+                        written.collectives
                     ))
                 })?,
             };

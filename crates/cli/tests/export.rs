@@ -427,6 +427,7 @@ fn otf2_export_is_read_by_otf2_print_with_each_ranks_io_operations_and_messages(
     let mut modes = BTreeMap::new();
     let mut handles: BTreeMap<(u64, &str), u64> = BTreeMap::new();
     let mut peers: BTreeMap<(u64, &str, u64), u64> = BTreeMap::new();
+    let mut collectives: BTreeMap<(u64, String), u64> = BTreeMap::new();
     let mut enters = 0u64;
     for (record, location, line) in otf2_print(&archive, false) {
         let rank = rank_of[&location];
@@ -470,6 +471,11 @@ fn otf2_export_is_read_by_otf2_print_with_each_ranks_io_operations_and_messages(
                     .entry((rank, "from", rank_of[&reference(&line, "Sender")]))
                     .or_default() += 1;
             }
+            "MPI_COLLECTIVE_END" => {
+                let operation = line.split("Operation: ").nth(1).unwrap();
+                let operation = operation.split(',').next().unwrap().to_string();
+                *collectives.entry((rank, operation)).or_default() += 1;
+            }
             _ => {}
         }
     }
@@ -497,7 +503,15 @@ fn otf2_export_is_read_by_otf2_print_with_each_ranks_io_operations_and_messages(
         assert_eq!(handles[&(rank, "destroyed")], 2, "{handles:?}");
         assert_eq!(peers[&(rank, "to", (rank + 1) % 4)], 15, "{peers:?}");
         assert_eq!(peers[&(rank, "from", (rank + 3) % 4)], 15, "{peers:?}");
+        // The 3 rounds' Allreduce and the barrier, as collective records.
+        assert_eq!(
+            collectives.get(&(rank, "ALLREDUCE".to_string())),
+            Some(&3),
+            "{collectives:?}"
+        );
+        assert_eq!(collectives[&(rank, "BARRIER".to_string())], 1);
     }
+    assert_eq!(collectives.len(), 8, "{collectives:?}");
     assert_eq!(operations.len(), 8, "{operations:?}");
     assert_eq!(peers.len(), 8, "{peers:?}");
     // A region entered per call the summary counts.
@@ -510,6 +524,36 @@ fn otf2_export_is_read_by_otf2_print_with_each_ranks_io_operations_and_messages(
         .map(|(_, call)| call["count"].as_u64().unwrap())
         .sum();
     assert_eq!(enters, calls);
+    // Ranks 0 and 1 only: their I/O, and no message or collective records (their peers'
+    // locations are not in the archive, so MPI_COMM_WORLD is not defined).
+    let part = directory.path().join("part.otf2");
+    cairn_text(
+        "export",
+        &[
+            "--format",
+            "otf2",
+            "--ranks",
+            "0-1",
+            "-o",
+            part.to_str().unwrap(),
+        ],
+        &trace,
+    );
+    let records: Vec<String> = otf2_print(&part, false)
+        .into_iter()
+        .map(|(record, _, _)| record)
+        .collect();
+    assert_eq!(
+        records
+            .iter()
+            .filter(|r| *r == "IO_OPERATION_COMPLETE")
+            .count(),
+        6 + 12 + 6 + 4 - if aggregators[0] > 1 { 8 } else { 0 }
+    );
+    assert!(
+        !records.iter().any(|r| r.starts_with("MPI_")),
+        "{records:?}"
+    );
 }
 
 #[test]

@@ -61,6 +61,7 @@ impl Definitions {
         trace: &Trace,
         archive: *mut c_void,
         end: u64,
+        world: bool,
     ) -> Result<(), ExportError> {
         // SAFETY: an open archive whose event and local definition files are closed.
         let writer = unsafe { (library.Archive_GetGlobalDefWriter)(archive) };
@@ -286,11 +287,14 @@ impl Definitions {
                 "writing an I/O handle",
             )?;
         }
+        if !world {
+            return Ok(());
+        }
         self.write_world(library, trace, writer, &mut strings)
     }
 
-    /// `MPI_COMM_WORLD`: the locations of the ranks' main threads in rank order, when every
-    /// rank up to the highest is exported (message records name peers by world rank).
+    /// `MPI_COMM_WORLD`: the locations of the ranks' main threads in rank order (written
+    /// when every rank is exported: message records name peers by world rank).
     fn write_world(
         &self,
         library: &Library,
@@ -308,9 +312,6 @@ impl Definitions {
             .collect();
         ranks.sort();
         ranks.dedup_by_key(|(rank, _, _)| *rank);
-        if ranks.is_empty() || ranks.iter().enumerate().any(|(i, r)| r.0 != i as u32) {
-            return Ok(());
-        }
         let members: Vec<u64> = ranks.iter().map(|(_, _, location)| *location).collect();
         let indices: Vec<u64> = (0..members.len() as u64).collect();
         let (locations_name, world) = (strings.get(b"")?, strings.get(b"MPI_COMM_WORLD")?);

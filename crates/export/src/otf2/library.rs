@@ -87,6 +87,8 @@ functions! {
     EvtWriter_Leave: fn(Pointer, Pointer, u64, u32) -> i32;
     EvtWriter_MpiSend: fn(Pointer, Pointer, u64, u32, u32, u32, u64) -> i32;
     EvtWriter_MpiRecv: fn(Pointer, Pointer, u64, u32, u32, u32, u64) -> i32;
+    EvtWriter_MpiCollectiveBegin: fn(Pointer, Pointer, u64) -> i32;
+    EvtWriter_MpiCollectiveEnd: fn(Pointer, Pointer, u64, u8, u32, u32, u64, u64) -> i32;
     EvtWriter_IoCreateHandle: fn(Pointer, Pointer, u64, u32, u8, u32, u32) -> i32;
     EvtWriter_IoDestroyHandle: fn(Pointer, Pointer, u64, u32) -> i32;
     EvtWriter_IoOperationBegin: fn(Pointer, Pointer, u64, u32, u8, u32, u64, u64) -> i32;

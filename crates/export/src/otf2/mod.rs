@@ -9,7 +9,8 @@
 //! `IoOperationBegin`/`IoOperationComplete` pair per read, write and flush with the bytes
 //! asked for and moved. Point-to-point messages on `MPI_COMM_WORLD` with a concrete peer and
 //! tag become `MpiSend`/`MpiRecv` records, so Vampir draws their lines, when every rank is
-//! exported; a non-blocking receive's `MpiRecv` is written when the thread's next completion
+//! exported, and blocking collectives on it `MpiCollectiveBegin`/`End` records (the
+//! operation, its root, the call's bytes as sent and received); a non-blocking receive's `MpiRecv` is written when the thread's next completion
 //! call (wait, test) ends, with the size it posted (the trace does not say which completion
 //! finished which request).
 //!
@@ -42,6 +43,8 @@ pub struct Written {
     pub io_operations: u64,
     /// MpiSend and MpiRecv records.
     pub messages: u64,
+    /// MpiCollectiveBegin/End pairs.
+    pub collectives: u64,
 }
 
 /// The archive's I/O paradigms, by the identification Score-P gives them.
@@ -71,6 +74,44 @@ const IO_PARADIGMS: [(Layer, &str, &str, u8, u32); 3] = [
 
 /// The communicator every message record names: `MPI_COMM_WORLD`.
 const WORLD: u32 = 0;
+
+/// The blocking collectives, at the index of their `OTF2_CollectiveOp`.
+const COLLECTIVES: [&str; 17] = [
+    "MPI_Barrier",
+    "MPI_Bcast",
+    "MPI_Gather",
+    "MPI_Gatherv",
+    "MPI_Scatter",
+    "MPI_Scatterv",
+    "MPI_Allgather",
+    "MPI_Allgatherv",
+    "MPI_Alltoall",
+    "MPI_Alltoallv",
+    "MPI_Alltoallw",
+    "MPI_Allreduce",
+    "MPI_Reduce",
+    "MPI_Reduce_scatter",
+    "MPI_Scan",
+    "MPI_Exscan",
+    "MPI_Reduce_scatter_block",
+];
+
+/// Whether every rank of the job is exported (then `MPI_COMM_WORLD` is defined): ranks
+/// 0 to N−1 all there, none left out by the filter.
+fn whole_world(trace: &Trace, filter: &Filter) -> bool {
+    let mut ranks: Vec<u32> = trace.processes.iter().filter_map(|p| p.rank).collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    !ranks.is_empty()
+        && ranks
+            .iter()
+            .enumerate()
+            .all(|(index, rank)| *rank == index as u32)
+        && trace
+            .processes
+            .iter()
+            .all(|process| process.rank.is_none() || filter.keeps_process(process))
+}
 
 /// Writes `trace` as an OTF2 archive in `directory` (made by libotf2; it must not exist):
 /// `traces.otf2`, `traces.def` and `traces/`.
@@ -124,6 +165,7 @@ pub fn write(trace: &Trace, filter: &Filter, directory: &Path) -> Result<Written
             "opening event files",
         )?;
     }
+    let world = whole_world(trace, filter);
     let mut definitions = Definitions::default();
     let mut written = Written::default();
     let mut end = 0u64;
@@ -145,6 +187,7 @@ pub fn write(trace: &Trace, filter: &Filter, directory: &Path) -> Result<Written
             definitions: &mut definitions,
             written: &mut written,
             next_matching: 0,
+            world,
             posted: Vec::new(),
             last_end: 0,
         };
@@ -199,7 +242,7 @@ pub fn write(trace: &Trace, filter: &Filter, directory: &Path) -> Result<Written
             "closing definition files",
         )?;
     }
-    definitions.write(&library, trace, handle, end)?;
+    definitions.write(&library, trace, handle, end, world)?;
     archive.close()?;
     Ok(written)
 }
@@ -246,6 +289,8 @@ struct Events<'a> {
     definitions: &'a mut Definitions,
     written: &'a mut Written,
     next_matching: u64,
+    /// Every rank is exported: message and collective records can name `MPI_COMM_WORLD`.
+    world: bool,
     /// Non-blocking receives posted and not yet drawn: (peer, tag, bytes posted).
     posted: Vec<(u32, u32, u64)>,
     /// When the last call written ended.
@@ -352,6 +397,30 @@ impl Events<'_> {
             Some((_, peer, tag)) => self.posted.push((peer, tag, event.request)),
             None => {}
         }
+        let collective = self.collective(trace, event);
+        if let Some((operation, root)) = collective {
+            // SAFETY: an open event writer; records in time order.
+            library.check(
+                unsafe { (library.EvtWriter_MpiCollectiveBegin)(writer, null, start) },
+                "writing MpiCollectiveBegin",
+            )?;
+            library.check(
+                unsafe {
+                    (library.EvtWriter_MpiCollectiveEnd)(
+                        writer,
+                        null,
+                        end,
+                        operation,
+                        WORLD,
+                        root,
+                        event.bytes(),
+                        event.bytes(),
+                    )
+                },
+                "writing MpiCollectiveEnd",
+            )?;
+            self.written.collectives += 1;
+        }
         if info.class() == Some(CallClass::Completion) {
             for (peer, tag, bytes) in std::mem::take(&mut self.posted) {
                 self.message_record(library.EvtWriter_MpiRecv, end, peer, tag, bytes)?;
@@ -401,13 +470,31 @@ impl Events<'_> {
         Ok(())
     }
 
+    /// A blocking collective on `MPI_COMM_WORLD`: its OTF2 operation and root (undefined
+    /// for rootless operations).
+    fn collective(&self, trace: &Trace, event: &Event) -> Option<(u8, u32)> {
+        let info = &trace.calls[event.call as usize];
+        if !self.world
+            || info.class() != Some(CallClass::Collective)
+            || event.handle != 0
+            || event.failed()
+        {
+            return None;
+        }
+        let operation = COLLECTIVES.iter().position(|name| *name == info.name)? as u8;
+        let (root, _) = cairn_model::peer_and_tag(event.aux);
+        Some((operation, u32::try_from(root).unwrap_or(UNDEFINED_U32)))
+    }
+
     /// A send or receive on `MPI_COMM_WORLD` (handle 0) with a concrete peer and tag.
     fn message(&self, trace: &Trace, event: &Event) -> Option<(MessageBytes, u32, u32)> {
         let role = trace.calls[event.call as usize].call?.message_bytes()?;
-        if !matches!(
-            role,
-            MessageBytes::Sent | MessageBytes::Received | MessageBytes::Posted
-        ) || event.handle != 0
+        if !self.world
+            || !matches!(
+                role,
+                MessageBytes::Sent | MessageBytes::Received | MessageBytes::Posted
+            )
+            || event.handle != 0
             || event.failed()
         {
             return None;

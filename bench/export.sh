@@ -26,12 +26,12 @@ for spec in "ior_posix 4" "random_reads 10000"; do
         times=()
         for _ in $(seq "$rounds"); do
             start=$(now)
-            "$cairn" export --format "$format" -o "$work/out" "$work/$name.cairn" 2>/dev/null
+            "$cairn" export --format "$format" -o "$work/out.$format" "$work/$name.cairn" 2>/dev/null
             times+=("$(awk -v a="$start" -v b="$(now)" 'BEGIN { print b - a }')")
         done
         # shellcheck disable=SC2086
         t=$(median ${times[*]})
-        bytes=$(du -sb "$work/out" | cut -f1)
+        bytes=$(du -sb "$work/out.$format" | cut -f1)
         awk -v n="$name" -v f="$format" -v e="$events" -v t="$t" -v b="$bytes" \
             'BEGIN { printf "%-14s %-9s %9d %10.4f %12.0f %10.1f\n", n, f, e, t, e / t, b / e }'
     done

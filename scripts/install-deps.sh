@@ -21,6 +21,8 @@ python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || needed+=(python3-venv)
 # libotf2 and otf2-print, for the OTF2 export (cairn loads libotf2 at run time) and its test.
 # (otf2-tools depends on the library.)
 command -v otf2-print >/dev/null 2>&1 || needed+=(otf2-tools)
+# Chromium, headless, for the HTML report's tests (the page is drawn by its own script).
+command -v chromium >/dev/null 2>&1 || needed+=(chromium)
 # util-linux's unshare, for the full-staging test's private tmpfs.
 command -v unshare >/dev/null 2>&1 || needed+=(util-linux)
 

@@ -179,6 +179,17 @@ enum Command {
         #[arg(long, value_parser = parse_window)]
         time: Option<(u64, u64)>,
     },
+    /// Write one self-contained HTML report: the radial I/O network (ranks, the I/O ranks or
+    /// hosts that carried their I/O, storage targets; each link a heat map of latency or
+    /// request size), a latency timeline whose selection redraws the network, and the
+    /// summary's tables. Opens in any browser, offline.
+    Report {
+        trace: PathBuf,
+        /// File to write (replaced only once complete); default: the trace's name with
+        /// `.html`.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
     /// Print per-file and per-call tables.
     Summary {
         trace: PathBuf,
@@ -363,6 +374,36 @@ fn main() -> ExitCode {
             }
             run::warn_incomplete(&trace);
             eprintln!("cairn: {said} -> {}", output.display());
+            Ok(ExitCode::SUCCESS)
+        }),
+        Command::Report { trace: path, output } => open_trace(&path).and_then(|trace| {
+            let output = output.unwrap_or_else(|| path.with_extension("html"));
+            let filter = cairn_export::Filter {
+                layers: Some(vec![
+                    cairn_model::Layer::Posix,
+                    cairn_model::Layer::Stdio,
+                    cairn_model::Layer::MpiIo,
+                ]),
+                ..cairn_export::Filter::default()
+            };
+            let bar = run::progress_bar(&trace, &filter);
+            let progress = bar.clone().map(|bar| {
+                cairn_export::Progress(std::sync::Arc::new(move |events| bar.inc(events)))
+            });
+            let written = run::write_replacing(&output, |file| {
+                Ok(cairn_report::write(&trace, progress, file)?)
+            })?;
+            if let Some(bar) = bar {
+                bar.finish_and_clear();
+            }
+            run::warn_incomplete(&trace);
+            eprintln!(
+                "cairn: report of {} processes, {} links ({} bytes) -> {}",
+                written.ranks,
+                written.links,
+                written.bytes,
+                output.display()
+            );
             Ok(ExitCode::SUCCESS)
         }),
         Command::Summary { trace, json, all } => open_trace(&trace).and_then(|trace| {

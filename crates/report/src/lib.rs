@@ -42,8 +42,9 @@ pub fn write(
     progress: Option<cairn_export::Progress>,
     out: &mut impl Write,
 ) -> Result<Written, ReportError> {
-    let summary = cairn_analyze::summary::summarize(trace, cairn_analyze::summary::Options::default())
-        .map_err(|error| ReportError::Summary(error.to_string()))?;
+    let summary =
+        cairn_analyze::summary::summarize(trace, cairn_analyze::summary::Options::default())
+            .map_err(|error| ReportError::Summary(error.to_string()))?;
     let network = network::build(trace, progress);
     let data = serde_json::json!({
         "summary": summary,

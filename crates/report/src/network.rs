@@ -210,10 +210,7 @@ pub fn build(trace: &Trace, progress: Option<cairn_export::Progress>) -> Network
         ((t.saturating_sub(time_start) as u128 * TIME_BINS as u128 / (span + 1)) as u32)
             .min(TIME_BINS - 1)
     };
-    let filter = Filter {
-        progress,
-        ..filter
-    };
+    let filter = Filter { progress, ..filter };
     let data_call = |event: &Event| {
         matches!(
             trace.calls[event.call as usize].class(),
@@ -226,7 +223,10 @@ pub fn build(trace: &Trace, progress: Option<cairn_export::Progress>) -> Network
             .map(|file| cairn_analyze::summary::escape_path(&trace.files[file as usize].path).0)
             .filter(|path| path.starts_with('/'))
     };
-    let with_mpiio = trace.calls.iter().any(|call| call.layer() == Some(Layer::MpiIo));
+    let with_mpiio = trace
+        .calls
+        .iter()
+        .any(|call| call.layer() == Some(Layer::MpiIo));
 
     // The outer ring: processes by rank, then pid.
     let mut processes: Vec<(Option<u32>, u32, u32)> = trace
@@ -252,7 +252,9 @@ pub fn build(trace: &Trace, progress: Option<cairn_export::Progress>) -> Network
         });
         for (index, process) in trace.processes.iter().enumerate() {
             if process.rank.is_some() && process.rank == *rank || process.pid == *pid {
-                outer_of_process.entry(index as u32).or_insert(position as u32);
+                outer_of_process
+                    .entry(index as u32)
+                    .or_insert(position as u32);
             }
         }
     }
@@ -344,7 +346,11 @@ pub fn build(trace: &Trace, progress: Option<cairn_export::Progress>) -> Network
             if let Some(file) = event.file {
                 // The k-th collective call on a file is one call of every rank; an
                 // independent call is its rank's alone.
-                let owner = if collective(&call.name) { u32::MAX } else { rank };
+                let owner = if collective(&call.name) {
+                    u32::MAX
+                } else {
+                    rank
+                };
                 let k = seen.entry((file, event.call)).or_default();
                 instances
                     .entry((file, event.call, *k, owner))
@@ -387,7 +393,14 @@ pub fn build(trace: &Trace, progress: Option<cairn_export::Progress>) -> Network
                         .iter()
                         .position(|node| node.id == from.rank as u64)
                         .unwrap_or(0) as u32;
-                    samples.add(0, outer, node, time_bin(from.start), latency as f64, from.bytes);
+                    samples.add(
+                        0,
+                        outer,
+                        node,
+                        time_bin(from.start),
+                        latency as f64,
+                        from.bytes,
+                    );
                 }
             }
         }
@@ -434,7 +447,9 @@ fn finish(network: &mut Network, samples: Samples, middle: &[(u64, String)], tar
     let mut order: Vec<usize> = (0..middle.len()).collect();
     order.sort_by(|a, b| {
         let mean = |i: usize| served[i].0 / served[i].1.max(1) as f64;
-        mean(*a).total_cmp(&mean(*b)).then(middle[*a].0.cmp(&middle[*b].0))
+        mean(*a)
+            .total_cmp(&mean(*b))
+            .then(middle[*a].0.cmp(&middle[*b].0))
     });
     let mut position = vec![0u32; middle.len()];
     for (new, old) in order.iter().enumerate() {
@@ -459,7 +474,8 @@ fn finish(network: &mut Network, samples: Samples, middle: &[(u64, String)], tar
     ] {
         for ring in 0..2u8 {
             let buckets = counts.keys().filter(|key| key.0 == ring).map(|key| key.4);
-            let (low, high) = buckets.fold((u32::MAX, 0), |(low, high), b| (low.min(b), high.max(b)));
+            let (low, high) =
+                buckets.fold((u32::MAX, 0), |(low, high), b| (low.min(b), high.max(b)));
             if low == u32::MAX {
                 continue;
             }
@@ -468,7 +484,9 @@ fn finish(network: &mut Network, samples: Samples, middle: &[(u64, String)], tar
                 max: fine_low(high + 1),
             };
             let span = (high - low + 1) as u64;
-            for ((r, from, to, time, bucket), count) in counts.iter().filter(|(key, _)| key.0 == ring) {
+            for ((r, from, to, time, bucket), count) in
+                counts.iter().filter(|(key, _)| key.0 == ring)
+            {
                 let (from, to) = if *r == 0 {
                     (*from, position[*to as usize])
                 } else {
@@ -481,9 +499,15 @@ fn finish(network: &mut Network, samples: Samples, middle: &[(u64, String)], tar
                     to,
                     ..Edge::default()
                 });
-                let list = if metric == 0 { &mut edge.latency } else { &mut edge.size };
+                let list = if metric == 0 {
+                    &mut edge.latency
+                } else {
+                    &mut edge.size
+                };
                 match list.last_mut() {
-                    Some(last) if last[0] == *time as u64 && last[1] == value_bin => last[2] += count,
+                    Some(last) if last[0] == *time as u64 && last[1] == value_bin => {
+                        last[2] += count
+                    }
                     _ => list.push([*time as u64, value_bin, *count]),
                 }
             }
@@ -503,7 +527,10 @@ mod tests {
         assert!(fine(1023.0) < fine(1024.0 * 1024.0));
         for value in [1.0, 10.0, 4096.0, 1e9] {
             let bucket = fine(value);
-            assert!(fine_low(bucket) <= value && value < fine_low(bucket + 1), "{value}");
+            assert!(
+                fine_low(bucket) <= value && value < fine_low(bucket + 1),
+                "{value}"
+            );
         }
     }
 

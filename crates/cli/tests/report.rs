@@ -1,0 +1,166 @@
+//! `cairn report`: the HTML page opened in a real headless Chromium (Debian's), its drawn
+//! SVG read back from the DOM the page's own script built.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
+
+/// The DOM of `page` (with `fragment` after `#`) once its script ran, as Chromium
+/// serialises it.
+fn rendered(page: &Path, fragment: &str) -> String {
+    let output = Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+        ])
+        .arg(format!("file://{}#{fragment}", page.display()))
+        .output()
+        .expect("chromium: run scripts/install-deps.sh");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let dom = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        dom.contains("data-ready=\"yes\""),
+        "the page's script did not finish: {dom}"
+    );
+    dom
+}
+
+/// A screenshot of `page`, kept in target/test-artifacts/ for people to look at.
+fn screenshot(page: &Path, name: &str) -> PathBuf {
+    let directory = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/test-artifacts");
+    std::fs::create_dir_all(&directory).unwrap();
+    let png = directory.join(name);
+    let _ = std::fs::remove_file(&png);
+    let output = Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--virtual-time-budget=5000",
+            "--window-size=1200,1600",
+        ])
+        .arg(format!("--screenshot={}", png.display()))
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    png
+}
+
+fn count(dom: &str, text: &str) -> usize {
+    dom.matches(text).count()
+}
+
+/// Every edge segment's stroke colour, in document order.
+fn strokes(dom: &str) -> Vec<&str> {
+    dom.split("class=\"bin\" stroke=\"")
+        .skip(1)
+        .map(|rest| &rest[..rest.find('"').unwrap()])
+        .collect()
+}
+
+fn report(trace: &Path, page: &Path) {
+    let output = Command::new(cairn_binary())
+        .arg("report")
+        .arg(trace)
+        .arg("-o")
+        .arg(page)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+fn report_of_a_collective_mpi_io_run_draws_each_rank_aggregator_target_and_link() {
+    // tests/programs/mpi_ring_io.c on 4 ranks of Open MPI: a collective write and read on
+    // one shared file, whose POSIX calls one aggregator makes for every rank, and four
+    // independent writes per rank, each made by the rank itself.
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile_mpi("mpi_ring_io", directory.path());
+    library();
+    let trace = directory.path().join("ring.cairn");
+    let output = mpirun_traced(4, &trace, &program, directory.path())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let page = directory.path().join("ring.html");
+    report(&trace, &page);
+    let size = std::fs::metadata(&page).unwrap().len();
+    assert!(size < 5 << 20, "{size} bytes");
+    let dom = rendered(&page, "");
+    // Ring segments: 4 ranks; 4 I/O ranks (the aggregator, and every rank for its own
+    // independent writes); 1 storage target (the file system of the test's directory).
+    assert_eq!(count(&dom, "class=\"node rank\""), 4);
+    assert_eq!(count(&dom, "class=\"node middle\""), 4);
+    assert_eq!(count(&dom, "class=\"node target\""), 1);
+    // Links: each rank to the aggregator (collective calls), each other rank to itself
+    // (independent calls): 7; each I/O rank to the storage: 4. All active over the run.
+    assert_eq!(count(&dom, "<g class=\"edge\" data-ring=\"0\""), 7, "{dom}");
+    assert_eq!(count(&dom, "<g class=\"edge\" data-ring=\"1\""), 4);
+    assert_eq!(count(&dom, "<g class=\"edge idle\""), 0);
+    // A time range selected: the links' colours change (part of the I/O is outside it).
+    let whole = strokes(&dom);
+    assert_eq!(whole.len(), 11 * 32);
+    let part = rendered(&page, "t=0:0.5");
+    assert_eq!(strokes(&part).len(), whole.len());
+    assert_ne!(strokes(&part), whole);
+    assert!(part.contains("showing <span id=\"selection\">0."), "{part}");
+    // The tables: the shared file, each rank's events.
+    assert!(dom.contains("shared.dat"));
+    let png = screenshot(&page, "report-mpi-io.png");
+    assert!(std::fs::metadata(&png).unwrap().len() > 10_000);
+}
+
+#[test]
+fn report_shows_hostile_file_names_as_text_and_runs_nothing() {
+    let (directory, traced) = trace_program("hostile_names", &[], &[]);
+    assert_eq!(traced.exit_code(), Some(0));
+    let page = directory.path().join("names.html");
+    report(&traced.trace, &page);
+    let dom = rendered(&page, "");
+    // Nothing the names hold became markup or ran.
+    assert!(!dom.contains("<img"), "{dom}");
+    let title = &dom[dom.find("<title>").unwrap()..dom.find("</title>").unwrap()];
+    assert!(title.starts_with("<title>cairn report: "), "{title}");
+    assert!(!title.contains("pwned"), "{title}");
+    // Each name, as text in the files table.
+    assert!(
+        dom.contains("&lt;script&gt;alert(1)&lt;/script&gt;</td>"),
+        "{dom}"
+    );
+    assert!(
+        dom.contains("&lt;img src=x onerror=\"document.title='pwned'\"&gt;</td>"),
+        "{dom}"
+    );
+    assert!(dom.contains("two\nlines.dat</td>"), "{dom}");
+    assert!(dom.contains("bad\\xff.dat</td>"), "{dom}");
+    // Without MPI: the process, its host, the storage; a link from each to the next.
+    assert_eq!(count(&dom, "class=\"node rank\""), 1);
+    assert_eq!(count(&dom, "class=\"node middle\""), 1);
+    assert_eq!(count(&dom, "class=\"node target\""), 1);
+    assert_eq!(count(&dom, "<g class=\"edge\" data-ring=\"0\""), 1);
+    assert_eq!(count(&dom, "<g class=\"edge\" data-ring=\"1\""), 1);
+    screenshot(&page, "report-names.png");
+}

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds cairn and runs its main job on the bundled example: trace it, then summarise.
+# Builds cairn and runs its main job on the bundled example: trace it, summarise it, and
+# write its HTML report.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -10,3 +11,5 @@ cd target/demo
 rm -f checkpoint.cairn
 ../release/cairn run -o checkpoint.cairn -- ./checkpoint
 ../release/cairn summary checkpoint.cairn
+../release/cairn report checkpoint.cairn -o checkpoint.html
+echo "open target/demo/checkpoint.html in a browser for the I/O network, timeline and tables"

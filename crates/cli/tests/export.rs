@@ -25,17 +25,7 @@ fn python_with_readers() -> PathBuf {
 /// directory, the trace, and what the reader found.
 fn traced_and_read(name: &str) -> (tempfile::TempDir, PathBuf, serde_json::Value) {
     let directory = tempfile::tempdir().unwrap();
-    let program = compile_mpi(name, directory.path());
-    library();
-    let trace = directory.path().join(format!("{name}.cairn"));
-    let output = mpirun_traced(4, &trace, &program, directory.path())
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let trace = traced_mpi(name, 4, directory.path());
     let exported = directory.path().join(format!("{name}.pftrace"));
     cairn_text("export", &["-o", exported.to_str().unwrap()], &trace);
     let read = read_back(&["read_perfetto.py"], &exported);
@@ -75,13 +65,7 @@ fn perfetto_export_has_a_slice_per_call_and_flows_to_mpi_io_sub_calls() {
     let (directory, trace, read) = traced_and_read("mpi_ring_io");
     // A slice per call the summary counts, call by call.
     let summary = summary_json(&trace, &[]);
-    let counts: BTreeMap<String, u64> = summary["calls"]
-        .as_object()
-        .unwrap()
-        .iter()
-        .filter(|(name, _)| !matches!(name.as_str(), "MPI_Init" | "MPI_Finalize"))
-        .map(|(name, call)| (name.clone(), call["count"].as_u64().unwrap()))
-        .collect();
+    let counts = program_call_counts(&summary);
     let slices: BTreeMap<String, u64> = serde_json::from_value(read["slices"].clone()).unwrap();
     assert_eq!(slices, counts, "{read}");
     assert_eq!(slices["MPI_Isend"], 60);
@@ -95,13 +79,7 @@ fn perfetto_export_has_a_slice_per_call_and_flows_to_mpi_io_sub_calls() {
     assert_eq!(read["unknown_tracks"], 0);
     assert_eq!(read["unclosed"], 0);
     // One process track per rank, by pid.
-    let mut pids: Vec<u64> = summary["process_list"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|process| process["pid"].as_u64().unwrap())
-        .collect();
-    pids.sort();
+    let pids = sorted_pids(&summary);
     assert_eq!(read["processes"], serde_json::json!(pids));
     // Per process, its threads' byte counters end at the bytes the summary counts.
     for process in summary["process_list"].as_array().unwrap() {
@@ -370,17 +348,7 @@ fn otf2_export_is_read_by_otf2_print_with_each_ranks_io_operations_and_messages(
     // collective read of 64 KiB; the aggregator writes and reads every rank's block with one
     // pwritev and one preadv per rank's block; and a ring of 15 messages per rank.
     let directory = tempfile::tempdir().unwrap();
-    let program = compile_mpi("mpi_ring_io", directory.path());
-    library();
-    let trace = directory.path().join("ring.cairn");
-    let output = mpirun_traced(4, &trace, &program, directory.path())
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let trace = traced_mpi("mpi_ring_io", 4, directory.path());
     let archive = directory.path().join("ring.otf2");
     // Written twice: the second export replaces the first archive whole.
     for _ in 0..2 {
@@ -516,13 +484,7 @@ fn otf2_export_is_read_by_otf2_print_with_each_ranks_io_operations_and_messages(
     assert_eq!(peers.len(), 8, "{peers:?}");
     // A region entered per call the summary counts.
     let summary = summary_json(&trace, &[]);
-    let calls: u64 = summary["calls"]
-        .as_object()
-        .unwrap()
-        .iter()
-        .filter(|(name, _)| !matches!(name.as_str(), "MPI_Init" | "MPI_Finalize"))
-        .map(|(_, call)| call["count"].as_u64().unwrap())
-        .sum();
+    let calls: u64 = program_call_counts(&summary).values().sum();
     assert_eq!(enters, calls);
     // Ranks 0 and 1 only: their I/O, and no message or collective records (their peers'
     // locations are not in the archive, so MPI_COMM_WORLD is not defined).

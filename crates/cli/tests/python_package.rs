@@ -10,17 +10,6 @@ use std::process::Command;
 
 use common::*;
 
-fn run(command: &mut Command) -> std::process::Output {
-    let output = command.output().unwrap();
-    assert!(
-        output.status.success(),
-        "{command:?}: {}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
-}
-
 /// The wheel built from `python/` into `directory`, and the fresh environment's python
 /// with it installed.
 fn installed_package(directory: &Path) -> PathBuf {
@@ -32,19 +21,23 @@ fn installed_package(directory: &Path) -> PathBuf {
         tools.display()
     );
     let wheels = directory.join("wheels");
-    run(Command::new(tools.join("maturin"))
-        .args(["build", "--release", "--quiet", "-m"])
-        .arg(root.join("python/Cargo.toml"))
-        .arg("-o")
-        .arg(&wheels));
+    succeeded(
+        Command::new(tools.join("maturin"))
+            .args(["build", "--release", "--quiet", "-m"])
+            .arg(root.join("python/Cargo.toml"))
+            .arg("-o")
+            .arg(&wheels),
+    );
     let venv = directory.join("venv");
-    run(Command::new("python3").args(["-m", "venv"]).arg(&venv));
-    run(Command::new(venv.join("bin/pip"))
-        .args(["install", "--quiet", "--no-index", "--find-links"])
-        .arg(root.join("target/wheelhouse"))
-        .arg("--find-links")
-        .arg(&wheels)
-        .arg("cairn"));
+    succeeded(Command::new("python3").args(["-m", "venv"]).arg(&venv));
+    succeeded(
+        Command::new(venv.join("bin/pip"))
+            .args(["install", "--quiet", "--no-index", "--find-links"])
+            .arg(root.join("target/wheelhouse"))
+            .arg("--find-links")
+            .arg(&wheels)
+            .arg("cairn"),
+    );
     venv.join("bin/python")
 }
 
@@ -53,41 +46,29 @@ fn the_python_package_reads_traces_as_dataframes_and_streams_ten_million_events(
     let directory = tempfile::tempdir().unwrap();
     let python = installed_package(directory.path());
     // A 4-rank MPI-IO run (tests/programs/mpi_ring_io.c) and 10^7 folded one-byte pwrites.
-    let program = compile_mpi("mpi_ring_io", directory.path());
-    library();
-    let ring = directory.path().join("ring.cairn");
-    let output = mpirun_traced(4, &ring, &program, directory.path())
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let ring = traced_mpi("mpi_ring_io", 4, directory.path());
     let many = compile("many_calls", directory.path(), &[]);
     let big = directory.path().join("big.cairn");
-    run(Command::new(cairn_binary())
-        .args(["run", "-q", "-o"])
-        .arg(&big)
-        .arg("--")
-        .arg(&many)
-        .arg(directory.path().join("many.dat"))
-        .arg("10000000"));
-    let output = run(Command::new(&python)
-        .arg(programs_directory().join("../python/check_package.py"))
-        .arg(&ring)
-        .arg(&big));
+    succeeded(
+        Command::new(cairn_binary())
+            .args(["run", "-q", "-o"])
+            .arg(&big)
+            .arg("--")
+            .arg(&many)
+            .arg(directory.path().join("many.dat"))
+            .arg("10000000"),
+    );
+    let output = succeeded(
+        Command::new(&python)
+            .arg(programs_directory().join("../python/check_package.py"))
+            .arg(&ring)
+            .arg(&big),
+    );
     let read: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
 
     let summary = summary_json(&ring, &[]);
     assert_eq!(read["summary_events"], summary["events"]);
-    let counts: BTreeMap<String, u64> = summary["calls"]
-        .as_object()
-        .unwrap()
-        .iter()
-        .filter(|(name, _)| !matches!(name.as_str(), "MPI_Init" | "MPI_Finalize"))
-        .map(|(name, call)| (name.clone(), call["count"].as_u64().unwrap()))
-        .collect();
+    let counts = program_call_counts(&summary);
     let calls: BTreeMap<String, u64> = serde_json::from_value(read["calls"].clone()).unwrap();
     assert_eq!(calls, counts, "{read}");
     for file in summary["files"].as_array().unwrap() {
@@ -97,13 +78,7 @@ fn the_python_package_reads_traces_as_dataframes_and_streams_ten_million_events(
         );
     }
     assert_eq!(read["files"].as_object().unwrap().len(), 1, "{read}");
-    let mut pids: Vec<u64> = summary["process_list"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|process| process["pid"].as_u64().unwrap())
-        .collect();
-    pids.sort();
+    let pids = sorted_pids(&summary);
     assert_eq!(read["pids"], serde_json::json!(pids));
     assert_eq!(read["ranks"], serde_json::json!([0, 1, 2, 3]));
     assert_eq!(read["call_site_events"], read["events_with_call_site"]);

@@ -8,26 +8,27 @@ use std::process::Command;
 
 use common::*;
 
-/// The DOM of `page` (with `fragment` after `#`) once its script ran, as Chromium
-/// serialises it.
-fn rendered(page: &Path, fragment: &str) -> String {
-    let output = Command::new("chromium")
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--virtual-time-budget=5000",
-            "--dump-dom",
-        ])
-        .arg(format!("file://{}#{fragment}", page.display()))
-        .output()
-        .expect("chromium: run scripts/install-deps.sh");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+/// Headless Chromium on `page` (with `fragment` after `#`), its script given 5 s of
+/// virtual time, doing what `action` says (`--dump-dom`, `--screenshot=…`).
+fn chromium(page: &Path, fragment: &str, action: &str) -> String {
+    let output = succeeded(
+        Command::new("chromium")
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--virtual-time-budget=5000",
+                "--window-size=1200,1600",
+                action,
+            ])
+            .arg(format!("file://{}#{fragment}", page.display())),
     );
-    let dom = String::from_utf8_lossy(&output.stdout).into_owned();
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// The DOM of `page` once its script ran, as Chromium serialises it.
+fn rendered(page: &Path, fragment: &str) -> String {
+    let dom = chromium(page, fragment, "--dump-dom");
     assert!(
         dom.contains("data-ready=\"yes\""),
         "the page's script did not finish: {dom}"
@@ -41,23 +42,7 @@ fn screenshot(page: &Path, name: &str) -> PathBuf {
     std::fs::create_dir_all(&directory).unwrap();
     let png = directory.join(name);
     let _ = std::fs::remove_file(&png);
-    let output = Command::new("chromium")
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--virtual-time-budget=5000",
-            "--window-size=1200,1600",
-        ])
-        .arg(format!("--screenshot={}", png.display()))
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    chromium(page, "", &format!("--screenshot={}", png.display()));
     png
 }
 
@@ -74,17 +59,12 @@ fn strokes(dom: &str) -> Vec<&str> {
 }
 
 fn report(trace: &Path, page: &Path) {
-    let output = Command::new(cairn_binary())
-        .arg("report")
-        .arg(trace)
-        .arg("-o")
-        .arg(page)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    succeeded(
+        Command::new(cairn_binary())
+            .arg("report")
+            .arg(trace)
+            .arg("-o")
+            .arg(page),
     );
 }
 
@@ -94,17 +74,7 @@ fn report_of_a_collective_mpi_io_run_draws_each_rank_aggregator_target_and_link(
     // one shared file, whose POSIX calls one aggregator makes for every rank, and four
     // independent writes per rank, each made by the rank itself.
     let directory = tempfile::tempdir().unwrap();
-    let program = compile_mpi("mpi_ring_io", directory.path());
-    library();
-    let trace = directory.path().join("ring.cairn");
-    let output = mpirun_traced(4, &trace, &program, directory.path())
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let trace = traced_mpi("mpi_ring_io", 4, directory.path());
     let page = directory.path().join("ring.html");
     report(&trace, &page);
     let size = std::fs::metadata(&page).unwrap().len();

@@ -296,6 +296,59 @@ pub fn mpirun_traced(ranks: u64, trace: &Path, program: &Path, directory: &Path)
     command
 }
 
+/// `tests/programs/<name>.c` compiled for Open MPI and run on `ranks` ranks under
+/// `cairn run` with `directory` as its argument, which must succeed: the trace's path.
+pub fn traced_mpi(name: &str, ranks: u64, directory: &Path) -> PathBuf {
+    let program = compile_mpi(name, directory);
+    library();
+    let trace = directory.join(format!("{name}.cairn"));
+    let output = mpirun_traced(ranks, &trace, &program, directory)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    trace
+}
+
+/// Runs `command`, which must succeed; its output.
+pub fn succeeded(command: &mut Command) -> Output {
+    let output = command.output().unwrap();
+    assert!(
+        output.status.success(),
+        "{command:?}: {}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+/// The summary's count per call, less `MPI_Init` and `MPI_Finalize` (the runtime's, which
+/// exports leave out with the runtime's noise).
+pub fn program_call_counts(summary: &Value) -> std::collections::BTreeMap<String, u64> {
+    summary["calls"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(name, _)| !matches!(name.as_str(), "MPI_Init" | "MPI_Finalize"))
+        .map(|(name, call)| (name.clone(), call["count"].as_u64().unwrap()))
+        .collect()
+}
+
+/// The summary's process ids, in order.
+pub fn sorted_pids(summary: &Value) -> Vec<u64> {
+    let mut pids: Vec<u64> = summary["process_list"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|process| process["pid"].as_u64().unwrap())
+        .collect();
+    pids.sort();
+    pids
+}
+
 /// The text `cairn SUBCOMMAND EXTRA… TRACE` prints (`summary`, `dump`), which must succeed.
 pub fn cairn_text(subcommand: &str, extra: &[&str], trace: &Path) -> String {
     let output = Command::new(cairn_binary())

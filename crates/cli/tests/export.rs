@@ -34,16 +34,11 @@ fn traced_and_read(name: &str) -> (tempfile::TempDir, PathBuf, serde_json::Value
 
 /// What `tests/python/<reader> [arguments…] FILE` prints as JSON about an exported `file`.
 fn read_back(reader: &[&str], file: &std::path::Path) -> serde_json::Value {
-    let output = Command::new(python_with_readers())
-        .arg(programs_directory().join("../python").join(reader[0]))
-        .args(&reader[1..])
-        .arg(file)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let output = succeeded(
+        Command::new(python_with_readers())
+            .arg(programs_directory().join("../python").join(reader[0]))
+            .args(&reader[1..])
+            .arg(file),
     );
     serde_json::from_slice(&output.stdout).unwrap()
 }

@@ -85,7 +85,10 @@ impl Trace {
             .detach(|| {
                 cairn_analyze::summary::summarize(
                     trace,
-                    cairn_analyze::summary::Options { include_noise: all },
+                    cairn_analyze::summary::Options {
+                        include_noise: all,
+                        ..Default::default()
+                    },
                 )
             })
             .map_err(|error| PyValueError::new_err(error.to_string()))?;

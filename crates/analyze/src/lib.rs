@@ -6,11 +6,14 @@
 //! - [`kernel_io`]: the kernel's own count of each process's reads and writes against the
 //!   trace's: what went through calls cairn does not see.
 //! - [`messages`]: MPI bytes sent, received (from the statuses) and posted for.
+//! - [`insights`]: Drishti's rules on the summary's figures (small or random requests,
+//!   imbalance, no collective or non-blocking MPI-IO, stdio, metadata time, redundant reads).
 //!
 //! Design decision: figures are computed from the trace alone (never from the preload
 //! library), so any trace file can be analysed anywhere; runtime noise is excluded by
 //! default and counted separately, so what is hidden is always said.
 
+pub mod insights;
 pub mod kernel_io;
 pub mod messages;
 pub mod summary;

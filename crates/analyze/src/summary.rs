@@ -311,6 +311,8 @@ pub struct Summary {
     pub mpiio_calls: BTreeMap<String, MpiIoCallSummary>,
     /// Call sites, by time spent: each distinct calling context and call.
     pub call_sites: Vec<CallSiteSummary>,
+    /// The I/O problems the figures show, with their evidence (see `insights`).
+    pub insights: Vec<crate::insights::Insight>,
     pub filtered: Filtered,
     pub diagnostics: Vec<String>,
 }
@@ -336,6 +338,8 @@ pub struct CallSiteSummary {
 pub struct Options {
     /// Also count runtime noise (loader, /proc, language runtime, before main).
     pub include_noise: bool,
+    /// When the insights are raised.
+    pub thresholds: crate::insights::Thresholds,
 }
 
 /// Escapes a path for JSON reversibly: valid UTF-8 stays, a backslash becomes `\\`, and
@@ -882,6 +886,7 @@ pub fn summarize(trace: &Trace, options: Options) -> Result<Summary> {
         file.finish();
     }
     summary.files.sort_by(|a, b| a.path.cmp(&b.path));
+    summary.insights = crate::insights::insights(&summary, &options.thresholds);
     Ok(summary)
 }
 

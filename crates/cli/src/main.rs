@@ -189,6 +189,9 @@ enum Command {
         /// `.html`.
         #[arg(short, long)]
         output: Option<PathBuf>,
+        /// A JSON file changing when insights are raised (docs/SUMMARY-JSON.md, `insights`).
+        #[arg(long)]
+        thresholds: Option<PathBuf>,
     },
     /// Print per-file and per-call tables.
     Summary {
@@ -199,6 +202,9 @@ enum Command {
         /// Include runtime noise (loader, /proc, language runtime, before main).
         #[arg(long)]
         all: bool,
+        /// A JSON file changing when insights are raised (docs/SUMMARY-JSON.md, `insights`).
+        #[arg(long)]
+        thresholds: Option<PathBuf>,
     },
     /// Print the trace's processes, files and events.
     Dump {
@@ -252,6 +258,16 @@ fn one_line(error: &anyhow::Error) -> String {
         }
     }
     parts.join(": ")
+}
+
+/// The insights' thresholds: the defaults, changed by the fields a JSON file gives.
+fn read_thresholds(path: Option<&std::path::Path>) -> Result<cairn_analyze::insights::Thresholds> {
+    let Some(path) = path else {
+        return Ok(Default::default());
+    };
+    let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
+    serde_json::from_str(&text)
+        .with_context(|| format!("{}: not a thresholds file", path.display()))
 }
 
 fn open_trace(path: &std::path::Path) -> Result<cairn_trace::Trace> {
@@ -376,7 +392,12 @@ fn main() -> ExitCode {
             eprintln!("cairn: {said} -> {}", output.display());
             Ok(ExitCode::SUCCESS)
         }),
-        Command::Report { trace: path, output } => open_trace(&path).and_then(|trace| {
+        Command::Report {
+            trace: path,
+            output,
+            thresholds,
+        } => open_trace(&path).and_then(|trace| {
+            let thresholds = read_thresholds(thresholds.as_deref())?;
             let output = output.unwrap_or_else(|| path.with_extension("html"));
             let filter = cairn_export::Filter {
                 layers: Some(vec![
@@ -391,7 +412,7 @@ fn main() -> ExitCode {
                 cairn_export::Progress(std::sync::Arc::new(move |events| bar.inc(events)))
             });
             let written = run::write_replacing(&output, |file| {
-                Ok(cairn_report::write(&trace, progress, file)?)
+                Ok(cairn_report::write(&trace, thresholds, progress, file)?)
             })?;
             if let Some(bar) = bar {
                 bar.finish_and_clear();
@@ -406,10 +427,18 @@ fn main() -> ExitCode {
             );
             Ok(ExitCode::SUCCESS)
         }),
-        Command::Summary { trace, json, all } => open_trace(&trace).and_then(|trace| {
+        Command::Summary {
+            trace,
+            json,
+            all,
+            thresholds,
+        } => open_trace(&trace).and_then(|trace| {
             let summary = cairn_analyze::summary::summarize(
                 &trace,
-                cairn_analyze::summary::Options { include_noise: all },
+                cairn_analyze::summary::Options {
+                    include_noise: all,
+                    thresholds: read_thresholds(thresholds.as_deref())?,
+                },
             )?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&summary)?);

@@ -364,10 +364,45 @@ pub fn summary_text(summary: &Summary) -> String {
             kernel.unseen_written_bytes
         );
     }
+    insights_text(&mut out, &summary.insights);
     for message in &summary.diagnostics {
         let _ = writeln!(out, "note: {}", printable(message));
     }
     out
+}
+
+/// The insights, each with its evidence and recommendation.
+fn insights_text(out: &mut String, insights: &[cairn_analyze::insights::Insight]) {
+    if insights.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\nInsights");
+    for insight in insights {
+        let _ = writeln!(
+            out,
+            "  [{}] {}: {}",
+            insight.level.to_uppercase(),
+            insight.id,
+            printable(&insight.message)
+        );
+        for (what, list) in [
+            ("files", &insight.files),
+            ("call sites", &insight.call_sites),
+        ] {
+            if !list.is_empty() {
+                let shown: Vec<String> = list
+                    .iter()
+                    .map(|item| printable(item).into_owned())
+                    .collect();
+                let _ = writeln!(out, "      {what}: {}", shown.join(", "));
+            }
+        }
+        if !insight.ranks.is_empty() {
+            let ranks: Vec<String> = insight.ranks.iter().map(u32::to_string).collect();
+            let _ = writeln!(out, "      ranks: {}", ranks.join(", "));
+        }
+        let _ = writeln!(out, "      what to do: {}", insight.recommendation);
+    }
 }
 
 /// The peer and tag of an MPI message (", peer 3 tag 7"; a wildcard that matched says so),

@@ -97,8 +97,12 @@ fn report_of_a_collective_mpi_io_run_draws_each_rank_aggregator_target_and_link(
     assert_eq!(strokes(&part).len(), whole.len());
     assert_ne!(strokes(&part), whole);
     assert!(part.contains("showing <span id=\"selection\">0."), "{part}");
-    // The tables: the shared file, each rank's events.
+    // The tables: the shared file; no insight.
     assert!(dom.contains("shared.dat"));
+    assert!(
+        dom.contains("<div id=\"insights\"><p class=\"empty\">None"),
+        "{dom}"
+    );
     let png = screenshot(&page, "report-mpi-io.png");
     assert!(std::fs::metadata(&png).unwrap().len() > 10_000);
 }
@@ -133,4 +137,22 @@ fn report_shows_hostile_file_names_as_text_and_runs_nothing() {
     assert_eq!(count(&dom, "<g class=\"edge\" data-ring=\"0\""), 1);
     assert_eq!(count(&dom, "<g class=\"edge\" data-ring=\"1\""), 1);
     screenshot(&page, "report-names.png");
+}
+
+#[test]
+fn report_lists_insights_with_their_evidence() {
+    // tests/programs/insights/small_requests.c: 2,000 writes of 100 bytes.
+    let (directory, traced) = trace_program("insights/small_requests", &[], &[]);
+    let page = directory.path().join("small.html");
+    report(&traced.trace, &page);
+    let dom = rendered(&page, "");
+    assert!(
+        dom.contains("<div class=\"insight high\"><strong>HIGH small_requests: </strong><span>2000 of 2000 reads and writes (100.0%)"),
+        "{dom}"
+    );
+    assert!(dom.contains("/records.dat</li>"), "{dom}");
+    assert!(
+        dom.contains("<li>what to do: gather small requests"),
+        "{dom}"
+    );
 }

@@ -169,6 +169,7 @@ pub fn summary_tables(
         trace,
         Options {
             include_noise: filter.all,
+            ..Options::default()
         },
     )
     .map_err(|error| ExportError::Summary(error.to_string()))?;

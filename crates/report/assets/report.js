@@ -261,6 +261,21 @@
   const bytes = (v) => formatValue(v, "size");
   const secs = (v) => (v === undefined ? "" : `${v.toFixed(6)} s`);
 
+  function drawInsights() {
+    const container = document.getElementById("insights");
+    if (!summary.insights.length) { html("p", "None: no rule of Drishti's fires on this run.", container, "empty"); return; }
+    for (const insight of summary.insights) {
+      const box = html("div", undefined, container, `insight ${insight.level}`);
+      html("strong", `${insight.level === "high" ? "HIGH" : "WARN"} ${insight.id}: `, box);
+      html("span", insight.message, box);
+      const list = html("ul", undefined, box);
+      if (insight.files.length) html("li", `files: ${insight.files.join(", ")}`, list);
+      if (insight.ranks.length) html("li", `ranks: ${insight.ranks.join(", ")}`, list);
+      if (insight.call_sites.length) html("li", `call sites: ${insight.call_sites.join(", ")}`, list);
+      html("li", `what to do: ${insight.recommendation}`, list);
+    }
+  }
+
   function drawTables() {
     const command = summary.command.join(" ");
     document.title = `cairn report: ${command}`;
@@ -304,6 +319,7 @@
     state.to = Math.min(net.time_bins, Math.max(state.from + 1, Math.ceil(parseFloat(hash[2]) * net.time_bins)));
   }
   drawTables();
+  drawInsights();
   drawNetwork();
   drawTimeline();
   document.body.dataset.ready = "yes";

@@ -36,15 +36,20 @@ pub struct Written {
     pub ranks: u64,
 }
 
-/// Writes the report of `trace` to `out`; `progress` is told of the events walked.
+/// Writes the report of `trace` to `out`, its insights raised at `thresholds`; `progress`
+/// is told of the events walked.
 pub fn write(
     trace: &Trace,
+    thresholds: cairn_analyze::insights::Thresholds,
     progress: Option<cairn_export::Progress>,
     out: &mut impl Write,
 ) -> Result<Written, ReportError> {
-    let summary =
-        cairn_analyze::summary::summarize(trace, cairn_analyze::summary::Options::default())
-            .map_err(|error| ReportError::Summary(error.to_string()))?;
+    let options = cairn_analyze::summary::Options {
+        include_noise: false,
+        thresholds,
+    };
+    let summary = cairn_analyze::summary::summarize(trace, options)
+        .map_err(|error| ReportError::Summary(error.to_string()))?;
     let network = network::build(trace, progress);
     let data = serde_json::json!({
         "summary": summary,

@@ -266,9 +266,10 @@ pub fn merge_staging(staging: &Path, trace: PathBuf) -> Traced {
     }
 }
 
-/// `tests/programs/<name>.c` compiled with Open MPI's `mpicc` into `directory`.
+/// `tests/programs/<name>.c` compiled with Open MPI's `mpicc` into `directory` (`name` may
+/// name a subdirectory, as `insights/rank_zero`).
 pub fn compile_mpi(name: &str, directory: &Path) -> PathBuf {
-    let program = directory.join(name);
+    let program = directory.join(Path::new(name).file_name().expect("a program name"));
     let status = Command::new("mpicc.openmpi")
         .args(["-O1", "-o"])
         .arg(&program)
@@ -301,7 +302,7 @@ pub fn mpirun_traced(ranks: u64, trace: &Path, program: &Path, directory: &Path)
 pub fn traced_mpi(name: &str, ranks: u64, directory: &Path) -> PathBuf {
     let program = compile_mpi(name, directory);
     library();
-    let trace = directory.join(format!("{name}.cairn"));
+    let trace = program.with_extension("cairn");
     let output = mpirun_traced(ranks, &trace, &program, directory)
         .output()
         .unwrap();

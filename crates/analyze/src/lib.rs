@@ -6,6 +6,8 @@
 //! - [`kernel_io`]: the kernel's own count of each process's reads and writes against the
 //!   trace's: what went through calls cairn does not see.
 //! - [`messages`]: MPI bytes sent, received (from the statuses) and posted for.
+//! - [`layers`]: per I/O layer, operations, access sizes (histogram, most common),
+//!   sequential and consecutive shares, I/O time per rank (mean, slowest, variance).
 //! - [`insights`]: Drishti's rules on the summary's figures (small or random requests,
 //!   imbalance, no collective or non-blocking MPI-IO, stdio, metadata time, redundant reads).
 //!
@@ -15,5 +17,6 @@
 
 pub mod insights;
 pub mod kernel_io;
+pub mod layers;
 pub mod messages;
 pub mod summary;

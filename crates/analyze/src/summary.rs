@@ -294,6 +294,8 @@ pub struct Summary {
     pub files: Vec<FileSummary>,
     pub calls: BTreeMap<String, CallSummary>,
     pub layers: BTreeMap<String, CallSummary>,
+    /// Per I/O layer, Darshan's job-summary figures (see `layers`).
+    pub layer_profiles: BTreeMap<String, crate::layers::LayerProfile>,
     pub process_list: Vec<ProcessSummary>,
     /// Calls the tracer could not record, over all processes (0: the trace is complete);
     /// each such process has a note in `diagnostics`.
@@ -516,6 +518,7 @@ struct Builder {
     /// Per leaf (by the address of its statistics) whose visits stood for only part of
     /// its occurrences: the files those visits named (their times are shares).
     split_leaves: HashMap<usize, BTreeSet<u32>>,
+    layer_profiles: crate::layers::LayerProfiles,
 }
 
 impl Visitor for Builder {
@@ -573,6 +576,7 @@ impl Visitor for Builder {
             }
         }
         process_summary.mpi_messages.add_occurrence(occurrence);
+        self.layer_profiles.add_occurrence(occurrence);
         let count = occurrence.count as f64;
         let kinds = &mut process_summary.calls_by_kind;
         match occurrence.class {
@@ -718,6 +722,7 @@ pub fn summarize(trace: &Trace, options: Options) -> Result<Summary> {
         call_sites: BTreeMap::new(),
         pending: BTreeMap::new(),
         split_leaves: HashMap::new(),
+        layer_profiles: Default::default(),
     };
     let not_kept: u64 = trace
         .processes
@@ -733,8 +738,10 @@ pub fn summarize(trace: &Trace, options: Options) -> Result<Summary> {
         filtered_files,
         call_sites,
         split_leaves,
+        layer_profiles,
         ..
     } = builder;
+    summary.layer_profiles = layer_profiles.finish();
     // A leaf whose share went to several files: each one's time is an equal share.
     for leaf_files in split_leaves.values().filter(|files| files.len() > 1) {
         for file in leaf_files {

@@ -103,6 +103,13 @@ fn report_of_a_collective_mpi_io_run_draws_each_rank_aggregator_target_and_link(
         dom.contains("<div id=\"insights\"><p class=\"empty\">None"),
         "{dom}"
     );
+    // Darshan's job summary per layer: MPI-IO's 16 writes of 1 KiB and 8 calls of 64 KiB
+    // (4 collective writes, 4 collective reads), the most common sizes first.
+    assert!(
+        dom.contains("<tr><td>mpiio</td><td>close: 4\nopen: 4\nread: 4\nwrite: 20</td>"),
+        "{dom}"
+    );
+    assert!(dom.contains("<td>1.0 KiB × 16\n64 KiB × 8</td>"), "{dom}");
     let png = screenshot(&page, "report-mpi-io.png");
     assert!(std::fs::metadata(&png).unwrap().len() > 10_000);
 }

@@ -291,6 +291,21 @@
       (net.unlinked_calls ? `${net.unlinked_calls} I/O calls on no link (see the tables). ` : "");
     table("layers", [["layer", (r) => r[0]], ["calls", (r) => r[1].count], ["bytes", (r) => bytes(r[1].bytes)], ["time", (r) => secs(r[1].time)], ["failures", (r) => r[1].failures]],
       Object.entries(summary.layers));
+    // Darshan's job summary, per I/O layer.
+    const BIN_NAMES = ["0-100", "100-1K", "1K-10K", "10K-100K", "100K-1M", "1M-4M", "4M-10M", "10M-100M", "100M-1G", "1G+"];
+    const histogram = (bins) => bins.map((c, i) => (c ? `${BIN_NAMES[i]}: ${c}` : "")).filter((x) => x).join("\n");
+    const share = (part, whole) => (whole ? `${Math.round((100 * part) / whole)} %` : "");
+    const rankTimes = (t) => t.ranks ? `${t.estimated ? "~" : ""}mean ${secs(t.mean)}\nmax ${secs(t.max)} (${summary.ranks ? "rank" : "pid"} ${t.slowest})\nstddev ${secs(Math.sqrt(t.variance))}` : "";
+    table("layer-profiles", [
+      ["layer", (r) => r[0]],
+      ["operations", (r) => Object.entries(r[1].operations).map(([k, v]) => `${k}: ${v}`).join("\n")],
+      ["read sizes", (r) => histogram(r[1].read_histogram)],
+      ["write sizes", (r) => histogram(r[1].write_histogram)],
+      ["most common sizes", (r) => r[1].common_sizes.map((c) => `${bytes(c.size)} × ${c.count}`).join("\n")],
+      ["sequential", (r) => share(r[1].sequential, r[1].accesses)],
+      ["consecutive", (r) => share(r[1].consecutive, r[1].accesses)],
+      ["I/O time per rank", (r) => rankTimes(r[1].time_per_rank)],
+    ], Object.entries(summary.layer_profiles));
     table("files", [
       ["path", (f) => f.path], ["ranks", (f) => (f.ranks || []).length], ["opens", (f) => f.opens], ["reads", (f) => f.reads], ["writes", (f) => f.writes],
       ["read", (f) => bytes(f.bytes_read)], ["written", (f) => bytes(f.bytes_written)],

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# `cairn report` at 4, 64 and 1,024 ranks: generated SPMD traces (cairn_trace::synthetic,
+# `cairn report` at 4, 64, 1,024 and 4,096 ranks: generated SPMD traces (cairn_trace::synthetic,
 # an IOR-like shared-file writer with a halo exchange; offline-generated, as this machine
 # cannot run 1,024 ranks), merged, then reported R times. Prints the medians of the build
 # time, the page's size, and the time headless Chromium takes to load the page and run its
 # script (--dump-dom; includes Chromium's own start).
 #
-# Usage: bench/report.sh [rounds=3] [ranks="4 64 1024"]
+# Usage: bench/report.sh [rounds=3] [ranks="4 64 1024 4096"]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
-ranks=${2:-4 64 1024}
+ranks=${2:-4 64 1024 4096}
 cargo build --release --workspace --quiet
 cargo build --release -p cairn-trace --example generate_rank_traces --quiet
 cairn=$(pwd)/target/release/cairn

@@ -50,7 +50,8 @@ fn count(dom: &str, text: &str) -> usize {
     dom.matches(text).count()
 }
 
-/// Every edge segment's stroke colour, in document order.
+/// Every coloured stretch of an edge (a value bin with values), its colour, in document
+/// order.
 fn strokes(dom: &str) -> Vec<&str> {
     dom.split("class=\"bin\" stroke=\"")
         .skip(1)
@@ -92,9 +93,8 @@ fn report_of_a_collective_mpi_io_run_draws_each_rank_aggregator_target_and_link(
     assert_eq!(count(&dom, "<g class=\"edge idle\""), 0);
     // A time range selected: the links' colours change (part of the I/O is outside it).
     let whole = strokes(&dom);
-    assert_eq!(whole.len(), 11 * 32);
+    assert!(whole.len() >= 11, "{whole:?}");
     let part = rendered(&page, "t=0:0.5");
-    assert_eq!(strokes(&part).len(), whole.len());
     assert_ne!(strokes(&part), whole);
     assert!(part.contains("showing <span id=\"selection\">0."), "{part}");
     // The tables: the shared file; no insight.

@@ -122,12 +122,17 @@
       const [r0, a0, r1, a1] = edge.ring === 0
         ? [RADII.outer[0], angle(edge.from, net.ranks.length), RADII.middle[1], angle(edge.to, net.middle.length)]
         : [RADII.middle[0], angle(edge.from, net.middle.length), RADII.centre, angle(edge.to, net.targets.length)];
-      const segments = [];
+      // A grey line the whole length (no value), and a coloured stretch per bin with
+      // values, made when the selection changes: only what is seen is drawn.
+      el("path", { d: edgePath(r0, a0, r1, a1, 0, 1), class: "base" }, g);
+      const bins = el("g", { class: "bins" }, g);
+      const paths = [];
       for (let bin = 0; bin < net.value_bins; bin++) {
         // Outer end = highest value.
         const t0 = (net.value_bins - 1 - bin) / net.value_bins, t1 = (net.value_bins - bin) / net.value_bins;
-        segments.push(el("path", { d: edgePath(r0, a0, r1, a1, t0, t1), class: "bin" }, g));
+        paths.push(() => edgePath(r0, a0, r1, a1, t0, t1));
       }
+      const segments = { bins, paths };
       g.addEventListener("mousemove", (e) => show(e, edgeText(edge)));
       g.addEventListener("mouseleave", hide);
       edgeGroups.push({ edge, g, segments });
@@ -150,11 +155,11 @@
       const bins = all[i];
       const any = bins.some((c) => c > 0);
       g.classList.toggle("idle", !any);
-      segments.forEach((segment, bin) => {
-        const c = bins[bin];
-        const fill = c > 0 ? colour(edge.ring, Math.log(1 + c) / Math.log(1 + most[edge.ring])) : "#c8c8c8";
-        segment.setAttribute("stroke", fill);
-        segment.setAttribute("stroke-width", c > 0 ? 4 : 0.8);
+      segments.bins.replaceChildren();
+      bins.forEach((c, bin) => {
+        if (c === 0) return;
+        const stroke = colour(edge.ring, Math.log(1 + c) / Math.log(1 + most[edge.ring]));
+        el("path", { d: segments.paths[bin](), class: "bin", stroke }, segments.bins);
       });
     });
     const label = document.getElementById("selection");
@@ -284,7 +289,7 @@
       `${summary.processes} processes, ${summary.ranks} ranks, ${summary.events} calls, ` +
       `${bytes(summary.bytes_read)} read, ${bytes(summary.bytes_written)} written in ${summary.duration.toFixed(3)} s`;
     const rings = document.getElementById("rings");
-    rings.textContent = `Outer ring: ${net.ranks.length} ${summary.ranks ? "ranks" : "processes"}; ` +
+    rings.textContent = `Outer ring: ${net.grouped > 1 ? `${net.ranks.length} ranges of ${net.grouped} ranks` : `${net.ranks.length} ${summary.ranks ? "ranks" : "processes"}`}; ` +
       `middle ring: ${net.middle.length} ${net.middle_kind === "aggregators" ? "I/O ranks (MPI-IO aggregators and independent I/O)" : "hosts"}; ` +
       `centre: ${net.targets.length} storage targets. ${net.edges.length} links. ` +
       (net.clamped ? `${net.clamped} negative latencies clamped to 0 after clock correction. ` : "") +
@@ -314,6 +319,7 @@
       ["read time", (f) => (f.time_estimated ? "~" : "") + secs(f.read_time)], ["write time", (f) => (f.time_estimated ? "~" : "") + secs(f.write_time)],
       ["meta time", (f) => secs(f.meta_time)],
     ], summary.files);
+    if (summary.files_omitted) html("p", `and ${summary.files_omitted} more files, which moved fewer bytes (cairn summary lists every file)`, document.getElementById("files"));
     table("mpiio", [["call", (r) => r[0]], ["calls", (r) => r[1].count], ["bytes", (r) => bytes(r[1].bytes)], ["mean latency", (r) => secs(r[1].mean_latency)],
       ["POSIX calls", (r) => r[1].posix_subcalls], ["fragmentation", (r) => r[1].fragmentation.toFixed(2)], ["POSIX time", (r) => secs(r[1].posix_time)],
       ["slowest call", (r) => secs(r[1].max_latency)], ["slowest rank", (r) => r[1].slowest_rank]], Object.entries(summary.mpiio_calls));

@@ -52,7 +52,7 @@ pub fn write(
         .map_err(|error| ReportError::Summary(error.to_string()))?;
     let network = network::build(trace, progress);
     let data = serde_json::json!({
-        "summary": summary,
+        "summary": page_summary(&summary),
         "network": network,
     });
     let data = script_safe(&data.to_string());
@@ -67,6 +67,31 @@ pub fn write(
         links: network.edges.len() as u64,
         ranks: network.ranks.len() as u64,
     })
+}
+
+/// Files in the page's table at most: the busiest (by bytes), the others counted.
+const PAGE_FILES: usize = 500;
+
+/// The summary as the page needs it: without the per-process list (thousands of ranks'
+/// rows, which the page does not show; the network and the per-layer figures stand for
+/// them), and with the busiest [`PAGE_FILES`] files (`files_omitted` counts the rest).
+fn page_summary(summary: &cairn_analyze::summary::Summary) -> serde_json::Value {
+    let mut value = serde_json::to_value(summary).expect("the summary serialises");
+    let object = value.as_object_mut().expect("an object");
+    object.remove("process_list");
+    let mut files: Vec<&cairn_analyze::summary::FileSummary> = summary.files.iter().collect();
+    let omitted = files.len().saturating_sub(PAGE_FILES);
+    if omitted > 0 {
+        files.sort_by_key(|file| std::cmp::Reverse(file.bytes_read + file.bytes_written));
+        files.truncate(PAGE_FILES);
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        object.insert(
+            "files".into(),
+            serde_json::to_value(files).expect("files serialise"),
+        );
+    }
+    object.insert("files_omitted".into(), omitted.into());
+    value
 }
 
 /// JSON that cannot end its `<script>` element or open another: `<`, `>` and `&` as

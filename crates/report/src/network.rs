@@ -32,6 +32,8 @@ use serde::Serialize;
 
 /// Time bins over the run.
 pub const TIME_BINS: u32 = 120;
+/// Outer-ring segments at most: more ranks than this are shown as ranges.
+pub const MAX_OUTER: u32 = 256;
 /// Value bins of each edge's heat map.
 pub const VALUE_BINS: u32 = 32;
 /// Fine buckets per power of two.
@@ -95,6 +97,8 @@ pub struct Network {
     pub clamped: u64,
     /// The largest clock correction applied to a rank, ns.
     pub largest_correction: i64,
+    /// Ranks per outer segment (1 unless there were more than [`MAX_OUTER`]).
+    pub grouped: u32,
     /// I/O calls that are on no link (POSIX calls outside MPI-IO in an MPI-IO run, calls
     /// on descriptors that are not files).
     pub unlinked_calls: u64,
@@ -243,6 +247,7 @@ pub fn build(trace: &Trace, progress: Option<cairn_export::Progress>) -> Network
         time_end,
         time_bins: TIME_BINS,
         value_bins: VALUE_BINS,
+        grouped: 1,
         ..Network::default()
     };
     for (position, (rank, pid, _)) in processes.iter().enumerate() {
@@ -467,6 +472,25 @@ fn finish(network: &mut Network, samples: Samples, middle: &[(u64, String)], tar
             id: index as u64,
         })
         .collect();
+    // Thousands of ranks: the outer ring shows ranges of consecutive ranks, each with the
+    // values of all its ranks, so the page stays light and quick to draw.
+    let ranks = network.ranks.len() as u32;
+    let per_group = ranks.div_ceil(MAX_OUTER).max(1);
+    if per_group > 1 {
+        network.ranks = network
+            .ranks
+            .chunks(per_group as usize)
+            .map(|group| Node {
+                label: format!(
+                    "{} – {}",
+                    group[0].label,
+                    group[group.len() - 1].label.trim_start_matches("rank ")
+                ),
+                id: group[0].id,
+            })
+            .collect();
+        network.grouped = per_group;
+    }
     let mut edges: BTreeMap<(u8, u32, u32), Edge> = BTreeMap::new();
     for (metric, counts, ranges) in [
         (0, &samples.latency, &mut network.latency_range),
@@ -488,7 +512,7 @@ fn finish(network: &mut Network, samples: Samples, middle: &[(u64, String)], tar
                 counts.iter().filter(|(key, _)| key.0 == ring)
             {
                 let (from, to) = if *r == 0 {
-                    (*from, position[*to as usize])
+                    (*from / per_group, position[*to as usize])
                 } else {
                     (position[*from as usize], *to)
                 };

@@ -8,6 +8,8 @@
 //! - [`messages`]: MPI bytes sent, received (from the statuses) and posted for.
 //! - [`layers`]: per I/O layer, operations, access sizes (histogram, most common),
 //!   sequential and consecutive shares, I/O time per rank (mean, slowest, variance).
+//! - [`alignment`]: misaligned POSIX requests (the one analysis that expands the trace,
+//!   up to a limit of events).
 //! - [`insights`]: Drishti's rules on the summary's figures (small or random requests,
 //!   imbalance, no collective or non-blocking MPI-IO, stdio, metadata time, redundant reads).
 //!
@@ -15,6 +17,7 @@
 //! library), so any trace file can be analysed anywhere; runtime noise is excluded by
 //! default and counted separately, so what is hidden is always said.
 
+pub mod alignment;
 pub mod insights;
 pub mod kernel_io;
 pub mod layers;

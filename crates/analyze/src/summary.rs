@@ -127,6 +127,10 @@ pub struct FileSummary {
     /// `reads`/`writes`, which count the program's own calls), and their bytes.
     pub mpiio_subcalls: u64,
     pub mpiio_subcall_bytes: u64,
+    /// POSIX reads and writes at a known offset and how many were not on an alignment
+    /// boundary (absent when not judged: see `alignment`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alignment: Option<crate::alignment::Alignment>,
     /// Process ids that touched the file.
     pub pids: BTreeSet<u32>,
     /// MPI ranks that touched the file (empty without MPI): all of them for a shared file,
@@ -887,6 +891,25 @@ pub fn summarize(trace: &Trace, options: Options) -> Result<Summary> {
             counted_only.len(),
             counted_only.iter().sum::<u64>()
         ));
+    }
+    let thresholds = &options.thresholds;
+    match crate::alignment::count(
+        trace,
+        options.include_noise,
+        thresholds.alignment_bytes,
+        thresholds.alignment_check_events,
+    ) {
+        Some(counts) => {
+            for (file, counts) in counts {
+                if let Some(Some(entry)) = files.get_mut(file as usize) {
+                    entry.alignment = Some(counts);
+                }
+            }
+        }
+        None => summary.diagnostics.push(format!(
+            "misaligned requests not judged: the trace has more than {} events (`alignment_check_events` in a thresholds file raises the limit)",
+            thresholds.alignment_check_events
+        )),
     }
     summary.files = files.into_iter().flatten().collect();
     for file in &mut summary.files {

@@ -61,6 +61,41 @@ fn small_requests_are_named_with_their_file_and_call_site() {
 }
 
 #[test]
+fn requests_off_block_boundaries_are_misaligned() {
+    let (_directory, trace) = traced("misaligned");
+    let (ids, insights) = raised(&trace, None);
+    assert_eq!(ids, ["misaligned"], "{insights}");
+    assert!(
+        insights[0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("20 of 20 POSIX reads and writes (100.0%) start off a 4096-byte boundary"),
+        "{insights}"
+    );
+    // Aligned at 512 bytes, the same writes are not.
+    let (ids, _) = raised(&trace, Some(r#"{"alignment_bytes": 512}"#));
+    assert_eq!(ids, Vec::<String>::new());
+    // Beyond the events limit, alignment is not judged, and the summary says so.
+    let summary = summary_json(&trace, &[]);
+    assert_eq!(
+        summary["files"][0]["alignment"],
+        serde_json::json!({"accesses": 20, "misaligned": 20})
+    );
+    let file = trace.with_extension("limit.json");
+    std::fs::write(&file, r#"{"alignment_check_events": 1}"#).unwrap();
+    let limited = summary_json(&trace, &["--thresholds", file.to_str().unwrap()]);
+    assert_eq!(limited["insights"], serde_json::json!([]));
+    assert!(limited["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|note| note
+            .as_str()
+            .unwrap()
+            .starts_with("misaligned requests not judged")));
+}
+
+#[test]
 fn random_access_with_large_requests_is_random_access_only() {
     let (_directory, trace) = traced("random_access");
     let (ids, insights) = raised(&trace, None);

@@ -53,7 +53,7 @@ pub fn count(
             }
             let entry = files.entry(file).or_default();
             entry.accesses += 1;
-            if event.offset as u64 % alignment != 0 {
+            if !(event.offset as u64).is_multiple_of(alignment) {
                 entry.misaligned += 1;
             }
         });

@@ -97,10 +97,14 @@ fn report_of_a_collective_mpi_io_run_draws_each_rank_aggregator_target_and_link(
     let part = rendered(&page, "t=0:0.5");
     assert_ne!(strokes(&part), whole);
     assert!(part.contains("showing <span id=\"selection\">0."), "{part}");
-    // The tables: the shared file; no insight.
+    // The tables: the shared file. One insight: the independent 1 KiB writes (and the
+    // POSIX writes they become) start off 4 KiB boundaries, 12 of the 24 POSIX accesses.
     assert!(dom.contains("shared.dat"));
+    assert_eq!(count(&dom, "<div class=\"insight "), 1, "{dom}");
     assert!(
-        dom.contains("<div id=\"insights\"><p class=\"empty\">None"),
+        dom.contains(
+            "<strong>HIGH misaligned: </strong><span>12 of 24 POSIX reads and writes (50.0%)"
+        ),
         "{dom}"
     );
     // Darshan's job summary per layer: MPI-IO's 16 writes of 1 KiB and 8 calls of 64 KiB

@@ -193,6 +193,25 @@ enum Command {
         #[arg(long)]
         thresholds: Option<PathBuf>,
     },
+    /// Re-issue the trace's POSIX and stdio calls (same calls, sizes, offsets, file names)
+    /// under a scratch directory, one process per recorded process and a thread per
+    /// recorded thread, with the recorded compute time between calls; then say how the
+    /// replay compares with the recorded run. Not yet: MPI.
+    Replay {
+        trace: PathBuf,
+        /// Where the recorded paths are recreated (`/a/b` becomes `ROOT/a/b`).
+        #[arg(long, default_value = "cairn-replay")]
+        root: PathBuf,
+        /// Skip the compute time between calls.
+        #[arg(long)]
+        no_compute: bool,
+        /// Print what would be issued instead.
+        #[arg(long)]
+        dry_run: bool,
+        /// The fidelity report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print per-file and per-call tables.
     Summary {
         trace: PathBuf,
@@ -425,6 +444,50 @@ fn main() -> ExitCode {
                 written.bytes,
                 output.display()
             );
+            Ok(ExitCode::SUCCESS)
+        }),
+        Command::Replay {
+            trace,
+            root,
+            no_compute,
+            dry_run,
+            json,
+        } => open_trace(&trace).and_then(|trace| {
+            if trace.processes.iter().any(|process| process.rank.is_some()) {
+                anyhow::bail!("replaying MPI traces is not supported yet (POSIX and stdio of programs without MPI are)");
+            }
+            let options = cairn_replay::Options {
+                root,
+                no_compute,
+                dry_run,
+            };
+            let fidelity = cairn_replay::replay(&trace, &options)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&fidelity)?);
+            } else if !dry_run {
+                eprintln!(
+                    "cairn: replayed {} calls of {} processes ({} threads) in {:.3} s (recorded: {:.3} s, ×{:.2}); read {} of {} bytes, wrote {} of {} bytes",
+                    fidelity.calls_replayed,
+                    fidelity.processes,
+                    fidelity.threads,
+                    fidelity.replay_seconds,
+                    fidelity.recorded_seconds,
+                    fidelity.replay_seconds / fidelity.recorded_seconds.max(1e-9),
+                    fidelity.bytes_read,
+                    fidelity.recorded_bytes_read,
+                    fidelity.bytes_written,
+                    fidelity.recorded_bytes_written
+                );
+                for (name, count) in &fidelity.not_replayed {
+                    eprintln!("cairn: not replayed: {count} {name} calls");
+                }
+                if fidelity.inherited_calls > 0 {
+                    eprintln!(
+                        "cairn: {} calls on inherited descriptors (standard streams, a forked child's copies of its parent's) went to /dev/null",
+                        fidelity.inherited_calls
+                    );
+                }
+            }
             Ok(ExitCode::SUCCESS)
         }),
         Command::Summary {

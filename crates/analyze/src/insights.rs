@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::summary::{Summary, SIZE_BINS};
+use crate::summary::{FileSummary, Summary, SIZE_BINS};
 
 /// When each insight is raised. A share is a fraction (0.1 = 10%).
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
@@ -93,6 +93,21 @@ pub struct Insight {
 /// At most this many files or call sites named as evidence.
 const EVIDENCE: usize = 5;
 
+/// A path of the program's data, not a terminal, pipe, socket or kernel file.
+fn is_data_file(path: &str) -> bool {
+    path.starts_with("/dev/shm/")
+        || ![
+            "/dev/",
+            "/proc/",
+            "/sys/",
+            "pipe:",
+            "socket:",
+            "anon_inode:",
+        ]
+        .iter()
+        .any(|prefix| path.starts_with(prefix))
+}
+
 fn share(part: f64, whole: f64) -> f64 {
     if whole > 0.0 {
         part / whole
@@ -106,12 +121,8 @@ fn percent(value: f64) -> String {
 }
 
 /// The files with the largest `figure`, most first, those with none left out.
-fn files_by(
-    summary: &Summary,
-    figure: impl Fn(&crate::summary::FileSummary) -> f64,
-) -> Vec<String> {
-    let mut files: Vec<(f64, &str)> = summary
-        .files
+fn files_by(files: &[&FileSummary], figure: impl Fn(&FileSummary) -> f64) -> Vec<String> {
+    let mut files: Vec<(f64, &str)> = files
         .iter()
         .map(|file| (figure(file), file.path.as_str()))
         .filter(|(value, _)| *value > 0.0)
@@ -158,18 +169,25 @@ fn call_sites_by(summary: &Summary, classes: &[&str], keep: impl Fn(f64) -> bool
 pub fn insights(summary: &Summary, thresholds: &Thresholds) -> Vec<Insight> {
     let mut found = Vec::new();
     let t = thresholds;
-    let requests: u64 = summary.files.iter().map(|f| f.reads + f.writes).sum();
+    // The program's data files: terminals, pipes, sockets and kernel files are left out
+    // (a program's messages on its terminal are not its I/O pattern).
+    let files: Vec<&FileSummary> = summary
+        .files
+        .iter()
+        .filter(|file| is_data_file(&file.path))
+        .collect();
+    let requests: u64 = files.iter().map(|f| f.reads + f.writes).sum();
 
     // Small requests.
     let small_bins = SIZE_BINS
         .iter()
         .take_while(|bound| **bound <= t.small_request_bytes)
         .count();
-    let small_of = |file: &crate::summary::FileSummary| -> u64 {
+    let small_of = |file: &FileSummary| -> u64 {
         file.read_histogram[..small_bins].iter().sum::<u64>()
             + file.write_histogram[..small_bins].iter().sum::<u64>()
     };
-    let small: u64 = summary.files.iter().map(small_of).sum();
+    let small: u64 = files.iter().copied().map(small_of).sum();
     if share(small as f64, requests as f64) > t.small_requests_share
         && small > t.small_requests_count
     {
@@ -181,7 +199,7 @@ pub fn insights(summary: &Summary, thresholds: &Thresholds) -> Vec<Insight> {
                 percent(share(small as f64, requests as f64)),
                 SIZE_BINS[small_bins.saturating_sub(1)]
             ),
-            files: files_by(summary, |f| small_of(f) as f64),
+            files: files_by(&files, |f| small_of(f) as f64),
             ranks: Vec::new(),
             call_sites: call_sites_by(summary, &["read", "write"], |mean| {
                 mean <= t.small_request_bytes as f64
@@ -207,18 +225,28 @@ pub fn insights(summary: &Summary, thresholds: &Thresholds) -> Vec<Insight> {
                 percent(share(misaligned as f64, checked as f64)),
                 t.alignment_bytes
             ),
-            files: files_by(summary, |f| f.alignment.map_or(0.0, |a| a.misaligned as f64)),
+            files: files_by(&files, |f| f.alignment.map_or(0.0, |a| a.misaligned as f64)),
             ranks: Vec::new(),
             call_sites: call_sites_by(summary, &["read", "write"], |_| true),
             recommendation: "start requests at multiples of the file system's block or stripe size (pad records, or set MPI-IO's striping hints so aggregators write whole stripes)",
         });
     }
 
-    // Random accesses.
-    let random_of = |file: &crate::summary::FileSummary| -> u64 {
+    // Random accesses, on files whose access order is known: not MPI-IO's (its offsets, in
+    // etypes of a view, are not ordered here).
+    let ordered = |file: &FileSummary| !file.layers.contains_key("mpiio");
+    let random_of = |file: &FileSummary| -> u64 {
+        if !ordered(file) {
+            return 0;
+        }
         (file.reads + file.writes).saturating_sub(file.sequential_reads + file.sequential_writes)
     };
-    let random: u64 = summary.files.iter().map(random_of).sum();
+    let random: u64 = files.iter().copied().map(random_of).sum();
+    let requests: u64 = files
+        .iter()
+        .filter(|file| ordered(file))
+        .map(|f| f.reads + f.writes)
+        .sum();
     if share(random as f64, requests as f64) > t.random_share && random > t.random_count {
         found.push(Insight {
             id: "random_access",
@@ -227,7 +255,7 @@ pub fn insights(summary: &Summary, thresholds: &Thresholds) -> Vec<Insight> {
                 "{random} of {requests} reads and writes ({}) start before the previous one on their file ended: random access",
                 percent(share(random as f64, requests as f64))
             ),
-            files: files_by(summary, |f| random_of(f) as f64),
+            files: files_by(&files, |f| random_of(f) as f64),
             ranks: Vec::new(),
             call_sites: call_sites_by(summary, &["read", "write"], |_| true),
             recommendation: "access files in increasing offset order, or sort requests before issuing them (collective MPI-IO does this for you)",
@@ -270,7 +298,7 @@ pub fn insights(summary: &Summary, thresholds: &Thresholds) -> Vec<Insight> {
                     "rank 0 moves {} of all ranks' bytes ({most} of {total})",
                     percent(zero_share)
                 ),
-                files: files_by(summary, |f| {
+                files: files_by(&files, |f| {
                     if f.ranks.contains(&0) {
                         (f.bytes_read + f.bytes_written) as f64
                     } else {
@@ -327,7 +355,7 @@ pub fn insights(summary: &Summary, thresholds: &Thresholds) -> Vec<Insight> {
             id: "no_collective_io",
             level: "high",
             message: format!("{independent} independent MPI-IO reads and writes, no collective one"),
-            files: files_by(summary, |f| f.layers.get("mpiio").copied().unwrap_or(0) as f64),
+            files: files_by(&files, |f| f.layers.get("mpiio").copied().unwrap_or(0) as f64),
             ranks: Vec::new(),
             call_sites: call_sites_by(summary, &["read", "write"], |_| true)
                 .into_iter()
@@ -345,7 +373,7 @@ pub fn insights(summary: &Summary, thresholds: &Thresholds) -> Vec<Insight> {
             id: "no_nonblocking_io",
             level: "warn",
             message: format!("{all_mpiio} MPI-IO reads and writes, none of them non-blocking"),
-            files: files_by(summary, |f| f.layers.get("mpiio").copied().unwrap_or(0) as f64),
+            files: files_by(&files, |f| f.layers.get("mpiio").copied().unwrap_or(0) as f64),
             ranks: Vec::new(),
             call_sites: Vec::new(),
             recommendation: "overlap I/O with computation with non-blocking MPI-IO (MPI_File_iwrite_at, MPI_File_iwrite_all...) where the data is not needed at once",
@@ -363,7 +391,7 @@ pub fn insights(summary: &Summary, thresholds: &Thresholds) -> Vec<Insight> {
                 "stdio (fread, fwrite, fprintf...) moves {} of the bytes ({stdio:.0} of {total_bytes:.0})",
                 percent(share(stdio, total_bytes))
             ),
-            files: files_by(summary, |f| f.layers.get("stdio").copied().unwrap_or(0) as f64),
+            files: files_by(&files, |f| f.layers.get("stdio").copied().unwrap_or(0) as f64),
             ranks: Vec::new(),
             call_sites: call_sites_by(summary, &["read", "write"], |_| true)
                 .into_iter()
@@ -374,7 +402,7 @@ pub fn insights(summary: &Summary, thresholds: &Thresholds) -> Vec<Insight> {
     }
 
     // Metadata time.
-    let metadata: f64 = summary.files.iter().map(|f| f.meta_time).sum();
+    let metadata: f64 = files.iter().copied().map(|f| f.meta_time).sum();
     let per_process = metadata / summary.processes.max(1) as f64;
     if per_process > t.metadata_seconds {
         found.push(Insight {
@@ -383,7 +411,7 @@ pub fn insights(summary: &Summary, thresholds: &Thresholds) -> Vec<Insight> {
             message: format!(
                 "each process spends {per_process:.3} s on average in metadata calls (open, close, stat, seek, sync...)"
             ),
-            files: files_by(summary, |f| f.meta_time),
+            files: files_by(&files, |f| f.meta_time),
             ranks: Vec::new(),
             call_sites: call_sites_by(summary, &["open", "close", "stat", "meta", "seek", "sync"], |_| true),
             recommendation: "open files once and keep them open, avoid stat and seek in loops, and use fewer, larger files",
@@ -392,7 +420,7 @@ pub fn insights(summary: &Summary, thresholds: &Thresholds) -> Vec<Insight> {
 
     // Redundant reads: more bytes read from a file than its extent (judged only where the
     // extent is known: MPI-IO's offsets, in etypes of a view, do not give one).
-    let redundant_of = |file: &crate::summary::FileSummary| -> f64 {
+    let redundant_of = |file: &FileSummary| -> f64 {
         if file.max_offset == 0 {
             return 0.0;
         }
@@ -403,7 +431,7 @@ pub fn insights(summary: &Summary, thresholds: &Thresholds) -> Vec<Insight> {
             0.0
         }
     };
-    let redundant: f64 = summary.files.iter().map(redundant_of).sum();
+    let redundant: f64 = files.iter().copied().map(redundant_of).sum();
     if redundant > 0.0 {
         found.push(Insight {
             id: "redundant_reads",
@@ -411,11 +439,30 @@ pub fn insights(summary: &Summary, thresholds: &Thresholds) -> Vec<Insight> {
             message: format!(
                 "{redundant:.0} bytes were read again: files read beyond their extent, so parts of them more than once"
             ),
-            files: files_by(summary, redundant_of),
+            files: files_by(&files, redundant_of),
             ranks: Vec::new(),
             call_sites: call_sites_by(summary, &["read"], |_| true),
             recommendation: "read data once and keep it in memory, or read it on one rank and broadcast it",
         });
     }
     found
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn terminals_pipes_and_kernel_files_are_not_data() {
+        for path in [
+            "/dev/pts/0",
+            "/dev/null",
+            "pipe:[1234]",
+            "/proc/self/status",
+            "socket:[9]",
+        ] {
+            assert!(!super::is_data_file(path), "{path}");
+        }
+        for path in ["/dev/shm/ior.dat", "/scratch/a.h5", "/tmp/x"] {
+            assert!(super::is_data_file(path), "{path}");
+        }
+    }
 }

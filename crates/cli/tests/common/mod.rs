@@ -246,17 +246,12 @@ pub fn trace_python(script: &str) -> (tempfile::TempDir, Traced) {
 
 /// `cairn merge STAGING -o TRACE`, which must succeed, and the trace's summary.
 pub fn merge_staging(staging: &Path, trace: PathBuf) -> Traced {
-    let output = Command::new(cairn_binary())
-        .arg("merge")
-        .arg(staging)
-        .arg("-o")
-        .arg(&trace)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let output = succeeded(
+        Command::new(cairn_binary())
+            .arg("merge")
+            .arg(staging)
+            .arg("-o")
+            .arg(&trace),
     );
     let summary = summary_json(&trace, &[]);
     Traced {

@@ -89,6 +89,38 @@ fn posix_calls_replay_call_by_call_and_file_by_file() {
 }
 
 #[test]
+fn the_fidelity_report_gives_each_layer_and_process() {
+    let (directory, traced) = trace_program("posix_basic", &[], &[]);
+    let output = succeeded(
+        Command::new(cairn_binary())
+            .args(["replay", "--json", "--no-compute", "--root"])
+            .arg(directory.path().join("root"))
+            .arg(&traced.trace),
+    );
+    let fidelity: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    // 38 calls; 8 reads of 4 KiB and a pread of 100 B; 16 writes of 4 KiB, a pwrite of
+    // 100 B and a writev of 60 B: all moved again.
+    assert_eq!(
+        fidelity["layers"]["posix"],
+        serde_json::json!({"calls": 38, "bytes_read": 32868, "bytes_written": 65696,
+            "recorded_bytes_read": 32868, "recorded_bytes_written": 65696})
+    );
+    assert_eq!(
+        fidelity["layers"].as_object().unwrap().len(),
+        1,
+        "{fidelity}"
+    );
+    let processes = fidelity["process_list"].as_array().unwrap();
+    assert_eq!(processes.len(), 1);
+    assert_eq!(
+        processes[0]["pid"],
+        traced.summary["process_list"][0]["pid"]
+    );
+    assert_eq!(processes[0]["calls"], 38);
+    assert_eq!(fidelity["not_replayed"], serde_json::json!({}));
+}
+
+#[test]
 fn stdio_calls_replay_call_by_call_and_file_by_file() {
     replayed_like_the_original("stdio", &[], true);
 }

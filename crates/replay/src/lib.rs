@@ -20,7 +20,7 @@
 //!
 //! The one place with `unsafe`: the libc calls that re-issue the I/O (FFI).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -48,8 +48,12 @@ pub struct Fidelity {
     pub processes: u64,
     pub threads: u64,
     pub calls_replayed: u64,
+    /// Per layer (`posix`, `stdio`), replayed against recorded.
+    pub layers: BTreeMap<String, LayerFidelity>,
+    /// Per process, in the trace's order.
+    pub process_list: Vec<ProcessFidelity>,
     /// Calls of the trace the replayer does not re-issue, by name.
-    pub not_replayed: std::collections::BTreeMap<String, u64>,
+    pub not_replayed: BTreeMap<String, u64>,
     pub bytes_read: u64,
     pub bytes_written: u64,
     pub recorded_bytes_read: u64,
@@ -71,16 +75,53 @@ pub enum ReplayError {
     Child(String),
 }
 
-/// Counters one thread adds to.
-#[derive(Default)]
+/// One layer's calls and bytes, replayed against recorded.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize, PartialEq)]
+pub struct LayerFidelity {
+    pub calls: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    pub recorded_bytes_read: u64,
+    pub recorded_bytes_written: u64,
+}
+
+impl LayerFidelity {
+    fn add(&mut self, other: &LayerFidelity) {
+        self.calls += other.calls;
+        self.bytes_read += other.bytes_read;
+        self.bytes_written += other.bytes_written;
+        self.recorded_bytes_read += other.recorded_bytes_read;
+        self.recorded_bytes_written += other.recorded_bytes_written;
+    }
+}
+
+/// One replayed process: its wall time against the recorded one.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct ProcessFidelity {
+    pub pid: u32,
+    pub calls: u64,
+    pub replay_seconds: f64,
+    pub recorded_seconds: f64,
+}
+
+/// Counters a thread (then a process) adds to; a forked child sends them back as JSON.
+#[derive(Default, serde::Serialize, serde::Deserialize)]
 struct Counts {
-    calls: u64,
-    read: u64,
-    written: u64,
-    recorded_read: u64,
-    recorded_written: u64,
+    layers: BTreeMap<String, LayerFidelity>,
     inherited: u64,
-    not_replayed: HashMap<String, u64>,
+    not_replayed: BTreeMap<String, u64>,
+}
+
+impl Counts {
+    fn add(&mut self, other: &Counts) {
+        for (layer, figures) in &other.layers {
+            self.layers.entry(layer.clone()).or_default().add(figures);
+        }
+        self.inherited += other.inherited;
+        for (name, count) in &other.not_replayed {
+            *self.not_replayed.entry(name.clone()).or_default() += count;
+        }
+    }
 }
 
 /// The replayed process's descriptors and streams, by their recorded numbers: the ones a
@@ -325,7 +366,7 @@ pub fn replay(trace: &Trace, options: &Options) -> Result<Fidelity, ReplayError>
         .unwrap_or(0);
     let last = trace.streams.iter().map(|s| s.last_end).max().unwrap_or(0);
     fidelity.recorded_seconds = last.saturating_sub(first) as f64 / 1e9;
-    for (index, _) in trace.processes.iter().enumerate() {
+    for (index, process) in trace.processes.iter().enumerate() {
         let streams: Vec<&Stream> = trace
             .streams
             .iter()
@@ -336,19 +377,39 @@ pub fn replay(trace: &Trace, options: &Options) -> Result<Fidelity, ReplayError>
         }
         fidelity.processes += 1;
         fidelity.threads += streams.len() as u64;
+        let process_started = Instant::now();
         let counts = if options.dry_run {
             replay_process(trace, &streams, options)
         } else {
             in_child(|| replay_process(trace, &streams, options))?
         };
-        fidelity.calls_replayed += counts.calls;
-        fidelity.bytes_read += counts.read;
-        fidelity.bytes_written += counts.written;
-        fidelity.recorded_bytes_read += counts.recorded_read;
-        fidelity.recorded_bytes_written += counts.recorded_written;
+        let mut figures = LayerFidelity::default();
+        for layer in counts.layers.values() {
+            figures.add(layer);
+        }
+        let recorded_start = streams.iter().map(|s| s.first_start).min().unwrap_or(0);
+        let recorded_end = streams.iter().map(|s| s.last_end).max().unwrap_or(0);
+        fidelity.process_list.push(ProcessFidelity {
+            pid: process.pid,
+            calls: figures.calls,
+            replay_seconds: process_started.elapsed().as_secs_f64(),
+            recorded_seconds: recorded_end.saturating_sub(recorded_start) as f64 / 1e9,
+        });
+        fidelity.calls_replayed += figures.calls;
+        fidelity.bytes_read += figures.bytes_read;
+        fidelity.bytes_written += figures.bytes_written;
+        fidelity.recorded_bytes_read += figures.recorded_bytes_read;
+        fidelity.recorded_bytes_written += figures.recorded_bytes_written;
         fidelity.inherited_calls += counts.inherited;
-        for (name, count) in counts.not_replayed {
-            *fidelity.not_replayed.entry(name).or_default() += count;
+        for (name, count) in &counts.not_replayed {
+            *fidelity.not_replayed.entry(name.clone()).or_default() += count;
+        }
+        for (layer, replayed) in &counts.layers {
+            fidelity
+                .layers
+                .entry(layer.clone())
+                .or_default()
+                .add(replayed);
         }
     }
     fidelity.replay_seconds = started.elapsed().as_secs_f64();
@@ -371,17 +432,7 @@ fn in_child(work: impl FnOnce() -> Counts) -> Result<Counts, ReplayError> {
     }
     if pid == 0 {
         let counts = work();
-        let not_replayed: Vec<(String, u64)> = counts.not_replayed.into_iter().collect();
-        let message = serde_json::json!([
-            counts.calls,
-            counts.read,
-            counts.written,
-            counts.recorded_read,
-            counts.recorded_written,
-            not_replayed,
-            counts.inherited
-        ])
-        .to_string();
+        let message = serde_json::to_string(&counts).expect("counts serialise");
         // SAFETY: the pipe's write end; the child then leaves without running the parent's
         // exit handlers.
         unsafe {
@@ -407,26 +458,7 @@ fn in_child(work: impl FnOnce() -> Counts) -> Result<Counts, ReplayError> {
         libc::close(pipe[0]);
         libc::waitpid(pid, &mut status, 0);
     }
-    let value: serde_json::Value = serde_json::from_slice(&text)
-        .map_err(|_| ReplayError::Child(format!("wait status {status}")))?;
-    let number = |index: usize| value[index].as_u64().unwrap_or(0);
-    let mut counts = Counts {
-        calls: number(0),
-        read: number(1),
-        written: number(2),
-        recorded_read: number(3),
-        recorded_written: number(4),
-        inherited: number(6),
-        ..Counts::default()
-    };
-    if let Some(list) = value[5].as_array() {
-        for entry in list {
-            if let (Some(name), Some(count)) = (entry[0].as_str(), entry[1].as_u64()) {
-                counts.not_replayed.insert(name.to_string(), count);
-            }
-        }
-    }
-    Ok(counts)
+    serde_json::from_slice(&text).map_err(|_| ReplayError::Child(format!("wait status {status}")))
 }
 
 /// One process: a thread per recorded thread, sharing the descriptor maps.
@@ -448,16 +480,7 @@ fn replay_process(trace: &Trace, streams: &[&Stream], options: &Options) -> Coun
                 };
                 let counts = replay_thread(trace, stream, options, handles, clock);
                 shared.done[me].store(true, Ordering::Release);
-                let mut total = total.lock().expect("not poisoned");
-                total.calls += counts.calls;
-                total.read += counts.read;
-                total.written += counts.written;
-                total.recorded_read += counts.recorded_read;
-                total.recorded_written += counts.recorded_written;
-                total.inherited += counts.inherited;
-                for (name, count) in counts.not_replayed {
-                    *total.not_replayed.entry(name).or_default() += count;
-                }
+                total.lock().expect("not poisoned").add(&counts);
             });
         }
     });
@@ -493,13 +516,22 @@ fn replay_thread(
                 std::thread::sleep(wait);
             }
         }
-        let name = trace.calls[event.call as usize].name.as_str();
+        let info = &trace.calls[event.call as usize];
+        let name = info.name.as_str();
+        let layer = counts
+            .layers
+            .entry(
+                info.layer()
+                    .map_or("other", |layer| layer.name())
+                    .to_string(),
+            )
+            .or_default();
         let path = event
             .file
             .map(|file| mapped(&options.root, &trace.files[file as usize].path));
-        match trace.calls[event.call as usize].class() {
-            Some(cairn_model::CallClass::Read) => counts.recorded_read += event.bytes(),
-            Some(cairn_model::CallClass::Write) => counts.recorded_written += event.bytes(),
+        match info.class() {
+            Some(cairn_model::CallClass::Read) => layer.recorded_bytes_read += event.bytes(),
+            Some(cairn_model::CallClass::Write) => layer.recorded_bytes_written += event.bytes(),
             _ => {}
         }
         if options.dry_run {
@@ -512,7 +544,7 @@ fn replay_thread(
                 event.aux,
                 event.result
             );
-            counts.calls += 1;
+            layer.calls += 1;
             return;
         }
         let target = (name == "rename" || name == "renameat" || name == "renameat2")
@@ -527,15 +559,15 @@ fn replay_thread(
             &mut handles,
             &mut buffer,
         ) {
-            Some(Moved::Read(bytes)) => counts.read += bytes,
-            Some(Moved::Written(bytes)) => counts.written += bytes,
+            Some(Moved::Read(bytes)) => layer.bytes_read += bytes,
+            Some(Moved::Written(bytes)) => layer.bytes_written += bytes,
             Some(Moved::Nothing) => {}
             None => {
                 *counts.not_replayed.entry(name.to_string()).or_default() += 1;
                 return;
             }
         }
-        counts.calls += 1;
+        layer.calls += 1;
     });
     counts.inherited = handles.inherited.get();
     counts

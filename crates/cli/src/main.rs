@@ -364,9 +364,7 @@ fn main() -> ExitCode {
                 progress: None,
             };
             let bar = run::progress_bar(&trace, &filter);
-            filter.progress = bar.clone().map(|bar| {
-                cairn_export::Progress(std::sync::Arc::new(move |events| bar.inc(events)))
-            });
+            filter.progress = bar.as_ref().map(run::ExpansionBar::progress);
             let tables = |rows: u64| {
                 format!("{rows} events, with the files, processes and call sites tables")
             };
@@ -404,9 +402,7 @@ fn main() -> ExitCode {
                     ))
                 })?,
             };
-            if let Some(bar) = bar {
-                bar.finish_and_clear();
-            }
+            drop(bar);
             run::warn_incomplete(&trace);
             eprintln!("cairn: {said} -> {}", output.display());
             Ok(ExitCode::SUCCESS)
@@ -418,24 +414,13 @@ fn main() -> ExitCode {
         } => open_trace(&path).and_then(|trace| {
             let thresholds = read_thresholds(thresholds.as_deref())?;
             let output = output.unwrap_or_else(|| path.with_extension("html"));
-            let filter = cairn_export::Filter {
-                layers: Some(vec![
-                    cairn_model::Layer::Posix,
-                    cairn_model::Layer::Stdio,
-                    cairn_model::Layer::MpiIo,
-                ]),
-                ..cairn_export::Filter::default()
-            };
-            let bar = run::progress_bar(&trace, &filter);
-            let progress = bar.clone().map(|bar| {
-                cairn_export::Progress(std::sync::Arc::new(move |events| bar.inc(events)))
-            });
+            // Every process's streams are walked (the report chooses the calls it reads).
+            let bar = run::progress_bar(&trace, &cairn_export::Filter::default());
+            let progress = bar.as_ref().map(run::ExpansionBar::progress);
             let written = run::write_replacing(&output, |file| {
                 Ok(cairn_report::write(&trace, thresholds, progress, file)?)
             })?;
-            if let Some(bar) = bar {
-                bar.finish_and_clear();
-            }
+            drop(bar);
             run::warn_incomplete(&trace);
             eprintln!(
                 "cairn: report of {} processes, {} links ({} bytes) -> {}",

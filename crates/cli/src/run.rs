@@ -560,11 +560,9 @@ pub fn write_directory_replacing<T>(
 }
 
 /// A progress bar on standard error for walking the events of the streams `filter` keeps,
-/// when standard error is a terminal (none otherwise: logs stay clean).
-pub fn progress_bar(
-    trace: &Trace,
-    filter: &cairn_export::Filter,
-) -> Option<indicatif::ProgressBar> {
+/// when standard error is a terminal (none otherwise: logs stay clean). Cleared when
+/// dropped.
+pub fn progress_bar(trace: &Trace, filter: &cairn_export::Filter) -> Option<ExpansionBar> {
     use std::io::IsTerminal;
     if !std::io::stderr().is_terminal() {
         return None;
@@ -582,7 +580,24 @@ pub fn progress_bar(
         )
         .expect("a valid template"),
     );
-    Some(bar)
+    Some(ExpansionBar(bar))
+}
+
+/// The bar [`progress_bar`] draws.
+pub struct ExpansionBar(indicatif::ProgressBar);
+
+impl ExpansionBar {
+    /// What a walk tells of its progress, moving this bar.
+    pub fn progress(&self) -> cairn_export::Progress {
+        let bar = self.0.clone();
+        cairn_export::Progress(std::sync::Arc::new(move |events| bar.inc(events)))
+    }
+}
+
+impl Drop for ExpansionBar {
+    fn drop(&mut self) {
+        self.0.finish_and_clear();
+    }
 }
 
 /// Says on standard error, even with `--quiet`, which processes' calls the trace lacks

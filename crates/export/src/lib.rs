@@ -49,6 +49,12 @@ impl std::fmt::Debug for Progress {
 /// Events walked between two reports to a [`Progress`].
 pub const PROGRESS_STEP: u64 = 1 << 16;
 
+/// A call the MPI library made inside an MPI-IO call (a POSIX call, or MPI communication).
+pub fn is_subcall(trace: &Trace, event: &Event) -> bool {
+    event.flags & event_flags::INSIDE_MPIIO != 0
+        && trace.calls[event.call as usize].layer() != Some(Layer::MpiIo)
+}
+
 /// Which events an export keeps, and who is told how far the walk went.
 #[derive(Clone, Debug, Default)]
 pub struct Filter {
@@ -92,6 +98,36 @@ impl Filter {
         });
         if let Some(Progress(progress)) = &self.progress {
             progress(walked);
+        }
+    }
+
+    /// [`Filter::expand`], handing each call with the calls the MPI library made inside it
+    /// (`subcalls`; empty for all but MPI-IO calls). Those are recorded before their MPI-IO
+    /// call (a call is recorded when it returns), so they wait for the next call that is not
+    /// one. Sub-calls no call followed (it was filtered out, or never returned) are handed at
+    /// the end, each alone; [`is_subcall`] tells them apart.
+    pub fn expand_calls(
+        &self,
+        trace: &Trace,
+        stream: &Stream,
+        mut visit: impl FnMut(Event, &[Event]) -> bool,
+    ) {
+        let mut subcalls: Vec<Event> = Vec::new();
+        let mut going = true;
+        self.expand(trace, stream, |event| {
+            if is_subcall(trace, &event) {
+                subcalls.push(event);
+                return true;
+            }
+            going = visit(event, &subcalls);
+            subcalls.clear();
+            going
+        });
+        for subcall in subcalls {
+            if !going {
+                break;
+            }
+            going = visit(subcall, &[]);
         }
     }
 

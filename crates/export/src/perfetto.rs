@@ -175,33 +175,28 @@ pub fn write(trace: &Trace, filter: &Filter, out: &mut impl Write) -> Result<Wri
         })?;
         let mut layers: HashMap<Layer, u64> = HashMap::new();
         let mut counters = Counters::default();
-        // POSIX calls made inside an MPI-IO call: recorded before it (a call is recorded
-        // when it returns), written with it.
-        let mut subcalls: Vec<Event> = Vec::new();
+        // The POSIX calls made inside an MPI-IO call are written with it, sharing its flow.
         let mut failure: Result<(), ExportError> = Ok(());
-        filter.expand(trace, stream, |event| {
+        filter.expand_calls(trace, stream, |event, subcalls| {
             let layer = trace.calls[event.call as usize].layer();
             failure = (|| {
-                if event.flags & event_flags::INSIDE_MPIIO != 0 && layer != Some(Layer::MpiIo) {
-                    subcalls.push(event);
-                    return Ok(());
+                if crate::is_subcall(trace, &event) {
+                    // One whose MPI-IO call was left out: a slice of its own.
+                    return writer.slice(trace, &mut layers, thread_uuid, &event, None);
                 }
                 let flow = (layer == Some(Layer::MpiIo) && !subcalls.is_empty())
                     .then(|| writer.flow())
                     .or_else(|| messages.flow(trace, process.rank, &event, &mut writer.written));
                 writer.slice(trace, &mut layers, thread_uuid, &event, flow)?;
                 writer.count(trace, &mut counters, thread_uuid, &event)?;
-                for subcall in subcalls.drain(..) {
-                    writer.slice(trace, &mut layers, thread_uuid, &subcall, flow)?;
+                for subcall in subcalls {
+                    writer.slice(trace, &mut layers, thread_uuid, subcall, flow)?;
                 }
                 Ok(())
             })();
             failure.is_ok()
         });
         failure?;
-        for subcall in subcalls.drain(..) {
-            writer.slice(trace, &mut layers, thread_uuid, &subcall, None)?;
-        }
     }
     writer.out.flush()?;
     Ok(writer.written)

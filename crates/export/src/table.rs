@@ -111,21 +111,18 @@ pub fn each_event<'t>(
                 times_estimated: event.flags & event_flags::TIMES_FROM_STATISTICS != 0,
             }
         };
-        let mut subcalls: Vec<Event> = Vec::new();
+        // A sub-call whose MPI-IO call the filter left out (or that never returned) comes
+        // alone, and is a row without a parent.
         let mut failure: Result<(), ExportError> = Ok(());
-        filter.expand(trace, stream, |event| {
+        filter.expand_calls(trace, stream, |event, subcalls| {
             let layer = trace.calls[event.call as usize].layer();
-            if event.flags & event_flags::INSIDE_MPIIO != 0 && layer != Some(Layer::MpiIo) {
-                subcalls.push(event);
-                return true;
-            }
             failure = (|| {
                 visit(&row(&event, None))?;
                 rows += 1;
                 let parent = (layer == Some(Layer::MpiIo))
                     .then(|| trace.calls[event.call as usize].name.as_str());
-                for subcall in subcalls.drain(..) {
-                    visit(&row(&subcall, parent))?;
+                for subcall in subcalls {
+                    visit(&row(subcall, parent))?;
                     rows += 1;
                 }
                 Ok(())
@@ -133,11 +130,6 @@ pub fn each_event<'t>(
             failure.is_ok()
         });
         failure?;
-        // Sub-calls whose MPI-IO call the filter left out (or that never returned).
-        for subcall in subcalls.drain(..) {
-            visit(&row(&subcall, None))?;
-            rows += 1;
-        }
     }
     Ok(rows)
 }

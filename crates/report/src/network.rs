@@ -26,7 +26,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use cairn_export::Filter;
-use cairn_model::{event_flags, CallClass, Event, Layer};
+use cairn_model::{CallClass, Event, Layer};
 use cairn_trace::Trace;
 use serde::Serialize;
 
@@ -294,9 +294,8 @@ pub fn build(trace: &Trace, progress: Option<cairn_export::Progress>) -> Network
         let process = &trace.processes[stream.process as usize];
         let outer = outer_of_process[&stream.process];
         let host = String::from_utf8_lossy(&process.hostname).into_owned();
-        let mut subcalls: Vec<Event> = Vec::new();
         let mut seen: HashMap<(u32, u16), u64> = HashMap::new();
-        filter.expand(trace, stream, |event| {
+        filter.expand_calls(trace, stream, |event, subcalls| {
             let call = &trace.calls[event.call as usize];
             if !with_mpiio {
                 if data_call(&event) {
@@ -315,9 +314,8 @@ pub fn build(trace: &Trace, progress: Option<cairn_export::Progress>) -> Network
                 return true;
             }
             if call.layer() != Some(Layer::MpiIo) {
-                if event.flags & event_flags::INSIDE_MPIIO != 0 {
-                    subcalls.push(event);
-                } else if data_call(&event) {
+                // Sub-calls whose MPI-IO call never came are on no link either way.
+                if !cairn_export::is_subcall(trace, &event) && data_call(&event) {
                     network.unlinked_calls += 1;
                 }
                 return true;
@@ -329,11 +327,11 @@ pub fn build(trace: &Trace, progress: Option<cairn_export::Progress>) -> Network
                     .or_insert(event.start + event.duration);
             }
             let mut first_subcall = None;
-            for subcall in subcalls.drain(..) {
-                if !data_call(&subcall) {
+            for subcall in subcalls {
+                if !data_call(subcall) {
                     continue;
                 }
-                let Some(path) = path_of(&subcall) else {
+                let Some(path) = path_of(subcall) else {
                     continue;
                 };
                 first_subcall.get_or_insert(subcall.start);

@@ -87,7 +87,7 @@ impl LayerProfiles {
         if !matches!(occurrence.class, CallClass::Read | CallClass::Write) || occurrence.failed() {
             return;
         }
-        let size = occurrence.key.bytes();
+        let size = occurrence.size();
         let histogram = if occurrence.class == CallClass::Read {
             &mut profile.read_histogram
         } else {

@@ -22,4 +22,5 @@ pub mod insights;
 pub mod kernel_io;
 pub mod layers;
 pub mod messages;
+pub mod precision;
 pub mod summary;

@@ -319,6 +319,10 @@ pub struct Summary {
     pub call_sites: Vec<CallSiteSummary>,
     /// The I/O problems the figures show, with their evidence (see `insights`).
     pub insights: Vec<crate::insights::Insight>,
+    /// Parameters a precision level below 100 kept as histograms, per call (empty for a
+    /// lossless trace): these calls' sizes or offsets are estimates; counts and bytes are
+    /// not.
+    pub blurred: Vec<crate::precision::BlurredParameter>,
     pub filtered: Filtered,
     pub diagnostics: Vec<String>,
 }
@@ -433,7 +437,7 @@ impl FileSummary {
                     } else {
                         (&mut self.write_sizes, &mut self.write_histogram)
                     };
-                    let size = occurrence.key.bytes();
+                    let size = occurrence.size();
                     sizes.add_many(size, count);
                     histogram[size_bin(size)] += count;
                     if occurrence.offset_high >= 0 {
@@ -523,6 +527,7 @@ struct Builder {
     /// its occurrences: the files those visits named (their times are shares).
     split_leaves: HashMap<usize, BTreeSet<u32>>,
     layer_profiles: crate::layers::LayerProfiles,
+    blurred: crate::precision::Blurred,
 }
 
 impl Visitor for Builder {
@@ -581,6 +586,7 @@ impl Visitor for Builder {
         }
         process_summary.mpi_messages.add_occurrence(occurrence);
         self.layer_profiles.add_occurrence(occurrence);
+        self.blurred.add_occurrence(occurrence);
         let count = occurrence.count as f64;
         let kinds = &mut process_summary.calls_by_kind;
         match occurrence.class {
@@ -727,6 +733,7 @@ pub fn summarize(trace: &Trace, options: Options) -> Result<Summary> {
         pending: BTreeMap::new(),
         split_leaves: HashMap::new(),
         layer_profiles: Default::default(),
+        blurred: Default::default(),
     };
     let not_kept: u64 = trace
         .processes
@@ -743,9 +750,11 @@ pub fn summarize(trace: &Trace, options: Options) -> Result<Summary> {
         call_sites,
         split_leaves,
         layer_profiles,
+        blurred,
         ..
     } = builder;
     summary.layer_profiles = layer_profiles.finish();
+    summary.blurred = blurred.finish();
     // A leaf whose share went to several files: each one's time is an equal share.
     for leaf_files in split_leaves.values().filter(|files| files.len() > 1) {
         for file in leaf_files {

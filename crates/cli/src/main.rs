@@ -110,13 +110,19 @@ enum Command {
         /// rank and between job sizes), kept for the first rank, or kept for every rank.
         #[arg(long, value_enum, default_value_t = RuntimeIo::None)]
         runtime_io: RuntimeIo,
-        /// Precision level, 0–100: below 100, processes' start, end and `main` times that
-        /// lie close together (within ¾ of (100 − level)% of the run's duration) share one
-        /// value, each within (100 − level)% of its own, and timing statistics keep the matching
-        /// significant bits (ranks that start and end together then cost nothing each);
-        /// counts, sizes, offsets and files stay exact. The trace says what was rounded.
+        /// Precision level, 0–100 (100: lossless). Below 100, a call site's request sizes
+        /// (I/O sizes, MPI counts) and offsets that differ from the last there by at most
+        /// (100 − level)% of the larger (any difference at 0) become histograms from then
+        /// on, so jittering values fold; counts and byte totals stay exact, and `summary`
+        /// and `dump` say which calls were blurred. Processes' start, end and `main` times
+        /// that lie close together share one value, and timing statistics keep the matching
+        /// significant bits. The trace says what was rounded.
         #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u8).range(0..=100))]
         precision: u8,
+        /// Bins of each histogram a precision level below 100 makes (their ranges adapt to
+        /// the values).
+        #[arg(long, default_value_t = cairn_compress::histogram::DEFAULT_BINS, value_parser = clap::builder::TypedValueParser::map(clap::value_parser!(u16).range(1..=64), usize::from))]
+        histogram_bins: usize,
         /// The command and its arguments.
         #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
         command: Vec<std::ffi::OsString>,
@@ -142,9 +148,12 @@ enum Command {
         /// staged.
         #[arg(long)]
         first_rank: Option<u32>,
-        /// As for `run`.
+        /// As for `run` (sizes and offsets blur only in staging directories built here).
         #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u8).range(0..=100))]
         precision: u8,
+        /// As for `run`.
+        #[arg(long, default_value_t = cairn_compress::histogram::DEFAULT_BINS, value_parser = clap::builder::TypedValueParser::map(clap::value_parser!(u16).range(1..=64), usize::from))]
+        histogram_bins: usize,
         /// Print nothing but errors.
         #[arg(short, long)]
         quiet: bool,
@@ -317,6 +326,7 @@ fn main() -> ExitCode {
             quiet,
             runtime_io,
             precision,
+            histogram_bins,
             command,
         } => run::run(run::RunOptions {
             output,
@@ -325,6 +335,7 @@ fn main() -> ExitCode {
             quiet,
             runtime_io: runtime_io.policy(),
             precision,
+            histogram_bins,
             command,
         }),
         Command::Lib => run::library_path().map(|path| {
@@ -337,6 +348,7 @@ fn main() -> ExitCode {
             runtime_io,
             first_rank,
             precision,
+            histogram_bins,
             quiet,
         } => run::merge(
             &inputs,
@@ -344,6 +356,7 @@ fn main() -> ExitCode {
             runtime_io.policy(),
             first_rank,
             precision,
+            histogram_bins,
             quiet,
         )
         .map(|_| ExitCode::SUCCESS),

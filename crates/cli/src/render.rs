@@ -365,6 +365,17 @@ pub fn summary_text(summary: &Summary) -> String {
         );
     }
     insights_text(&mut out, &summary.insights);
+    for blurred in &summary.blurred {
+        let _ = writeln!(
+            out,
+            "estimated: {} {}s of {} events are from histograms ({}..{}); counts and bytes exact",
+            printable(&blurred.call),
+            blurred.parameter,
+            blurred.events,
+            blurred.min,
+            blurred.max
+        );
+    }
     for message in &summary.diagnostics {
         let _ = writeln!(out, "note: {}", printable(message));
     }
@@ -537,10 +548,11 @@ fn structure(
                     OffsetRef::Delta(delta) => format!(" at {delta:+}"),
                     OffsetRef::First(offset) => format!(" @{offset}"),
                     OffsetRef::Column => " at irregular offsets".to_string(),
+                    OffsetRef::Blurred => " at blurred offsets".to_string(),
                 };
                 writeln!(
                     out,
-                    "{indent}{}({}{offset_note}{}) = {}{}  ×{}  mean {:.3} µs  ctx @{}{}",
+                    "{indent}{}({}{offset_note}{}) = {}{}  ×{}  mean {:.3} µs  ctx @{}{}{}",
                     trace.calls[key.call as usize].name,
                     call_arguments(trace.class_of(key.call), &path, file.is_some(), key),
                     mpi_note(trace.class_of(key.call), key.aux, key.flags, tag_step),
@@ -560,7 +572,8 @@ fn structure(
                     symbols
                         .frames(key.context)
                         .first()
-                        .map_or(String::new(), |frame| format!(" in {}", frame.function))
+                        .map_or(String::new(), |frame| format!(" in {}", frame.function)),
+                    blur_note(&leaf)
                 )?;
             }
             Item::Loop { count, body, ranks } => {
@@ -761,4 +774,25 @@ pub fn dump(
         }
         other => other,
     }
+}
+
+/// What a precision level below 100 kept of a leaf's values as histograms: their range,
+/// count and bins (the key shows such a size as 0).
+fn blur_note(leaf: &cairn_compress::fold::Leaf<cairn_compress::stream::EventKey>) -> String {
+    let Some(blurred) = leaf.blurred.as_deref() else {
+        return String::new();
+    };
+    let mut parts = Vec::new();
+    for (name, histogram) in [("sizes", &blurred.size), ("offsets", &blurred.offset)] {
+        if let Some(histogram) = histogram {
+            parts.push(format!(
+                "{name} {}..{} in {} bins (sum {})",
+                histogram.min,
+                histogram.max,
+                histogram.bins().len(),
+                histogram.sum
+            ));
+        }
+    }
+    format!("  [histogram: {}]", parts.join("; "))
 }

@@ -17,8 +17,10 @@ pub struct RunOptions {
     pub staging: Option<PathBuf>,
     pub quiet: bool,
     pub runtime_io: RuntimeIo,
-    /// Precision level (see `Trace::apply_precision`).
+    /// Precision level (see `Trace::apply_precision` and `RunInfo::precision`).
     pub precision: u8,
+    /// Bins of each histogram a precision level below 100 makes.
+    pub histogram_bins: usize,
     pub command: Vec<OsString>,
 }
 
@@ -416,6 +418,8 @@ pub fn run(options: RunOptions) -> Result<ExitCode> {
             .collect(),
         exit_status: Some(code),
         runtime_io: options.runtime_io,
+        precision: Some(options.precision),
+        histogram_bins: options.histogram_bins,
         // Each rank collects its own segments; the job's first rank is 0.
         first_rank: launch.as_ref().map(|_| 0),
     };
@@ -626,11 +630,14 @@ fn load_inputs(
     inputs: &[PathBuf],
     runtime_io: RuntimeIo,
     first_rank: Option<u32>,
+    precision: (u8, usize),
 ) -> Result<Vec<Trace>> {
     let run = RunInfo {
         writer: format!("cairn {}", env!("CARGO_PKG_VERSION")),
         runtime_io,
         first_rank,
+        precision: Some(precision.0),
+        histogram_bins: precision.1,
         ..RunInfo::default()
     };
     let mut traces = Vec::new();
@@ -702,9 +709,10 @@ pub fn merge(
     runtime_io: RuntimeIo,
     first_rank: Option<u32>,
     precision: u8,
+    histogram_bins: usize,
     quiet: bool,
 ) -> Result<()> {
-    let mut traces = load_inputs(inputs, runtime_io, first_rank)?;
+    let mut traces = load_inputs(inputs, runtime_io, first_rank, (precision, histogram_bins))?;
     let mut trace = if traces.len() == 1 {
         traces.pop().expect("one trace")
     } else {

@@ -20,6 +20,7 @@
 use std::collections::VecDeque;
 use std::hash::{Hash, Hasher};
 
+use crate::histogram::Blurred;
 use crate::stats::Stats;
 
 /// One event of the folded stream: its exactly-kept key and statistics of what varies.
@@ -42,6 +43,8 @@ pub struct Leaf<K> {
     /// were consecutive and sequential (Darshan's order). 0 for other leaves, whose key
     /// holds the order.
     pub order_counts: [u64; 2],
+    /// Parameters a precision level below 100 keeps as histograms (the key marks which).
+    pub blurred: Option<Box<Blurred>>,
 }
 
 impl<K> Leaf<K> {
@@ -57,6 +60,11 @@ impl<K> Leaf<K> {
         self.offset_high = self.offset_high.max(other.offset_high);
         for (count, other) in self.order_counts.iter_mut().zip(other.order_counts) {
             *count = count.saturating_add(other);
+        }
+        if let Some(other) = &other.blurred {
+            self.blurred
+                .get_or_insert_with(Default::default)
+                .merge(other, -1);
         }
     }
 
@@ -446,6 +454,7 @@ mod tests {
             offset_high: -1,
             slowest: 0,
             order_counts: [0; 2],
+            blurred: None,
         }
     }
 

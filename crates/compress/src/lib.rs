@@ -39,6 +39,7 @@
 pub mod fold;
 pub mod grammar;
 pub mod hash;
+pub mod histogram;
 pub mod ranks;
 pub mod stats;
 pub mod stream;

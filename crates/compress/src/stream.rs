@@ -33,14 +33,21 @@ use cairn_format::bytes::{ByteReader, ByteWriter};
 use cairn_format::{FormatError, Result};
 use cairn_model::{event_flags, positional, CallClass, Event};
 
+mod blur;
 mod relative;
 mod sharing;
 
+pub use blur::{BLURRED_OFFSET, BLURRED_SIZE};
+
+/// The generator's seed of an expansion (then the rank's distance from the stream's base
+/// rank): every reader draws the same values for a blurred trace.
+pub const EXPANSION_SEED: u64 = 0xca1e_5eed;
 pub use relative::{column_parts, Relative, TAG_STEP};
 pub use sharing::{RankSet, RankSlopes, Sharing};
 
 use crate::fold::{Folder, Leaf, Limits, Node};
 use crate::hash::FastMap;
+use crate::histogram::{Blurred, Histogram, SplitMix, DEFAULT_BINS};
 use crate::stats::Stats;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -62,6 +69,9 @@ pub enum OffsetRef {
     /// Irregular: the offset (as a [`OffsetRef::Delta`] would hold it) and the access order
     /// of each occurrence are the next entry of the stream's column, in event order.
     Column,
+    /// Blurred by a precision level below 100: the offsets are the leaf's histogram (of
+    /// absolute offsets), the access order its counts.
+    Blurred,
 }
 
 /// Everything about an event that is kept exactly.
@@ -152,6 +162,7 @@ fn encode_key(key: &EventKey, out: &mut ByteWriter) {
             out.i64(offset);
         }
         OffsetRef::Column => out.u64(3),
+        OffsetRef::Blurred => out.u64(4),
     }
     out.u64(key.request);
     out.i64(key.result);
@@ -178,6 +189,7 @@ fn decode_key(reader: &mut ByteReader) -> Result<EventKey> {
         1 => OffsetRef::Delta(reader.i64()?),
         2 => OffsetRef::First(reader.i64()?),
         3 => OffsetRef::Column,
+        4 => OffsetRef::Blurred,
         _ => return Err(reader.corrupt("unknown offset encoding")),
     };
     Ok(EventKey {
@@ -256,9 +268,23 @@ impl NodeWriter<'_> {
                 if self.shared {
                     out.i64(leaf.slowest);
                 }
-                if leaf.key.offset == OffsetRef::Column {
+                if matches!(leaf.key.offset, OffsetRef::Column | OffsetRef::Blurred) {
                     out.u64(leaf.order_counts[0]);
                     out.u64(leaf.order_counts[1]);
+                }
+                let blurred = leaf.blurred.as_deref();
+                let empty = Histogram::new(1);
+                if leaf.key.offset == OffsetRef::Blurred {
+                    blurred
+                        .and_then(|b| b.offset.as_ref())
+                        .unwrap_or(&empty)
+                        .encode(out);
+                }
+                if leaf.key.flags & BLURRED_SIZE != 0 {
+                    blurred
+                        .and_then(|b| b.size.as_ref())
+                        .unwrap_or(&empty)
+                        .encode(out);
                 }
             }
             Node::Loop { count, body } => {
@@ -333,6 +359,8 @@ pub struct StreamEncoder {
     count: u64,
     /// Offsets of irregular accesses, in event order ([`OffsetRef::Column`]).
     column: Vec<i64>,
+    /// Bins of the histograms a precision level below 100 makes.
+    bins: usize,
 }
 
 impl Default for StreamEncoder {
@@ -353,7 +381,16 @@ impl StreamEncoder {
             last_end: 0,
             count: 0,
             column: Vec::new(),
+            bins: DEFAULT_BINS,
         }
+    }
+
+    /// Keeps parameters that differ at a call site by at most (100 − `precision`)% in
+    /// histograms of `bins` bins (see `blur.rs`); 100 keeps everything exact. Set before
+    /// the first event.
+    pub fn set_precision(&mut self, precision: u8, bins: usize) {
+        self.relative = Relative::with_precision(precision);
+        self.bins = bins;
     }
 
     pub fn len(&self) -> u64 {
@@ -379,7 +416,7 @@ impl StreamEncoder {
         let (key, order) = self
             .relative
             .encode_into_column(event, class, &mut self.column);
-        let order_counts = if key.offset == OffsetRef::Column {
+        let order_counts = if matches!(key.offset, OffsetRef::Column | OffsetRef::Blurred) {
             [
                 (order & CONSECUTIVE != 0) as u64,
                 (order & SEQUENTIAL != 0) as u64,
@@ -387,9 +424,25 @@ impl StreamEncoder {
         } else {
             [0; 2]
         };
+        let mut blurred = None;
+        if key.offset == OffsetRef::Blurred {
+            blurred.get_or_insert_with(Box::<Blurred>::default).offset =
+                Some(Histogram::of(event.offset, self.bins));
+        }
+        if key.flags & BLURRED_SIZE != 0 {
+            let (request, _) =
+                positional::relative(event.flags, event.offset, event.request, event.result);
+            let value = if class == Some(CallClass::Completion) {
+                event.result
+            } else {
+                request as i64
+            };
+            blurred.get_or_insert_with(Box::<Blurred>::default).size =
+                Some(Histogram::of(value, self.bins));
+        }
         let (offset_low, offset_high) = if event.offset >= 0 {
             let moved = if matches!(class, Some(CallClass::Read | CallClass::Write)) {
-                key.bytes() as i64
+                event.bytes() as i64
             } else {
                 0
             };
@@ -405,6 +458,7 @@ impl StreamEncoder {
             offset_high,
             slowest: 0,
             order_counts,
+            blurred,
         });
         self.count += 1;
         for node in self.folder.take_finished() {
@@ -507,6 +561,7 @@ impl StreamEncoder {
                     offset_high,
                     slowest: 0,
                     order_counts: [0; 2],
+                    blurred: None,
                 }
             })
             .collect();
@@ -696,6 +751,7 @@ impl<'a> Body<'a> {
                     if !carries_statistics {
                         leaf.duration = Stats::default();
                         leaf.gap = Stats::default();
+                        leaf.blurred = None;
                     }
                     nodes.push(Node::Leaf(leaf));
                 }
@@ -735,11 +791,19 @@ fn read_leaf(
     let offset_low = reader.i64()?;
     let offset_high = offset_low.wrapping_add(reader.i64()?);
     let slowest = if shared { reader.i64()? } else { 0 };
-    let order_counts = if key.offset == OffsetRef::Column {
+    let order_counts = if matches!(key.offset, OffsetRef::Column | OffsetRef::Blurred) {
         [reader.u64()?, reader.u64()?]
     } else {
         [0; 2]
     };
+    let mut blurred = None;
+    if key.offset == OffsetRef::Blurred {
+        blurred.get_or_insert_with(Box::<Blurred>::default).offset =
+            Some(Histogram::decode(reader)?);
+    }
+    if key.flags & BLURRED_SIZE != 0 {
+        blurred.get_or_insert_with(Box::<Blurred>::default).size = Some(Histogram::decode(reader)?);
+    }
     Ok(Leaf {
         key,
         duration,
@@ -748,6 +812,7 @@ fn read_leaf(
         offset_high,
         slowest,
         order_counts,
+        blurred,
     })
 }
 
@@ -829,6 +894,7 @@ pub struct EncodedStream {
     /// Highest call index and context any key uses, for the trace to check.
     pub max_call: u16,
     pub max_context: u32,
+    blurred_sizes: bool,
 }
 
 impl EncodedStream {
@@ -902,6 +968,7 @@ impl EncodedStream {
             loop_ranks: Vec<u32>,
             /// Column entries the leaves take (one per occurrence of a column leaf).
             column_taken: u64,
+            blurred_sizes: bool,
         }
         /// `runs`: how many times the stored loop counts around these nodes run them.
         fn check(
@@ -943,6 +1010,7 @@ impl EncodedStream {
                         }
                         state.max_call = state.max_call.max(key.call);
                         state.max_context = state.max_context.max(key.context);
+                        state.blurred_sizes |= key.flags & BLURRED_SIZE != 0;
                         read_leaf(reader, key, state.shared, runs)?;
                         if key.offset == OffsetRef::Column {
                             state.column_taken = state.column_taken.saturating_add(runs);
@@ -990,6 +1058,7 @@ impl EncodedStream {
             loop_slopes: Vec::new(),
             loop_ranks: Vec::new(),
             column_taken: 0,
+            blurred_sizes: false,
         };
         let occurrences = check(&mut reader, top_level_nodes, 0, 1, &mut state)?;
         if state.column_taken != column.len() as u64 {
@@ -1026,6 +1095,7 @@ impl EncodedStream {
             count,
             max_call: state.max_call,
             max_context: state.max_context,
+            blurred_sizes: state.blurred_sizes,
         })
     }
 
@@ -1037,6 +1107,11 @@ impl EncodedStream {
     /// a stream is one thread's own, never shared.
     pub fn has_column(&self) -> bool {
         !self.column.is_empty()
+    }
+
+    /// Whether a precision level below 100 made some of the stream's sizes histograms.
+    pub fn has_blurred_sizes(&self) -> bool {
+        self.blurred_sizes
     }
 
     /// The stream's top level.
@@ -1205,6 +1280,7 @@ impl EncodedStream {
             class_of: C,
             visit: &'f mut V,
             stopped: bool,
+            random: SplitMix,
         }
         impl<C: Fn(u16) -> Option<CallClass>, V: FnMut(Event) -> bool> Expansion<'_, C, V> {
             fn body(&mut self, body: Body) {
@@ -1227,14 +1303,34 @@ impl EncodedStream {
             }
 
             fn leaf(&mut self, leaf: &Leaf<EventKey>) {
-                let key = &leaf.key;
-                let entry = match key.offset {
-                    OffsetRef::Column => self.column.next().copied(),
-                    _ => None,
+                let mut key = leaf.key;
+                let mut flags = key.flags & !TAG_STEP;
+                let class = (self.class_of)(key.call);
+                let (file_plus_one, offset, aux) = match key.offset {
+                    OffsetRef::Column => {
+                        let entry = self.column.next().copied();
+                        self.relative.decode_from_column(&key, class, entry)
+                    }
+                    _ => {
+                        // Blurred parameters drawn from their histograms: never a value
+                        // outside what the leaf saw; what follows is relative to them.
+                        let blurred = leaf.blurred.as_deref();
+                        if let Some(size) = blurred.and_then(|b| b.size.as_ref()) {
+                            let drawn = size.draw(&mut self.random);
+                            if class == Some(CallClass::Completion) {
+                                key.result = drawn.wrapping_sub(key.request as i64);
+                            } else {
+                                key.request = drawn.max(0) as u64;
+                            }
+                        }
+                        let offset = blurred.and_then(|b| b.offset.as_ref()).map(|offset| {
+                            flags |= BLURRED_OFFSET;
+                            offset.draw(&mut self.random)
+                        });
+                        self.relative.decode_drawn(&key, class, offset)
+                    }
                 };
-                let (file_plus_one, offset, aux) =
-                    self.relative
-                        .decode_from_column(key, (self.class_of)(key.call), entry);
+                let key = &key;
                 let start = if self.started {
                     self.clock.saturating_add(leaf.gap.mean.round() as u64)
                 } else {
@@ -1257,7 +1353,7 @@ impl EncodedStream {
                     errno: key.errno,
                     context: key.context,
                     aux,
-                    flags: key.flags & !TAG_STEP
+                    flags: flags
                         | if leaf.duration.count > 1 {
                             event_flags::TIMES_FROM_STATISTICS
                         } else {
@@ -1274,6 +1370,7 @@ impl EncodedStream {
             class_of,
             visit: &mut visit,
             stopped: false,
+            random: SplitMix::new(EXPANSION_SEED ^ rank_delta as u64),
         };
         expansion.body(self.nodes_for_rank(rank_delta));
     }

@@ -39,6 +39,11 @@ pub struct RunInfo {
     /// others (each rank of a launched job builds its own trace); by default, the lowest
     /// rank among the segments.
     pub first_rank: Option<u32>,
+    /// A precision level below 100 (`Some`): sizes and offsets that differ at a call site
+    /// by at most (100 − level)% become histograms of `histogram_bins` bins as the streams
+    /// are built (`cairn_compress::stream::StreamEncoder::set_precision`). `None`: exact.
+    pub precision: Option<u8>,
+    pub histogram_bins: usize,
 }
 
 /// Which ranks' own MPI runtime I/O a trace keeps; the rest is counted.
@@ -911,8 +916,16 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
             })
             .collect();
         cursors.sort_by_key(|cursor| cursor.thread);
-        let mut encoders: Vec<StreamEncoder> =
-            cursors.iter().map(|_| StreamEncoder::default()).collect();
+        let mut encoders: Vec<StreamEncoder> = cursors
+            .iter()
+            .map(|_| {
+                let mut encoder = StreamEncoder::default();
+                if let Some(precision) = run.precision.filter(|precision| *precision < 100) {
+                    encoder.set_precision(precision, run.histogram_bins);
+                }
+                encoder
+            })
+            .collect();
         // Each thread's own file table (trace-wide index → position), so a rank's events
         // name its files the way every other rank's do.
         let mut local_files: Vec<(HashMap<u32, u32>, Vec<u32>)> =

@@ -10,9 +10,15 @@
 //! defaulting to [`Visitor::event`], and calling [`walk`].
 
 use cairn_compress::fold::Leaf;
+use cairn_compress::hash::FastMap;
+use cairn_compress::histogram::Blurred;
 use cairn_compress::stats::Stats;
 use cairn_compress::stream::{Body, EventKey, Item, RankSet, Relative};
 use cairn_model::{Call, CallClass, Layer};
+
+use std::sync::Arc;
+
+use cairn_compress::stream::BLURRED_SIZE;
 
 use crate::{CallInfo, Process, Stream, Trace};
 
@@ -48,6 +54,13 @@ pub struct Occurrence<'a> {
     /// Of a leaf of irregular accesses (offsets in the stream's column): how many of all
     /// its occurrences were consecutive and sequential.
     pub order_counts: [u64; 2],
+    /// Parameters a precision level below 100 kept as histograms (over all the leaf's
+    /// occurrences), if any.
+    pub blurred: Option<&'a Blurred>,
+    /// Bytes moved by these `count` events: exact, and for a leaf whose sizes are a
+    /// histogram this visit's share of its exact sum (the shares of all visits of all
+    /// ranks sharing the leaf add up to it).
+    bytes: u64,
 }
 
 impl Occurrence<'_> {
@@ -55,7 +68,10 @@ impl Occurrence<'_> {
     /// (Darshan's access order): from the key, or for a leaf of irregular accesses this
     /// visit's share of the leaf's counts (the shares of all its visits add up to them).
     pub fn access_order(&self) -> [f64; 2] {
-        if self.key.offset == cairn_compress::stream::OffsetRef::Column {
+        if matches!(
+            self.key.offset,
+            cairn_compress::stream::OffsetRef::Column | cairn_compress::stream::OffsetRef::Blurred
+        ) {
             let share = self.count as f64 / self.duration.count.max(1) as f64;
             return self.order_counts.map(|count| count as f64 * share);
         }
@@ -74,9 +90,27 @@ impl Occurrence<'_> {
         self.key.failed()
     }
 
-    /// Bytes moved by all `count` events.
+    /// Bytes moved by all `count` events (exact at every precision level).
     pub fn bytes(&self) -> u64 {
-        self.key.bytes().saturating_mul(self.count)
+        self.bytes
+    }
+
+    /// The size one of these events moved: exact, or for blurred sizes their mean.
+    pub fn size(&self) -> u64 {
+        match self.blurred.and_then(|blurred| blurred.size.as_ref()) {
+            Some(sizes) if !self.failed() => (sizes.mean().round() as i64)
+                .saturating_add(self.key.result)
+                .max(0) as u64,
+            _ => self.key.bytes(),
+        }
+    }
+
+    /// Whether a precision level below 100 blurred this leaf's sizes or offsets.
+    pub fn is_blurred(&self) -> bool {
+        self.blurred.is_some_and(|blurred| {
+            blurred.size.as_ref().is_some_and(|h| !h.is_exact())
+                || blurred.offset.as_ref().is_some_and(|h| !h.is_exact())
+        })
     }
 
     /// A POSIX call the MPI library made inside an MPI-IO call of the program.
@@ -166,6 +200,9 @@ struct StreamWalk<'a, V> {
     process: &'a Process,
     relative: Relative,
     visitor: &'a mut V,
+    /// Per call site of blurred sizes: their exact total over the walked streams and the
+    /// occurrences this walk visited so far (see [`StreamWalk::blurred_bytes`]).
+    blurred_pools: &'a mut BlurredPools,
 }
 
 impl<V: Visitor> StreamWalk<'_, V> {
@@ -188,6 +225,11 @@ impl<V: Visitor> StreamWalk<'_, V> {
             return;
         };
         let file = self.stream.file(file_plus_one);
+        let bytes = if key.flags & BLURRED_SIZE != 0 && !key.failed() {
+            self.blurred_bytes(key, multiplier)
+        } else {
+            key.bytes().saturating_mul(multiplier)
+        };
         let occurrence = Occurrence {
             trace: self.trace,
             process: self.process,
@@ -212,8 +254,30 @@ impl<V: Visitor> StreamWalk<'_, V> {
                 .rank
                 .and_then(|rank| u32::try_from((rank as i64).wrapping_add(leaf.slowest)).ok()),
             order_counts: leaf.order_counts,
+            blurred: leaf.blurred.as_deref(),
+            bytes,
         };
         dispatch(self.visitor, &occurrence);
+    }
+
+    /// The bytes of `count` more occurrences of a leaf whose sizes are a histogram: the
+    /// exact total of its call site's blurred leaves in the walked streams (sum of sizes
+    /// plus each result's difference) apportioned by occurrence in the order the walk
+    /// meets them. Over a whole walk every occurrence is met once, so the shares add up to
+    /// the exact total, even where the rank merge kept one rank's values in the histogram
+    /// of a part (or a stream) of other ranks; each rank's own share is an estimate.
+    fn blurred_bytes(&mut self, key: &EventKey, count: u64) -> u64 {
+        let Some(pool) = self
+            .blurred_pools
+            .get_mut(&(key.call, key.context, key.result))
+        else {
+            return 0;
+        };
+        let occurrences = pool.occurrences.max(1);
+        let before = (pool.seen as u128).min(occurrences);
+        pool.seen = pool.seen.saturating_add(count);
+        let after = (pool.seen as u128).min(occurrences);
+        (pool.total * after / occurrences - pool.total * before / occurrences) as u64
     }
 
     /// Visits `nodes` once, each leaf standing for `multiplier` events and `share` of its
@@ -276,20 +340,81 @@ impl<V: Visitor> StreamWalk<'_, V> {
     }
 }
 
+/// A call site's blurred sizes in one stored stream (keyed by call, context and the
+/// result's difference, which the key keeps exactly).
+#[derive(Default)]
+struct Pool {
+    occurrences: u128,
+    total: u128,
+    seen: u64,
+}
+
+type BlurredPools = FastMap<(u16, u32, i64), Pool>;
+
+/// The blurred call sites of `streams`, over all their leaves and members (each stored
+/// stream once).
+fn site_pools<'s>(trace: &Trace, streams: impl Iterator<Item = &'s Stream>) -> BlurredPools {
+    fn gather(trace: &Trace, body: Body, pools: &mut FastMap<(u16, u32, i64), Pool>) {
+        for item in body.iter() {
+            match item {
+                Item::Leaf(leaf) => {
+                    let Some(sizes) = leaf.blurred.as_deref().and_then(|b| b.size.as_ref()) else {
+                        continue;
+                    };
+                    let key = &leaf.key;
+                    let total = if trace.class_of(key.call) == Some(CallClass::Completion) {
+                        sizes.sum
+                    } else {
+                        sizes.sum + key.result as i128 * sizes.count as i128
+                    };
+                    let pool = pools
+                        .entry((key.call, key.context, key.result))
+                        .or_default();
+                    pool.occurrences += sizes.count as u128;
+                    pool.total += total.max(0) as u128;
+                }
+                Item::Loop { body, .. } => gather(trace, body, pools),
+            }
+        }
+    }
+    let mut pools = FastMap::default();
+    let mut gathered = std::collections::HashSet::new();
+    for stream in streams {
+        if stream.events.has_blurred_sizes() && gathered.insert(Arc::as_ptr(&stream.events)) {
+            gather(trace, stream.events.nodes(), &mut pools);
+        }
+    }
+    pools
+}
+
 /// Walks every stream of the trace.
 pub fn walk(trace: &Trace, visitor: &mut impl Visitor) {
+    let mut blurred_pools = site_pools(trace, trace.streams.iter());
     for stream in &trace.streams {
-        walk_stream(trace, stream, visitor);
+        walk_stream_counting(trace, stream, visitor, &mut blurred_pools);
     }
 }
 
+/// Walks one stream. Of a blurred leaf several ranks share, the bytes this walk gives are
+/// a share of the leaf's exact total ([`walk`] gives the exact total over all members).
 pub fn walk_stream(trace: &Trace, stream: &Stream, visitor: &mut impl Visitor) {
+    let mut blurred_pools = site_pools(trace, std::iter::once(stream));
+    walk_stream_counting(trace, stream, visitor, &mut blurred_pools);
+}
+
+fn walk_stream_counting(
+    trace: &Trace,
+    stream: &Stream,
+    visitor: &mut impl Visitor,
+    blurred_pools: &mut BlurredPools,
+) {
     let mut walker = StreamWalk {
         trace,
         stream,
         process: &trace.processes[stream.process as usize],
         relative: Relative::default(),
         visitor,
+        blurred_pools,
     };
     // The top level is not compared with anything: resolve it item by item.
     let mut files = Vec::new();

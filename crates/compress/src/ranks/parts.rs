@@ -11,6 +11,7 @@ use cairn_model::{event_flags, CallClass};
 
 use crate::fold::{Leaf, Node};
 use crate::hash::FastMap;
+use crate::histogram::Blurred;
 use crate::stats::Stats;
 use crate::stream::{EventKey, FileRef, OffsetRef, RankSet, RankSlopes, Sharing};
 
@@ -27,11 +28,13 @@ pub const ALIGNMENT_CELLS: usize = 1 << 16;
 /// What is merged of a leaf: its duration and gap statistics, and which rank had the
 /// longest single duration (a distance from the member's rank in a member's tree, an
 /// absolute rank once merged).
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Default)]
 struct Merged {
     duration: Stats,
     gap: Stats,
     slowest: i64,
+    /// Histograms of blurred parameters, over every rank's values.
+    blurred: Option<Box<Blurred>>,
 }
 
 impl Merged {
@@ -40,6 +43,7 @@ impl Merged {
             duration: leaf.duration,
             gap: leaf.gap,
             slowest: leaf.slowest,
+            blurred: leaf.blurred.clone(),
         }
     }
 
@@ -52,6 +56,11 @@ impl Merged {
         }
         self.duration.merge(&leaf.duration);
         self.gap.merge(&leaf.gap);
+        if let Some(blurred) = &leaf.blurred {
+            self.blurred
+                .get_or_insert_with(Default::default)
+                .merge(blurred, rank);
+        }
     }
 }
 
@@ -233,6 +242,7 @@ fn shape_of(key: &EventKey) -> [u64; 5] {
         OffsetRef::First(_) => 1,
         OffsetRef::Delta(_) => 2,
         OffsetRef::Column => 3,
+        OffsetRef::Blurred => 4,
     };
     [
         key.call as u64,
@@ -766,6 +776,7 @@ impl Finisher {
                 let mut leaf = part.leaf;
                 leaf.duration = part.statistics.duration;
                 leaf.gap = part.statistics.gap;
+                leaf.blurred = part.statistics.blurred.clone();
                 leaf.slowest = part.statistics.slowest.wrapping_sub(ranks[0]);
                 // A rank expanded from a shared stream still names that stream's slopes.
                 leaf.key.parameters = 0;

@@ -6,6 +6,7 @@
 
 use cairn_model::{event_flags, positional, CallClass, Event, UNKNOWN};
 
+use super::blur::{Blur, BLURRED_SIZE};
 use super::{EventKey, FileRef, OffsetRef, CONSECUTIVE, SEQUENTIAL};
 use crate::hash::FastMap;
 
@@ -28,6 +29,8 @@ pub struct Relative {
     /// offset: the access after it (IOR's `lseek` then `write` at random offsets) goes to
     /// the column too, since its access order is as irregular as the seek's offset.
     sought_irregularly: FastMap<u64, ()>,
+    /// Encoding only: the precision level's choice of parameters kept as histograms.
+    blur: Blur,
 }
 
 /// The distinct offset deltas last seen at a calling context, and whether accesses there
@@ -141,6 +144,14 @@ struct TagHistory {
 pub const TAG_STEP: u32 = 1 << 31;
 
 impl Relative {
+    /// The encoder's state at a precision level (0–100; 100 keeps every value exact).
+    pub fn with_precision(precision: u8) -> Relative {
+        Relative {
+            blur: Blur::new(precision),
+            ..Relative::default()
+        }
+    }
+
     /// The tag kept for `tag` at `context`, and whether it is kept as a step; `tag` is
     /// remembered. After a wildcard (negative) tag, the tag is kept as itself.
     fn relative_tag(&mut self, context: u32, tag: u32) -> (u32, bool) {
@@ -260,6 +271,17 @@ impl Relative {
         // Every step counts (those of repetitions the tracer folded too); only events
         // pushed one by one may go to the column.
         let after_irregular_seek = self.sought_irregularly.remove(&file_plus_one).is_some();
+        // Only events pushed one by one blur (a block's repetitions are equal already).
+        let blurring = column.is_some() && !self.blur.is_lossless();
+        if let (OffsetRef::Delta(delta), true) = (offset, blurring) {
+            if self
+                .blur
+                .offset(event.call, event.context, delta, event.offset)
+            {
+                offset = OffsetRef::Blurred;
+                key_order = 0;
+            }
+        }
         if let OffsetRef::Delta(delta) = offset {
             let irregular = self
                 .context_deltas
@@ -291,7 +313,27 @@ impl Relative {
         } else {
             event.aux
         };
-        let key = EventKey {
+        // Sizes blur where a call asks for them; a completion's (MPI_Wait*) where it
+        // reports them, in its result (the bytes its receives got).
+        let completion = class == Some(CallClass::Completion);
+        let blur_size = blurring
+            && if completion {
+                self.blur.size(event.call, event.context, event.result)
+            } else {
+                matches!(
+                    class,
+                    Some(
+                        CallClass::Read
+                            | CallClass::Write
+                            | CallClass::PointToPoint
+                            | CallClass::Collective
+                    )
+                ) && self.blur.size(event.call, event.context, request as i64)
+            };
+        if blur_size {
+            flags |= BLURRED_SIZE;
+        }
+        let mut key = EventKey {
             order: key_order,
             call: event.call,
             context: event.context,
@@ -306,6 +348,13 @@ impl Relative {
             parameters: 0,
         };
         self.advance(&key, file_plus_one, event.offset, class);
+        if blur_size && completion {
+            // The result is the leaf's histogram's (the key's says 0).
+            key.result = (key.request as i64).wrapping_neg();
+        } else if blur_size {
+            // The size is the leaf's histogram's; the result stays relative to it.
+            key.request = 0;
+        }
         (key, order)
     }
 
@@ -313,7 +362,19 @@ impl Relative {
     /// offset of a [`OffsetRef::Column`] key is unknown here (see
     /// [`Relative::decode_from_column`]).
     pub fn decode(&mut self, key: &EventKey, class: Option<CallClass>) -> (u64, i64, u64) {
-        self.decode_with(key, class, None)
+        self.decode_with(key, class, None, None)
+    }
+
+    /// As [`Relative::decode`], for a key whose blurred parameters were drawn: `key`'s
+    /// request holds the drawn size (if [`BLURRED_SIZE`]), `offset` the drawn offset (if
+    /// [`OffsetRef::Blurred`]); what follows is relative to them.
+    pub fn decode_drawn(
+        &mut self,
+        key: &EventKey,
+        class: Option<CallClass>,
+        offset: Option<i64>,
+    ) -> (u64, i64, u64) {
+        self.decode_with(key, class, None, offset)
     }
 
     /// As [`Relative::decode`], with the column entry of a [`OffsetRef::Column`] key.
@@ -323,7 +384,7 @@ impl Relative {
         class: Option<CallClass>,
         entry: Option<i64>,
     ) -> (u64, i64, u64) {
-        self.decode_with(key, class, entry)
+        self.decode_with(key, class, entry, None)
     }
 
     fn decode_with(
@@ -331,6 +392,7 @@ impl Relative {
         key: &EventKey,
         class: Option<CallClass>,
         entry: Option<i64>,
+        drawn_offset: Option<i64>,
     ) -> (u64, i64, u64) {
         let file_plus_one = match key.file {
             FileRef::None => 0,
@@ -348,6 +410,7 @@ impl Relative {
             (OffsetRef::First(offset), _) => offset,
             (OffsetRef::Delta(delta), _) => end.wrapping_add(delta),
             (OffsetRef::Column, Some(entry)) => end.wrapping_add(column_parts(entry).0),
+            (OffsetRef::Blurred, _) => drawn_offset.unwrap_or(UNKNOWN),
         };
         self.advance(key, file_plus_one, offset, class);
         let aux = if class == Some(CallClass::PointToPoint) {

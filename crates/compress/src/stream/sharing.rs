@@ -79,7 +79,7 @@ impl RankSlopes {
         };
         let offset = match key.offset {
             OffsetRef::First(offset) | OffsetRef::Delta(offset) => offset,
-            OffsetRef::Unknown | OffsetRef::Column => 0,
+            OffsetRef::Unknown | OffsetRef::Column | OffsetRef::Blurred => 0,
         };
         [
             key.handle as i64,

@@ -1,0 +1,484 @@
+//! Adaptive histograms: what a parameter becomes when a precision level below 100 lets
+//! values that differ share one event (the thesis' lossy encoding, chapter 4).
+//!
+//! A histogram keeps its count, its sum, its minimum and maximum — each with the rank that
+//! produced it — **exactly**, under any insertion order and any tree of merges; so the
+//! totals a summary prints (calls, bytes) stay exact at every precision level, and a reader
+//! never produces a value outside [min, max]. The distribution in between is kept in at
+//! most [`Histogram::capacity`] bins whose ranges adapt as values arrive: a value that falls
+//! in no bin opens one of its own, and when there are too many, the two adjacent bins with
+//! the fewest values over the narrowest span merge. Each bin keeps the
+//! count, min, max, mean and variance of exactly the values it holds.
+//!
+//! Design decision: bins only merge, they never split. Splitting the fullest bin (as the
+//! thesis does) needs the values inside it, which a bin no longer has: its halves' counts
+//! would be guesses. Merging only keeps every bin's figures exact, and outliers stay
+//! visible because a lone value is the last a crowded neighbour absorbs.
+
+use cairn_format::bytes::{ByteReader, ByteWriter};
+use cairn_format::Result;
+
+/// Bins per histogram unless a trace says otherwise.
+pub const DEFAULT_BINS: usize = 8;
+/// The most bins a histogram may have (a trace asking for more is damaged).
+pub const MAX_BINS: usize = 64;
+
+/// The values of one bin.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bin {
+    pub count: u64,
+    pub min: i64,
+    pub max: i64,
+    pub mean: f64,
+    /// Sum of squared differences from the mean.
+    pub m2: f64,
+}
+
+impl Bin {
+    fn of(value: i64) -> Bin {
+        Bin {
+            count: 1,
+            min: value,
+            max: value,
+            mean: value as f64,
+            m2: 0.0,
+        }
+    }
+
+    fn merge(&mut self, other: &Bin) {
+        let count = self.count + other.count;
+        let delta = other.mean - self.mean;
+        self.mean += delta * other.count as f64 / count as f64;
+        self.m2 += other.m2 + delta * delta * self.count as f64 * other.count as f64 / count as f64;
+        self.count = count;
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
+    }
+
+    pub fn variance(&self) -> f64 {
+        self.m2 / self.count.max(1) as f64
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Histogram {
+    capacity: usize,
+    /// Increasing and disjoint.
+    bins: Vec<Bin>,
+    pub count: u64,
+    pub sum: i128,
+    pub min: i64,
+    pub max: i64,
+    /// The rank that produced the minimum and the maximum (-1: not known).
+    pub min_rank: i64,
+    pub max_rank: i64,
+}
+
+impl Histogram {
+    pub fn new(capacity: usize) -> Histogram {
+        Histogram {
+            capacity: capacity.clamp(1, MAX_BINS),
+            bins: Vec::new(),
+            count: 0,
+            sum: 0,
+            min: 0,
+            max: 0,
+            min_rank: -1,
+            max_rank: -1,
+        }
+    }
+
+    pub fn of(value: i64, capacity: usize) -> Histogram {
+        let mut histogram = Histogram::new(capacity);
+        histogram.add(value, -1);
+        histogram
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    pub fn bins(&self) -> &[Bin] {
+        &self.bins
+    }
+
+    /// Every value it holds is the same: nothing was blurred.
+    pub fn is_exact(&self) -> bool {
+        self.min == self.max
+    }
+
+    pub fn mean(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.sum as f64 / self.count as f64
+        }
+    }
+
+    pub fn add(&mut self, value: i64, rank: i64) {
+        let first = self.count == 0;
+        self.count_in(1, value as i128, value, value, rank, rank, first);
+        let at = self.bins.partition_point(|existing| existing.max < value);
+        match self.bins.get_mut(at) {
+            Some(existing) if existing.min <= value => existing.merge(&Bin::of(value)),
+            _ => self.bins.insert(at, Bin::of(value)),
+        }
+        self.shrink();
+    }
+
+    /// Adds every value of `other` (its bins, which may overlap ours).
+    pub fn merge(&mut self, other: &Histogram) {
+        if other.count == 0 {
+            return;
+        }
+        let first = self.count == 0;
+        self.count_in(
+            other.count,
+            other.sum,
+            other.min,
+            other.max,
+            other.min_rank,
+            other.max_rank,
+            first,
+        );
+        let mut bins = std::mem::take(&mut self.bins);
+        bins.extend_from_slice(&other.bins);
+        bins.sort_by_key(|bin| (bin.min, bin.max));
+        // Overlapping bins (from two histograms) become one, so bins stay disjoint.
+        for bin in bins {
+            match self.bins.last_mut() {
+                Some(last) if bin.min <= last.max => last.merge(&bin),
+                _ => self.bins.push(bin),
+            }
+        }
+        self.shrink();
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn count_in(
+        &mut self,
+        count: u64,
+        sum: i128,
+        min: i64,
+        max: i64,
+        min_rank: i64,
+        max_rank: i64,
+        first: bool,
+    ) {
+        if first
+            || min < self.min
+            || (min == self.min && min_rank >= 0 && (self.min_rank < 0 || min_rank < self.min_rank))
+        {
+            self.min_rank = min_rank;
+            self.min = min;
+        }
+        if first
+            || max > self.max
+            || (max == self.max && max_rank >= 0 && (self.max_rank < 0 || max_rank < self.max_rank))
+        {
+            self.max_rank = max_rank;
+            self.max = max;
+        }
+        self.count = self.count.saturating_add(count);
+        self.sum = self.sum.saturating_add(sum);
+    }
+
+    /// Merges adjacent bins until there are at most `capacity`: the pair whose values
+    /// times the width they would span is least (few values close together first; a
+    /// lone far value is the last a crowded neighbour absorbs), the narrower on a tie.
+    fn shrink(&mut self) {
+        while self.bins.len() > self.capacity {
+            let pair = (0..self.bins.len() - 1)
+                .min_by_key(|&index| {
+                    let (a, b) = (&self.bins[index], &self.bins[index + 1]);
+                    let width = b.max.wrapping_sub(a.min) as u64 as u128;
+                    ((a.count + b.count) as u128 * width, width)
+                })
+                .expect("more than one bin");
+            let next = self.bins.remove(pair + 1);
+            self.bins[pair].merge(&next);
+        }
+    }
+
+    /// Whether `a` and `b` may share a histogram at `precision` (0–100): they differ by at
+    /// most (100 − precision)% of the larger magnitude; at 0, always.
+    pub fn within(precision: u8, a: i64, b: i64) -> bool {
+        if precision == 0 {
+            return true;
+        }
+        let larger = a.unsigned_abs().max(b.unsigned_abs()) as u128;
+        let difference = (a as i128 - b as i128).unsigned_abs();
+        difference * 100 <= larger * (100 - precision.min(100) as u128)
+    }
+
+    /// A value as the histogram's values are distributed: a bin drawn by its count, then a
+    /// value around its mean within its range. Never outside [min, max].
+    pub fn draw(&self, random: &mut SplitMix) -> i64 {
+        if self.count == 0 {
+            return 0;
+        }
+        let total: u64 = self.bins.iter().map(|bin| bin.count).sum();
+        let mut pick = random.next() % total.max(1);
+        let bin = self
+            .bins
+            .iter()
+            .find(|bin| {
+                if pick < bin.count {
+                    true
+                } else {
+                    pick -= bin.count;
+                    false
+                }
+            })
+            .unwrap_or(&self.bins[0]);
+        if bin.min == bin.max {
+            return bin.min;
+        }
+        // About normal (sum of three uniforms) with the bin's spread, kept in its range.
+        let spread = bin.variance().sqrt();
+        let centred = (0..3).map(|_| random.unit()).sum::<f64>() - 1.5;
+        let value = (bin.mean + 2.0 * spread * centred).round();
+        (value as i64).clamp(bin.min, bin.max)
+    }
+
+    pub fn encode(&self, out: &mut ByteWriter) {
+        out.u64(self.capacity as u64);
+        out.u64(self.count);
+        out.i64(self.min);
+        out.u64(self.max.wrapping_sub(self.min) as u64);
+        out.i64(self.min_rank);
+        out.i64(self.max_rank);
+        out.i64(self.sum as i64);
+        out.i64((self.sum >> 64) as i64);
+        out.u64(self.bins.len() as u64);
+        for bin in &self.bins {
+            out.u64(bin.count);
+            out.u64(bin.min.wrapping_sub(self.min) as u64);
+            out.u64(bin.max.wrapping_sub(bin.min) as u64);
+            if bin.count > 1 && bin.min != bin.max {
+                out.f64(bin.mean);
+                out.f64(bin.m2);
+            }
+        }
+    }
+
+    /// Reads what [`Histogram::encode`] wrote, checking that its figures agree.
+    pub fn decode(reader: &mut ByteReader) -> Result<Histogram> {
+        let capacity = reader.u64()? as usize;
+        if capacity == 0 || capacity > MAX_BINS {
+            return Err(reader.corrupt("histogram bin count out of range"));
+        }
+        let mut histogram = Histogram::new(capacity);
+        histogram.count = reader.u64()?;
+        histogram.min = reader.i64()?;
+        histogram.max = histogram.min.wrapping_add(reader.u64()? as i64);
+        histogram.min_rank = reader.i64()?;
+        histogram.max_rank = reader.i64()?;
+        let low = reader.i64()? as u64 as i128;
+        let high = reader.i64()? as i128;
+        histogram.sum = high << 64 | low;
+        let bins = reader.u64()? as usize;
+        if bins > capacity || (bins == 0) != (histogram.count == 0) || histogram.max < histogram.min
+        {
+            return Err(reader.corrupt("histogram out of shape"));
+        }
+        let mut counted = 0u64;
+        for _ in 0..bins {
+            let count = reader.u64()?;
+            let min = histogram.min.wrapping_add(reader.u64()? as i64);
+            let max = min.wrapping_add(reader.u64()? as i64);
+            let (mean, m2) = if count > 1 && min != max {
+                (reader.f64()?, reader.f64()?)
+            } else {
+                (min as f64, 0.0)
+            };
+            let previous = histogram.bins.last().map_or(i64::MIN, |bin| bin.max);
+            if count == 0
+                || min > max
+                || min < histogram.min
+                || max > histogram.max
+                || (!histogram.bins.is_empty() && min <= previous)
+            {
+                return Err(reader.corrupt("histogram bin out of range"));
+            }
+            counted = counted
+                .checked_add(count)
+                .ok_or_else(|| reader.corrupt("histogram bins larger than its count"))?;
+            histogram.bins.push(Bin {
+                count,
+                min,
+                max,
+                mean: if mean.is_finite() {
+                    mean.clamp(min as f64, max as f64)
+                } else {
+                    min as f64
+                },
+                m2: if m2.is_finite() { m2.max(0.0) } else { 0.0 },
+            });
+        }
+        if counted != histogram.count {
+            return Err(reader.corrupt("histogram bins do not add up to its count"));
+        }
+        Ok(histogram)
+    }
+}
+
+/// The parameters of one leaf that a precision level below 100 turned into histograms
+/// (the key holds no value for them, only that they are blurred).
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Blurred {
+    /// Requested sizes (bytes or MPI counts as the call takes them).
+    pub size: Option<Histogram>,
+    /// Offsets where the accesses started, absolute.
+    pub offset: Option<Histogram>,
+}
+
+impl Blurred {
+    /// Adds `other`'s values; those with no rank yet are `rank`'s.
+    pub fn merge(&mut self, other: &Blurred, rank: i64) {
+        for (mine, theirs) in [
+            (&mut self.size, &other.size),
+            (&mut self.offset, &other.offset),
+        ] {
+            let Some(theirs) = theirs else { continue };
+            let mut theirs = theirs.clone();
+            if rank >= 0 {
+                if theirs.min_rank < 0 {
+                    theirs.min_rank = rank;
+                }
+                if theirs.max_rank < 0 {
+                    theirs.max_rank = rank;
+                }
+            }
+            match mine {
+                Some(mine) => mine.merge(&theirs),
+                None => *mine = Some(theirs),
+            }
+        }
+    }
+}
+
+/// A small deterministic generator (SplitMix64): the same seed gives every reader the same
+/// values, so a replay or an export of a blurred trace is reproducible.
+#[derive(Clone, Debug)]
+pub struct SplitMix(u64);
+
+impl SplitMix {
+    pub fn new(seed: u64) -> SplitMix {
+        SplitMix(seed)
+    }
+
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    pub fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn of_values(values: &[(i64, i64)], capacity: usize) -> Histogram {
+        let mut histogram = Histogram::new(capacity);
+        for (value, rank) in values {
+            histogram.add(*value, *rank);
+        }
+        histogram
+    }
+
+    proptest! {
+        /// Count, sum, min and max (and who produced them) are exact whatever the order of
+        /// insertion and whatever tree of merges; bins stay within [min, max] and disjoint.
+        #[test]
+        fn exact_figures_under_any_order_and_merge_tree(
+            values in proptest::collection::vec((-1_000_000_000_000i64..1_000_000_000_000, 0i64..64), 1..200),
+            cuts in proptest::collection::vec(0usize..200, 0..6),
+            capacity in 1usize..12,
+            seed in any::<u64>(),
+        ) {
+            let count = values.len() as u64;
+            let sum: i128 = values.iter().map(|(value, _)| *value as i128).sum();
+            let min = values.iter().map(|(value, _)| *value).min().unwrap();
+            let max = values.iter().map(|(value, _)| *value).max().unwrap();
+            let min_rank = values.iter().filter(|(value, _)| *value == min).map(|(_, rank)| *rank).min().unwrap();
+            let max_rank = values.iter().filter(|(value, _)| *value == max).map(|(_, rank)| *rank).min().unwrap();
+            // Pieces cut anywhere, each inserted in its own order, merged as a chain and
+            // as a balanced tree.
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|cut| cut.min(values.len())).collect();
+            cuts.push(0);
+            cuts.push(values.len());
+            cuts.sort();
+            let mut pieces: Vec<Histogram> = cuts.windows(2).map(|pair| {
+                let mut piece = values[pair[0]..pair[1]].to_vec();
+                if pair[0] % 2 == 1 { piece.reverse(); }
+                of_values(&piece, capacity)
+            }).collect();
+            let mut random = SplitMix::new(seed);
+            while pieces.len() > 1 {
+                let at = (random.next() % (pieces.len() as u64 - 1)) as usize;
+                let right = pieces.remove(at + 1);
+                pieces[at].merge(&right);
+            }
+            for histogram in [pieces.remove(0), of_values(&values, capacity)] {
+                prop_assert_eq!((histogram.count, histogram.sum, histogram.min, histogram.max), (count, sum, min, max));
+                prop_assert_eq!((histogram.min_rank, histogram.max_rank), (min_rank, max_rank));
+                prop_assert!(histogram.bins().len() <= capacity);
+                prop_assert_eq!(histogram.bins().iter().map(|bin| bin.count).sum::<u64>(), count);
+                for pair in histogram.bins().windows(2) {
+                    prop_assert!(pair[0].max < pair[1].min);
+                }
+                for _ in 0..50 {
+                    let drawn = histogram.draw(&mut random);
+                    prop_assert!(drawn >= min && drawn <= max);
+                    prop_assert!(histogram.bins().iter().any(|bin| drawn >= bin.min && drawn <= bin.max));
+                }
+                let mut writer = ByteWriter::new();
+                histogram.encode(&mut writer);
+                let bytes = writer.into_inner();
+                let read = Histogram::decode(&mut ByteReader::new(&bytes, "t")).unwrap();
+                prop_assert_eq!((read.count, read.sum, read.min, read.max, read.bins().len()), (count, sum, min, max, histogram.bins().len()));
+            }
+        }
+
+        /// A damaged histogram is an error, never a panic or a huge allocation.
+        #[test]
+        fn damaged_bytes_are_refused_or_read(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+            if let Ok(histogram) = Histogram::decode(&mut ByteReader::new(&bytes, "t")) {
+                prop_assert!(histogram.bins().len() <= MAX_BINS);
+                prop_assert!(histogram.min <= histogram.max);
+            }
+        }
+    }
+
+    #[test]
+    fn an_outlier_keeps_its_own_bin() {
+        let mut histogram = Histogram::new(4);
+        for value in 0..1000 {
+            histogram.add(4096 + value % 10, 0);
+        }
+        histogram.add(1 << 30, 7);
+        assert_eq!(histogram.max, 1 << 30);
+        assert_eq!(histogram.max_rank, 7);
+        let last = histogram.bins().last().unwrap();
+        assert_eq!((last.count, last.min, last.max), (1, 1 << 30, 1 << 30));
+    }
+
+    #[test]
+    fn tolerance_is_a_share_of_the_larger_value() {
+        assert!(Histogram::within(95, 1000, 1050));
+        assert!(!Histogram::within(95, 1000, 1060));
+        assert!(Histogram::within(0, 1, 1 << 40));
+        assert!(!Histogram::within(100, 7, 8));
+        assert!(Histogram::within(100, 7, 7));
+        assert!(Histogram::within(50, -100, -60));
+    }
+}

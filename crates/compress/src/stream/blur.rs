@@ -1,0 +1,97 @@
+//! Precision levels below 100 (the thesis' lossy encoding): which parameters of which call
+//! sites become histograms. A site's size (or offset) stays exact while it repeats; the
+//! first time it differs from the last value at the same call and calling context by at
+//! most (100 − P)% of the larger (any difference at P = 0), it becomes a histogram from
+//! there on, so every later occurrence has the same key and folds whatever its value. A
+//! difference beyond the margin keeps the value exact (a new key), so P = 95 merges a
+//! solver's jittering message sizes but not a 4 KiB write with a 4 MiB one.
+//!
+//! Offsets are judged by their key (the step from where the file's previous access ended):
+//! a sequential or strided stream repeats its step and stays exact at every P; only steps
+//! that change, at offsets within the margin of each other, blur.
+
+use crate::hash::FastMap;
+
+/// Key flag (above the event flags, beside [`super::TAG_STEP`]): the size is kept in the
+/// leaf's histogram; the key's request is 0.
+pub const BLURRED_SIZE: u32 = 1 << 29;
+/// Flag of an expanded event (never of a key): its offset was drawn from a histogram.
+pub const BLURRED_OFFSET: u32 = 1 << 28;
+
+#[derive(Clone, Copy, Debug)]
+enum Site {
+    /// The last value (for offsets, the last step and offset).
+    Exact(i64, i64),
+    Blurred,
+}
+
+/// The encoder's per-thread precision state.
+#[derive(Clone, Debug)]
+pub(super) struct Blur {
+    precision: u8,
+    sizes: FastMap<(u16, u32), Site>,
+    offsets: FastMap<(u16, u32), Site>,
+}
+
+impl Default for Blur {
+    fn default() -> Blur {
+        Blur::new(100)
+    }
+}
+
+impl Blur {
+    pub(super) fn new(precision: u8) -> Blur {
+        Blur {
+            precision: precision.min(100),
+            sizes: FastMap::default(),
+            offsets: FastMap::default(),
+        }
+    }
+
+    pub(super) fn is_lossless(&self) -> bool {
+        self.precision == 100
+    }
+
+    /// Whether the size at this site is kept in a histogram (from this occurrence on).
+    pub(super) fn size(&mut self, call: u16, context: u32, size: i64) -> bool {
+        if self.is_lossless() {
+            return false;
+        }
+        let precision = self.precision;
+        let site = self
+            .sizes
+            .entry((call, context))
+            .or_insert(Site::Exact(size, 0));
+        Self::judge(site, precision, size, size)
+    }
+
+    /// Whether the offset of this access (its key `step`, its absolute `offset`) is kept
+    /// in a histogram.
+    pub(super) fn offset(&mut self, call: u16, context: u32, step: i64, offset: i64) -> bool {
+        if self.is_lossless() {
+            return false;
+        }
+        let precision = self.precision;
+        let site = self
+            .offsets
+            .entry((call, context))
+            .or_insert(Site::Exact(step, offset));
+        Self::judge(site, precision, step, offset)
+    }
+
+    fn judge(site: &mut Site, precision: u8, key: i64, value: i64) -> bool {
+        match *site {
+            Site::Blurred => true,
+            Site::Exact(last_key, _) if last_key == key => false,
+            Site::Exact(_, last_value) => {
+                if crate::histogram::Histogram::within(precision, last_value, value) {
+                    *site = Site::Blurred;
+                    true
+                } else {
+                    *site = Site::Exact(key, value);
+                    false
+                }
+            }
+        }
+    }
+}

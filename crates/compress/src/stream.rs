@@ -37,7 +37,7 @@ mod blur;
 mod relative;
 mod sharing;
 
-pub use blur::{BLURRED_OFFSET, BLURRED_SIZE};
+pub use blur::{BLURRED_OFFSET, BLURRED_SIZE, ORDER_IN_LEAF};
 
 /// The generator's seed of an expansion (then the rank's distance from the stream's base
 /// rank): every reader draws the same values for a blurred trace.
@@ -102,6 +102,14 @@ pub const CONSECUTIVE: u8 = 1;
 pub const SEQUENTIAL: u8 = 2;
 
 impl EventKey {
+    /// The access order is not in the key but counted in the leaf
+    /// ([`Leaf::order_counts`]): offsets in the column or blurred, or an access right after
+    /// a seek to a blurred offset ([`ORDER_IN_LEAF`]).
+    pub fn order_in_leaf(&self) -> bool {
+        matches!(self.offset, OffsetRef::Column | OffsetRef::Blurred)
+            || self.flags & ORDER_IN_LEAF != 0
+    }
+
     pub fn is_consecutive(&self) -> bool {
         self.order & CONSECUTIVE != 0
     }
@@ -268,7 +276,7 @@ impl NodeWriter<'_> {
                 if self.shared {
                     out.i64(leaf.slowest);
                 }
-                if matches!(leaf.key.offset, OffsetRef::Column | OffsetRef::Blurred) {
+                if leaf.key.order_in_leaf() {
                     out.u64(leaf.order_counts[0]);
                     out.u64(leaf.order_counts[1]);
                 }
@@ -416,7 +424,7 @@ impl StreamEncoder {
         let (key, order) = self
             .relative
             .encode_into_column(event, class, &mut self.column);
-        let order_counts = if matches!(key.offset, OffsetRef::Column | OffsetRef::Blurred) {
+        let order_counts = if key.order_in_leaf() {
             [
                 (order & CONSECUTIVE != 0) as u64,
                 (order & SEQUENTIAL != 0) as u64,
@@ -791,7 +799,7 @@ fn read_leaf(
     let offset_low = reader.i64()?;
     let offset_high = offset_low.wrapping_add(reader.i64()?);
     let slowest = if shared { reader.i64()? } else { 0 };
-    let order_counts = if matches!(key.offset, OffsetRef::Column | OffsetRef::Blurred) {
+    let order_counts = if key.order_in_leaf() {
         [reader.u64()?, reader.u64()?]
     } else {
         [0; 2]

@@ -68,10 +68,7 @@ impl Occurrence<'_> {
     /// (Darshan's access order): from the key, or for a leaf of irregular accesses this
     /// visit's share of the leaf's counts (the shares of all its visits add up to them).
     pub fn access_order(&self) -> [f64; 2] {
-        if matches!(
-            self.key.offset,
-            cairn_compress::stream::OffsetRef::Column | cairn_compress::stream::OffsetRef::Blurred
-        ) {
+        if self.key.order_in_leaf() {
             let share = self.count as f64 / self.duration.count.max(1) as f64;
             return self.order_counts.map(|count| count as f64 * share);
         }

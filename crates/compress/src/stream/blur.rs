@@ -15,6 +15,10 @@ use crate::hash::FastMap;
 /// Key flag (above the event flags, beside [`super::TAG_STEP`]): the size is kept in the
 /// leaf's histogram; the key's request is 0.
 pub const BLURRED_SIZE: u32 = 1 << 29;
+/// Key flag: the access follows a seek to a blurred offset; its order (as irregular as the
+/// seek) is counted in the leaf, not kept in the key, so IOR's random `lseek` + `write`
+/// folds at a precision level below 100.
+pub const ORDER_IN_LEAF: u32 = 1 << 27;
 /// Flag of an expanded event (never of a key): its offset was drawn from a histogram.
 pub const BLURRED_OFFSET: u32 = 1 << 28;
 

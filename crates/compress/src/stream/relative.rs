@@ -6,7 +6,7 @@
 
 use cairn_model::{event_flags, positional, CallClass, Event, UNKNOWN};
 
-use super::blur::{Blur, BLURRED_SIZE};
+use super::blur::{Blur, BLURRED_SIZE, ORDER_IN_LEAF};
 use super::{EventKey, FileRef, OffsetRef, CONSECUTIVE, SEQUENTIAL};
 use crate::hash::FastMap;
 
@@ -31,6 +31,9 @@ pub struct Relative {
     sought_irregularly: FastMap<u64, ()>,
     /// Encoding only: the precision level's choice of parameters kept as histograms.
     blur: Blur,
+    /// Encoding only: files whose last event was a seek to a blurred offset (the access
+    /// after it counts its order in its leaf, [`ORDER_IN_LEAF`]).
+    sought_blurred: FastMap<u64, ()>,
 }
 
 /// The distinct offset deltas last seen at a calling context, and whether accesses there
@@ -280,7 +283,17 @@ impl Relative {
             {
                 offset = OffsetRef::Blurred;
                 key_order = 0;
+                if class == Some(CallClass::Seek) {
+                    self.sought_blurred.insert(file_plus_one, ());
+                }
             }
+        }
+        let order_in_leaf = blurring
+            && offset != OffsetRef::Blurred
+            && matches!(class, Some(CallClass::Read | CallClass::Write))
+            && self.sought_blurred.remove(&file_plus_one).is_some();
+        if order_in_leaf {
+            key_order = 0;
         }
         if let OffsetRef::Delta(delta) = offset {
             let irregular = self
@@ -332,6 +345,9 @@ impl Relative {
             };
         if blur_size {
             flags |= BLURRED_SIZE;
+        }
+        if order_in_leaf {
+            flags |= ORDER_IN_LEAF;
         }
         let mut key = EventKey {
             order: key_order,

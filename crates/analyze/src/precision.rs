@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 
+use cairn_compress::stream::{OffsetRef, BLURRED_SIZE};
 use cairn_trace::walk::Occurrence;
 use serde::Serialize;
 
@@ -31,14 +32,23 @@ pub struct Blurred {
 
 impl Blurred {
     pub fn add_occurrence(&mut self, occurrence: &Occurrence) {
-        let Some(blurred) = occurrence.blurred else {
-            return;
-        };
-        for (parameter, histogram) in [("size", &blurred.size), ("offset", &blurred.offset)] {
-            // A histogram of one value lost nothing.
-            let Some(histogram) = histogram.as_ref().filter(|h| !h.is_exact()) else {
+        let key = occurrence.key;
+        let flagged = [
+            (
+                "size",
+                key.flags & BLURRED_SIZE != 0,
+                occurrence.blurred.and_then(|b| b.size.as_ref()),
+            ),
+            (
+                "offset",
+                key.offset == OffsetRef::Blurred,
+                occurrence.blurred.and_then(|b| b.offset.as_ref()),
+            ),
+        ];
+        for (parameter, blurred, histogram) in flagged {
+            if !blurred {
                 continue;
-            };
+            }
             let name = occurrence.call.name.clone();
             let entry = self
                 .parameters
@@ -47,12 +57,16 @@ impl Blurred {
                     call: name,
                     parameter,
                     events: 0,
-                    min: histogram.min,
-                    max: histogram.max,
+                    min: i64::MAX,
+                    max: i64::MIN,
                 });
             entry.events += occurrence.count;
-            entry.min = entry.min.min(histogram.min);
-            entry.max = entry.max.max(histogram.max);
+            // A leaf of a shared stream may hold no values of its own (the rank merge
+            // kept them in another part's histogram).
+            if let Some(histogram) = histogram.filter(|histogram| histogram.count > 0) {
+                entry.min = entry.min.min(histogram.min);
+                entry.max = entry.max.max(histogram.max);
+            }
         }
     }
 

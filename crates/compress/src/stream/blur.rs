@@ -7,8 +7,9 @@
 //! solver's jittering message sizes but not a 4 KiB write with a 4 MiB one.
 //!
 //! Offsets are judged by their key (the step from where the file's previous access ended):
-//! a sequential or strided stream repeats its step and stays exact at every P; only steps
-//! that change, at offsets within the margin of each other, blur.
+//! a sequential or strided stream repeats its step and stays exact at every P above 0; only
+//! steps that wander (random access) blur. Blurred offsets are kept as absolute offsets,
+//! so a reader's drawn offsets stay within the file's range.
 
 use crate::hash::FastMap;
 
@@ -24,8 +25,8 @@ pub const BLURRED_OFFSET: u32 = 1 << 28;
 
 #[derive(Clone, Copy, Debug)]
 enum Site {
-    /// The last value (for offsets, the last step and offset).
-    Exact(i64, i64),
+    /// The last value.
+    Exact(i64),
     Blurred,
 }
 
@@ -65,13 +66,15 @@ impl Blur {
         let site = self
             .sizes
             .entry((call, context))
-            .or_insert(Site::Exact(size, 0));
-        Self::judge(site, precision, size, size)
+            .or_insert(Site::Exact(size));
+        Self::judge(site, precision, size)
     }
 
-    /// Whether the offset of this access (its key `step`, its absolute `offset`) is kept
-    /// in a histogram.
-    pub(super) fn offset(&mut self, call: u16, context: u32, step: i64, offset: i64) -> bool {
+    /// Whether the offset of this access (its key `step`, the distance from where the
+    /// file's previous access ended) is kept in a histogram. Steps, not offsets, are
+    /// compared: in a large file every offset is within 1% of the next, and a regular
+    /// pattern's steps repeat or jump, so only steps that wander (random access) blur.
+    pub(super) fn offset(&mut self, call: u16, context: u32, step: i64) -> bool {
         if self.is_lossless() {
             return false;
         }
@@ -79,20 +82,20 @@ impl Blur {
         let site = self
             .offsets
             .entry((call, context))
-            .or_insert(Site::Exact(step, offset));
-        Self::judge(site, precision, step, offset)
+            .or_insert(Site::Exact(step));
+        Self::judge(site, precision, step)
     }
 
-    fn judge(site: &mut Site, precision: u8, key: i64, value: i64) -> bool {
+    fn judge(site: &mut Site, precision: u8, value: i64) -> bool {
         match *site {
             Site::Blurred => true,
-            Site::Exact(last_key, _) if last_key == key => false,
-            Site::Exact(_, last_value) => {
-                if crate::histogram::Histogram::within(precision, last_value, value) {
+            Site::Exact(last) if last == value => false,
+            Site::Exact(last) => {
+                if crate::histogram::Histogram::within(precision, last, value) {
                     *site = Site::Blurred;
                     true
                 } else {
-                    *site = Site::Exact(key, value);
+                    *site = Site::Exact(value);
                     false
                 }
             }

@@ -277,10 +277,7 @@ impl Relative {
         // Only events pushed one by one blur (a block's repetitions are equal already).
         let blurring = column.is_some() && !self.blur.is_lossless();
         if let (OffsetRef::Delta(delta), true) = (offset, blurring) {
-            if self
-                .blur
-                .offset(event.call, event.context, delta, event.offset)
-            {
+            if self.blur.offset(event.call, event.context, delta) {
                 offset = OffsetRef::Blurred;
                 key_order = 0;
                 if class == Some(CallClass::Seek) {

@@ -1,0 +1,250 @@
+//! Precision levels (`cairn run --precision P`): values that differ at a call site become
+//! histograms, so irregular programs' traces fold, while every count and byte total stays
+//! exactly what the lossless trace says, and the summary says what was blurred.
+//!
+//! A test binary of its own, its tests one at a time: trace sizes are compared.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+use serde_json::Value;
+
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn alone() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// What must not change with the precision level: per call count and bytes, per file
+/// bytes, access order counts and highest offset, MPI bytes sent and received.
+fn exact_figures(summary: &Value) -> Value {
+    let calls: serde_json::Map<String, Value> = summary["calls"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(name, call)| {
+            (
+                name.clone(),
+                serde_json::json!([call["count"], call["bytes"]]),
+            )
+        })
+        .collect();
+    let files: Vec<Value> = summary["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|file| {
+            serde_json::json!([
+                file["path"],
+                file["bytes_read"],
+                file["bytes_written"],
+                file["reads"],
+                file["writes"],
+                file["max_offset"],
+                file["consecutive_reads"],
+                file["sequential_reads"],
+                file["consecutive_writes"],
+                file["sequential_writes"],
+            ])
+        })
+        .collect();
+    serde_json::json!({
+        "calls": calls,
+        "files": files,
+        "sent": summary["mpi_messages"]["sent_bytes"],
+        "received": summary["mpi_messages"]["received_bytes"],
+        "events": summary["events"],
+    })
+}
+
+/// `patterns/irregular` on `ranks` ranks for `steps` steps at `precision`: the trace.
+fn irregular(
+    directory: &Path,
+    program: &Path,
+    ranks: u64,
+    steps: u64,
+    precision: u8,
+) -> std::path::PathBuf {
+    let trace = directory.join(format!("irregular-{ranks}-{precision}.cairn"));
+    succeeded(
+        std::process::Command::new("mpirun.openmpi")
+            .args(["--oversubscribe", "-np", &ranks.to_string()])
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+            .arg(cairn_binary())
+            .args(["run", "-q", "--precision", &precision.to_string(), "-o"])
+            .arg(&trace)
+            .arg("--")
+            .arg(program)
+            .arg(steps.to_string())
+            .arg(directory.join("irregular.log")),
+    );
+    trace
+}
+
+#[test]
+fn an_irregular_mpi_program_folds_below_100_with_exact_totals() {
+    // Two rank groups with different message sizes and distances, sizes jittering with
+    // the rank and the step, rank 0 logging lines of changing length: nothing repeats
+    // exactly, so the lossless trace grows with steps and ranks; below 100 it folds.
+    let _alone = alone();
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile_mpi("patterns/irregular", directory.path());
+    library();
+    let (ranks, steps) = (8, 30);
+    let mut sizes = Vec::new();
+    let mut lossless = None;
+    for precision in [100, 95, 0] {
+        let trace = irregular(directory.path(), &program, ranks, steps, precision);
+        let summary = summary_json(&trace, &[]);
+        let figures = exact_figures(&summary);
+        // 8 ranks × 30 steps: an Isend, an Irecv, a Waitall and an Allreduce each; rank 0
+        // writes 30 lines of 1,000–1,039 bytes.
+        assert_eq!(figures["calls"]["MPI_Isend"][0], ranks * steps);
+        assert_eq!(figures["calls"]["write"][0], steps);
+        assert_eq!(figures["sent"], figures["received"]);
+        match &lossless {
+            None => lossless = Some(figures),
+            Some(lossless) => assert_eq!(&figures, lossless, "precision {precision}"),
+        }
+        let blurred = summary["blurred"].as_array().unwrap();
+        let blurred_calls: Vec<(&str, &str)> = blurred
+            .iter()
+            .map(|entry| {
+                (
+                    entry["call"].as_str().unwrap(),
+                    entry["parameter"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        if precision == 100 {
+            assert!(blurred.is_empty(), "{blurred:?}");
+        } else {
+            // Sizes blurred: the sends', the completions' (bytes received) and the log's;
+            // never counts or files. Each range is what the program did.
+            assert!(
+                blurred_calls.contains(&("MPI_Isend", "size")),
+                "{blurred_calls:?}"
+            );
+            assert!(
+                blurred_calls.contains(&("write", "size")),
+                "{blurred_calls:?}"
+            );
+            for entry in blurred {
+                let (min, max) = (
+                    entry["min"].as_i64().unwrap(),
+                    entry["max"].as_i64().unwrap(),
+                );
+                match entry["call"].as_str().unwrap() {
+                    "write" => assert!(min >= 1000 && max < 1040, "{entry}"),
+                    _ => assert!(min >= 4096 && max < 16384 + 512, "{entry}"),
+                }
+            }
+            let text = cairn_text("summary", &[], &trace);
+            assert!(text.contains("estimated: MPI_Isend sizes of"), "{text}");
+            assert!(cairn_text("dump", &[], &trace).contains("[histogram: sizes"));
+        }
+        sizes.push(std::fs::metadata(&trace).unwrap().len());
+    }
+    eprintln!("irregular, {ranks} ranks, {steps} steps: P=100/95/0 {sizes:?} B");
+    // Jitter of 3% merges at 95 and at 0; the lossless trace keeps every size.
+    assert!(sizes[2] * 4 < sizes[0], "{sizes:?}");
+    assert!(sizes[1] * 3 < sizes[0], "{sizes:?}");
+}
+
+#[test]
+fn random_seeks_at_precision_90_do_not_grow_with_the_calls() {
+    // IOR -z's lseek + write at shuffled offsets: lossless, every offset is kept (the
+    // column); at 90 the offsets become a histogram once two in a row fall within 10%, and
+    // the trace stops growing, while counts, bytes, the highest offset and Darshan's
+    // access order counts stay exact.
+    let _alone = alone();
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile("patterns/random_seeks", directory.path(), &[]);
+    library();
+    let run = |precision: u8, blocks: u64| {
+        let work = tempfile::tempdir_in(directory.path()).unwrap();
+        let trace = work.path().join("seeks.cairn");
+        succeeded(
+            std::process::Command::new(cairn_binary())
+                .args(["run", "-q", "--precision", &precision.to_string(), "-o"])
+                .arg(&trace)
+                .arg("--")
+                .arg(&program)
+                .arg(work.path())
+                .arg(blocks.to_string()),
+        );
+        let summary = summary_json(&trace, &[]);
+        let mut figures = exact_figures(&summary);
+        // The file's name is the run's own directory.
+        figures["files"][0][0] = Value::Null;
+        (std::fs::metadata(&trace).unwrap().len(), figures, summary)
+    };
+    let (lossless, exact, _) = run(100, 20_000);
+    let (small, small_figures, _) = run(90, 2_000);
+    let (large, figures, summary) = run(90, 20_000);
+    assert_eq!(figures, exact);
+    assert_eq!(small_figures["calls"]["write"][0], 2_000);
+    let blurred = &summary["blurred"][0];
+    assert_eq!(
+        (blurred["call"].as_str(), blurred["parameter"].as_str()),
+        (Some("lseek"), Some("offset"))
+    );
+    assert!(blurred["min"].as_i64().unwrap() >= 0);
+    assert!(blurred["max"].as_i64().unwrap() < 20_000 * 4096);
+    eprintln!(
+        "random_seeks at 90: {small} B (2,000 blocks), {large} B (20,000); lossless {lossless} B"
+    );
+    assert!(large * 100 <= small * 110, "{small} → {large}");
+    assert!(large * 20 < lossless, "{large} vs {lossless}");
+}
+
+#[test]
+fn a_blurred_trace_expands_to_values_its_histograms_hold() {
+    // Every reader draws blurred values from the histograms (the same seed every time):
+    // the expanded events are as many as the trace stands for, and every size lies in the
+    // range the program used.
+    let _alone = alone();
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile_mpi("patterns/irregular", directory.path());
+    library();
+    let trace = irregular(directory.path(), &program, 4, 20, 0);
+    let tables = directory.path().join("tables");
+    succeeded(
+        std::process::Command::new(cairn_binary())
+            .args(["export", "--format", "csv", "-o"])
+            .arg(&tables)
+            .arg(&trace),
+    );
+    let events = std::fs::read_to_string(tables.join("events.csv")).unwrap();
+    let mut lines = events.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let column = |name: &str| header.iter().position(|field| *field == name).unwrap();
+    let (call, request) = (column("call"), column("request"));
+    let mut sends = 0;
+    for line in lines {
+        let fields: Vec<&str> = line.split(',').collect();
+        if fields[call] == "MPI_Isend" {
+            sends += 1;
+            let size: i64 = fields[request].parse().unwrap();
+            assert!((4096..16384 + 512).contains(&size), "{line}");
+        }
+    }
+    assert_eq!(sends, 4 * 20);
+    let again = directory.path().join("again");
+    succeeded(
+        std::process::Command::new(cairn_binary())
+            .args(["export", "--format", "csv", "-o"])
+            .arg(&again)
+            .arg(&trace),
+    );
+    assert_eq!(
+        std::fs::read(again.join("events.csv")).unwrap(),
+        events.as_bytes(),
+        "the same draws every time"
+    );
+}

@@ -7,17 +7,19 @@
 
 use std::collections::BTreeMap;
 
+use cairn_compress::stream::{Body, Item};
 use cairn_compress::stream::{OffsetRef, BLURRED_SIZE};
 use cairn_trace::walk::Occurrence;
+use cairn_trace::Trace;
 use serde::Serialize;
 
 /// One blurred parameter of one call.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct BlurredParameter {
     pub call: String,
-    /// `size` or `offset`.
+    /// `size`, `offset`, or `iterations` (a loop's count; `call` is its body's first).
     pub parameter: &'static str,
-    /// Events whose value comes from a histogram.
+    /// Events whose value comes from a histogram (for loops: the loop's occurrences).
     pub events: u64,
     /// The range of the values the histograms hold (exact).
     pub min: i64,
@@ -73,4 +75,47 @@ impl Blurred {
     pub fn finish(self) -> Vec<BlurredParameter> {
         self.parameters.into_values().collect()
     }
+}
+
+/// Loops whose iteration counts differ and were kept as histograms, named by the first call
+/// of their body: `parameter` is `iterations`, `events` the loop's occurrences (each
+/// stored stream once: the members of a shared stream run the same loops).
+pub fn blurred_loops(trace: &Trace) -> Vec<BlurredParameter> {
+    fn first_call(body: Body) -> Option<u16> {
+        body.iter().find_map(|item| match item {
+            Item::Leaf(leaf) => Some(leaf.key.call),
+            Item::Loop { body, .. } => first_call(body),
+        })
+    }
+    fn gather(trace: &Trace, body: Body, found: &mut BTreeMap<String, BlurredParameter>) {
+        for item in body.iter() {
+            let Item::Loop { body, counts, .. } = item else {
+                continue;
+            };
+            if let Some(counts) = counts.filter(|counts| !counts.is_exact()) {
+                let call = first_call(body)
+                    .and_then(|call| trace.calls.get(call as usize))
+                    .map_or_else(|| "?".to_string(), |call| call.name.clone());
+                let entry = found.entry(call.clone()).or_insert(BlurredParameter {
+                    call,
+                    parameter: "iterations",
+                    events: 0,
+                    min: i64::MAX,
+                    max: i64::MIN,
+                });
+                entry.events += counts.count;
+                entry.min = entry.min.min(counts.min);
+                entry.max = entry.max.max(counts.max);
+            }
+            gather(trace, body, found);
+        }
+    }
+    let mut found = BTreeMap::new();
+    let mut seen = std::collections::HashSet::new();
+    for stream in &trace.streams {
+        if seen.insert(std::sync::Arc::as_ptr(&stream.events)) {
+            gather(trace, stream.events.nodes(), &mut found);
+        }
+    }
+    found.into_values().collect()
 }

@@ -755,6 +755,9 @@ pub fn summarize(trace: &Trace, options: Options) -> Result<Summary> {
     } = builder;
     summary.layer_profiles = layer_profiles.finish();
     summary.blurred = blurred.finish();
+    summary
+        .blurred
+        .extend(crate::precision::blurred_loops(trace));
     // A leaf whose share went to several files: each one's time is an equal share.
     for leaf_files in split_leaves.values().filter(|files| files.len() > 1) {
         for file in leaf_files {

@@ -366,6 +366,17 @@ pub fn summary_text(summary: &Summary) -> String {
     }
     insights_text(&mut out, &summary.insights);
     for blurred in &summary.blurred {
+        if blurred.parameter == "iterations" {
+            let _ = writeln!(
+                out,
+                "estimated: {} loops (starting with {}) ran {}..{} iterations each, from histograms; their total is exact",
+                blurred.events,
+                printable(&blurred.call),
+                blurred.min,
+                blurred.max
+            );
+            continue;
+        }
         let _ = writeln!(
             out,
             "estimated: {} {}s of {} events are from histograms ({}..{}); counts and bytes exact",
@@ -576,7 +587,12 @@ fn structure(
                     blur_note(&leaf)
                 )?;
             }
-            Item::Loop { count, body, ranks } => {
+            Item::Loop {
+                count,
+                body,
+                ranks,
+                counts,
+            } => {
                 // A part of other ranks is shown as its first rank has it, without changing
                 // what the shown rank's files resolve to.
                 let mut theirs = relative.clone();
@@ -603,6 +619,20 @@ fn structure(
                         .rank
                         .map_or(0, |rank| rank as i64 - stream.rank_delta);
                     writeln!(out, "{indent}{} {{", set.describe(base))?;
+                    out.write_all(&inside)?;
+                    writeln!(out, "{indent}}}")?;
+                } else if let Some(counts) = counts.filter(|_| !inside.is_empty()) {
+                    // Counts that differ (a precision level below 100): their range, how
+                    // many occurrences, and their exact sum.
+                    writeln!(
+                        out,
+                        "{indent}loop ×{}..{} {{  [histogram: {} occurrences, {} iterations in {} bins]",
+                        counts.min,
+                        counts.max,
+                        counts.count,
+                        counts.sum,
+                        counts.bins().len()
+                    )?;
                     out.write_all(&inside)?;
                     writeln!(out, "{indent}}}")?;
                 } else if !inside.is_empty() {

@@ -86,6 +86,15 @@ fn irregular(
     trace
 }
 
+/// The solver iterations `patterns/irregular` runs at `step` (its `20 + jitter(0, step, 4)`).
+fn solver_iterations(step: u64) -> u64 {
+    let mut x = (step as u32).wrapping_mul(104_729).wrapping_add(12_345);
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    20 + (x % 4) as u64
+}
+
 #[test]
 fn an_irregular_mpi_program_folds_below_100_with_exact_totals() {
     // Two rank groups with different message sizes and distances, sizes jittering with
@@ -102,10 +111,15 @@ fn an_irregular_mpi_program_folds_below_100_with_exact_totals() {
         let trace = irregular(directory.path(), &program, ranks, steps, precision);
         let summary = summary_json(&trace, &[]);
         let figures = exact_figures(&summary);
-        // 8 ranks × 30 steps: an Isend, an Irecv, a Waitall and an Allreduce each; rank 0
-        // writes 30 lines of 1,000–1,039 bytes.
+        // 8 ranks × 30 steps: an Isend, an Irecv, a Waitall and an Allreduce each, and 20 to
+        // 23 solver Allreduces; rank 0 writes 30 lines of 1,000–1,039 bytes.
         assert_eq!(figures["calls"]["MPI_Isend"][0], ranks * steps);
         assert_eq!(figures["calls"]["write"][0], steps);
+        let solver: u64 = (0..steps).map(solver_iterations).sum();
+        assert_eq!(
+            figures["calls"]["MPI_Allreduce"][0],
+            ranks * (steps + solver)
+        );
         assert_eq!(figures["sent"], figures["received"]);
         match &lossless {
             None => lossless = Some(figures),
@@ -139,21 +153,50 @@ fn an_irregular_mpi_program_folds_below_100_with_exact_totals() {
                     entry["min"].as_i64().unwrap(),
                     entry["max"].as_i64().unwrap(),
                 );
-                match entry["call"].as_str().unwrap() {
-                    "write" => assert!(min >= 1000 && max < 1040, "{entry}"),
+                match (
+                    entry["call"].as_str().unwrap(),
+                    entry["parameter"].as_str().unwrap(),
+                ) {
+                    ("write", _) => assert!(min >= 1000 && max < 1040, "{entry}"),
+                    (_, "iterations") => assert!(min >= 20 && max <= 23, "{entry}"),
                     _ => assert!(min >= 4096 && max < 16384 + 512, "{entry}"),
                 }
             }
             let text = cairn_text("summary", &[], &trace);
             assert!(text.contains("estimated: MPI_Isend sizes of"), "{text}");
-            assert!(cairn_text("dump", &[], &trace).contains("[histogram: sizes"));
+            let dump = cairn_text("dump", &[], &trace);
+            assert!(dump.contains("[histogram: sizes"), "{dump}");
+            if precision == 0 {
+                // The solver's counts (20–23, up to 15% apart) all merge at 0.
+                assert!(blurred_calls.contains(&("MPI_Allreduce", "iterations")));
+                assert!(dump.contains("loop ×20..23 {"), "{dump}");
+                assert!(text.contains("ran 20..23 iterations each"), "{text}");
+            } else {
+                // At 95 only counts within 5% of one another share a histogram: each
+                // loop's range (the summary's line is over all loops of a call).
+                for line in dump
+                    .lines()
+                    .filter(|line| line.trim_start().starts_with("loop ×"))
+                {
+                    let range = line.trim_start()["loop ×".len()..]
+                        .split(' ')
+                        .next()
+                        .unwrap();
+                    if let Some((min, max)) = range.split_once("..") {
+                        let (min, max): (i64, i64) = (min.parse().unwrap(), max.parse().unwrap());
+                        assert!((max - min) * 100 <= 5 * max, "{line}");
+                    }
+                }
+            }
         }
         sizes.push(std::fs::metadata(&trace).unwrap().len());
     }
     eprintln!("irregular, {ranks} ranks, {steps} steps: P=100/95/0 {sizes:?} B");
-    // Jitter of 3% merges at 95 and at 0; the lossless trace keeps every size.
+    // Jitter of 3% merges at 95 and at 0, the solver's counts at 0; the lossless trace
+    // keeps every size and count.
     assert!(sizes[2] * 4 < sizes[0], "{sizes:?}");
-    assert!(sizes[1] * 3 < sizes[0], "{sizes:?}");
+    assert!(sizes[1] * 2 < sizes[0], "{sizes:?}");
+    assert!(sizes[2] < sizes[1], "{sizes:?}");
 }
 
 #[test]

@@ -20,7 +20,7 @@
 use std::collections::VecDeque;
 use std::hash::{Hash, Hasher};
 
-use crate::histogram::Blurred;
+use crate::histogram::{Blurred, Histogram, DEFAULT_BINS};
 use crate::stats::Stats;
 
 /// One event of the folded stream: its exactly-kept key and statistics of what varies.
@@ -79,7 +79,64 @@ impl<K> Leaf<K> {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Node<K> {
     Leaf(Leaf<K>),
-    Loop { count: u64, body: Vec<Node<K>> },
+    /// `count` iterations of `body`; below precision 100, `counts` holds the iteration
+    /// counts of every occurrence of the loop when they differ (`count` is then the
+    /// first's): a solver loop that converges after 39, 40 or 42 iterations still folds.
+    Loop {
+        count: u64,
+        body: Vec<Node<K>>,
+        counts: Option<Box<Histogram>>,
+    },
+}
+
+impl<K> Node<K> {
+    /// A loop of `count` iterations, all its occurrences alike.
+    pub fn exact_loop(count: u64, body: Vec<Node<K>>) -> Node<K> {
+        Node::Loop {
+            count,
+            body,
+            counts: None,
+        }
+    }
+}
+
+/// How many times `node` occurred in its stream (over all iterations of the loops around
+/// it): a leaf's statistics count them, a loop's count histogram does, otherwise its first
+/// node's occurrences over its count.
+fn occurrences_of<K>(node: &Node<K>) -> u64 {
+    match node {
+        Node::Leaf(leaf) => leaf.duration.count,
+        Node::Loop {
+            counts: Some(counts),
+            ..
+        } => counts.count,
+        Node::Loop { count, body, .. } => body.first().map_or(0, occurrences_of) / (*count).max(1),
+    }
+}
+
+/// The iteration counts of a loop's occurrences as a histogram.
+fn counts_of<K>(count: u64, body: &[Node<K>], counts: &Option<Box<Histogram>>) -> Histogram {
+    match counts {
+        Some(counts) => (**counts).clone(),
+        None => {
+            let mut histogram = Histogram::new(DEFAULT_BINS);
+            let occurrences = body.first().map_or(0, occurrences_of) / count.max(1);
+            histogram.add_many(count as i64, occurrences.max(1), -1);
+            histogram
+        }
+    }
+}
+
+/// The range of a loop's iteration counts.
+fn count_range<K>(node: &Node<K>) -> (i64, i64) {
+    match node {
+        Node::Loop {
+            counts: Some(counts),
+            ..
+        } => (counts.min, counts.max),
+        Node::Loop { count, .. } => (*count as i64, *count as i64),
+        Node::Leaf(_) => (0, 0),
+    }
 }
 
 /// A node with its structural hash (key for leaves; count and body for loops).
@@ -102,7 +159,10 @@ fn key_hash<K: Hash>(key: &K) -> u64 {
     hasher.finish()
 }
 
-fn loop_hash(count: u64, body_hashes: &[u64]) -> u64 {
+/// A loop's hash: its count's too unless `precision` lets counts differ (they are then
+/// compared by [`same_shape`]).
+fn loop_hash(count: u64, body_hashes: &[u64], precision: u8) -> u64 {
+    let count = if precision < 100 { 0 } else { count };
     body_hashes
         .iter()
         .fold(combine(0x6c6f_6f70, count), |hash, child| {
@@ -110,12 +170,12 @@ fn loop_hash(count: u64, body_hashes: &[u64]) -> u64 {
         })
 }
 
-fn node_hash<K: Hash>(node: &Node<K>) -> u64 {
+fn node_hash<K: Hash>(node: &Node<K>, precision: u8) -> u64 {
     match node {
         Node::Leaf(leaf) => key_hash(&leaf.key),
-        Node::Loop { count, body } => {
-            let hashes: Vec<u64> = body.iter().map(node_hash).collect();
-            loop_hash(*count, &hashes)
+        Node::Loop { count, body, .. } => {
+            let hashes: Vec<u64> = body.iter().map(|node| node_hash(node, precision)).collect();
+            loop_hash(*count, &hashes, precision)
         }
     }
 }
@@ -127,22 +187,56 @@ fn node_size<K>(node: &Node<K>) -> usize {
     }
 }
 
-/// Same structure and keys (statistics ignored).
-fn same_shape<K: PartialEq>(a: &Node<K>, b: &Node<K>) -> bool {
+/// Same structure and keys (statistics ignored); loop counts equal, or below precision
+/// 100 all within (100 − precision)% of one another.
+fn same_shape<K: PartialEq>(a: &Node<K>, b: &Node<K>, precision: u8) -> bool {
     match (a, b) {
         (Node::Leaf(a), Node::Leaf(b)) => a.key == b.key,
-        (Node::Loop { count: a, body: x }, Node::Loop { count: b, body: y }) => {
-            a == b && x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same_shape(x, y))
+        (
+            Node::Loop {
+                count: m, body: x, ..
+            },
+            Node::Loop {
+                count: n, body: y, ..
+            },
+        ) => {
+            let counts_fit = if precision < 100 {
+                let ((low_a, high_a), (low_b, high_b)) = (count_range(a), count_range(b));
+                Histogram::within(precision, low_a.min(low_b), high_a.max(high_b))
+            } else {
+                m == n
+            };
+            counts_fit
+                && x.len() == y.len()
+                && x.iter().zip(y).all(|(x, y)| same_shape(x, y, precision))
         }
         _ => false,
     }
 }
 
-/// Adds `source`'s statistics into `target` (same shape).
+/// Adds `source`'s statistics into `target` (same shape); loop counts that differ join
+/// the target's count histogram.
 fn merge_into<K>(target: &mut Node<K>, source: &Node<K>) {
     match (target, source) {
         (Node::Leaf(target), Node::Leaf(source)) => target.merge_statistics(source),
-        (Node::Loop { body: target, .. }, Node::Loop { body: source, .. }) => {
+        (
+            Node::Loop {
+                count: target_count,
+                body: target,
+                counts: target_counts,
+            },
+            Node::Loop {
+                count: source_count,
+                body: source,
+                counts: source_counts,
+            },
+        ) => {
+            // Before the bodies merge: their statistics say how often each loop ran.
+            if target_counts.is_some() || source_counts.is_some() || target_count != source_count {
+                let mut counts = counts_of(*target_count, target, target_counts);
+                counts.merge(&counts_of(*source_count, source, source_counts));
+                *target_counts = Some(Box::new(counts));
+            }
             for (target, source) in target.iter_mut().zip(source) {
                 merge_into(target, source);
             }
@@ -181,6 +275,8 @@ pub struct Folder<K> {
     window_nodes: usize,
     output: Vec<Node<K>>,
     limits: Limits,
+    /// Below 100, loops whose counts differ by at most (100 − precision)% fold together.
+    precision: u8,
 }
 
 impl<K: Clone + PartialEq + Hash> Default for Folder<K> {
@@ -198,12 +294,19 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
             window_nodes: 0,
             output: Vec::new(),
             limits,
+            precision: 100,
         }
+    }
+
+    /// Lets loops whose iteration counts differ by at most (100 − `precision`)% of the
+    /// larger fold together, their counts kept in a histogram (100: counts exact).
+    pub fn set_precision(&mut self, precision: u8) {
+        self.precision = precision.min(100);
     }
 
     pub fn push(&mut self, leaf: Leaf<K>) {
         let node = Node::Leaf(leaf);
-        let hash = node_hash(&node);
+        let hash = node_hash(&node, self.precision);
         self.hashes.push_back(hash);
         self.loop_bodies.push_back(0);
         self.window.push_back(Hashed {
@@ -231,13 +334,17 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
         // The body folded as its events would fold (a call repeated inside it becomes an
         // inner loop), so repetitions folded in the tracer and events folded here agree.
         let mut inner = Folder::new(self.limits);
+        inner.set_precision(self.precision);
         body.into_iter().for_each(|leaf| inner.push(leaf));
         let mut body = inner.finish();
         let period = body.len();
-        let body_hashes: Vec<u64> = body.iter().map(node_hash).collect();
+        let precision = self.precision;
+        let body_hashes: Vec<u64> = body.iter().map(|node| node_hash(node, precision)).collect();
         let body_size: usize = body.iter().map(node_size).sum();
         let same_nodes = |nodes: &mut dyn Iterator<Item = &Node<K>>| {
-            nodes.zip(&body).all(|(node, own)| same_shape(node, own))
+            nodes
+                .zip(&body)
+                .all(|(node, own)| same_shape(node, own, precision))
         };
         let length = self.window.len();
         let last_is_loop = matches!(
@@ -258,6 +365,7 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
             let Node::Loop {
                 count: loop_count,
                 body: inner,
+                ..
             } = &mut last.node
             else {
                 unreachable!("checked to be a loop");
@@ -266,7 +374,7 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
                 merge_into(node, own);
             }
             *loop_count += count;
-            let hash = loop_hash(*loop_count, &body_hashes);
+            let hash = loop_hash(*loop_count, &body_hashes, precision);
             last.hash = hash;
             *self.hashes.back_mut().expect("parallel to the window") = hash;
         } else {
@@ -282,14 +390,14 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
                 self.window_nodes -= removed.iter().map(|hashed| hashed.size).sum::<usize>();
                 total += 1;
             }
-            let hash = loop_hash(total, &body_hashes);
+            let hash = loop_hash(total, &body_hashes, precision);
             self.hashes.push_back(hash);
             self.loop_bodies.push_back(period);
             self.window.push_back(Hashed {
                 hash,
                 size: body_size + 1,
                 body_hashes,
-                node: Node::Loop { count: total, body },
+                node: Node::exact_loop(total, body),
             });
             self.window_nodes += body_size + 1;
         }
@@ -325,7 +433,7 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
     fn tail_equals(&self, start: usize, other_start: usize, length: usize) -> bool {
         (0..length).all(|i| {
             let (a, b) = (&self.window[start + i], &self.window[other_start + i]);
-            a.hash == b.hash && same_shape(&a.node, &b.node)
+            a.hash == b.hash && same_shape(&a.node, &b.node, self.precision)
         })
     }
 
@@ -342,7 +450,7 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
             let body_hashes = &self.window[candidate].body_hashes;
             let matches = (0..k).all(|i| {
                 let hashed = &self.window[candidate + 1 + i];
-                hashed.hash == body_hashes[i] && same_shape(&hashed.node, &body[i])
+                hashed.hash == body_hashes[i] && same_shape(&hashed.node, &body[i], self.precision)
             });
             if !matches {
                 continue;
@@ -352,14 +460,14 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
             self.loop_bodies.truncate(candidate + 1);
             let removed: usize = iteration.iter().map(|hashed| hashed.size).sum();
             let target = &mut self.window[candidate];
-            if let Node::Loop { count, body } = &mut target.node {
+            if let Node::Loop { count, body, .. } = &mut target.node {
                 for (node, hashed) in body.iter_mut().zip(&iteration) {
                     merge_into(node, &hashed.node);
                 }
                 *count += 1;
             }
             if let Node::Loop { count, .. } = &target.node {
-                target.hash = loop_hash(*count, &target.body_hashes);
+                target.hash = loop_hash(*count, &target.body_hashes, self.precision);
             }
             self.hashes[candidate] = target.hash;
             self.window_nodes -= removed;
@@ -387,10 +495,10 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
                 merge_into(node, &hashed.node);
             }
             let removed: usize = second.iter().map(|hashed| hashed.size).sum();
-            let node = Node::Loop { count: 2, body };
+            let node = Node::exact_loop(2, body);
             let size = node_size(&node);
             self.window_nodes = self.window_nodes - 2 * removed + size;
-            let hash = loop_hash(2, &body_hashes);
+            let hash = loop_hash(2, &body_hashes, self.precision);
             self.hashes.push_back(hash);
             self.loop_bodies.push_back(k);
             self.window.push_back(Hashed {
@@ -410,7 +518,7 @@ pub fn for_each_occurrence<K>(nodes: &[Node<K>], visit: &mut impl FnMut(&Leaf<K>
     for node in nodes {
         match node {
             Node::Leaf(leaf) => visit(leaf),
-            Node::Loop { count, body } => {
+            Node::Loop { count, body, .. } => {
                 for _ in 0..*count {
                     for_each_occurrence(body, visit);
                 }
@@ -431,13 +539,23 @@ pub fn for_each_leaf_mut<K>(nodes: &mut [Node<K>], visit: &mut impl FnMut(&mut L
 
 /// Number of leaf occurrences the nodes stand for.
 pub fn occurrence_count<K>(nodes: &[Node<K>]) -> u64 {
-    nodes
-        .iter()
-        .map(|node| match node {
-            Node::Leaf(_) => 1,
-            Node::Loop { count, body } => count.saturating_mul(occurrence_count(body)),
-        })
-        .fold(0u64, u64::saturating_add)
+    /// `runs`: how many times the loops around run `nodes`, in all.
+    fn total<K>(nodes: &[Node<K>], runs: u64) -> u64 {
+        nodes
+            .iter()
+            .map(|node| match node {
+                Node::Leaf(_) => runs,
+                // Counts that differ: the body runs as often as they add up to.
+                Node::Loop {
+                    counts: Some(counts),
+                    body,
+                    ..
+                } => total(body, counts.sum.clamp(0, u64::MAX as i128) as u64),
+                Node::Loop { count, body, .. } => total(body, runs.saturating_mul(*count)),
+            })
+            .fold(0u64, u64::saturating_add)
+    }
+    total(nodes, 1)
 }
 
 #[cfg(test)]
@@ -471,7 +589,18 @@ mod tests {
             .iter()
             .map(|node| match node {
                 Node::Leaf(leaf) => leaf.key.to_string(),
-                Node::Loop { count, body } => format!("{count}x[{}]", shape(body)),
+                Node::Loop {
+                    count,
+                    body,
+                    counts: None,
+                } => format!("{count}x[{}]", shape(body)),
+                Node::Loop {
+                    body,
+                    counts: Some(counts),
+                    ..
+                } => {
+                    format!("{}..{}x[{}]", counts.min, counts.max, shape(body))
+                }
             })
             .collect::<Vec<_>>()
             .join(" ")
@@ -604,6 +733,55 @@ mod tests {
             keys.extend_from_slice(&tail);
             let nodes = fold(&keys);
             prop_assert_eq!(expand(&nodes), keys);
+        }
+    }
+
+    /// Every loop count histogram in `nodes` (and the total number of leaf occurrences
+    /// they stand for).
+    fn count_histograms(nodes: &[Node<u32>], out: &mut Vec<(i64, i64, u64, i128)>) {
+        for node in nodes {
+            if let Node::Loop { body, counts, .. } = node {
+                if let Some(counts) = counts {
+                    out.push((counts.min, counts.max, counts.count, counts.sum));
+                }
+                count_histograms(body, out);
+            }
+        }
+    }
+
+    proptest! {
+        /// Below precision 100, loops whose counts differ fold, but only counts within the
+        /// margin of one another share a histogram, and the leaves' statistics still count
+        /// every occurrence.
+        #[test]
+        fn loop_counts_blur_within_the_precision(
+            counts in proptest::collection::vec(1u64..40, 1..60),
+            precision in prop_oneof![Just(0u8), Just(50), Just(90), Just(95), Just(100)],
+        ) {
+            let mut folder = Folder::default();
+            folder.set_precision(precision);
+            let mut events = 0u64;
+            for count in &counts {
+                folder.push(leaf(1));
+                events += 1;
+                for _ in 0..*count {
+                    folder.push(leaf(2));
+                    events += 1;
+                }
+            }
+            let nodes = folder.finish();
+            prop_assert_eq!(occurrence_count(&nodes), events);
+            let mut total = 0;
+            for_each_leaf(&nodes, &mut |leaf| total += leaf.duration.count);
+            prop_assert_eq!(total, events);
+            let mut histograms = Vec::new();
+            count_histograms(&nodes, &mut histograms);
+            if precision == 100 {
+                prop_assert!(histograms.is_empty());
+            }
+            for (min, max, _, _) in histograms {
+                prop_assert!(Histogram::within(precision, min, max), "{} {} at {}", min, max, precision);
+            }
         }
     }
 }

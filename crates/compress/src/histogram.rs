@@ -116,12 +116,32 @@ impl Histogram {
     }
 
     pub fn add(&mut self, value: i64, rank: i64) {
+        self.add_many(value, 1, rank);
+    }
+
+    /// Adds `value` `times` times.
+    pub fn add_many(&mut self, value: i64, times: u64, rank: i64) {
+        if times == 0 {
+            return;
+        }
         let first = self.count == 0;
-        self.count_in(1, value as i128, value, value, rank, rank, first);
+        self.count_in(
+            times,
+            value as i128 * times as i128,
+            value,
+            value,
+            rank,
+            rank,
+            first,
+        );
+        let bin = Bin {
+            count: times,
+            ..Bin::of(value)
+        };
         let at = self.bins.partition_point(|existing| existing.max < value);
         match self.bins.get_mut(at) {
-            Some(existing) if existing.min <= value => existing.merge(&Bin::of(value)),
-            _ => self.bins.insert(at, Bin::of(value)),
+            Some(existing) if existing.min <= value => existing.merge(&bin),
+            _ => self.bins.insert(at, bin),
         }
         self.shrink();
     }
@@ -218,7 +238,7 @@ impl Histogram {
             return 0;
         }
         let total: u64 = self.bins.iter().map(|bin| bin.count).sum();
-        let mut pick = random.next() % total.max(1);
+        let mut pick = random.next_u64() % total.max(1);
         let bin = self
             .bins
             .iter()
@@ -368,7 +388,7 @@ impl SplitMix {
         SplitMix(seed)
     }
 
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -378,7 +398,7 @@ impl SplitMix {
 
     /// Uniform in [0, 1).
     pub fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 }
 
@@ -424,7 +444,7 @@ mod tests {
             }).collect();
             let mut random = SplitMix::new(seed);
             while pieces.len() > 1 {
-                let at = (random.next() % (pieces.len() as u64 - 1)) as usize;
+                let at = (random.next_u64() % (pieces.len() as u64 - 1)) as usize;
                 let right = pieces.remove(at + 1);
                 pieces[at].merge(&right);
             }

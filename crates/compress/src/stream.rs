@@ -295,17 +295,29 @@ impl NodeWriter<'_> {
                         .encode(out);
                 }
             }
-            Node::Loop { count, body } => {
+            Node::Loop {
+                count,
+                body,
+                counts,
+            } => {
                 let index = self.loops_written;
                 let slope = self.sharing.loop_slopes.get(index).copied().unwrap_or(0);
                 let ranks = self.sharing.loop_ranks.get(index).copied().unwrap_or(0);
                 self.loops_written += 1;
                 let mut inner = ByteWriter::new();
+                // A loop whose counts differ runs its body as often as they add up to.
+                let runs = match counts {
+                    Some(counts) => counts.sum.clamp(0, u64::MAX as i128) as u64,
+                    None => occurrences.saturating_mul(*count),
+                };
                 for child in body {
-                    self.node(child, occurrences.saturating_mul(*count), &mut inner);
+                    self.node(child, runs, &mut inner);
                 }
                 out.u64(count << 2 | TAG_LOOP);
-                out.u64(body.len() as u64);
+                out.u64((body.len() as u64) << 1 | counts.is_some() as u64);
+                if let Some(counts) = counts {
+                    counts.encode(out);
+                }
                 if self.shared {
                     out.i64(slope);
                     out.u64(ranks as u64);
@@ -398,6 +410,7 @@ impl StreamEncoder {
     /// the first event.
     pub fn set_precision(&mut self, precision: u8, bins: usize) {
         self.relative = Relative::with_precision(precision);
+        self.folder.set_precision(precision);
         self.bins = bins;
     }
 
@@ -687,6 +700,9 @@ pub enum Item<'a> {
         count: u64,
         body: Body<'a>,
         ranks: Option<&'a RankSet>,
+        /// Below precision 100: the iteration counts of all the loop's occurrences, when
+        /// they differ (`count` is then the first's).
+        counts: Option<Box<Histogram>>,
     },
 }
 
@@ -712,6 +728,12 @@ pub struct Body<'a> {
 }
 
 impl<'a> Body<'a> {
+    /// Where this body is stored: names one loop's body within its stream, the same for
+    /// every member of a shared stream (for readers that keep something per loop).
+    pub fn id(&self) -> usize {
+        self.data.as_ptr() as usize
+    }
+
     pub fn len(&self) -> u64 {
         self.nodes
     }
@@ -734,9 +756,15 @@ impl<'a> Body<'a> {
         self.iter()
             .map(|item| match item {
                 Item::Leaf(leaf) => Node::Leaf(leaf),
-                Item::Loop { count, body, ranks } => Node::Loop {
+                Item::Loop {
+                    count,
+                    body,
+                    ranks,
+                    counts,
+                } => Node::Loop {
                     count: if ranks.is_some() { 1 } else { count },
                     body: body.to_nodes(),
+                    counts,
                 },
             })
             .collect()
@@ -767,6 +795,7 @@ impl<'a> Body<'a> {
                     count,
                     body,
                     ranks: Some(_),
+                    ..
                 } => {
                     if count > 0 {
                         body.member_nodes_into(body.rank_delta == 0, nodes);
@@ -776,10 +805,16 @@ impl<'a> Body<'a> {
                     count,
                     body,
                     ranks: None,
+                    counts,
                 } => {
                     let mut inner = Vec::new();
                     body.member_nodes_into(carries_statistics, &mut inner);
-                    nodes.push(Node::Loop { count, body: inner });
+                    // Iteration counts are structure: every member has them.
+                    nodes.push(Node::Loop {
+                        count,
+                        body: inner,
+                        counts,
+                    });
                 }
             }
         }
@@ -833,6 +868,12 @@ fn read_item<'a>(reader: &mut ByteReader<'a>, outer: &Body<'a>) -> Result<Item<'
             .ok_or_else(|| reader.corrupt("key index out of range"))?,
         TAG_LOOP => {
             let nodes = reader.u64()?;
+            let counts = if nodes & 1 != 0 {
+                Some(Box::new(Histogram::decode(reader)?))
+            } else {
+                None
+            };
+            let nodes = nodes >> 1;
             let (slope, ranks) = if outer.shared {
                 (reader.i64()?, reader.u64()?)
             } else {
@@ -856,6 +897,10 @@ fn read_item<'a>(reader: &mut ByteReader<'a>, outer: &Body<'a>) -> Result<Item<'
                     (count, rank_delta) = (0, 0);
                 }
             }
+            let occurrences = match &counts {
+                Some(counts) => counts.sum.clamp(0, u64::MAX as i128) as u64,
+                None => outer.occurrences.saturating_mul(tag >> 2),
+            };
             return Ok(Item::Loop {
                 count: count.clamp(0, u64::MAX as i128) as u64,
                 body: Body {
@@ -863,10 +908,11 @@ fn read_item<'a>(reader: &mut ByteReader<'a>, outer: &Body<'a>) -> Result<Item<'
                     nodes,
                     rank_delta,
                     first_rank,
-                    occurrences: outer.occurrences.saturating_mul(tag >> 2),
+                    occurrences,
                     ..*outer
                 },
                 ranks,
+                counts,
             });
         }
         _ => decode_key(reader)?,
@@ -978,7 +1024,8 @@ impl EncodedStream {
             column_taken: u64,
             blurred_sizes: bool,
         }
-        /// `runs`: how many times the stored loop counts around these nodes run them.
+        /// `runs`: how many times the loops around these nodes run them in all. Returns
+        /// the events they stand for, in all.
         fn check(
             reader: &mut ByteReader,
             nodes: u64,
@@ -1023,10 +1070,16 @@ impl EncodedStream {
                         if key.offset == OffsetRef::Column {
                             state.column_taken = state.column_taken.saturating_add(runs);
                         }
-                        occurrences = occurrences.saturating_add(1);
+                        occurrences = occurrences.saturating_add(runs);
                     }
                     None => {
                         let inner_nodes = reader.u64()?;
+                        let counts = if inner_nodes & 1 != 0 {
+                            Some(Histogram::decode(reader)?)
+                        } else {
+                            None
+                        };
+                        let inner_nodes = inner_nodes >> 1;
                         let (slope, ranks) = if state.shared {
                             (reader.i64()?, reader.u64()?)
                         } else {
@@ -1043,14 +1096,17 @@ impl EncodedStream {
                         state.loop_ranks.push(ranks as u32);
                         let body = reader.bytes()?;
                         let mut inner = ByteReader::new(body, "loop body");
-                        let inner_runs = runs.saturating_mul(tag >> 2);
-                        let per_iteration =
-                            check(&mut inner, inner_nodes, depth + 1, inner_runs, state)?;
+                        // A loop whose counts differ runs its body as often as they add
+                        // up to, over all its occurrences.
+                        let inner_runs = match &counts {
+                            Some(counts) => counts.sum.clamp(0, u64::MAX as i128) as u64,
+                            None => runs.saturating_mul(tag >> 2),
+                        };
+                        let inside = check(&mut inner, inner_nodes, depth + 1, inner_runs, state)?;
                         if !inner.is_empty() {
                             return Err(reader.corrupt("loop body has trailing bytes"));
                         }
-                        occurrences =
-                            occurrences.saturating_add(per_iteration.saturating_mul(tag >> 2));
+                        occurrences = occurrences.saturating_add(inside);
                     }
                 }
             }
@@ -1295,7 +1351,19 @@ impl EncodedStream {
                 for item in body.iter() {
                     match item {
                         Item::Leaf(leaf) => self.leaf(&leaf),
-                        Item::Loop { count, body, .. } => {
+                        Item::Loop {
+                            count,
+                            body,
+                            counts,
+                            ..
+                        } => {
+                            // Counts that differ: each occurrence draws its own.
+                            let count = match counts {
+                                Some(counts) if count > 0 => {
+                                    counts.draw(&mut self.random).max(0) as u64
+                                }
+                                _ => count,
+                            };
                             for _ in 0..count {
                                 if self.stopped {
                                     return;

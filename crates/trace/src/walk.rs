@@ -11,7 +11,7 @@
 
 use cairn_compress::fold::Leaf;
 use cairn_compress::hash::FastMap;
-use cairn_compress::histogram::Blurred;
+use cairn_compress::histogram::{Blurred, Histogram};
 use cairn_compress::stats::Stats;
 use cairn_compress::stream::{Body, EventKey, Item, RankSet, Relative};
 use cairn_model::{Call, CallClass, Layer};
@@ -200,6 +200,10 @@ struct StreamWalk<'a, V> {
     /// Per call site of blurred sizes: their exact total over the walked streams and the
     /// occurrences this walk visited so far (see [`StreamWalk::blurred_bytes`]).
     blurred_pools: &'a mut BlurredPools,
+    /// Per loop whose counts are a histogram (by where its body is stored): its exact
+    /// iteration total and the occurrences this stream's walk visited so far (each
+    /// member of a shared stream runs the loop as its histogram says).
+    loop_pools: FastMap<usize, Pool>,
 }
 
 impl<V: Visitor> StreamWalk<'_, V> {
@@ -270,11 +274,7 @@ impl<V: Visitor> StreamWalk<'_, V> {
         else {
             return 0;
         };
-        let occurrences = pool.occurrences.max(1);
-        let before = (pool.seen as u128).min(occurrences);
-        pool.seen = pool.seen.saturating_add(count);
-        let after = (pool.seen as u128).min(occurrences);
-        (pool.total * after / occurrences - pool.total * before / occurrences) as u64
+        pool.take(count)
     }
 
     /// Visits `nodes` once, each leaf standing for `multiplier` events and `share` of its
@@ -287,12 +287,47 @@ impl<V: Visitor> StreamWalk<'_, V> {
         for item in nodes.iter() {
             match item {
                 Item::Leaf(leaf) => self.visit_leaf(&leaf, multiplier, share, files),
-                Item::Loop { count, body, ranks } => {
+                Item::Loop {
+                    count,
+                    body,
+                    ranks,
+                    counts,
+                } => {
                     let share = self.part_share(share, ranks);
-                    self.walk_loop(count, body, multiplier, share, files)
+                    self.visit_loop(count, counts.as_deref(), body, multiplier, share, files)
                 }
             }
         }
+    }
+
+    /// Visits a loop standing for `multiplier` of its occurrences. A loop whose counts
+    /// differ (a histogram) runs its body the visit's share of their exact sum: over a
+    /// whole walk every occurrence is met once and the iterations add up exactly.
+    fn visit_loop(
+        &mut self,
+        count: u64,
+        counts: Option<&Histogram>,
+        body: Body,
+        multiplier: u64,
+        share: f64,
+        files: &mut Vec<u64>,
+    ) {
+        let Some(counts) = counts.filter(|_| count > 0) else {
+            return self.walk_loop(count, body, multiplier, share, files);
+        };
+        let pool = self.loop_pools.entry(body.id()).or_insert_with(|| Pool {
+            occurrences: counts.count as u128,
+            total: counts.sum.max(0) as u128,
+            seen: 0,
+        });
+        let iterations = pool.take(multiplier);
+        let expected = counts.mean() * multiplier as f64;
+        let share = if expected > 0.0 {
+            share * iterations as f64 / expected
+        } else {
+            share
+        };
+        self.walk_loop(iterations, body, 1, share, files)
     }
 
     /// The walked rank's share of a part's statistics: the part's ranks share them, not
@@ -344,6 +379,18 @@ struct Pool {
     occurrences: u128,
     total: u128,
     seen: u64,
+}
+
+impl Pool {
+    /// The share of the exact total that `count` more occurrences stand for (rounded so
+    /// that the shares of all occurrences add up to the total).
+    fn take(&mut self, count: u64) -> u64 {
+        let occurrences = self.occurrences.max(1);
+        let before = (self.seen as u128).min(occurrences);
+        self.seen = self.seen.saturating_add(count);
+        let after = (self.seen as u128).min(occurrences);
+        (self.total * after / occurrences - self.total * before / occurrences) as u64
+    }
 }
 
 type BlurredPools = FastMap<(u16, u32, i64), Pool>;
@@ -412,6 +459,7 @@ fn walk_stream_counting(
         relative: Relative::default(),
         visitor,
         blurred_pools,
+        loop_pools: FastMap::default(),
     };
     // The top level is not compared with anything: resolve it item by item.
     let mut files = Vec::new();
@@ -419,9 +467,14 @@ fn walk_stream_counting(
     for item in stream.nodes().iter() {
         match item {
             Item::Leaf(leaf) => walker.visit_leaf(&leaf, 1, share, &mut files),
-            Item::Loop { count, body, ranks } => {
+            Item::Loop {
+                count,
+                body,
+                ranks,
+                counts,
+            } => {
                 let share = walker.part_share(share, ranks);
-                walker.walk_loop(count, body, 1, share, &mut files)
+                walker.visit_loop(count, counts.as_deref(), body, 1, share, &mut files)
             }
         }
         files.clear();

@@ -1,7 +1,8 @@
 /* An irregular (non-SPMD) MPI program in the spirit of the ocean model the thesis traces
  * (POP): two rank groups with different message sizes and neighbour distances, message
- * sizes that jitter by a few percent with the rank and the time step, and rank 0 alone
- * writing a log of the step with sizes that change too. No two ranks, and no two steps,
+ * sizes that jitter by a few percent with the rank and the time step, a solver loop whose
+ * iteration count changes every step, and rank 0 alone writing a log of the step with
+ * sizes that change too. No two ranks, and no two steps,
  * send the same sizes: a lossless trace cannot fold them; a precision level below 100
  * keeps them in histograms.
  *
@@ -53,6 +54,13 @@ int main(int argc, char **argv) {
         MPI_Waitall(2, requests, MPI_STATUSES_IGNORE);
         double local = send_size, total = 0;
         MPI_Allreduce(&local, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        /* A solver that converges after 20 to 23 iterations, the same on every rank (its
+         * residual is global): each step's loop count differs. */
+        int iterations = 20 + jitter(0, step, 4);
+        for (int iteration = 0; iteration < iterations; iteration++) {
+            double residual = 1.0 / (iteration + 1), global = 0;
+            MPI_Allreduce(&residual, &global, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        }
         if (rank == 0) {
             char line[4096];
             int length = 1000 + jitter(0, step, 40);

@@ -11,7 +11,7 @@ use cairn_model::{event_flags, CallClass};
 
 use crate::fold::{Leaf, Node};
 use crate::hash::FastMap;
-use crate::histogram::Blurred;
+use crate::histogram::{Blurred, Histogram};
 use crate::stats::Stats;
 use crate::stream::{EventKey, FileRef, OffsetRef, RankSet, RankSlopes, Sharing};
 
@@ -145,6 +145,10 @@ pub(super) struct LoopPart {
     /// Decided by the second rank.
     slope: Option<i64>,
     body: Vec<Part>,
+    /// Below precision 100: the iteration counts of the loop's occurrences when they
+    /// differ, the same for every rank of the part (a rank whose counts add up otherwise
+    /// does not fit it).
+    counts: Option<Box<Histogram>>,
 }
 
 /// How a rank's nodes must fit a group's.
@@ -300,9 +304,14 @@ impl Part {
                     statistics,
                 }))
             }
-            Node::Loop { count, body } => Part::Loop(LoopPart {
+            Node::Loop {
+                count,
+                body,
+                counts,
+            } => Part::Loop(LoopPart {
                 ranks,
                 count: count as i64,
+                counts,
                 slope: None,
                 body: body
                     .into_iter()
@@ -364,7 +373,22 @@ impl Part {
                     rules,
                 )?))
             }
-            (Part::Loop(part), Node::Loop { count, body }) => {
+            (
+                Part::Loop(part),
+                Node::Loop {
+                    count,
+                    body,
+                    counts,
+                },
+            ) => {
+                // Counts that differ (a histogram) are part of the structure: every rank
+                // of the part must run the loop the same number of times in all.
+                let figures = |counts: &Option<Box<Histogram>>| {
+                    counts.as_ref().map(|c| (c.count, c.sum, c.min, c.max))
+                };
+                if figures(&part.counts) != figures(counts) {
+                    return None;
+                }
                 let slope = part.fit_count(ranks, rank, *count, rules)?;
                 let plan = plan_body(&part.body, ranks, body, rank, rules, budget)?;
                 let enough = plan.matched > 0
@@ -763,7 +787,7 @@ impl Finisher {
             {
                 body.push(self.part(next, &own));
             }
-            nodes.push(Node::Loop { count: 1, body });
+            nodes.push(Node::exact_loop(1, body));
         }
         nodes
     }
@@ -803,6 +827,7 @@ impl Finisher {
                 Node::Loop {
                     count: part.count as u64,
                     body,
+                    counts: part.counts,
                 }
             }
         }

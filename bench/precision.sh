@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Precision levels on irregular programs: trace size and whole-job wall for each level,
+# with the untraced run alternating with the traced ones (medians, ratio).
+#
+# 1. tests/programs/patterns/irregular.c (two rank groups, message sizes jittering with
+#    rank and step, a solver loop whose count changes every step, rank 0 logging) under
+#    Open MPI's mpirun, at each number of ranks and each precision level; every level's
+#    calls and bytes are checked against the lossless trace's.
+# 2. tests/programs/patterns/random_seeks.c (IOR -z: lseek + write at shuffled offsets)
+#    at N and 10·N blocks, each level.
+#
+# Usage: bench/precision.sh [rounds=3] [ranks="8 16 32 64"] [levels="100 95 90 70 60 30 0"] [steps=100]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-3}
+ranks=${2:-"8 16 32 64"}
+levels=${3:-"100 95 90 70 60 30 0"}
+steps=${4:-100}
+cargo build --release --workspace --quiet
+cairn=$(pwd)/target/release/cairn
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# shellcheck source=bench/common.sh
+. bench/common.sh
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+mpicc.openmpi -O1 -g -o "$work/irregular" tests/programs/patterns/irregular.c
+gcc -O1 -g -o "$work/random_seeks" tests/programs/patterns/random_seeks.c
+# What every level must keep exactly: calls (count, bytes), MPI bytes sent, events.
+figures() {
+    "$cairn" summary --json "$1" | python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+print(sorted((k, v["count"], v["bytes"]) for k, v in s["calls"].items()), s.get("mpi_messages", {}).get("sent_bytes"), s["events"])'
+}
+printf '%-14s %6s %6s %10s %10s %10s %7s %s\n' program ranks level "trace B" "untraced s" "traced s" ratio totals
+for n in $ranks; do
+    job=(mpirun.openmpi --oversubscribe -np "$n")
+    declare -A traced=()
+    untraced=()
+    exact=""
+    for round in $(seq "$rounds"); do
+        start=$(now)
+        "${job[@]}" "$work/irregular" "$steps" "$work/log" >/dev/null 2>&1
+        untraced+=("$(echo "$(now) - $start" | bc)")
+        for level in $levels; do
+            start=$(now)
+            "${job[@]}" "$cairn" run -q --precision "$level" -o "$work/irregular-$n-$level.cairn" \
+                -- "$work/irregular" "$steps" "$work/log" >/dev/null 2>&1
+            traced[$level]+=" $(echo "$(now) - $start" | bc)"
+        done
+    done
+    for level in $levels; do
+        trace=$work/irregular-$n-$level.cairn
+        totals=$(figures "$trace")
+        [ -z "$exact" ] && exact=$totals
+        check=$([ "$totals" = "$exact" ] && echo exact || echo DIFFER)
+        u=$(median "${untraced[@]}")
+        # shellcheck disable=SC2086
+        t=$(median ${traced[$level]})
+        printf '%-14s %6d %6d %10d %10.3f %10.3f %7.3f %s\n' irregular "$n" "$level" \
+            "$(stat -c %s "$trace")" "$u" "$t" "$(echo "$t / $u" | bc -l)" "$check"
+    done
+    unset traced
+done
+for blocks in 2000 20000; do
+    exact=""
+    for level in $levels; do
+        mkdir -p "$work/seeks"
+        trace=$work/seeks-$blocks-$level.cairn
+        "$cairn" run -q --precision "$level" -o "$trace" -- "$work/random_seeks" "$work/seeks" "$blocks"
+        totals=$(figures "$trace")
+        [ -z "$exact" ] && exact=$totals
+        check=$([ "$totals" = "$exact" ] && echo exact || echo DIFFER)
+        printf '%-14s %6s %6d %10d %10s %10s %7s %s (%d blocks)\n' random_seeks 1 "$level" \
+            "$(stat -c %s "$trace")" - - - "$check" "$blocks"
+    done
+done

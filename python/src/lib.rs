@@ -209,15 +209,57 @@ fn tree<'py>(
                 node.set_item("gap_mean_ns", leaf.gap.mean)?;
                 node.set_item("request", leaf.key.request)?;
                 node.set_item("context", leaf.key.context)?;
+                // A precision level below 100: the sizes' and offsets' histograms.
+                if let Some(blurred) = leaf.blurred.as_deref() {
+                    for (name, histogram) in
+                        [("sizes", &blurred.size), ("offsets", &blurred.offset)]
+                    {
+                        if let Some(histogram) = histogram {
+                            node.set_item(name, histogram_dict(py, histogram)?)?;
+                        }
+                    }
+                }
             }
-            Item::Loop { count, body, .. } => {
+            Item::Loop {
+                count,
+                body,
+                counts,
+                ..
+            } => {
                 node.set_item("loop", count)?;
+                if let Some(counts) = counts {
+                    node.set_item("counts", histogram_dict(py, &counts)?)?;
+                }
                 node.set_item("body", tree(py, trace, body)?)?;
             }
         }
         nodes.append(node)?;
     }
     Ok(nodes)
+}
+
+/// A histogram as a dict: exact `count`, `sum`, `min`, `max`, and its `bins` (each
+/// `count`, `min`, `max`, `mean`).
+fn histogram_dict<'py>(
+    py: Python<'py>,
+    histogram: &cairn_compress::histogram::Histogram,
+) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    dict.set_item("count", histogram.count)?;
+    dict.set_item("sum", histogram.sum)?;
+    dict.set_item("min", histogram.min)?;
+    dict.set_item("max", histogram.max)?;
+    let bins = PyList::empty(py);
+    for bin in histogram.bins() {
+        let entry = PyDict::new(py);
+        entry.set_item("count", bin.count)?;
+        entry.set_item("min", bin.min)?;
+        entry.set_item("max", bin.max)?;
+        entry.set_item("mean", bin.mean)?;
+        bins.append(entry)?;
+    }
+    dict.set_item("bins", bins)?;
+    Ok(dict)
 }
 
 /// The iterator `Trace.event_batches` returns.

@@ -5,6 +5,8 @@
 //!   access ended, results relative to requests), and the folded stream's bytes.
 //! - [`fold`]: online loop folding of those events into nested loops.
 //! - [`stats`]: mergeable timing statistics kept per event-in-loop.
+//! - [`histogram`]: adaptive histograms with exact count, sum, min and max, for the values a
+//!   precision level below 100 lets differ (sizes, offsets, loop counts).
 //!
 //! - [`ranks`]: merging the folded streams of MPI ranks that did the same thing.
 //! - [`grammar`]: Sequitur, only to measure the choice below against it.

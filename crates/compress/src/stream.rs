@@ -1,5 +1,5 @@
 //! One thread's events as a folded tree: value encodings that make repetitions equal, the
-//! folding itself, and the bytes of the result (EVNT section version 9, docs/FORMAT.md).
+//! folding itself, and the bytes of the result (EVNT section version 11, docs/FORMAT.md).
 //!
 //! Value encodings (what makes the 100th iteration's key equal to the first's):
 //! - **file**: `Bound` when the file is the one already bound to the event's descriptor or
@@ -24,7 +24,11 @@
 //!   `pwritev` calls in between access the same file elsewhere.
 //! - **seek positions** (`lseek(fd, i * size, SEEK_SET)` and its result): minus the
 //!   position reached (`cairn_model::positional`), so a loop of seeks repeats its key.
-//! - calls, contexts, handles, sizes, flags, whence, errno: exact.
+//! - calls, contexts, handles, sizes, flags, whence, errno: exact — unless a precision level
+//!   below 100 blurs a call site's sizes and wandering offsets into histograms
+//!   (`blur.rs`, [`crate::histogram`]): the key then marks them and holds no value, the
+//!   leaf holds the histogram, and loops whose counts differ within the margin fold with a
+//!   count histogram (`fold.rs`).
 //!
 //! Timing (duration, compute gap before the event) is kept as statistics per leaf; the exact
 //! start of the stream's first event and end of its last are kept.

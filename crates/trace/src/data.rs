@@ -14,15 +14,17 @@ use crate::{Result, TraceError};
 
 /// Section versions this reader understands.
 const VERSION: u16 = 1;
-/// Version 9 of EVNT: a stream's column of irregular offsets, and leaves whose offsets
-/// are in it (version 8 a leaf's duration count against the product of its loops' counts,
+/// Version 11 of EVNT: histograms (a precision level below 100) of a leaf's sizes and
+/// offsets and of a loop's counts, a loop's node count doubled plus whether it has one
+/// (version 10 and 9: a stream's column of irregular offsets, and leaves whose offsets
+/// are in it; version 8 a leaf's duration count against the product of its loops' counts,
 /// and its gap count against its duration count; version 7 point-to-point tags against the last at the same context, version 6
 /// added rank sets, for parts only some ranks have; version 5 loop count slopes and peer
 /// moduli, statistics kept their floats in 8 bytes
 /// and implied the fullest histogram bin; version 4 added the
 /// slowest rank per leaf, version 3 streams shared by ranks and per-stream file tables,
 /// version 2 one stream per thread with trace-wide file indices, version 1 flat columns).
-const EVENTS_VERSION: u16 = 10;
+const EVENTS_VERSION: u16 = 11;
 /// Version 9 of PROC: the calls each process could not record (a full staging file
 /// system); version 8 what the kernel counted per process (`/proc/self/io`); version 7
 /// strings as tables of distinct values (numbered runs fold) and an entry per process
@@ -1006,7 +1008,7 @@ impl Trace {
             })
         });
         self.diagnostics.push(format!(
-            "precision {precision}: process times rounded to within {:.3} ms (those within {:.3} ms of one another share one value), timing statistics to {bits} significant bits; counts, sizes, offsets and files are exact",
+            "precision {precision}: process times rounded to within {:.3} ms (those within {:.3} ms of one another share one value), timing statistics to {bits} significant bits; counts, byte totals and files are exact (sizes, offsets and loop counts that became histograms are listed in the summary as estimated)",
             margin as f64 / 1e6,
             (margin - margin / 4) as f64 / 1e6,
         ));

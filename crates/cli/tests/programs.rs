@@ -306,52 +306,31 @@ fn sigkill_keeps_everything_before_it() {
 /// size histograms and size statistics) and per call (count, bytes), and the event count —
 /// not times.
 fn exact_figures(summary: &serde_json::Value) -> serde_json::Value {
-    let file_fields = [
-        "path",
-        "opens",
-        "closes",
-        "reads",
-        "writes",
-        "bytes_read",
-        "bytes_written",
-        "seeks",
-        "syncs",
-        "stats",
-        "metas",
-        "max_offset",
-        "consecutive_reads",
-        "consecutive_writes",
-        "sequential_reads",
-        "sequential_writes",
-        "read_histogram",
-        "write_histogram",
-        "read_sizes",
-        "write_sizes",
-    ];
-    let files: Vec<serde_json::Value> = summary["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|file| {
-            file_fields
-                .iter()
-                .map(|field| (field.to_string(), file[*field].clone()))
-                .collect::<serde_json::Map<_, _>>()
-                .into()
-        })
-        .collect();
-    let calls: serde_json::Map<String, serde_json::Value> = summary["calls"]
-        .as_object()
-        .unwrap()
-        .iter()
-        .map(|(name, call)| {
-            (
-                name.clone(),
-                serde_json::json!([call["count"], call["bytes"]]),
-            )
-        })
-        .collect();
-    serde_json::json!({ "events": summary["events"], "files": files, "calls": calls })
+    summary_figures(
+        summary,
+        &[
+            "path",
+            "opens",
+            "closes",
+            "reads",
+            "writes",
+            "bytes_read",
+            "bytes_written",
+            "seeks",
+            "syncs",
+            "stats",
+            "metas",
+            "max_offset",
+            "consecutive_reads",
+            "consecutive_writes",
+            "sequential_reads",
+            "sequential_writes",
+            "read_histogram",
+            "write_histogram",
+            "read_sizes",
+            "write_sizes",
+        ],
+    )
 }
 
 #[test]

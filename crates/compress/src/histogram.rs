@@ -18,6 +18,8 @@
 use cairn_format::bytes::{ByteReader, ByteWriter};
 use cairn_format::Result;
 
+use crate::stats::merged_moments;
+
 /// Bins per histogram unless a trace says otherwise.
 pub const DEFAULT_BINS: usize = 8;
 /// The most bins a histogram may have (a trace asking for more is damaged).
@@ -46,11 +48,11 @@ impl Bin {
     }
 
     fn merge(&mut self, other: &Bin) {
-        let count = self.count + other.count;
-        let delta = other.mean - self.mean;
-        self.mean += delta * other.count as f64 / count as f64;
-        self.m2 += other.m2 + delta * delta * self.count as f64 * other.count as f64 / count as f64;
-        self.count = count;
+        (self.mean, self.m2) = merged_moments(
+            (self.count, self.mean, self.m2),
+            (other.count, other.mean, other.m2),
+        );
+        self.count += other.count;
         self.min = self.min.min(other.min);
         self.max = self.max.max(other.max);
     }

@@ -10,6 +10,17 @@ use cairn_format::Result;
 pub const BIN_BOUNDS: [u64; 7] = cairn_format::segment::HISTOGRAM_BOUNDS_NS;
 pub const BINS: usize = BIN_BOUNDS.len() + 1;
 
+/// The mean and sum of squared deviations of two sets of observations together, each given
+/// as (count, mean, sum of squared deviations): Chan et al.'s parallel update.
+pub fn merged_moments(a: (u64, f64, f64), b: (u64, f64, f64)) -> (f64, f64) {
+    let count = (a.0 + b.0).max(1) as f64;
+    let delta = b.1 - a.1;
+    (
+        a.1 + delta * b.0 as f64 / count,
+        a.2 + b.2 + delta * delta * a.0 as f64 * b.0 as f64 / count,
+    )
+}
+
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Stats {
     pub count: u64,
@@ -52,11 +63,11 @@ impl Stats {
             *self = *other;
             return;
         }
-        let count = self.count + other.count;
-        let delta = other.mean - self.mean;
-        self.mean += delta * other.count as f64 / count as f64;
-        self.m2 += other.m2 + delta * delta * self.count as f64 * other.count as f64 / count as f64;
-        self.count = count;
+        (self.mean, self.m2) = merged_moments(
+            (self.count, self.mean, self.m2),
+            (other.count, other.mean, other.m2),
+        );
+        self.count += other.count;
         self.min = self.min.min(other.min);
         self.max = self.max.max(other.max);
         for (mine, theirs) in self.histogram.iter_mut().zip(&other.histogram) {

@@ -9,16 +9,14 @@
 //! Writing an analysis is implementing [`Visitor`]: one method per call class, each
 //! defaulting to [`Visitor::event`], and calling [`walk`].
 
+use std::sync::Arc;
+
 use cairn_compress::fold::Leaf;
 use cairn_compress::hash::FastMap;
 use cairn_compress::histogram::{Blurred, Histogram};
 use cairn_compress::stats::Stats;
-use cairn_compress::stream::{Body, EventKey, Item, RankSet, Relative};
+use cairn_compress::stream::{Body, EventKey, Item, RankSet, Relative, BLURRED_SIZE};
 use cairn_model::{Call, CallClass, Layer};
-
-use std::sync::Arc;
-
-use cairn_compress::stream::BLURRED_SIZE;
 
 use crate::{CallInfo, Process, Stream, Trace};
 
@@ -100,14 +98,6 @@ impl Occurrence<'_> {
                 .max(0) as u64,
             _ => self.key.bytes(),
         }
-    }
-
-    /// Whether a precision level below 100 blurred this leaf's sizes or offsets.
-    pub fn is_blurred(&self) -> bool {
-        self.blurred.is_some_and(|blurred| {
-            blurred.size.as_ref().is_some_and(|h| !h.is_exact())
-                || blurred.offset.as_ref().is_some_and(|h| !h.is_exact())
-        })
     }
 
     /// A POSIX call the MPI library made inside an MPI-IO call of the program.

@@ -360,3 +360,31 @@ pub fn cairn_text(subcommand: &str, extra: &[&str], trace: &Path) -> String {
     );
     String::from_utf8(output.stdout).unwrap()
 }
+
+/// A summary's event count, each call's count and bytes, and `file_fields` of each file.
+pub fn summary_figures(summary: &Value, file_fields: &[&str]) -> Value {
+    let files: Vec<Value> = summary["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|file| {
+            file_fields
+                .iter()
+                .map(|field| (field.to_string(), file[*field].clone()))
+                .collect::<serde_json::Map<_, _>>()
+                .into()
+        })
+        .collect();
+    let calls: serde_json::Map<String, Value> = summary["calls"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(name, call)| {
+            (
+                name.clone(),
+                serde_json::json!([call["count"], call["bytes"]]),
+            )
+        })
+        .collect();
+    serde_json::json!({ "events": summary["events"], "files": files, "calls": calls })
+}

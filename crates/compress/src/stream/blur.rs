@@ -30,12 +30,18 @@ enum Site {
     Blurred,
 }
 
+/// What a site's value is: a size, or an offset's step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Parameter {
+    Size,
+    Offset,
+}
+
 /// The encoder's per-thread precision state.
 #[derive(Clone, Debug)]
 pub(super) struct Blur {
     precision: u8,
-    sizes: FastMap<(u16, u32), Site>,
-    offsets: FastMap<(u16, u32), Site>,
+    sites: FastMap<(Parameter, u16, u32), Site>,
 }
 
 impl Default for Blur {
@@ -48,8 +54,7 @@ impl Blur {
     pub(super) fn new(precision: u8) -> Blur {
         Blur {
             precision: precision.min(100),
-            sizes: FastMap::default(),
-            offsets: FastMap::default(),
+            sites: FastMap::default(),
         }
     }
 
@@ -59,15 +64,7 @@ impl Blur {
 
     /// Whether the size at this site is kept in a histogram (from this occurrence on).
     pub(super) fn size(&mut self, call: u16, context: u32, size: i64) -> bool {
-        if self.is_lossless() {
-            return false;
-        }
-        let precision = self.precision;
-        let site = self
-            .sizes
-            .entry((call, context))
-            .or_insert(Site::Exact(size));
-        Self::judge(site, precision, size)
+        self.judge(Parameter::Size, call, context, size)
     }
 
     /// Whether the offset of this access (its key `step`, the distance from where the
@@ -75,23 +72,22 @@ impl Blur {
     /// compared: in a large file every offset is within 1% of the next, and a regular
     /// pattern's steps repeat or jump, so only steps that wander (random access) blur.
     pub(super) fn offset(&mut self, call: u16, context: u32, step: i64) -> bool {
+        self.judge(Parameter::Offset, call, context, step)
+    }
+
+    fn judge(&mut self, parameter: Parameter, call: u16, context: u32, value: i64) -> bool {
         if self.is_lossless() {
             return false;
         }
-        let precision = self.precision;
         let site = self
-            .offsets
-            .entry((call, context))
-            .or_insert(Site::Exact(step));
-        Self::judge(site, precision, step)
-    }
-
-    fn judge(site: &mut Site, precision: u8, value: i64) -> bool {
+            .sites
+            .entry((parameter, call, context))
+            .or_insert(Site::Exact(value));
         match *site {
             Site::Blurred => true,
             Site::Exact(last) if last == value => false,
             Site::Exact(last) => {
-                if crate::histogram::Histogram::within(precision, last, value) {
+                if crate::histogram::Histogram::within(self.precision, last, value) {
                     *site = Site::Blurred;
                     true
                 } else {

@@ -72,8 +72,14 @@ impl Blurred {
         }
     }
 
+    /// The blurred parameters; those whose histograms all hold one value lost nothing
+    /// (a message size kept in a histogram from its first value, so ranks can share it)
+    /// and are left out.
     pub fn finish(self) -> Vec<BlurredParameter> {
-        self.parameters.into_values().collect()
+        self.parameters
+            .into_values()
+            .filter(|parameter| parameter.min != parameter.max)
+            .collect()
     }
 }
 

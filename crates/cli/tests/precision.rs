@@ -149,6 +149,11 @@ fn an_irregular_mpi_program_folds_below_100_with_exact_totals() {
             let dump = cairn_text("dump", &[], &trace);
             assert!(dump.contains("[histogram: sizes"), "{dump}");
             if precision == 0 {
+                // Every rank's sends share a few leaves, their first step's included (a
+                // message size is a histogram from its first value, so the ranks' merge):
+                // the lossless trace has one per rank and step.
+                let sends = dump.matches("MPI_Isend(").count();
+                assert!(sends <= 8, "{sends} send leaves\n{dump}");
                 // The solver's counts (20–23, up to 15% apart) all merge at 0.
                 assert!(blurred_calls.contains(&("MPI_Allreduce", "iterations")));
                 assert!(dump.contains("loop ×20..23 {"), "{dump}");

@@ -114,12 +114,18 @@ fn occurrences_of<K>(node: &Node<K>) -> u64 {
     }
 }
 
-/// The iteration counts of a loop's occurrences as a histogram.
-fn counts_of<K>(count: u64, body: &[Node<K>], counts: &Option<Box<Histogram>>) -> Histogram {
+/// The iteration counts of a loop's occurrences as a histogram (at `precision`).
+fn counts_of<K>(
+    count: u64,
+    body: &[Node<K>],
+    counts: &Option<Box<Histogram>>,
+    precision: u8,
+) -> Histogram {
     match counts {
         Some(counts) => (**counts).clone(),
         None => {
             let mut histogram = Histogram::new(DEFAULT_BINS);
+            histogram.precision = precision;
             let occurrences = body.first().map_or(0, occurrences_of) / count.max(1);
             histogram.add_many(count as i64, occurrences.max(1), -1);
             histogram
@@ -216,7 +222,7 @@ fn same_shape<K: PartialEq>(a: &Node<K>, b: &Node<K>, precision: u8) -> bool {
 
 /// Adds `source`'s statistics into `target` (same shape); loop counts that differ join
 /// the target's count histogram.
-fn merge_into<K>(target: &mut Node<K>, source: &Node<K>) {
+fn merge_into<K>(target: &mut Node<K>, source: &Node<K>, precision: u8) {
     match (target, source) {
         (Node::Leaf(target), Node::Leaf(source)) => target.merge_statistics(source),
         (
@@ -233,12 +239,12 @@ fn merge_into<K>(target: &mut Node<K>, source: &Node<K>) {
         ) => {
             // Before the bodies merge: their statistics say how often each loop ran.
             if target_counts.is_some() || source_counts.is_some() || target_count != source_count {
-                let mut counts = counts_of(*target_count, target, target_counts);
-                counts.merge(&counts_of(*source_count, source, source_counts));
+                let mut counts = counts_of(*target_count, target, target_counts, precision);
+                counts.merge(&counts_of(*source_count, source, source_counts, precision));
                 *target_counts = Some(Box::new(counts));
             }
             for (target, source) in target.iter_mut().zip(source) {
-                merge_into(target, source);
+                merge_into(target, source, precision);
             }
         }
         _ => unreachable!("merge_into is only called on nodes of the same shape"),
@@ -371,7 +377,7 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
                 unreachable!("checked to be a loop");
             };
             for (node, own) in inner.iter_mut().zip(&body) {
-                merge_into(node, own);
+                merge_into(node, own, precision);
             }
             *loop_count += count;
             let hash = loop_hash(*loop_count, &body_hashes, precision);
@@ -383,7 +389,7 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
                 // One repetition just before: it is the loop's first iteration.
                 let removed: Vec<Hashed<K>> = self.window.drain(length - period..).collect();
                 for (hashed, own) in removed.iter().zip(body.iter_mut()) {
-                    merge_into(own, &hashed.node);
+                    merge_into(own, &hashed.node, precision);
                 }
                 self.hashes.truncate(length - period);
                 self.loop_bodies.truncate(length - period);
@@ -433,8 +439,24 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
     fn tail_equals(&self, start: usize, other_start: usize, length: usize) -> bool {
         (0..length).all(|i| {
             let (a, b) = (&self.window[start + i], &self.window[other_start + i]);
-            a.hash == b.hash && same_shape(&a.node, &b.node, self.precision)
+            a.hash == b.hash && self.same_in_window(start + i, &a.node, &b.node)
         })
+    }
+
+    /// [`same_shape`] of the window's node at `position` with `other`; the newest node, if
+    /// a loop, may still gain iterations, so its count must equal `other`'s: a loop of 2
+    /// that will run 22 times never joins a count histogram as a 2.
+    fn same_in_window(&self, position: usize, node: &Node<K>, other: &Node<K>) -> bool {
+        let growing = position + 1 == self.window.len();
+        match (node, other) {
+            (Node::Loop { count: a, .. }, Node::Loop { count: b, .. })
+                if growing && self.precision < 100 =>
+            {
+                let (counts_a, counts_b) = (count_range(node), count_range(other));
+                a == b && counts_a == counts_b && same_shape(node, other, self.precision)
+            }
+            _ => same_shape(node, other, self.precision),
+        }
     }
 
     fn extend_loop(&mut self) -> bool {
@@ -450,7 +472,8 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
             let body_hashes = &self.window[candidate].body_hashes;
             let matches = (0..k).all(|i| {
                 let hashed = &self.window[candidate + 1 + i];
-                hashed.hash == body_hashes[i] && same_shape(&hashed.node, &body[i], self.precision)
+                hashed.hash == body_hashes[i]
+                    && self.same_in_window(candidate + 1 + i, &hashed.node, &body[i])
             });
             if !matches {
                 continue;
@@ -462,7 +485,7 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
             let target = &mut self.window[candidate];
             if let Node::Loop { count, body, .. } = &mut target.node {
                 for (node, hashed) in body.iter_mut().zip(&iteration) {
-                    merge_into(node, &hashed.node);
+                    merge_into(node, &hashed.node, self.precision);
                 }
                 *count += 1;
             }
@@ -492,7 +515,7 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
             let body_hashes: Vec<u64> = first.iter().map(|hashed| hashed.hash).collect();
             let mut body: Vec<Node<K>> = first.into_iter().map(|hashed| hashed.node).collect();
             for (node, hashed) in body.iter_mut().zip(&second) {
-                merge_into(node, &hashed.node);
+                merge_into(node, &hashed.node, self.precision);
             }
             let removed: usize = second.iter().map(|hashed| hashed.size).sum();
             let node = Node::exact_loop(2, body);

@@ -65,6 +65,10 @@ impl Bin {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Histogram {
     capacity: usize,
+    /// The precision level its values were let in at (0–100; merged histograms keep the
+    /// lower): values differ by at most (100 − precision)% of the larger where it was
+    /// decided.
+    pub precision: u8,
     /// Increasing and disjoint.
     bins: Vec<Bin>,
     pub count: u64,
@@ -80,6 +84,7 @@ impl Histogram {
     pub fn new(capacity: usize) -> Histogram {
         Histogram {
             capacity: capacity.clamp(1, MAX_BINS),
+            precision: 0,
             bins: Vec::new(),
             count: 0,
             sum: 0,
@@ -90,8 +95,10 @@ impl Histogram {
         }
     }
 
-    pub fn of(value: i64, capacity: usize) -> Histogram {
+    /// A histogram of one value, of `capacity` bins, at `precision`.
+    pub fn of(value: i64, capacity: usize, precision: u8) -> Histogram {
         let mut histogram = Histogram::new(capacity);
+        histogram.precision = precision.min(100);
         histogram.add(value, -1);
         histogram
     }
@@ -154,6 +161,11 @@ impl Histogram {
             return;
         }
         let first = self.count == 0;
+        self.precision = if first {
+            other.precision
+        } else {
+            self.precision.min(other.precision)
+        };
         self.count_in(
             other.count,
             other.sum,
@@ -264,7 +276,7 @@ impl Histogram {
     }
 
     pub fn encode(&self, out: &mut ByteWriter) {
-        out.u64(self.capacity as u64);
+        out.u64((self.precision as u64) << 7 | self.capacity as u64);
         out.u64(self.count);
         out.i64(self.min);
         out.u64(self.max.wrapping_sub(self.min) as u64);
@@ -286,11 +298,13 @@ impl Histogram {
 
     /// Reads what [`Histogram::encode`] wrote, checking that its figures agree.
     pub fn decode(reader: &mut ByteReader) -> Result<Histogram> {
-        let capacity = reader.u64()? as usize;
-        if capacity == 0 || capacity > MAX_BINS {
+        let first = reader.u64()?;
+        let (capacity, precision) = ((first & 127) as usize, first >> 7);
+        if capacity == 0 || capacity > MAX_BINS || precision > 100 {
             return Err(reader.corrupt("histogram bin count out of range"));
         }
         let mut histogram = Histogram::new(capacity);
+        histogram.precision = precision as u8;
         histogram.count = reader.u64()?;
         histogram.min = reader.i64()?;
         histogram.max = histogram.min.wrapping_add(reader.u64()? as i64);

@@ -383,8 +383,9 @@ pub struct StreamEncoder {
     count: u64,
     /// Offsets of irregular accesses, in event order ([`OffsetRef::Column`]).
     column: Vec<i64>,
-    /// Bins of the histograms a precision level below 100 makes.
+    /// Bins of the histograms a precision level below 100 makes, and that level.
     bins: usize,
+    precision: u8,
 }
 
 impl Default for StreamEncoder {
@@ -406,6 +407,7 @@ impl StreamEncoder {
             count: 0,
             column: Vec::new(),
             bins: DEFAULT_BINS,
+            precision: 100,
         }
     }
 
@@ -415,6 +417,7 @@ impl StreamEncoder {
     pub fn set_precision(&mut self, precision: u8, bins: usize) {
         self.relative = Relative::with_precision(precision);
         self.folder.set_precision(precision);
+        self.precision = precision.min(100);
         self.bins = bins;
     }
 
@@ -452,7 +455,7 @@ impl StreamEncoder {
         let mut blurred = None;
         if key.offset == OffsetRef::Blurred {
             blurred.get_or_insert_with(Box::<Blurred>::default).offset =
-                Some(Histogram::of(event.offset, self.bins));
+                Some(Histogram::of(event.offset, self.bins, self.precision));
         }
         if key.flags & BLURRED_SIZE != 0 {
             let (request, _) =
@@ -463,7 +466,7 @@ impl StreamEncoder {
                 request as i64
             };
             blurred.get_or_insert_with(Box::<Blurred>::default).size =
-                Some(Histogram::of(value, self.bins));
+                Some(Histogram::of(value, self.bins, self.precision));
         }
         let (offset_low, offset_high) = if event.offset >= 0 {
             let moved = if matches!(class, Some(CallClass::Read | CallClass::Write)) {

@@ -285,6 +285,26 @@ pub(super) fn leaves_of_parts(parts: &[Part]) -> u64 {
         .sum()
 }
 
+/// Whether two ranks' leaves may share their blurred values' histograms: at the lower of
+/// their precision levels, their means are within its margin of each other (any at 0) —
+/// the rule a call site applies to two values in a row, applied to the ranks' values (a
+/// rank's histogram may already span more: from its trigger on it takes every value).
+fn histograms_fit(a: &Option<Box<Blurred>>, b: &Option<Box<Blurred>>) -> bool {
+    let (Some(a), Some(b)) = (a, b) else {
+        return true;
+    };
+    [(&a.size, &b.size), (&a.offset, &b.offset)]
+        .into_iter()
+        .all(|pair| match pair {
+            (Some(a), Some(b)) if a.count > 0 && b.count > 0 => Histogram::within(
+                a.precision.min(b.precision),
+                a.mean().round() as i64,
+                b.mean().round() as i64,
+            ),
+            _ => true,
+        })
+}
+
 impl Part {
     /// The node `node` of `rank`, which the ranks `ranks` have.
     fn new(rank: i64, node: Node<EventKey>, ranks: Ranks) -> Part {
@@ -363,7 +383,9 @@ impl Part {
         let ranks = self.ranks().resolve(enclosing);
         match (self, node) {
             (Part::Leaf(part), Node::Leaf(leaf)) => {
-                if part.shape != shape_of(&leaf.key) {
+                if part.shape != shape_of(&leaf.key)
+                    || !histograms_fit(&part.statistics.blurred, &leaf.blurred)
+                {
                     return None;
                 }
                 Some(Fit::Leaf(part.fit(

@@ -27,6 +27,9 @@ pub const BLURRED_OFFSET: u32 = 1 << 28;
 enum Site {
     /// The last value.
     Exact(i64),
+    /// A message size's first value, kept in a histogram of its own (see
+    /// [`Blur::message_size`]); the last value.
+    Tentative(i64),
     Blurred,
 }
 
@@ -64,7 +67,17 @@ impl Blur {
 
     /// Whether the size at this site is kept in a histogram (from this occurrence on).
     pub(super) fn size(&mut self, call: u16, context: u32, size: i64) -> bool {
-        self.judge(Parameter::Size, call, context, size)
+        self.judge(Parameter::Size, call, context, size, Site::Exact(size))
+    }
+
+    /// As [`Blur::size`], for a message's size (a point-to-point call's, a completion's):
+    /// its first value already goes to a histogram (of that one value, exact), so that
+    /// ranks whose messages differ in size — a value each rank keeps the same, or a first
+    /// step before its site blurred — have equal keys and their histograms merge across
+    /// ranks, within the margin (`ranks/parts.rs`). A next value beyond the margin is kept
+    /// exact, as at any site.
+    pub(super) fn message_size(&mut self, call: u16, context: u32, size: i64) -> bool {
+        self.judge(Parameter::Size, call, context, size, Site::Tentative(size))
     }
 
     /// Whether the offset of this access (its key `step`, the distance from where the
@@ -72,21 +85,35 @@ impl Blur {
     /// compared: in a large file every offset is within 1% of the next, and a regular
     /// pattern's steps repeat or jump, so only steps that wander (random access) blur.
     pub(super) fn offset(&mut self, call: u16, context: u32, step: i64) -> bool {
-        self.judge(Parameter::Offset, call, context, step)
+        self.judge(Parameter::Offset, call, context, step, Site::Exact(step))
     }
 
-    fn judge(&mut self, parameter: Parameter, call: u16, context: u32, value: i64) -> bool {
+    /// Whether `value` at the site goes to its histogram; `first`: the site's state before
+    /// its first value.
+    fn judge(
+        &mut self,
+        parameter: Parameter,
+        call: u16,
+        context: u32,
+        value: i64,
+        first: Site,
+    ) -> bool {
         if self.is_lossless() {
             return false;
         }
-        let site = self
-            .sites
-            .entry((parameter, call, context))
-            .or_insert(Site::Exact(value));
+        let (site, new) = match self.sites.entry((parameter, call, context)) {
+            std::collections::hash_map::Entry::Occupied(site) => (site.into_mut(), false),
+            std::collections::hash_map::Entry::Vacant(site) => (site.insert(first), true),
+        };
         match *site {
             Site::Blurred => true,
+            Site::Tentative(_) if new => true,
+            Site::Tentative(last) if last == value => {
+                *site = Site::Blurred;
+                true
+            }
             Site::Exact(last) if last == value => false,
-            Site::Exact(last) => {
+            Site::Exact(last) | Site::Tentative(last) => {
                 if crate::histogram::Histogram::within(self.precision, last, value) {
                     *site = Site::Blurred;
                     true

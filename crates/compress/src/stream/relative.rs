@@ -327,18 +327,19 @@ impl Relative {
         // reports them, in its result (the bytes its receives got).
         let completion = class == Some(CallClass::Completion);
         let blur_size = blurring
-            && if completion {
-                self.blur.size(event.call, event.context, event.result)
-            } else {
-                matches!(
-                    class,
-                    Some(
-                        CallClass::Read
-                            | CallClass::Write
-                            | CallClass::PointToPoint
-                            | CallClass::Collective
-                    )
-                ) && self.blur.size(event.call, event.context, request as i64)
+            && match class {
+                Some(CallClass::Completion) => {
+                    self.blur
+                        .message_size(event.call, event.context, event.result)
+                }
+                Some(CallClass::PointToPoint) => {
+                    self.blur
+                        .message_size(event.call, event.context, request as i64)
+                }
+                Some(CallClass::Read | CallClass::Write | CallClass::Collective) => {
+                    self.blur.size(event.call, event.context, request as i64)
+                }
+                _ => false,
             };
         if blur_size {
             flags |= BLURRED_SIZE;

@@ -45,6 +45,48 @@ fn sample_trace() -> Trace {
         };
         encoder.push(&event, Some(cairn_model::CallClass::Write));
     }
+    // A second thread traced at precision 0: jittering sizes, wandering offsets and a loop
+    // whose count changes, so the fuzzer reaches the histograms' decoding and draws.
+    let mut blurred = cairn_compress::stream::StreamEncoder::default();
+    blurred.set_precision(0, 4);
+    let mut start = 0;
+    for step in 0..40u64 {
+        for index in 0..3 + step % 4 {
+            let size = 1000 + (step * 37 + index * 11) % 90;
+            let event = Event {
+                call: 1,
+                start,
+                duration: 100 + step % 5,
+                file: Some(0),
+                handle: 4,
+                offset: ((step * 7919 + index * 104_729) % 1000) as i64 * 4096,
+                request: size,
+                result: size as i64,
+                errno: 0,
+                context: 1,
+                aux: 0,
+                flags: cairn_model::event_flags::EXPLICIT_OFFSET,
+            };
+            start += 300;
+            blurred.push(&event, Some(cairn_model::CallClass::Write));
+        }
+        let event = Event {
+            call: 2,
+            start,
+            duration: 90,
+            file: Some(1),
+            handle: 5,
+            offset: -1,
+            request: 10 + step % 3,
+            result: (10 + step % 3) as i64,
+            errno: 0,
+            context: 1,
+            aux: 0,
+            flags: 0,
+        };
+        start += 300;
+        blurred.push(&event, Some(cairn_model::CallClass::Read));
+    }
     Trace {
         meta: Meta {
             writer: "test".into(),
@@ -95,7 +137,10 @@ fn sample_trace() -> Trace {
         contexts: vec![Context {
             frames: vec![(Some(0), 0x1234)],
         }],
-        streams: vec![Stream::new(0, 10, encoder.finish(), vec![0, 1])],
+        streams: vec![
+            Stream::new(0, 10, encoder.finish(), vec![0, 1]),
+            Stream::new(0, 11, blurred.finish(), vec![0, 1]),
+        ],
         diagnostics: vec!["note".into()],
     }
 }
@@ -148,6 +193,12 @@ fn mutate(random: &mut Random, data: &mut Vec<u8>) {
 fn sample_roundtrips() {
     let trace = sample_trace();
     assert_eq!(Trace::from_bytes(trace.to_bytes()).unwrap(), trace);
+    // The blurred stream folds and keeps its histograms.
+    let blurred = &trace.streams[1].events;
+    assert!(blurred.has_blurred_sizes());
+    // Each step: 3 to 6 writes and a read.
+    let events: u64 = (0..40u64).map(|step| 3 + step % 4 + 1).sum();
+    assert_eq!(blurred.count, events);
 }
 
 #[test]

@@ -32,7 +32,10 @@ impl MessageSummary {
         let bytes = occurrence.bytes();
         let capacity = if occurrence.failed() {
             0
-        } else if occurrence.key.flags & cairn_compress::stream::BLURRED_SIZE != 0 {
+        } else if occurrence.key.flags
+            & (cairn_compress::stream::BLURRED_SIZE | cairn_compress::stream::BLURRED_RESULT)
+            == cairn_compress::stream::BLURRED_SIZE
+        {
             // Sizes in a histogram: the bytes (its exact share) less what the results
             // differed from the requests.
             (bytes as i128 - occurrence.key.result as i128 * occurrence.count as i128).max(0) as u64

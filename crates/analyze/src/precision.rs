@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use cairn_compress::stream::{Body, Item};
-use cairn_compress::stream::{OffsetRef, BLURRED_SIZE};
+use cairn_compress::stream::{OffsetRef, BLURRED_PEER, BLURRED_SIZE};
 use cairn_trace::walk::Occurrence;
 use cairn_trace::Trace;
 use serde::Serialize;
@@ -17,7 +17,8 @@ use serde::Serialize;
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct BlurredParameter {
     pub call: String,
-    /// `size`, `offset`, or `iterations` (a loop's count; `call` is its body's first).
+    /// `size`, `offset`, `peer` (a point-to-point call's), or `iterations` (a loop's
+    /// count; `call` is its body's first).
     pub parameter: &'static str,
     /// Events whose value comes from a histogram (for loops: the loop's occurrences).
     pub events: u64,
@@ -45,6 +46,11 @@ impl Blurred {
                 "offset",
                 key.offset == OffsetRef::Blurred,
                 occurrence.blurred.and_then(|b| b.offset.as_ref()),
+            ),
+            (
+                "peer",
+                key.flags & BLURRED_PEER != 0,
+                occurrence.blurred.and_then(|b| b.peer.as_ref()),
             ),
         ];
         for (parameter, blurred, histogram) in flagged {

@@ -813,7 +813,11 @@ fn blur_note(leaf: &cairn_compress::fold::Leaf<cairn_compress::stream::EventKey>
         return String::new();
     };
     let mut parts = Vec::new();
-    for (name, histogram) in [("sizes", &blurred.size), ("offsets", &blurred.offset)] {
+    for (name, histogram) in [
+        ("sizes", &blurred.size),
+        ("offsets", &blurred.offset),
+        ("peers", &blurred.peer),
+    ] {
         if let Some(histogram) = histogram {
             parts.push(format!(
                 "{name} {}..{} in {} bins (sum {})",

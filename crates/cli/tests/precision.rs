@@ -278,3 +278,85 @@ fn a_blurred_trace_expands_to_values_its_histograms_hold() {
         "the same draws every time"
     );
 }
+
+#[test]
+fn a_master_worker_farm_folds_below_100_and_draws_only_peers_it_saw() {
+    // The master receives each result from whichever worker finished first: its peers and
+    // the results' sizes never repeat in a pattern. Lossless, the trace grows with the
+    // tasks; at 0 the peers and sizes are histograms (the peers actually seen kept as a
+    // set), the trace stops growing, every figure stays exact, and an export draws only
+    // the peers the master really heard from.
+    let _alone = alone();
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile_mpi("patterns/master_worker", directory.path());
+    library();
+    let run = |precision: u8, tasks: u64| {
+        let trace = directory
+            .path()
+            .join(format!("farm-{precision}-{tasks}.cairn"));
+        succeeded(
+            std::process::Command::new("mpirun.openmpi")
+                .args(["--oversubscribe", "-np", "4"])
+                .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+                .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+                .arg(cairn_binary())
+                .args(["run", "-q", "--precision", &precision.to_string(), "-o"])
+                .arg(&trace)
+                .arg("--")
+                .arg(&program)
+                .arg(tasks.to_string()),
+        );
+        let summary = summary_json(&trace, &[]);
+        (trace, exact_figures(&summary), summary)
+    };
+    let (lossless, exact, _) = run(100, 2000);
+    let (small, _, _) = run(0, 200);
+    let (large, figures, summary) = run(0, 2000);
+    assert_eq!(figures, exact);
+    // 2,000 results and 2,003 sends from the master (2,000 tasks and 3 stops).
+    assert_eq!(figures["calls"]["MPI_Recv"][0], 4003);
+    let blurred: Vec<(String, String)> = summary["blurred"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|entry| {
+            (
+                entry["call"].as_str().unwrap().to_string(),
+                entry["parameter"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert!(
+        blurred.contains(&("MPI_Recv".into(), "peer".into())),
+        "{blurred:?}"
+    );
+    let size = |trace: &Path| std::fs::metadata(trace).unwrap().len();
+    eprintln!(
+        "master_worker at 0: {} B (200 tasks), {} B (2,000); lossless {} B",
+        size(&small),
+        size(&large),
+        size(&lossless)
+    );
+    assert!(size(&large) * 100 <= size(&small) * 110);
+    assert!(size(&large) * 10 < size(&lossless));
+    // Rank 0's receives, expanded: 2,000 results, each from a worker (1–3).
+    let tables = directory.path().join("tables");
+    succeeded(
+        std::process::Command::new(cairn_binary())
+            .args(["export", "--format", "csv", "--ranks", "0", "-o"])
+            .arg(&tables)
+            .arg(&large),
+    );
+    let events = std::fs::read_to_string(tables.join("events.csv")).unwrap();
+    let mut lines = events.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let column = |name: &str| header.iter().position(|field| *field == name).unwrap();
+    let (call, peer) = (column("call"), column("peer"));
+    let peers: Vec<i64> = lines
+        .map(|line| line.split(',').collect::<Vec<_>>())
+        .filter(|fields| fields[call] == "MPI_Recv")
+        .map(|fields| fields[peer].parse().unwrap())
+        .collect();
+    assert_eq!(peers.len(), 2000);
+    assert!(peers.iter().all(|peer| (1..=3).contains(peer)), "{peers:?}");
+}

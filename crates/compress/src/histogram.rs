@@ -367,14 +367,121 @@ pub struct Blurred {
     pub size: Option<Histogram>,
     /// Offsets where the accesses started, absolute.
     pub offset: Option<Histogram>,
+    /// MPI peers of point-to-point calls (world ranks), with the peers actually seen.
+    pub peer: Option<Histogram>,
+    pub peers_seen: Option<PeerSet>,
+}
+
+/// The peers a leaf actually talked to, so a reader never invents one (the thesis' bitmap of
+/// relative ranks; here of ranks, as the key keeps them).
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct PeerSet {
+    /// The lowest peer seen; bit i of the words is peer `first + i`.
+    first: i64,
+    words: Vec<u64>,
+}
+
+impl PeerSet {
+    /// The most peers a set spans (beyond, a blurred peer is drawn from its histogram).
+    pub const MAX_SPAN: i64 = 1 << 16;
+
+    pub fn of(peer: i64) -> PeerSet {
+        PeerSet {
+            first: peer,
+            words: vec![1],
+        }
+    }
+
+    pub fn contains(&self, peer: i64) -> bool {
+        let Some(index) = peer.checked_sub(self.first).filter(|index| *index >= 0) else {
+            return false;
+        };
+        let index = index as usize;
+        self.words
+            .get(index / 64)
+            .is_some_and(|word| word >> (index % 64) & 1 != 0)
+    }
+
+    /// Adds `other`'s peers; `None` when the set would span more than [`Self::MAX_SPAN`].
+    pub fn union(&self, other: &PeerSet) -> Option<PeerSet> {
+        let first = self.first.min(other.first);
+        let end = self.end().max(other.end());
+        if end - first > Self::MAX_SPAN {
+            return None;
+        }
+        let mut union = PeerSet {
+            first,
+            words: vec![0; ((end - first) as usize).div_ceil(64)],
+        };
+        for set in [self, other] {
+            for peer in set.iter() {
+                let index = (peer - first) as usize;
+                union.words[index / 64] |= 1 << (index % 64);
+            }
+        }
+        Some(union)
+    }
+
+    fn end(&self) -> i64 {
+        self.first + self.words.len() as i64 * 64
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = i64> + '_ {
+        self.words.iter().enumerate().flat_map(move |(word, bits)| {
+            (0..64)
+                .filter(move |bit| bits >> bit & 1 != 0)
+                .map(move |bit| self.first + (word * 64 + bit) as i64)
+        })
+    }
+
+    /// The seen peer nearest `peer` within [low, high] (ties to the lower), if any.
+    pub fn nearest(&self, peer: i64, low: i64, high: i64) -> Option<i64> {
+        self.iter()
+            .filter(|seen| (low..=high).contains(seen))
+            .min_by_key(|seen| (seen.abs_diff(peer), *seen))
+    }
+
+    pub fn encode(&self, out: &mut ByteWriter) {
+        out.i64(self.first);
+        out.u64(self.words.len() as u64);
+        for word in &self.words {
+            out.u64(*word);
+        }
+    }
+
+    pub fn decode(reader: &mut ByteReader) -> Result<PeerSet> {
+        let first = reader.i64()?;
+        let words = reader.u64()? as usize;
+        if words as i64 > Self::MAX_SPAN / 64 + 1 || words > reader.remaining() {
+            return Err(reader.corrupt("peer set larger than its span"));
+        }
+        let mut set = PeerSet {
+            first,
+            words: Vec::with_capacity(words),
+        };
+        for _ in 0..words {
+            set.words.push(reader.u64()?);
+        }
+        Ok(set)
+    }
 }
 
 impl Blurred {
     /// Adds `other`'s values; those with no rank yet are `rank`'s.
     pub fn merge(&mut self, other: &Blurred, rank: i64) {
+        // Peers seen: the union while it stays within its span, else none kept (a reader
+        // then draws from the histogram alone).
+        if other.peer.is_some() {
+            self.peers_seen = match (&self.peers_seen, &other.peers_seen, &self.peer) {
+                (Some(mine), Some(theirs), _) => mine.union(theirs),
+                (None, theirs, None) => theirs.clone(),
+                _ => None,
+            };
+        }
         for (mine, theirs) in [
             (&mut self.size, &other.size),
             (&mut self.offset, &other.offset),
+            (&mut self.peer, &other.peer),
         ] {
             let Some(theirs) = theirs else { continue };
             let mut theirs = theirs.clone();
@@ -506,6 +613,40 @@ mod tests {
         assert_eq!(histogram.max_rank, 7);
         let last = histogram.bins().last().unwrap();
         assert_eq!((last.count, last.min, last.max), (1, 1 << 30, 1 << 30));
+    }
+
+    proptest! {
+        /// A peer drawn and snapped to the set is always one that was seen, whatever the
+        /// merges of sets (until they span too far, when none is kept).
+        #[test]
+        fn peers_drawn_are_peers_seen(
+            peers in proptest::collection::vec(0i64..5000, 1..40),
+            seed in any::<u64>(),
+        ) {
+            let mut blurred = Blurred::default();
+            for peer in &peers {
+                blurred.merge(
+                    &Blurred {
+                        peer: Some(Histogram::of(*peer, 4, 0)),
+                        peers_seen: Some(PeerSet::of(*peer)),
+                        ..Blurred::default()
+                    },
+                    -1,
+                );
+            }
+            let (histogram, seen) = (blurred.peer.unwrap(), blurred.peers_seen.unwrap());
+            prop_assert_eq!(seen.iter().count(), peers.iter().collect::<std::collections::BTreeSet<_>>().len());
+            let mut random = SplitMix::new(seed);
+            for _ in 0..20 {
+                let drawn = histogram.draw(&mut random);
+                let peer = seen.nearest(drawn, histogram.min, histogram.max).unwrap();
+                prop_assert!(peers.contains(&peer), "{} not among {:?}", peer, peers);
+            }
+            let mut writer = ByteWriter::new();
+            seen.encode(&mut writer);
+            let bytes = writer.into_inner();
+            prop_assert_eq!(PeerSet::decode(&mut ByteReader::new(&bytes, "t")).unwrap(), seen);
+        }
     }
 
     #[test]

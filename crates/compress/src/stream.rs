@@ -41,7 +41,7 @@ mod blur;
 mod relative;
 mod sharing;
 
-pub use blur::{BLURRED_OFFSET, BLURRED_SIZE, ORDER_IN_LEAF};
+pub use blur::{BLURRED_OFFSET, BLURRED_PEER, BLURRED_RESULT, BLURRED_SIZE, ORDER_IN_LEAF};
 
 /// The generator's seed of an expansion (then the rank's distance from the stream's base
 /// rank): every reader draws the same values for a blurred trace.
@@ -51,7 +51,7 @@ pub use sharing::{RankSet, RankSlopes, Sharing};
 
 use crate::fold::{Folder, Leaf, Limits, Node};
 use crate::hash::FastMap;
-use crate::histogram::{Blurred, Histogram, SplitMix, DEFAULT_BINS};
+use crate::histogram::{Blurred, Histogram, PeerSet, SplitMix, DEFAULT_BINS};
 use crate::stats::Stats;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -298,6 +298,19 @@ impl NodeWriter<'_> {
                         .unwrap_or(&empty)
                         .encode(out);
                 }
+                if leaf.key.flags & BLURRED_PEER != 0 {
+                    blurred
+                        .and_then(|b| b.peer.as_ref())
+                        .unwrap_or(&empty)
+                        .encode(out);
+                    match blurred.and_then(|b| b.peers_seen.as_ref()) {
+                        Some(seen) => {
+                            out.u64(1);
+                            seen.encode(out);
+                        }
+                        None => out.u64(0),
+                    }
+                }
             }
             Node::Loop {
                 count,
@@ -460,13 +473,19 @@ impl StreamEncoder {
         if key.flags & BLURRED_SIZE != 0 {
             let (request, _) =
                 positional::relative(event.flags, event.offset, event.request, event.result);
-            let value = if class == Some(CallClass::Completion) {
+            let value = if key.flags & BLURRED_RESULT != 0 {
                 event.result
             } else {
                 request as i64
             };
             blurred.get_or_insert_with(Box::<Blurred>::default).size =
                 Some(Histogram::of(value, self.bins, self.precision));
+        }
+        if key.flags & BLURRED_PEER != 0 {
+            let peer = event.aux as u32 as i32 as i64;
+            let blurred = blurred.get_or_insert_with(Box::<Blurred>::default);
+            blurred.peer = Some(Histogram::of(peer, self.bins, self.precision));
+            blurred.peers_seen = Some(PeerSet::of(peer));
         }
         let (offset_low, offset_high) = if event.offset >= 0 {
             let moved = if matches!(class, Some(CallClass::Read | CallClass::Write)) {
@@ -853,6 +872,14 @@ fn read_leaf(
     }
     if key.flags & BLURRED_SIZE != 0 {
         blurred.get_or_insert_with(Box::<Blurred>::default).size = Some(Histogram::decode(reader)?);
+    }
+    if key.flags & BLURRED_PEER != 0 {
+        let blurred = blurred.get_or_insert_with(Box::<Blurred>::default);
+        blurred.peer = Some(Histogram::decode(reader)?);
+        blurred.peers_seen = match reader.u64()? {
+            0 => None,
+            _ => Some(PeerSet::decode(reader)?),
+        };
     }
     Ok(Leaf {
         key,
@@ -1400,11 +1427,20 @@ impl EncodedStream {
                         let blurred = leaf.blurred.as_deref();
                         if let Some(size) = blurred.and_then(|b| b.size.as_ref()) {
                             let drawn = size.draw(&mut self.random);
-                            if class == Some(CallClass::Completion) {
+                            if key.flags & BLURRED_RESULT != 0 {
                                 key.result = drawn.wrapping_sub(key.request as i64);
                             } else {
                                 key.request = drawn.max(0) as u64;
                             }
+                        }
+                        if let Some(peers) = blurred.and_then(|b| b.peer.as_ref()) {
+                            // A peer drawn, then the nearest one the leaf really talked to.
+                            let drawn = peers.draw(&mut self.random);
+                            let peer = blurred
+                                .and_then(|b| b.peers_seen.as_ref())
+                                .and_then(|seen| seen.nearest(drawn, peers.min, peers.max))
+                                .unwrap_or(drawn);
+                            key.aux = (key.aux & !0xffff_ffff) | peer as u32 as u64;
                         }
                         let offset = blurred.and_then(|b| b.offset.as_ref()).map(|offset| {
                             flags |= BLURRED_OFFSET;

@@ -15,7 +15,9 @@ use cairn_compress::fold::Leaf;
 use cairn_compress::hash::FastMap;
 use cairn_compress::histogram::{Blurred, Histogram};
 use cairn_compress::stats::Stats;
-use cairn_compress::stream::{Body, EventKey, Item, RankSet, Relative, BLURRED_SIZE};
+use cairn_compress::stream::{
+    Body, EventKey, Item, RankSet, Relative, BLURRED_RESULT, BLURRED_SIZE,
+};
 use cairn_model::{Call, CallClass, Layer};
 
 use crate::{CallInfo, Process, Stream, Trace};
@@ -387,8 +389,8 @@ type BlurredPools = FastMap<(u16, u32, i64), Pool>;
 
 /// The blurred call sites of `streams`, over all their leaves and members (each stored
 /// stream once).
-fn site_pools<'s>(trace: &Trace, streams: impl Iterator<Item = &'s Stream>) -> BlurredPools {
-    fn gather(trace: &Trace, body: Body, pools: &mut FastMap<(u16, u32, i64), Pool>) {
+fn site_pools<'s>(streams: impl Iterator<Item = &'s Stream>) -> BlurredPools {
+    fn gather(body: Body, pools: &mut BlurredPools) {
         for item in body.iter() {
             match item {
                 Item::Leaf(leaf) => {
@@ -396,7 +398,7 @@ fn site_pools<'s>(trace: &Trace, streams: impl Iterator<Item = &'s Stream>) -> B
                         continue;
                     };
                     let key = &leaf.key;
-                    let total = if trace.class_of(key.call) == Some(CallClass::Completion) {
+                    let total = if key.flags & BLURRED_RESULT != 0 {
                         sizes.sum
                     } else {
                         sizes.sum + key.result as i128 * sizes.count as i128
@@ -407,7 +409,7 @@ fn site_pools<'s>(trace: &Trace, streams: impl Iterator<Item = &'s Stream>) -> B
                     pool.occurrences += sizes.count as u128;
                     pool.total += total.max(0) as u128;
                 }
-                Item::Loop { body, .. } => gather(trace, body, pools),
+                Item::Loop { body, .. } => gather(body, pools),
             }
         }
     }
@@ -415,7 +417,7 @@ fn site_pools<'s>(trace: &Trace, streams: impl Iterator<Item = &'s Stream>) -> B
     let mut gathered = std::collections::HashSet::new();
     for stream in streams {
         if stream.events.has_blurred_sizes() && gathered.insert(Arc::as_ptr(&stream.events)) {
-            gather(trace, stream.events.nodes(), &mut pools);
+            gather(stream.events.nodes(), &mut pools);
         }
     }
     pools
@@ -423,7 +425,7 @@ fn site_pools<'s>(trace: &Trace, streams: impl Iterator<Item = &'s Stream>) -> B
 
 /// Walks every stream of the trace.
 pub fn walk(trace: &Trace, visitor: &mut impl Visitor) {
-    let mut blurred_pools = site_pools(trace, trace.streams.iter());
+    let mut blurred_pools = site_pools(trace.streams.iter());
     for stream in &trace.streams {
         walk_stream_counting(trace, stream, visitor, &mut blurred_pools);
     }
@@ -432,7 +434,7 @@ pub fn walk(trace: &Trace, visitor: &mut impl Visitor) {
 /// Walks one stream. Of a blurred leaf several ranks share, the bytes this walk gives are
 /// a share of the leaf's exact total ([`walk`] gives the exact total over all members).
 pub fn walk_stream(trace: &Trace, stream: &Stream, visitor: &mut impl Visitor) {
-    let mut blurred_pools = site_pools(trace, std::iter::once(stream));
+    let mut blurred_pools = site_pools(std::iter::once(stream));
     walk_stream_counting(trace, stream, visitor, &mut blurred_pools);
 }
 

@@ -6,6 +6,12 @@
 //! difference beyond the margin keeps the value exact (a new key), so P = 95 merges a
 //! solver's jittering message sizes but not a 4 KiB write with a 4 MiB one.
 //!
+//! Message sizes (point-to-point calls, completions) are histograms from their first value,
+//! so ranks whose sizes differ share keys (the rank merge then joins their histograms
+//! within the margin); a receive's or completion's size is its result (the bytes it got,
+//! [`BLURRED_RESULT`]). Point-to-point peers that change blur too, with the set of peers
+//! seen.
+//!
 //! Offsets are judged by their key (the step from where the file's previous access ended):
 //! a sequential or strided stream repeats its step and stays exact at every P above 0; only
 //! steps that wander (random access) blur. Blurred offsets are kept as absolute offsets,
@@ -20,6 +26,13 @@ pub const BLURRED_SIZE: u32 = 1 << 29;
 /// seek) is counted in the leaf, not kept in the key, so IOR's random `lseek` + `write`
 /// folds at a precision level below 100.
 pub const ORDER_IN_LEAF: u32 = 1 << 27;
+/// Key flag, with [`BLURRED_SIZE`]: the size histogram holds the call's results (the bytes
+/// a completion or a receive reported), not its requests; the key's result is −request (so
+/// it reads 0) and its request stays.
+pub const BLURRED_RESULT: u32 = 1 << 25;
+/// Key flag: a point-to-point call's peer is kept in the leaf's histogram (and set of peers
+/// seen); the key's peer (aux's low 32 bits) is 0.
+pub const BLURRED_PEER: u32 = 1 << 26;
 /// Flag of an expanded event (never of a key): its offset was drawn from a histogram.
 pub const BLURRED_OFFSET: u32 = 1 << 28;
 
@@ -38,6 +51,7 @@ enum Site {
 enum Parameter {
     Size,
     Offset,
+    Peer,
 }
 
 /// The encoder's per-thread precision state.
@@ -90,6 +104,12 @@ impl Blur {
 
     /// Whether `value` at the site goes to its histogram; `first`: the site's state before
     /// its first value.
+    /// Whether the peer of this point-to-point call is kept in a histogram: a master
+    /// receiving from whichever worker is done, a solver's changing partners.
+    pub(super) fn peer(&mut self, call: u16, context: u32, peer: i64) -> bool {
+        self.judge(Parameter::Peer, call, context, peer, Site::Exact(peer))
+    }
+
     fn judge(
         &mut self,
         parameter: Parameter,

@@ -6,7 +6,7 @@
 
 use cairn_model::{event_flags, positional, CallClass, Event, UNKNOWN};
 
-use super::blur::{Blur, BLURRED_SIZE, ORDER_IN_LEAF};
+use super::blur::{Blur, BLURRED_PEER, BLURRED_RESULT, BLURRED_SIZE, ORDER_IN_LEAF};
 use super::{EventKey, FileRef, OffsetRef, CONSECUTIVE, SEQUENTIAL};
 use crate::hash::FastMap;
 
@@ -316,22 +316,32 @@ impl Relative {
             if stepping {
                 flags |= TAG_STEP;
             }
-            with_tag(event.aux, tag)
+            let peer = event.aux as u32 as i32 as i64;
+            if blurring && peer >= 0 && self.blur.peer(event.call, event.context, peer) {
+                // The peer is the leaf's histogram's.
+                flags |= BLURRED_PEER;
+                with_tag(0, tag)
+            } else {
+                with_tag(event.aux, tag)
+            }
         } else if event.flags & event_flags::OFFSET_IN_AUX != 0 {
             let base = self.context_aux.insert(event.context, event.aux);
             event.aux.wrapping_sub(base.unwrap_or(0))
         } else {
             event.aux
         };
-        // Sizes blur where a call asks for them; a completion's (MPI_Wait*) where it
-        // reports them, in its result (the bytes its receives got).
-        let completion = class == Some(CallClass::Completion);
+        // Sizes blur where a call asks for them; where it reports them — a completion's
+        // (MPI_Wait*) and a receive's that got less than it posted for — in its result.
+        let by_result = match class {
+            Some(CallClass::Completion) => true,
+            Some(CallClass::PointToPoint) => result != request as i64,
+            _ => false,
+        };
         let blur_size = blurring
             && match class {
-                Some(CallClass::Completion) => {
-                    self.blur
-                        .message_size(event.call, event.context, event.result)
-                }
+                Some(CallClass::Completion | CallClass::PointToPoint) if by_result => self
+                    .blur
+                    .message_size(event.call, event.context, event.result),
                 Some(CallClass::PointToPoint) => {
                     self.blur
                         .message_size(event.call, event.context, request as i64)
@@ -341,8 +351,12 @@ impl Relative {
                 }
                 _ => false,
             };
+        let blur_result = blur_size && by_result;
         if blur_size {
             flags |= BLURRED_SIZE;
+        }
+        if blur_result {
+            flags |= BLURRED_RESULT;
         }
         if order_in_leaf {
             flags |= ORDER_IN_LEAF;
@@ -362,7 +376,7 @@ impl Relative {
             parameters: 0,
         };
         self.advance(&key, file_plus_one, event.offset, class);
-        if blur_size && completion {
+        if blur_result {
             // The result is the leaf's histogram's (the key's says 0).
             key.result = (key.request as i64).wrapping_neg();
         } else if blur_size {

@@ -233,6 +233,37 @@ fn random_seeks_at_precision_90_do_not_grow_with_the_calls() {
     assert!(large * 20 < lossless, "{large} vs {lossless}");
 }
 
+/// The events table `cairn export --format csv EXTRA… -o DIRECTORY/NAME TRACE` writes: its
+/// text, and the values of `column` in the rows whose call is `call`.
+fn exported_column(
+    trace: &Path,
+    extra: &[&str],
+    directory: &Path,
+    name: &str,
+    (call, column): (&str, &str),
+) -> (String, Vec<i64>) {
+    let tables = directory.join(name);
+    succeeded(
+        std::process::Command::new(cairn_binary())
+            .args(["export", "--format", "csv"])
+            .args(extra)
+            .arg("-o")
+            .arg(&tables)
+            .arg(trace),
+    );
+    let events = std::fs::read_to_string(tables.join("events.csv")).unwrap();
+    let mut lines = events.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let position = |name: &str| header.iter().position(|field| *field == name).unwrap();
+    let (call_at, column_at) = (position("call"), position(column));
+    let values = lines
+        .map(|line| line.split(',').collect::<Vec<_>>())
+        .filter(|fields| fields[call_at] == call)
+        .map(|fields| fields[column_at].parse().unwrap())
+        .collect();
+    (events, values)
+}
+
 #[test]
 fn a_blurred_trace_expands_to_values_its_histograms_hold() {
     // Every reader draws blurred values from the histograms (the same seed every time):
@@ -243,40 +274,15 @@ fn a_blurred_trace_expands_to_values_its_histograms_hold() {
     let program = compile_mpi("patterns/irregular", directory.path());
     library();
     let trace = irregular(directory.path(), &program, 4, 20, 0);
-    let tables = directory.path().join("tables");
-    succeeded(
-        std::process::Command::new(cairn_binary())
-            .args(["export", "--format", "csv", "-o"])
-            .arg(&tables)
-            .arg(&trace),
+    let sends = ("MPI_Isend", "request");
+    let (events, sizes) = exported_column(&trace, &[], directory.path(), "tables", sends);
+    assert_eq!(sizes.len(), 4 * 20);
+    assert!(
+        sizes.iter().all(|size| (4096..16384 + 512).contains(size)),
+        "{sizes:?}"
     );
-    let events = std::fs::read_to_string(tables.join("events.csv")).unwrap();
-    let mut lines = events.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let column = |name: &str| header.iter().position(|field| *field == name).unwrap();
-    let (call, request) = (column("call"), column("request"));
-    let mut sends = 0;
-    for line in lines {
-        let fields: Vec<&str> = line.split(',').collect();
-        if fields[call] == "MPI_Isend" {
-            sends += 1;
-            let size: i64 = fields[request].parse().unwrap();
-            assert!((4096..16384 + 512).contains(&size), "{line}");
-        }
-    }
-    assert_eq!(sends, 4 * 20);
-    let again = directory.path().join("again");
-    succeeded(
-        std::process::Command::new(cairn_binary())
-            .args(["export", "--format", "csv", "-o"])
-            .arg(&again)
-            .arg(&trace),
-    );
-    assert_eq!(
-        std::fs::read(again.join("events.csv")).unwrap(),
-        events.as_bytes(),
-        "the same draws every time"
-    );
+    let (again, _) = exported_column(&trace, &[], directory.path(), "again", sends);
+    assert_eq!(again, events, "the same draws every time");
 }
 
 #[test]
@@ -340,23 +346,13 @@ fn a_master_worker_farm_folds_below_100_and_draws_only_peers_it_saw() {
     assert!(size(&large) * 100 <= size(&small) * 110);
     assert!(size(&large) * 10 < size(&lossless));
     // Rank 0's receives, expanded: 2,000 results, each from a worker (1–3).
-    let tables = directory.path().join("tables");
-    succeeded(
-        std::process::Command::new(cairn_binary())
-            .args(["export", "--format", "csv", "--ranks", "0", "-o"])
-            .arg(&tables)
-            .arg(&large),
+    let (_, peers) = exported_column(
+        &large,
+        &["--ranks", "0"],
+        directory.path(),
+        "tables",
+        ("MPI_Recv", "peer"),
     );
-    let events = std::fs::read_to_string(tables.join("events.csv")).unwrap();
-    let mut lines = events.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let column = |name: &str| header.iter().position(|field| *field == name).unwrap();
-    let (call, peer) = (column("call"), column("peer"));
-    let peers: Vec<i64> = lines
-        .map(|line| line.split(',').collect::<Vec<_>>())
-        .filter(|fields| fields[call] == "MPI_Recv")
-        .map(|fields| fields[peer].parse().unwrap())
-        .collect();
     assert_eq!(peers.len(), 2000);
     assert!(peers.iter().all(|peer| (1..=3).contains(peer)), "{peers:?}");
 }

@@ -277,17 +277,22 @@ impl<V: Visitor> StreamWalk<'_, V> {
     /// it resolved), so every remaining iteration is the same and they are visited at once.
     fn walk(&mut self, nodes: Body, multiplier: u64, share: f64, files: &mut Vec<u64>) {
         for item in nodes.iter() {
-            match item {
-                Item::Leaf(leaf) => self.visit_leaf(&leaf, multiplier, share, files),
-                Item::Loop {
-                    count,
-                    body,
-                    ranks,
-                    counts,
-                } => {
-                    let share = self.part_share(share, ranks);
-                    self.visit_loop(count, counts.as_deref(), body, multiplier, share, files)
-                }
+            self.visit_item(item, multiplier, share, files);
+        }
+    }
+
+    /// Visits one node of a body (a leaf, or a loop with its iterations).
+    fn visit_item(&mut self, item: Item, multiplier: u64, share: f64, files: &mut Vec<u64>) {
+        match item {
+            Item::Leaf(leaf) => self.visit_leaf(&leaf, multiplier, share, files),
+            Item::Loop {
+                count,
+                body,
+                ranks,
+                counts,
+            } => {
+                let share = self.part_share(share, ranks);
+                self.visit_loop(count, counts.as_deref(), body, multiplier, share, files)
             }
         }
     }
@@ -457,18 +462,7 @@ fn walk_stream_counting(
     let mut files = Vec::new();
     let share = stream.share();
     for item in stream.nodes().iter() {
-        match item {
-            Item::Leaf(leaf) => walker.visit_leaf(&leaf, 1, share, &mut files),
-            Item::Loop {
-                count,
-                body,
-                ranks,
-                counts,
-            } => {
-                let share = walker.part_share(share, ranks);
-                walker.visit_loop(count, counts.as_deref(), body, 1, share, &mut files)
-            }
-        }
+        walker.visit_item(item, 1, share, &mut files);
         files.clear();
     }
 }

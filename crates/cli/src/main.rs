@@ -202,10 +202,11 @@ enum Command {
         #[arg(long)]
         thresholds: Option<PathBuf>,
     },
-    /// Re-issue the trace's POSIX and stdio calls (same calls, sizes, offsets, file names)
-    /// under a scratch directory, one process per recorded process and a thread per
-    /// recorded thread, with the recorded compute time between calls; then say how the
-    /// replay compares with the recorded run. Not yet: MPI.
+    /// Re-issue the trace's POSIX, stdio, MPI and MPI-IO calls (same calls, sizes, offsets,
+    /// peers, file names) under a scratch directory, one process per recorded process and a
+    /// thread per recorded thread, with the recorded compute time between calls; then say
+    /// how the replay compares with the recorded run. A trace of N MPI ranks is replayed
+    /// with `mpirun -np N cairn replay TRACE`.
     Replay {
         trace: PathBuf,
         /// Where the recorded paths are recreated (`/a/b` becomes `ROOT/a/b`).
@@ -220,6 +221,10 @@ enum Command {
         /// The fidelity report as JSON.
         #[arg(long)]
         json: bool,
+        /// The MPI library to load (default: the launcher's: libmpi.so.40 under Open MPI,
+        /// libmpich.so.12 under MPICH's Hydra).
+        #[arg(long)]
+        mpi_library: Option<PathBuf>,
     },
     /// Print per-file and per-call tables.
     Summary {
@@ -450,24 +455,31 @@ fn main() -> ExitCode {
             no_compute,
             dry_run,
             json,
+            mpi_library,
         } => open_trace(&trace).and_then(|trace| {
-            if trace.processes.iter().any(|process| process.rank.is_some()) {
-                anyhow::bail!("replaying MPI traces is not supported yet (POSIX and stdio of programs without MPI are)");
-            }
             let options = cairn_replay::Options {
                 root,
                 no_compute,
                 dry_run,
+                mpi_library,
             };
-            let fidelity = cairn_replay::replay(&trace, &options)?;
+            // Ranks other than 0 report nothing: rank 0 speaks for the job.
+            let Some(fidelity) = cairn_replay::replay(&trace, &options)? else {
+                return Ok(ExitCode::SUCCESS);
+            };
             if json {
                 println!("{}", serde_json::to_string_pretty(&fidelity)?);
             } else if !dry_run {
                 eprintln!(
-                    "cairn: replayed {} calls of {} processes ({} threads) in {:.3} s (recorded: {:.3} s, ×{:.2}); read {} of {} bytes, wrote {} of {} bytes",
+                    "cairn: replayed {} calls of {} processes ({} threads{}) in {:.3} s (recorded: {:.3} s, ×{:.2}); read {} of {} bytes, wrote {} of {} bytes",
                     fidelity.calls_replayed,
                     fidelity.processes,
                     fidelity.threads,
+                    if fidelity.ranks > 0 {
+                        format!(", {} MPI ranks", fidelity.ranks)
+                    } else {
+                        String::new()
+                    },
                     fidelity.replay_seconds,
                     fidelity.recorded_seconds,
                     fidelity.replay_seconds / fidelity.recorded_seconds.max(1e-9),

@@ -5,6 +5,7 @@ mod common;
 
 use std::process::Command;
 
+use common::mpi::Mpi::{self, Mpich, OpenMpi};
 use common::*;
 
 #[test]
@@ -1298,95 +1299,6 @@ fn trace_mpi(mpi: Mpi, name: &str, ranks: usize) -> (tempfile::TempDir, Traced) 
     trace_mpi_with(mpi, name, ranks, &[])
 }
 
-/// The two MPI families cairn supports, each from Debian's packages, by their explicit
-/// command names (`mpicc` is whichever the alternatives system picked).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Mpi {
-    OpenMpi,
-    Mpich,
-}
-
-use Mpi::{Mpich, OpenMpi};
-
-impl Mpi {
-    fn command(self, tool: &str) -> String {
-        match self {
-            OpenMpi => format!("{tool}.openmpi"),
-            Mpich => format!("{tool}.mpich"),
-        }
-    }
-
-    /// Passes `NAME=value` to every rank (`-x` for Open MPI, `-genv` for MPICH's Hydra).
-    fn pass(self, command: &mut Command, setting: &str) {
-        match self {
-            OpenMpi => command.arg("-x").arg(setting),
-            Mpich => {
-                let (name, value) = setting.split_once('=').unwrap();
-                command.args(["-genv", name, value])
-            }
-        };
-    }
-}
-
-/// Two tests of one body: under Open MPI (`$open_mpi`) and under MPICH (`$mpich`).
-macro_rules! under_both_mpis {
-    ($open_mpi:ident, $mpich:ident, $body:ident) => {
-        #[test]
-        fn $open_mpi() {
-            $body(OpenMpi);
-        }
-
-        #[test]
-        fn $mpich() {
-            $body(Mpich);
-        }
-    };
-}
-
-/// Compiles `tests/programs/<name>.c` (or `.f90`) with the MPI family's compiler wrapper
-/// into `output`, with extra flags.
-fn compile_mpi(mpi: Mpi, name: &str, output: &std::path::Path, flags: &[&str]) {
-    let fortran = programs_directory().join(format!("{name}.f90"));
-    let (compiler, source) = if fortran.exists() {
-        (mpi.command("mpif90"), fortran)
-    } else {
-        (
-            mpi.command("mpicc"),
-            programs_directory().join(format!("{name}.c")),
-        )
-    };
-    let status = Command::new(&compiler)
-        .arg("-O1")
-        .args(flags)
-        .arg("-o")
-        .arg(output)
-        .arg(source)
-        .status()
-        .expect("the MPI compiler runs (scripts/install-deps.sh installs Open MPI and MPICH)");
-    assert!(status.success(), "compiling {name} with {compiler}");
-}
-
-/// `mpirun -np N`, oversubscribed and allowed to run as root (CI does).
-fn mpirun(mpi: Mpi, ranks: usize) -> Command {
-    let mut command = Command::new(mpi.command("mpirun"));
-    if mpi == OpenMpi {
-        command
-            .arg("--oversubscribe")
-            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
-    }
-    command.args(["-np", &ranks.to_string()]);
-    command
-}
-
-/// `mpirun` with the preload library and `CAIRN_DIR` passed to every rank.
-fn mpirun_traced(mpi: Mpi, ranks: usize, staging: &std::path::Path) -> Command {
-    let mut command = mpirun(mpi, ranks);
-    mpi.pass(&mut command, &format!("LD_PRELOAD={}", library().display()));
-    mpi.pass(&mut command, &format!("CAIRN_DIR={}", staging.display()));
-    command
-}
-
 fn succeed(output: std::process::Output) -> std::process::Output {
     assert!(
         output.status.success(),
@@ -1707,10 +1619,10 @@ fn run_mpi_traced(
 ) -> (tempfile::TempDir, std::path::PathBuf, std::process::Output) {
     let directory = tempfile::tempdir().unwrap();
     let program = directory.path().join(name);
-    compile_mpi(mpi, name, &program, flags);
+    mpi.compile(name, &program, flags);
     let staging = directory.path().join("staging");
     let output = succeed(
-        mpirun_traced(mpi, ranks, &staging)
+        mpi.mpirun_staged(ranks, &staging)
             .arg(&program)
             .arg(directory.path())
             .args(arguments)
@@ -1913,11 +1825,12 @@ fn ring_and_mpi_io_counts(mpi: Mpi, ranks: u64) {
 fn mpi_library_loaded_locally_by_a_plugin() {
     let directory = tempfile::tempdir().unwrap();
     let plugin = directory.path().join("libmpi_local_ext.so");
-    compile_mpi(OpenMpi, "mpi_local_ext", &plugin, &["-shared", "-fPIC"]);
+    OpenMpi.compile("mpi_local_ext", &plugin, &["-shared", "-fPIC"]);
     let program = compile("mpi_local_main", directory.path(), &["-ldl"]);
     let staging = directory.path().join("staging");
     let output = succeed(
-        mpirun_traced(OpenMpi, 2, &staging)
+        OpenMpi
+            .mpirun_staged(2, &staging)
             .arg(&program)
             .arg(&plugin)
             .output()
@@ -2246,11 +2159,11 @@ under_both_mpis!(
 fn mpirun_of_cairn_run_writes_one_trace_under(mpi: Mpi) {
     let directory = tempfile::tempdir().unwrap();
     let program = directory.path().join("mpi_parts");
-    compile_mpi(mpi, "mpi_parts", &program, &[]);
+    mpi.compile("mpi_parts", &program, &[]);
     library();
     let trace_path = directory.path().join("job.cairn");
     let output = succeed(
-        mpirun(mpi, 4)
+        mpi.mpirun(4)
             .arg(cairn_binary())
             .args(["run", "-q", "-o"])
             .arg(&trace_path)
@@ -2289,11 +2202,12 @@ fn cairn_run_under_mpirun(
 ) -> (tempfile::TempDir, std::path::PathBuf, std::process::Output) {
     let directory = tempfile::tempdir().unwrap();
     let program = directory.path().join(name);
-    compile_mpi(OpenMpi, name, &program, &[]);
+    OpenMpi.compile(name, &program, &[]);
     library();
     let trace_path = directory.path().join("job.cairn");
     let output = succeed(
-        mpirun(OpenMpi, ranks as usize)
+        OpenMpi
+            .mpirun(ranks as usize)
             .args(mpirun_flags)
             .arg(cairn_binary())
             .args(["run", "--keep-staging"])
@@ -2534,10 +2448,10 @@ fn run_with_finalize_merge(
 ) {
     let directory = tempfile::tempdir().unwrap();
     let program = directory.path().join(name);
-    compile_mpi(mpi, name, &program, &[]);
+    mpi.compile(name, &program, &[]);
     let staging = directory.path().join("staging");
     let trace = directory.path().join("job.cairn");
-    let mut command = mpirun_traced(mpi, ranks, &staging);
+    let mut command = mpi.mpirun_staged(ranks, &staging);
     mpi.pass(&mut command, &format!("CAIRN_OUTPUT={}", trace.display()));
     for setting in settings {
         mpi.pass(&mut command, setting);

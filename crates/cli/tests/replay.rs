@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
+use common::mpi::Mpi;
 use common::*;
 
 /// (call, file, errno) → (count, bytes) of a trace's events on files under `prefix`, the
@@ -138,4 +139,207 @@ fn folded_loops_replay_event_by_event() {
     // tests/programs/loops.c, 1,000 outer iterations: nested loops of seeks, reads, writes
     // and log appends, folded in the trace and expanded as they are replayed.
     replayed_like_the_original("loops", &["1000"], true);
+}
+
+// ---- MPI: `mpirun -np N cairn replay TRACE` ------------------------------------------------
+
+/// (call → (count, bytes)) of a trace's MPI and MPI-IO calls, from its summary.
+fn mpi_calls(trace: &Path) -> BTreeMap<String, (u64, u64)> {
+    summary_json(trace, &[])["calls"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(_, call)| matches!(call["layer"].as_str(), Some("mpi" | "mpiio")))
+        .map(|(name, call)| {
+            (
+                name.clone(),
+                (
+                    call["count"].as_u64().unwrap(),
+                    call["bytes"].as_u64().unwrap(),
+                ),
+            )
+        })
+        .collect()
+}
+
+/// `tests/programs/<name>.c` traced with `traced_with` on `ranks` ranks (`cairn run` under
+/// its `mpirun`, arguments: the directory, then `arguments`), its trace replayed under
+/// `cairn run` with `replayed_with`'s `mpirun`, and both traces compared: every MPI and
+/// MPI-IO call's count and bytes, and every call on the program's files. The replay's
+/// report (stderr).
+fn mpi_replayed_like_the_original(
+    traced_with: Mpi,
+    replayed_with: Mpi,
+    name: &str,
+    ranks: usize,
+    arguments: &[&str],
+) -> String {
+    let directory = tempfile::tempdir().unwrap();
+    let program = directory.path().join(Path::new(name).file_name().unwrap());
+    traced_with.compile(name, &program, &[]);
+    let trace = directory.path().join("original.cairn");
+    succeeded(
+        traced_with
+            .mpirun(ranks)
+            .arg(cairn_binary())
+            .args(["run", "-q", "-o"])
+            .arg(&trace)
+            .arg("--")
+            .arg(&program)
+            .arg(directory.path())
+            .args(arguments),
+    );
+    let root = directory.path().join("replay-root");
+    let replay = directory.path().join("replay.cairn");
+    let output = succeeded(
+        replayed_with
+            .mpirun(ranks)
+            .arg(cairn_binary())
+            .args(["run", "-q", "-o"])
+            .arg(&replay)
+            .arg("--")
+            .arg(cairn_binary())
+            .args(["replay", "--no-compute", "--root"])
+            .arg(&root)
+            .arg(&trace),
+    );
+    let said = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(!said.contains("not replayed"), "{said}");
+    assert!(
+        said.contains(&format!("{ranks} MPI ranks")),
+        "one report, rank 0's: {said}"
+    );
+    let original = mpi_calls(&trace);
+    assert!(!original.is_empty());
+    assert_eq!(mpi_calls(&replay), original, "{said}");
+    // The POSIX calls an MPI-IO call makes below it are the library's: compared only when
+    // both runs used the same one.
+    let on_files = |trace: &Path, prefix: &str| {
+        let mut calls = calls_on_files(trace, prefix);
+        if traced_with != replayed_with {
+            calls.retain(|(call, _, _), _| call.starts_with("MPI_"));
+        }
+        calls
+    };
+    assert_eq!(
+        on_files(
+            &replay,
+            &format!("{}{}/", root.display(), directory.path().display())
+        ),
+        on_files(&trace, &format!("{}/", directory.path().display())),
+        "{said}"
+    );
+    said
+}
+
+fn ring_and_mpi_io_replay_call_by_call_under(mpi: Mpi) {
+    // tests/programs/mpi_ring_io.c: Isend/Irecv/Waitall round a ring, Allreduce, Barrier,
+    // collective and independent MPI-IO on one shared file.
+    let said = mpi_replayed_like_the_original(mpi, mpi, "mpi_ring_io", 4, &[]);
+    // 4 × (3 × 5 × 3 ring calls + 3 Allreduce + Barrier + 7 MPI-IO calls); the bytes read
+    // are the ring's 15 × 4 bytes and the 64 KiB block read back, per rank.
+    assert!(said.contains("read 262384 of 262384 bytes"), "{said}");
+}
+
+under_both_mpis!(
+    ring_and_mpi_io_replay_call_by_call,
+    mpich_ring_and_mpi_io_replay_call_by_call,
+    ring_and_mpi_io_replay_call_by_call_under
+);
+
+fn more_operations_replay_call_by_call_under(mpi: Mpi) {
+    // tests/programs/mpi_more.c: Sendrecv, Ssend + Probe + Recv, Iprobe, a Test of a null
+    // request, the rooted and all-to-all collectives, Ibarrier/Ibcast/Iallreduce completed
+    // by Wait/Waitany/Waitsome.
+    mpi_replayed_like_the_original(mpi, mpi, "mpi_more", 4, &[]);
+    // tests/programs/mpi_received.c: receives posted larger than what arrives, completed by
+    // Waitall, a Test loop (its 20,000-odd Tests replayed one for one), Waitany, Waitsome.
+    mpi_replayed_like_the_original(mpi, mpi, "mpi_received", 4, &[]);
+}
+
+under_both_mpis!(
+    more_operations_replay_call_by_call,
+    mpich_more_operations_replay_call_by_call,
+    more_operations_replay_call_by_call_under
+);
+
+#[test]
+fn file_per_process_and_a_halo_grid_replay_call_by_call() {
+    // tests/programs/mpi_parts.c: each rank writes its own file (POSIX under MPI).
+    mpi_replayed_like_the_original(Mpi::OpenMpi, Mpi::OpenMpi, "mpi_parts", 2, &[]);
+    // tests/programs/patterns/halo2d.c on a 3 × 3 grid: corner, edge and interior ranks
+    // exchange with 2, 3 or 4 neighbours, 20 steps, an Allreduce each, rank 0's log.
+    mpi_replayed_like_the_original(Mpi::OpenMpi, Mpi::OpenMpi, "patterns/halo2d", 9, &["20"]);
+}
+
+#[test]
+fn requests_completed_out_of_order_replay_without_deadlock() {
+    // tests/programs/patterns/wait_order.c: the second of two receives is waited for first,
+    // and the first arrives only after an answer to the second. The trace keeps how many
+    // requests each wait named, not which: the replay waits for requests that are done.
+    let said = mpi_replayed_like_the_original(
+        Mpi::OpenMpi,
+        Mpi::OpenMpi,
+        "patterns/wait_order",
+        4,
+        &["25"],
+    );
+    // 2 pairs × 25 rounds × (2 Irecv + 2 Wait + Send) + (2 Send + Recv), 4 Barriers.
+    assert!(said.contains("replayed 404 calls"), "{said}");
+}
+
+#[test]
+fn a_trace_taken_with_open_mpi_replays_under_mpich() {
+    // A job's communication and I/O re-run on another machine's MPI: the trace keeps bytes,
+    // peers and tags, not one library's handles.
+    mpi_replayed_like_the_original(Mpi::OpenMpi, Mpi::Mpich, "mpi_ring_io", 4, &[]);
+}
+
+#[test]
+fn an_mpi_trace_outside_mpirun_says_how_to_replay_it() {
+    let directory = tempfile::tempdir().unwrap();
+    let program = directory.path().join("mpi_parts");
+    Mpi::OpenMpi.compile("mpi_parts", &program, &[]);
+    let trace = directory.path().join("original.cairn");
+    succeeded(
+        Mpi::OpenMpi
+            .mpirun(2)
+            .arg(cairn_binary())
+            .args(["run", "-q", "-o"])
+            .arg(&trace)
+            .arg("--")
+            .arg(&program)
+            .arg(directory.path()),
+    );
+    let output = Command::new(cairn_binary())
+        .args(["replay", "--root"])
+        .arg(directory.path().join("root"))
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        said.trim_end(),
+        format!(
+            "cairn: error: replay: the trace has 2 MPI ranks: run `mpirun -np 2 cairn replay …` (or --dry-run)"
+        ),
+    );
+    // On the wrong rank count, every rank says so and none waits for the others.
+    let output = Mpi::OpenMpi
+        .mpirun(3)
+        .arg(cairn_binary())
+        .args(["replay", "--root"])
+        .arg(directory.path().join("root"))
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains(
+            "the trace has 2 MPI ranks, the replay was launched on 3 (replaying on another rank count is not supported yet)"
+        ),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
 }

@@ -11,7 +11,7 @@
 //!   (longer loops, the trace) is `cairn`'s, afterwards — at `MPI_Finalize` too, where this
 //!   library only runs `cairn` and moves the ranks' traces over PMPI ([`finalize`]).
 //! - MPI is resolved at run time and works with Open MPI's and MPICH's ABIs
-//!   ([`mpi_abi`]).
+//!   (`cairn-mpi-abi`, shared with the replayer).
 //! - The traced program must not notice: `errno` is saved and restored, our own I/O uses raw
 //!   system calls, our own memory never comes from libc's `malloc` ([`allocator`]), a thread-local re-entry flag keeps our work out of the trace, and a panic
 //!   switches tracing off instead of unwinding into C.
@@ -31,7 +31,8 @@ mod finalize;
 mod header_page;
 mod hooks;
 mod lifecycle;
-mod mpi_abi;
+/// The MPI binary interfaces, shared with the replayer (`cairn-mpi-abi`).
+use cairn_mpi_abi as mpi_abi;
 mod pairs;
 mod real;
 mod receives;

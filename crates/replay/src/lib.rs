@@ -1,6 +1,7 @@
-//! `cairn replay`: re-issues a trace's POSIX and stdio calls — the same calls, sizes,
-//! offsets, whence and file names — from the compressed trace, so a job's I/O can be run
-//! again without the application: on a new machine, or against another file-system setting.
+//! `cairn replay`: re-issues a trace's POSIX, stdio, MPI and MPI-IO calls — the same calls,
+//! sizes, offsets, whence, peers, tags and file names — from the compressed trace, so a job's
+//! I/O and communication can be run again without the application: on a new machine, or
+//! against another file-system setting.
 //!
 //! Design decisions:
 //! - Streaming: each thread's events are expanded as they are replayed (`Trace::expand`),
@@ -15,21 +16,31 @@
 //!   order of calls across threads are reproduced. `no_compute` issues each thread's calls
 //!   as fast as it can: for single-threaded processes (across threads, a descriptor one
 //!   thread closes after the others used it may then be closed too early).
-//! - Calls the replayer does not know (MPI, memory maps, directory streams...) are counted
-//!   and reported, never silently dropped.
+//! - A trace of an MPI job is replayed by `mpirun -np N cairn replay`: each rank replays its
+//!   own rank's processes, the one that made MPI calls in the launched process itself (MPI
+//!   started as the program started it), and rank 0 gathers the report ([`mpi`]).
+//! - Calls an MPI library made itself (inside MPI-IO calls, `MPI_Init`, `MPI_Finalize`) are
+//!   left to the replayed library, which makes its own.
+//! - Calls the replayer does not know (memory maps, directory streams, sub-communicators...)
+//!   are counted and reported, never silently dropped.
 //!
-//! The one place with `unsafe`: the libc calls that re-issue the I/O (FFI).
+//! The places with `unsafe`: the libc and MPI calls that re-issue the I/O (FFI).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::ffi::CString;
-use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use cairn_model::Event;
-use cairn_trace::{Stream, Trace};
+use cairn_model::{event_flags, Layer};
+use cairn_trace::{Process, Stream, Trace};
+
+mod handles;
+mod mpi;
+mod posix;
+
+use handles::{Handles, Shared, ThreadHandles};
+use posix::{issue, mapped, Moved};
 
 /// How to replay.
 #[derive(Clone, Debug, Default)]
@@ -40,11 +51,15 @@ pub struct Options {
     pub no_compute: bool,
     /// Print each call instead of issuing it.
     pub dry_run: bool,
+    /// The MPI library to load (default: the one of the launcher that started the rank).
+    pub mpi_library: Option<PathBuf>,
 }
 
 /// What the replay did, for the fidelity report.
-#[derive(Clone, Debug, Default, serde::Serialize)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Fidelity {
+    /// MPI ranks replayed (0 for a trace without MPI).
+    pub ranks: u64,
     pub processes: u64,
     pub threads: u64,
     pub calls_replayed: u64,
@@ -62,6 +77,9 @@ pub struct Fidelity {
     /// forked child's copies of its parent's), issued on /dev/null (v1: a forked child is
     /// replayed after its parent, not with its descriptors).
     pub inherited_calls: u64,
+    /// Calls an MPI library made itself (inside MPI-IO calls, `MPI_Init`, `MPI_Finalize`):
+    /// not re-issued, since the replayed MPI calls make their own.
+    pub left_to_libraries: u64,
     /// Wall time of the replay and of the recorded run (first start to last end), seconds.
     pub replay_seconds: f64,
     pub recorded_seconds: f64,
@@ -73,6 +91,10 @@ pub enum ReplayError {
     Io(#[from] std::io::Error),
     #[error("replay: a replayed process failed ({0})")]
     Child(String),
+    #[error("replay: {0}")]
+    Mpi(String),
+    #[error("replay: {0}")]
+    Report(#[from] serde_json::Error),
 }
 
 /// One layer's calls and bytes, replayed against recorded.
@@ -96,9 +118,11 @@ impl LayerFidelity {
 }
 
 /// One replayed process: its wall time against the recorded one.
-#[derive(Clone, Debug, Default, serde::Serialize)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct ProcessFidelity {
     pub pid: u32,
+    /// The MPI rank the process was, if any.
+    pub rank: Option<u32>,
     pub calls: u64,
     pub replay_seconds: f64,
     pub recorded_seconds: f64,
@@ -109,6 +133,7 @@ pub struct ProcessFidelity {
 struct Counts {
     layers: BTreeMap<String, LayerFidelity>,
     inherited: u64,
+    left_to_libraries: u64,
     not_replayed: BTreeMap<String, u64>,
 }
 
@@ -118,246 +143,26 @@ impl Counts {
             self.layers.entry(layer.clone()).or_default().add(figures);
         }
         self.inherited += other.inherited;
+        self.left_to_libraries += other.left_to_libraries;
         for (name, count) in &other.not_replayed {
             *self.not_replayed.entry(name.clone()).or_default() += count;
         }
     }
 }
 
-/// The replayed process's descriptors and streams, by their recorded numbers: the ones a
-/// thread opened itself first (a number another thread reuses after a close must not be
-/// taken for it), then those of the whole process (a file the main thread opened and
-/// workers write).
-#[derive(Default)]
-struct Handles {
-    fds: HashMap<u64, i32>,
-    streams: HashMap<u64, usize>,
-}
-
-/// What the threads of a replayed process share, partly known before they start (one
-/// walk over the process's events, which costs what the replay's own walk costs).
-struct Shared {
-    handles: Mutex<Handles>,
-    /// Handles (recorded numbers) some thread of the process opens: a thread using one
-    /// another thread has not opened yet waits for it. Any other handle was inherited
-    /// (standard streams): the replay writes those to /dev/null.
-    opened: HashSet<u64>,
-    /// Per thread: the handles it uses without having opened them (a worker writing the
-    /// file its main thread opened).
-    borrowed: Vec<HashSet<u64>>,
-    /// Per thread: its replay is over.
-    done: Vec<AtomicBool>,
-    null: i32,
-}
-
-impl Shared {
-    fn plan(trace: &Trace, streams: &[&Stream]) -> Shared {
-        let mut opened = HashSet::new();
-        let mut borrowed = Vec::new();
-        for stream in streams {
-            let mut own: HashSet<u64> = HashSet::new();
-            let mut uses: HashSet<u64> = HashSet::new();
-            trace.expand(stream, |event| {
-                let name = trace.calls[event.call as usize].name.as_str();
-                if opens(name) {
-                    let handle = if name.starts_with("fopen") {
-                        event.handle
-                    } else {
-                        event.result as u64
-                    };
-                    own.insert(handle);
-                    opened.insert(handle);
-                } else if uses_handle(name) && !own.contains(&event.handle) {
-                    uses.insert(event.handle);
-                }
-            });
-            borrowed.push(uses);
-        }
-        // SAFETY: a NUL-terminated path.
-        let null = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
-        Shared {
-            handles: Mutex::new(Handles::default()),
-            opened,
-            done: streams.iter().map(|_| AtomicBool::new(false)).collect(),
-            borrowed,
-            null,
-        }
-    }
-}
-
-fn opens(name: &str) -> bool {
-    matches!(
-        name,
-        "open"
-            | "open64"
-            | "openat"
-            | "openat64"
-            | "__open_2"
-            | "__open64_2"
-            | "creat"
-            | "creat64"
-            | "fopen"
-            | "fopen64"
-    )
-}
-
-/// Calls that name an open descriptor or stream (the ones [`issue`] looks up).
-fn uses_handle(name: &str) -> bool {
-    !opens(name)
-        && !matches!(
-            name,
-            "stat"
-                | "stat64"
-                | "__xstat"
-                | "__xstat64"
-                | "statx"
-                | "lstat"
-                | "lstat64"
-                | "__lxstat"
-                | "__lxstat64"
-                | "access"
-                | "faccessat"
-                | "unlink"
-                | "unlinkat"
-                | "mkdir"
-                | "rename"
-                | "renameat"
-                | "renameat2"
-        )
-}
-
-/// A thread's own handles, and the process's.
-struct ThreadHandles<'a> {
-    own: Handles,
-    shared: &'a Shared,
-    /// This thread's index among the process's.
-    me: usize,
-    /// Calls on descriptors the process inherited (standard streams; a forked child's
-    /// copies of its parent's), sent to /dev/null.
-    inherited: std::cell::Cell<u64>,
-}
-
-/// How long a call waits for a descriptor another thread has not opened yet.
-const WAIT_FOR_HANDLE: Duration = Duration::from_secs(2);
-/// How long a close waits for the other threads that use the handle.
-const WAIT_FOR_BORROWERS: Duration = Duration::from_secs(60);
-
-impl ThreadHandles<'_> {
-    fn fd(&self, recorded: u64) -> i32 {
-        if let Some(fd) = self.own.fds.get(&recorded) {
-            return *fd;
-        }
-        if !self.shared.opened.contains(&recorded) {
-            self.inherited.set(self.inherited.get() + 1);
-            return self.shared.null;
-        }
-        let waited = Instant::now();
-        loop {
-            if let Some(fd) = self
-                .shared
-                .handles
-                .lock()
-                .expect("not poisoned")
-                .fds
-                .get(&recorded)
-            {
-                return *fd;
-            }
-            if waited.elapsed() > WAIT_FOR_HANDLE {
-                return -1;
-            }
-            std::thread::sleep(Duration::from_micros(200));
-        }
-    }
-
-    fn stream(&self, recorded: u64) -> Option<usize> {
-        if let Some(stream) = self.own.streams.get(&recorded) {
-            return Some(*stream);
-        }
-        let waited = Instant::now();
-        loop {
-            if let Some(stream) = self
-                .shared
-                .handles
-                .lock()
-                .expect("not poisoned")
-                .streams
-                .get(&recorded)
-            {
-                return Some(*stream);
-            }
-            if waited.elapsed() > WAIT_FOR_HANDLE {
-                return None;
-            }
-            std::thread::sleep(Duration::from_micros(200));
-        }
-    }
-
-    fn opened(&mut self, recorded: u64, fd: i32) {
-        self.own.fds.insert(recorded, fd);
-        self.shared
-            .handles
-            .lock()
-            .expect("not poisoned")
-            .fds
-            .insert(recorded, fd);
-    }
-
-    fn opened_stream(&mut self, recorded: u64, stream: usize) {
-        self.own.streams.insert(recorded, stream);
-        self.shared
-            .handles
-            .lock()
-            .expect("not poisoned")
-            .streams
-            .insert(recorded, stream);
-    }
-
-    /// Before a handle is closed: until the other threads that use it without having
-    /// opened it are done (their uses came before the close in the run).
-    fn wait_for_borrowers(&self, recorded: u64) {
-        let waited = Instant::now();
-        for (index, borrowed) in self.shared.borrowed.iter().enumerate() {
-            if index == self.me || !borrowed.contains(&recorded) {
-                continue;
-            }
-            while !self.shared.done[index].load(Ordering::Acquire)
-                && waited.elapsed() < WAIT_FOR_BORROWERS
-            {
-                std::thread::sleep(Duration::from_micros(200));
-            }
-        }
-    }
-
-    /// The descriptor to close, forgotten.
-    fn closed(&mut self, recorded: u64) -> i32 {
-        self.wait_for_borrowers(recorded);
-        let fd = self.fd(recorded);
-        self.own.fds.remove(&recorded);
-        let mut process = self.shared.handles.lock().expect("not poisoned");
-        if process.fds.get(&recorded) == Some(&fd) {
-            process.fds.remove(&recorded);
-        }
-        fd
-    }
-
-    fn closed_stream(&mut self, recorded: u64) -> Option<usize> {
-        self.wait_for_borrowers(recorded);
-        let stream = self.stream(recorded)?;
-        self.own.streams.remove(&recorded);
-        let mut process = self.shared.handles.lock().expect("not poisoned");
-        if process.streams.get(&recorded) == Some(&stream) {
-            process.streams.remove(&recorded);
-        }
-        Some(stream)
-    }
-}
-
-/// Replays `trace`; the report of what was done.
-pub fn replay(trace: &Trace, options: &Options) -> Result<Fidelity, ReplayError> {
+/// Replays `trace`; the report of what was done. A trace of an MPI job is replayed by as
+/// many ranks as it has (`mpirun -np N cairn replay`), each its own rank's processes; the
+/// report is rank 0's (`None` on the other ranks).
+pub fn replay(trace: &Trace, options: &Options) -> Result<Option<Fidelity>, ReplayError> {
     std::fs::create_dir_all(&options.root)?;
-    let started = Instant::now();
-    let mut fidelity = Fidelity::default();
+    let ranks = trace.processes.iter().filter_map(|p| p.rank).max();
+    let mut fidelity = match ranks {
+        Some(last) if !options.dry_run => match replay_ranks(trace, options, last + 1)? {
+            Some(fidelity) => fidelity,
+            None => return Ok(None),
+        },
+        _ => replay_processes(trace, options, |_| true, None)?,
+    };
     let first = trace
         .streams
         .iter()
@@ -366,7 +171,108 @@ pub fn replay(trace: &Trace, options: &Options) -> Result<Fidelity, ReplayError>
         .unwrap_or(0);
     let last = trace.streams.iter().map(|s| s.last_end).max().unwrap_or(0);
     fidelity.recorded_seconds = last.saturating_sub(first) as f64 / 1e9;
+    Ok(Some(fidelity))
+}
+
+/// This rank's share of an MPI trace's replay: MPI started as the program started it, the
+/// rank's processes replayed, the report gathered on rank 0.
+fn replay_ranks(
+    trace: &Trace,
+    options: &Options,
+    ranks: u32,
+) -> Result<Option<Fidelity>, ReplayError> {
+    match mpi::launched() {
+        Some(size) if size == ranks => {}
+        Some(size) => {
+            return Err(ReplayError::Mpi(format!(
+                "the trace has {ranks} MPI ranks, the replay was launched on {size} (replaying on another rank count is not supported yet)"
+            )))
+        }
+        None => {
+            return Err(ReplayError::Mpi(format!(
+                "the trace has {ranks} MPI ranks: run `mpirun -np {ranks} cairn replay …` (or --dry-run)"
+            )))
+        }
+    }
+    let library = mpi::Mpi::load(options.mpi_library.as_deref())?;
+    // The thread level the program asked for, or one that lets several threads call MPI.
+    let mut calling_threads = std::collections::HashMap::<u32, usize>::new();
+    let mut asked = false;
+    for stream in &trace.streams {
+        if trace.processes[stream.process as usize].rank.is_none() {
+            continue;
+        }
+        if let Some(first) = first_mpi_call(trace, stream) {
+            asked |= first == "MPI_Init_thread";
+            *calling_threads.entry(stream.process).or_default() += 1;
+        }
+    }
+    let threaded = asked || calling_threads.values().any(|threads| *threads > 1);
+    let (rank, size) = library.init(threaded);
+    let job = mpi::Job::plan(&library, size, trace);
+    let started = Instant::now();
+    let result = replay_processes(trace, options, |p| p.rank == Some(rank as u32), Some(&job));
+    let mut fidelity = match result {
+        Ok(fidelity) => fidelity,
+        Err(error) => {
+            eprintln!("cairn: rank {rank}: {error}");
+            library.abort(1)
+        }
+    };
+    fidelity.ranks = 1;
+    fidelity.replay_seconds = started.elapsed().as_secs_f64();
+    let report = library.gather_text(&serde_json::to_string(&fidelity)?, rank, size);
+    library.finalize();
+    let Some(reports) = report else {
+        return Ok(None);
+    };
+    let mut total = Fidelity::default();
+    for text in reports {
+        total.absorb(&serde_json::from_str(&text)?);
+    }
+    Ok(Some(total))
+}
+
+impl Fidelity {
+    /// Adds another rank's report (wall time: the slowest rank's).
+    fn absorb(&mut self, other: &Fidelity) {
+        self.ranks += other.ranks;
+        self.processes += other.processes;
+        self.threads += other.threads;
+        self.calls_replayed += other.calls_replayed;
+        self.bytes_read += other.bytes_read;
+        self.bytes_written += other.bytes_written;
+        self.recorded_bytes_read += other.recorded_bytes_read;
+        self.recorded_bytes_written += other.recorded_bytes_written;
+        self.inherited_calls += other.inherited_calls;
+        self.left_to_libraries += other.left_to_libraries;
+        for (name, count) in &other.not_replayed {
+            *self.not_replayed.entry(name.clone()).or_default() += count;
+        }
+        for (layer, replayed) in &other.layers {
+            self.layers.entry(layer.clone()).or_default().add(replayed);
+        }
+        self.process_list.extend(other.process_list.iter().cloned());
+        self.replay_seconds = self.replay_seconds.max(other.replay_seconds);
+    }
+}
+
+/// Replays the processes `select` picks, one after the other; with an MPI `job`, the one
+/// that makes MPI calls is replayed in this process (MPI is started here), the others in
+/// forked children.
+fn replay_processes(
+    trace: &Trace,
+    options: &Options,
+    select: impl Fn(&Process) -> bool,
+    job: Option<&mpi::Job>,
+) -> Result<Fidelity, ReplayError> {
+    let started = Instant::now();
+    let mut fidelity = Fidelity::default();
+    let mut mpi_process_replayed = false;
     for (index, process) in trace.processes.iter().enumerate() {
+        if !select(process) {
+            continue;
+        }
         let streams: Vec<&Stream> = trace
             .streams
             .iter()
@@ -378,10 +284,14 @@ pub fn replay(trace: &Trace, options: &Options) -> Result<Fidelity, ReplayError>
         fidelity.processes += 1;
         fidelity.threads += streams.len() as u64;
         let process_started = Instant::now();
+        let in_mpi = job.is_some() && !mpi_process_replayed && makes_mpi_calls(trace, &streams);
         let counts = if options.dry_run {
-            replay_process(trace, &streams, options)
+            replay_process(trace, &streams, options, None)
+        } else if in_mpi {
+            mpi_process_replayed = true;
+            replay_process(trace, &streams, options, job)
         } else {
-            in_child(|| replay_process(trace, &streams, options))?
+            in_child(|| replay_process(trace, &streams, options, None))?
         };
         let mut figures = LayerFidelity::default();
         for layer in counts.layers.values() {
@@ -391,6 +301,7 @@ pub fn replay(trace: &Trace, options: &Options) -> Result<Fidelity, ReplayError>
         let recorded_end = streams.iter().map(|s| s.last_end).max().unwrap_or(0);
         fidelity.process_list.push(ProcessFidelity {
             pid: process.pid,
+            rank: process.rank,
             calls: figures.calls,
             replay_seconds: process_started.elapsed().as_secs_f64(),
             recorded_seconds: recorded_end.saturating_sub(recorded_start) as f64 / 1e9,
@@ -401,6 +312,7 @@ pub fn replay(trace: &Trace, options: &Options) -> Result<Fidelity, ReplayError>
         fidelity.recorded_bytes_read += figures.recorded_bytes_read;
         fidelity.recorded_bytes_written += figures.recorded_bytes_written;
         fidelity.inherited_calls += counts.inherited;
+        fidelity.left_to_libraries += counts.left_to_libraries;
         for (name, count) in &counts.not_replayed {
             *fidelity.not_replayed.entry(name.clone()).or_default() += count;
         }
@@ -414,6 +326,34 @@ pub fn replay(trace: &Trace, options: &Options) -> Result<Fidelity, ReplayError>
     }
     fidelity.replay_seconds = started.elapsed().as_secs_f64();
     Ok(fidelity)
+}
+
+/// Whether an event is a call an MPI library made itself (inside an MPI-IO call, in
+/// `MPI_Init` or `MPI_Finalize`): the replayed MPI calls make their own.
+fn left_to_libraries(event: &cairn_model::Event) -> bool {
+    event.flags & (event_flags::IN_RUNTIME | event_flags::INSIDE_MPIIO) != 0
+}
+
+/// Whether any of a process's threads made an MPI call.
+fn makes_mpi_calls(trace: &Trace, streams: &[&Stream]) -> bool {
+    streams
+        .iter()
+        .any(|stream| first_mpi_call(trace, stream).is_some())
+}
+
+/// The name of a thread's first MPI call, if it made one (the walk stops there).
+fn first_mpi_call<'a>(trace: &'a Trace, stream: &Stream) -> Option<&'a str> {
+    let mut found = None;
+    trace.expand_while(stream, |event| {
+        let info = &trace.calls[event.call as usize];
+        if matches!(info.layer(), Some(Layer::Mpi | Layer::MpiIo))
+            || info.name.starts_with("MPI_Init")
+        {
+            found = Some(info.name.as_str());
+        }
+        found.is_none()
+    });
+    found
 }
 
 /// Runs `work` in a forked child (a process of its own, as recorded), its counters sent
@@ -461,29 +401,40 @@ fn in_child(work: impl FnOnce() -> Counts) -> Result<Counts, ReplayError> {
     serde_json::from_slice(&text).map_err(|_| ReplayError::Child(format!("wait status {status}")))
 }
 
-/// One process: a thread per recorded thread, sharing the descriptor maps.
-fn replay_process(trace: &Trace, streams: &[&Stream], options: &Options) -> Counts {
+/// One process: a thread per recorded thread, sharing the descriptor maps (a process of
+/// one thread is replayed on the calling thread, which is MPI's main thread).
+fn replay_process(
+    trace: &Trace,
+    streams: &[&Stream],
+    options: &Options,
+    job: Option<&mpi::Job>,
+) -> Counts {
     let shared = Shared::plan(trace, streams);
     let total = Mutex::new(Counts::default());
     let first = streams.iter().map(|s| s.first_start).min().unwrap_or(0);
     let started = Instant::now();
-    std::thread::scope(|scope| {
-        for (me, stream) in streams.iter().enumerate() {
-            let (shared, total) = (&shared, &total);
-            scope.spawn(move || {
-                let clock = Clock { started, first };
-                let handles = ThreadHandles {
-                    own: Handles::default(),
-                    shared,
-                    me,
-                    inherited: std::cell::Cell::new(0),
-                };
-                let counts = replay_thread(trace, stream, options, handles, clock);
-                shared.done[me].store(true, Ordering::Release);
-                total.lock().expect("not poisoned").add(&counts);
-            });
-        }
-    });
+    let run = |me: usize, stream: &Stream| {
+        let clock = Clock { started, first };
+        let handles = ThreadHandles {
+            own: Handles::default(),
+            shared: &shared,
+            me,
+            inherited: std::cell::Cell::new(0),
+        };
+        let counts = replay_thread(trace, stream, options, handles, clock, job);
+        shared.done[me].store(true, Ordering::Release);
+        total.lock().expect("not poisoned").add(&counts);
+    };
+    if let [stream] = streams {
+        run(0, stream);
+    } else {
+        std::thread::scope(|scope| {
+            for (me, stream) in streams.iter().enumerate() {
+                let run = &run;
+                scope.spawn(move || run(me, stream));
+            }
+        });
+    }
     // SAFETY: the /dev/null descriptor the plan opened, no longer used.
     unsafe { libc::close(shared.null) };
     total.into_inner().expect("not poisoned")
@@ -503,10 +454,16 @@ fn replay_thread(
     options: &Options,
     mut handles: ThreadHandles,
     clock: Clock,
+    job: Option<&mpi::Job>,
 ) -> Counts {
     let mut counts = Counts::default();
     let mut buffer: Vec<u8> = Vec::new();
+    let mut mpi = job.map(mpi::Thread::new);
     trace.expand(stream, |event| {
+        if left_to_libraries(&event) {
+            counts.left_to_libraries += 1;
+            return;
+        }
         // Each call no earlier than it came in the run, from the process's start: the
         // compute time between calls is reproduced, and so is the order of calls across
         // threads (a file one thread closes after the others wrote it).
@@ -529,10 +486,23 @@ fn replay_thread(
         let path = event
             .file
             .map(|file| mapped(&options.root, &trace.files[file as usize].path));
-        match info.class() {
-            Some(cairn_model::CallClass::Read) => layer.recorded_bytes_read += event.bytes(),
-            Some(cairn_model::CallClass::Write) => layer.recorded_bytes_written += event.bytes(),
-            _ => {}
+        let is_mpi = matches!(info.layer(), Some(Layer::Mpi))
+            || name.starts_with("MPI_Init")
+            || name == "MPI_Finalize";
+        if is_mpi {
+            match mpi::recorded(name, &event) {
+                Moved::Read(bytes) => layer.recorded_bytes_read += bytes,
+                Moved::Written(bytes) => layer.recorded_bytes_written += bytes,
+                Moved::Nothing => {}
+            }
+        } else {
+            match info.class() {
+                Some(cairn_model::CallClass::Read) => layer.recorded_bytes_read += event.bytes(),
+                Some(cairn_model::CallClass::Write) => {
+                    layer.recorded_bytes_written += event.bytes()
+                }
+                _ => {}
+            }
         }
         if options.dry_run {
             println!(
@@ -551,14 +521,20 @@ fn replay_thread(
             .then(|| stream.file(event.aux))
             .flatten()
             .map(|file| mapped(&options.root, &trace.files[file as usize].path));
-        match issue(
-            name,
-            &event,
-            path.as_deref(),
-            target.as_deref(),
-            &mut handles,
-            &mut buffer,
-        ) {
+        let issued = if is_mpi || matches!(info.layer(), Some(Layer::MpiIo)) {
+            mpi.as_mut()
+                .and_then(|mpi| mpi.issue(name, &event, path.as_deref()))
+        } else {
+            issue(
+                name,
+                &event,
+                path.as_deref(),
+                target.as_deref(),
+                &mut handles,
+                &mut buffer,
+            )
+        };
+        match issued {
             Some(Moved::Read(bytes)) => layer.bytes_read += bytes,
             Some(Moved::Written(bytes)) => layer.bytes_written += bytes,
             Some(Moved::Nothing) => {}
@@ -569,352 +545,9 @@ fn replay_thread(
         }
         layer.calls += 1;
     });
+    if let Some(mpi) = mpi.as_mut() {
+        mpi.drain();
+    }
     counts.inherited = handles.inherited.get();
     counts
-}
-
-/// `/a/b` recorded becomes `ROOT/a/b`.
-fn mapped(root: &Path, path: &[u8]) -> PathBuf {
-    let relative = path.strip_prefix(b"/").unwrap_or(path);
-    root.join(std::ffi::OsStr::from_bytes(relative))
-}
-
-enum Moved {
-    Read(u64),
-    Written(u64),
-    Nothing,
-}
-
-/// The stdio mode of recorded open flags.
-fn stdio_mode(flags: i32) -> &'static std::ffi::CStr {
-    let access = flags & libc::O_ACCMODE;
-    match (
-        access,
-        flags & libc::O_APPEND != 0,
-        flags & libc::O_TRUNC != 0,
-    ) {
-        (libc::O_RDONLY, _, _) => c"r",
-        (libc::O_WRONLY, true, _) => c"a",
-        (libc::O_WRONLY, _, _) => c"w",
-        (_, true, _) => c"a+",
-        (_, _, true) => c"w+",
-        _ => c"r+",
-    }
-}
-
-/// Re-issues one call; `None` for a call the replayer does not know.
-fn issue(
-    name: &str,
-    event: &Event,
-    path: Option<&Path>,
-    target: Option<&Path>,
-    handles: &mut ThreadHandles,
-    buffer: &mut Vec<u8>,
-) -> Option<Moved> {
-    let c_path = || path.and_then(|p| CString::new(p.as_os_str().as_bytes()).ok());
-    let size = event.request as usize;
-    if buffer.len() < size {
-        buffer.resize(size, b'c');
-    }
-    let fd = |handles: &ThreadHandles| handles.fd(event.handle);
-    let one = |buffer: &mut Vec<u8>| libc::iovec {
-        iov_base: buffer.as_mut_ptr().cast(),
-        iov_len: size,
-    };
-    let moved = |result: isize, read: bool| {
-        let bytes = result.max(0) as u64;
-        Some(if read {
-            Moved::Read(bytes)
-        } else {
-            Moved::Written(bytes)
-        })
-    };
-    // SAFETY (every block below): libc calls with NUL-terminated paths made here, a buffer
-    // at least `size` bytes long, and descriptors and streams this replay opened.
-    match name {
-        "open" | "open64" | "openat" | "openat64" | "__open_2" | "__open64_2" | "creat"
-        | "creat64" => {
-            let path = c_path()?;
-            if let Some(parent) = Path::new(std::ffi::OsStr::from_bytes(path.as_bytes())).parent() {
-                let _ = std::fs::create_dir_all(parent);
-            }
-            let flags = if name.starts_with("creat") {
-                libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC
-            } else {
-                event.aux as i32
-            };
-            let opened = unsafe { libc::open(path.as_ptr(), flags | libc::O_CLOEXEC, 0o644) };
-            if opened >= 0 && event.result >= 0 {
-                handles.opened(event.result as u64, opened);
-            }
-            Some(Moved::Nothing)
-        }
-        "close" => {
-            let fd = handles.closed(event.handle);
-            unsafe { libc::close(fd) };
-            Some(Moved::Nothing)
-        }
-        // Vectored calls as vectored calls of one part (the parts' sizes are not kept).
-        "read" => moved(
-            unsafe { libc::read(fd(handles), buffer.as_mut_ptr().cast(), size) },
-            true,
-        ),
-        "readv" => {
-            let part = one(buffer);
-            moved(unsafe { libc::readv(fd(handles), &part, 1) }, true)
-        }
-        "pread" | "pread64" => moved(
-            unsafe {
-                libc::pread(
-                    fd(handles),
-                    buffer.as_mut_ptr().cast(),
-                    size,
-                    event.offset.max(0),
-                )
-            },
-            true,
-        ),
-        "preadv" | "preadv64" | "preadv2" => {
-            let part = one(buffer);
-            moved(
-                unsafe { libc::preadv(fd(handles), &part, 1, event.offset.max(0)) },
-                true,
-            )
-        }
-        "write" => moved(
-            unsafe { libc::write(fd(handles), buffer.as_ptr().cast(), size) },
-            false,
-        ),
-        "writev" => {
-            let part = one(buffer);
-            moved(unsafe { libc::writev(fd(handles), &part, 1) }, false)
-        }
-        "pwrite" | "pwrite64" => moved(
-            unsafe {
-                libc::pwrite(
-                    fd(handles),
-                    buffer.as_ptr().cast(),
-                    size,
-                    event.offset.max(0),
-                )
-            },
-            false,
-        ),
-        "pwritev" | "pwritev64" | "pwritev2" => {
-            let part = one(buffer);
-            moved(
-                unsafe { libc::pwritev(fd(handles), &part, 1, event.offset.max(0)) },
-                false,
-            )
-        }
-        "lseek" | "lseek64" => {
-            // To the position the recorded call reached.
-            unsafe { libc::lseek(fd(handles), event.result.max(0), libc::SEEK_SET) };
-            Some(Moved::Nothing)
-        }
-        "fsync" => {
-            unsafe { libc::fsync(fd(handles)) };
-            Some(Moved::Nothing)
-        }
-        "fdatasync" => {
-            unsafe { libc::fdatasync(fd(handles)) };
-            Some(Moved::Nothing)
-        }
-        "ftruncate" | "ftruncate64" => {
-            // The length, as the tracer keeps it (in `aux`).
-            unsafe { libc::ftruncate(fd(handles), event.aux as i64) };
-            Some(Moved::Nothing)
-        }
-        "fstat" | "fstat64" | "__fxstat" | "__fxstat64" => {
-            let mut status: libc::stat = unsafe { std::mem::zeroed() };
-            unsafe { libc::fstat(fd(handles), &mut status) };
-            Some(Moved::Nothing)
-        }
-        "stat" | "stat64" | "__xstat" | "__xstat64" | "statx" | "lstat" | "lstat64"
-        | "__lxstat" | "__lxstat64" => {
-            let path = c_path()?;
-            let mut status: libc::stat = unsafe { std::mem::zeroed() };
-            if name.contains("lstat") || name.contains("lxstat") {
-                unsafe { libc::lstat(path.as_ptr(), &mut status) };
-            } else {
-                unsafe { libc::stat(path.as_ptr(), &mut status) };
-            }
-            Some(Moved::Nothing)
-        }
-        "access" | "faccessat" => {
-            let path = c_path()?;
-            unsafe { libc::access(path.as_ptr(), libc::F_OK) };
-            Some(Moved::Nothing)
-        }
-        "unlink" | "unlinkat" => {
-            let path = c_path()?;
-            unsafe { libc::unlink(path.as_ptr()) };
-            Some(Moved::Nothing)
-        }
-        "mkdir" => {
-            let path = c_path()?;
-            unsafe { libc::mkdir(path.as_ptr(), 0o755) };
-            Some(Moved::Nothing)
-        }
-        "rename" | "renameat" | "renameat2" => {
-            let (path, target) = (
-                c_path()?,
-                CString::new(target?.as_os_str().as_bytes()).ok()?,
-            );
-            unsafe { libc::rename(path.as_ptr(), target.as_ptr()) };
-            Some(Moved::Nothing)
-        }
-        "fopen" | "fopen64" => {
-            let path = c_path()?;
-            if let Some(parent) = Path::new(std::ffi::OsStr::from_bytes(path.as_bytes())).parent() {
-                let _ = std::fs::create_dir_all(parent);
-            }
-            let stream =
-                unsafe { libc::fopen(path.as_ptr(), stdio_mode(event.request as i32).as_ptr()) };
-            if !stream.is_null() {
-                handles.opened_stream(event.handle, stream as usize);
-            }
-            Some(Moved::Nothing)
-        }
-        _ => issue_stdio(name, event, handles, buffer, size),
-    }
-}
-
-extern "C" {
-    /// POSIX getdelim(3), which the libc crate does not declare.
-    fn getdelim(
-        line: *mut *mut libc::c_char,
-        capacity: *mut usize,
-        delimiter: libc::c_int,
-        stream: *mut libc::FILE,
-    ) -> isize;
-    /// glibc's name for it, which `getline` calls.
-    fn __getdelim(
-        line: *mut *mut libc::c_char,
-        capacity: *mut usize,
-        delimiter: libc::c_int,
-        stream: *mut libc::FILE,
-    ) -> isize;
-}
-
-/// `size` bytes of payload ending with a line break (none when empty).
-fn line(buffer: &[u8], size: usize) -> Vec<u8> {
-    let mut text: Vec<u8> = buffer[..size.min(buffer.len())]
-        .iter()
-        .map(|byte| {
-            if *byte == 0 || *byte == b'\n' {
-                b'c'
-            } else {
-                *byte
-            }
-        })
-        .collect();
-    text.resize(size, b'c');
-    if let Some(last) = text.last_mut() {
-        *last = b'\n';
-    }
-    text
-}
-
-/// The stdio calls on an open stream.
-fn issue_stdio(
-    name: &str,
-    event: &Event,
-    handles: &mut ThreadHandles,
-    buffer: &mut [u8],
-    request: usize,
-) -> Option<Moved> {
-    if name == "fclose" {
-        let stream = handles.closed_stream(event.handle)? as *mut libc::FILE;
-        // SAFETY: a stream this replay opened, closed once.
-        unsafe { libc::fclose(stream) };
-        return Some(Moved::Nothing);
-    }
-    let stream = handles.stream(event.handle)? as *mut libc::FILE;
-    // A line or a formatted write moves what it moved, not what it asked room for.
-    let size = event.bytes() as usize;
-    // SAFETY (every block below): a stream this replay opened, a buffer of at least `size`.
-    match name {
-        // Text ends with a line break, so that line reads find the lines the program wrote
-        // (a program writes whole lines per call far more often than not).
-        "fwrite" | "fwrite_unlocked" => {
-            let text = line(buffer, size);
-            let written = unsafe { libc::fwrite(text.as_ptr().cast(), 1, size, stream) };
-            Some(Moved::Written(written as u64))
-        }
-        "fputs" | "fputs_unlocked" => {
-            let text = CString::new(line(buffer, size)).ok()?;
-            let ok = unsafe { libc::fputs(text.as_ptr(), stream) } >= 0;
-            Some(Moved::Written(if ok { size as u64 } else { 0 }))
-        }
-        "fprintf" | "vfprintf" | "__fprintf_chk" | "__vfprintf_chk" => {
-            let text = CString::new(line(buffer, size)).ok()?;
-            let written = unsafe { libc::fprintf(stream, c"%s".as_ptr(), text.as_ptr()) };
-            Some(Moved::Written(written.max(0) as u64))
-        }
-        "fputc" | "putc" | "_IO_putc" | "fputc_unlocked" | "putc_unlocked" => {
-            unsafe { libc::fputc(b'\n' as i32, stream) };
-            Some(Moved::Written(1))
-        }
-        "fread" | "fread_unlocked" => {
-            let read = unsafe { libc::fread(buffer.as_mut_ptr().cast(), 1, request, stream) };
-            Some(Moved::Read(read as u64))
-        }
-        "fgets" | "fgets_unlocked" => {
-            let room = request.clamp(1, buffer.len().max(1)) as i32;
-            let got = unsafe { libc::fgets(buffer.as_mut_ptr().cast(), room, stream) };
-            let bytes = if got.is_null() {
-                0
-            } else {
-                buffer.iter().position(|b| *b == 0).unwrap_or(0) as u64
-            };
-            Some(Moved::Read(bytes))
-        }
-        "getline" | "getdelim" | "__getdelim" => {
-            let (mut line, mut capacity): (*mut libc::c_char, usize) = (std::ptr::null_mut(), 0);
-            // The same entry point the program used (glibc's getline is __getdelim).
-            let got = unsafe {
-                if name == "__getdelim" {
-                    __getdelim(&mut line, &mut capacity, b'\n' as i32, stream)
-                } else {
-                    getdelim(&mut line, &mut capacity, b'\n' as i32, stream)
-                }
-            };
-            unsafe { libc::free(line.cast()) };
-            Some(Moved::Read(got.max(0) as u64))
-        }
-        "fscanf" | "__isoc99_fscanf" | "vfscanf" | "__isoc99_vfscanf" => {
-            unsafe { libc::fscanf(stream, c"%*s".as_ptr()) };
-            Some(Moved::Nothing)
-        }
-        "fgetc" | "getc" | "_IO_getc" => {
-            unsafe { libc::fgetc(stream) };
-            Some(Moved::Read(1))
-        }
-        "rewind" => {
-            unsafe { libc::rewind(stream) };
-            Some(Moved::Nothing)
-        }
-        "fseek" => {
-            unsafe { libc::fseek(stream, event.offset.max(0), libc::SEEK_SET) };
-            Some(Moved::Nothing)
-        }
-        "fseeko" | "fseeko64" | "fsetpos" | "fsetpos64" => {
-            unsafe { libc::fseeko(stream, event.offset.max(0), libc::SEEK_SET) };
-            Some(Moved::Nothing)
-        }
-        "ftell" => {
-            unsafe { libc::ftell(stream) };
-            Some(Moved::Nothing)
-        }
-        "ftello" | "ftello64" | "fgetpos" | "fgetpos64" => {
-            unsafe { libc::ftello(stream) };
-            Some(Moved::Nothing)
-        }
-        "fflush" | "fflush_unlocked" => {
-            unsafe { libc::fflush(stream) };
-            Some(Moved::Nothing)
-        }
-        _ => None,
-    }
 }

@@ -7,6 +7,8 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+pub mod mpi;
+
 pub fn cairn_binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_cairn"))
 }

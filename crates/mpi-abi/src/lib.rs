@@ -1,5 +1,7 @@
-//! Which MPI library the program runs with, and the few places where the binary interfaces
-//! of the two families differ. The hooks are the same for both (C arguments that are
+//! Which MPI library a process runs with, and the few places where the binary interfaces
+//! of the two families differ: shared by the tracer (`libcairn.so`, whose hooks forward the
+//! program's calls) and the replayer (`cairn replay`, which makes calls of its own), neither
+//! of which links libmpi — everything is looked up with `dlsym` once the library is loaded. The hooks are the same for both (C arguments that are
 //! handles arrive in a 64-bit register either way and are forwarded untouched); only what
 //! the library reads *through* pointers, and the constants it passes itself, depend on it:
 //!
@@ -199,10 +201,19 @@ pub fn traced_elsewhere(binding: cairn_model::FortranBinding) -> bool {
     }
 }
 
-/// The handles the merge at `MPI_Finalize` passes itself.
+/// The predefined handles a caller passes itself: the merge at `MPI_Finalize`, and the
+/// replayer's calls.
 pub struct Constants {
     pub world: *mut c_void,
+    pub comm_self: *mut c_void,
     pub byte: *mut c_void,
+    pub int: *mut c_void,
+    /// `MPI_BOR`: the reduction the replayer uses (bitwise operations are defined on
+    /// `MPI_BYTE`, so any byte count reduces).
+    pub bor: *mut c_void,
+    pub info_null: *mut c_void,
+    pub request_null: *mut c_void,
+    /// `MPI_STATUS_IGNORE`, which is also `MPI_STATUSES_IGNORE` in both families.
     pub status_ignore: *mut c_void,
 }
 
@@ -216,15 +227,28 @@ pub fn constants() -> Option<Constants> {
             };
             Some(Constants {
                 world: address(c"ompi_mpi_comm_world")?,
+                comm_self: address(c"ompi_mpi_comm_self")?,
                 byte: address(c"ompi_mpi_byte")?,
+                int: address(c"ompi_mpi_int")?,
+                bor: address(c"ompi_mpi_op_bor")?,
+                info_null: address(c"ompi_mpi_info_null")?,
+                request_null: address(c"ompi_request_null")?,
                 status_ignore: std::ptr::null_mut(),
             })
         }
-        Family::Mpich => Some(Constants {
-            world: std::ptr::without_provenance_mut(0x4400_0000),
-            byte: std::ptr::without_provenance_mut(0x4c00_010d),
-            status_ignore: std::ptr::without_provenance_mut(1),
-        }),
+        Family::Mpich => {
+            let handle = |value: usize| std::ptr::without_provenance_mut(value);
+            Some(Constants {
+                world: handle(0x4400_0000),
+                comm_self: handle(0x4400_0001),
+                byte: handle(0x4c00_010d),
+                int: handle(0x4c00_0405),
+                bor: handle(0x5800_0008),
+                info_null: handle(0x1c00_0000),
+                request_null: handle(0x2c00_0000),
+                status_ignore: handle(1),
+            })
+        }
     }
 }
 

@@ -1,0 +1,255 @@
+//! The replayed process's descriptors and streams: recorded numbers mapped to the replay's
+//! own, shared between the process's threads (a file one thread opens and others write).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use cairn_trace::{Stream, Trace};
+
+/// The replayed process's descriptors and streams, by their recorded numbers: the ones a
+/// thread opened itself first (a number another thread reuses after a close must not be
+/// taken for it), then those of the whole process (a file the main thread opened and
+/// workers write).
+#[derive(Default)]
+pub(crate) struct Handles {
+    pub(crate) fds: HashMap<u64, i32>,
+    pub(crate) streams: HashMap<u64, usize>,
+}
+
+/// What the threads of a replayed process share, partly known before they start (one
+/// walk over the process's events, which costs what the replay's own walk costs).
+pub(crate) struct Shared {
+    pub(crate) handles: Mutex<Handles>,
+    /// Handles (recorded numbers) some thread of the process opens: a thread using one
+    /// another thread has not opened yet waits for it. Any other handle was inherited
+    /// (standard streams): the replay writes those to /dev/null.
+    pub(crate) opened: HashSet<u64>,
+    /// Per thread: the handles it uses without having opened them (a worker writing the
+    /// file its main thread opened).
+    pub(crate) borrowed: Vec<HashSet<u64>>,
+    /// Per thread: its replay is over.
+    pub(crate) done: Vec<AtomicBool>,
+    pub(crate) null: i32,
+}
+
+impl Shared {
+    pub(crate) fn plan(trace: &Trace, streams: &[&Stream]) -> Shared {
+        let mut opened = HashSet::new();
+        let mut borrowed = Vec::new();
+        for stream in streams {
+            let mut own: HashSet<u64> = HashSet::new();
+            let mut uses: HashSet<u64> = HashSet::new();
+            trace.expand(stream, |event| {
+                if crate::left_to_libraries(&event) {
+                    return;
+                }
+                let name = trace.calls[event.call as usize].name.as_str();
+                if opens(name) {
+                    let handle = if name.starts_with("fopen") {
+                        event.handle
+                    } else {
+                        event.result as u64
+                    };
+                    own.insert(handle);
+                    opened.insert(handle);
+                } else if uses_handle(name) && !own.contains(&event.handle) {
+                    uses.insert(event.handle);
+                }
+            });
+            borrowed.push(uses);
+        }
+        // SAFETY: a NUL-terminated path.
+        let null = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
+        Shared {
+            handles: Mutex::new(Handles::default()),
+            opened,
+            done: streams.iter().map(|_| AtomicBool::new(false)).collect(),
+            borrowed,
+            null,
+        }
+    }
+}
+
+pub(crate) fn opens(name: &str) -> bool {
+    matches!(
+        name,
+        "open"
+            | "open64"
+            | "openat"
+            | "openat64"
+            | "__open_2"
+            | "__open64_2"
+            | "creat"
+            | "creat64"
+            | "fopen"
+            | "fopen64"
+    )
+}
+
+/// Calls that name an open descriptor or stream (the ones [`issue`] looks up).
+fn uses_handle(name: &str) -> bool {
+    !opens(name)
+        && !matches!(
+            name,
+            "stat"
+                | "stat64"
+                | "__xstat"
+                | "__xstat64"
+                | "statx"
+                | "lstat"
+                | "lstat64"
+                | "__lxstat"
+                | "__lxstat64"
+                | "access"
+                | "faccessat"
+                | "unlink"
+                | "unlinkat"
+                | "mkdir"
+                | "rename"
+                | "renameat"
+                | "renameat2"
+        )
+}
+
+/// A thread's own handles, and the process's.
+pub(crate) struct ThreadHandles<'a> {
+    pub(crate) own: Handles,
+    pub(crate) shared: &'a Shared,
+    /// This thread's index among the process's.
+    pub(crate) me: usize,
+    /// Calls on descriptors the process inherited (standard streams; a forked child's
+    /// copies of its parent's), sent to /dev/null.
+    pub(crate) inherited: std::cell::Cell<u64>,
+}
+
+/// How long a call waits for a descriptor another thread has not opened yet.
+const WAIT_FOR_HANDLE: Duration = Duration::from_secs(2);
+/// How long a close waits for the other threads that use the handle.
+const WAIT_FOR_BORROWERS: Duration = Duration::from_secs(60);
+
+impl ThreadHandles<'_> {
+    pub(crate) fn fd(&self, recorded: u64) -> i32 {
+        if let Some(fd) = self.own.fds.get(&recorded) {
+            return *fd;
+        }
+        if !self.shared.opened.contains(&recorded) {
+            self.inherited.set(self.inherited.get() + 1);
+            return self.shared.null;
+        }
+        let waited = Instant::now();
+        loop {
+            if let Some(fd) = self
+                .shared
+                .handles
+                .lock()
+                .expect("not poisoned")
+                .fds
+                .get(&recorded)
+            {
+                return *fd;
+            }
+            if waited.elapsed() > WAIT_FOR_HANDLE {
+                return -1;
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+
+    pub(crate) fn stream(&self, recorded: u64) -> Option<usize> {
+        if let Some(stream) = self.own.streams.get(&recorded) {
+            return Some(*stream);
+        }
+        if !self.shared.opened.contains(&recorded) {
+            return None;
+        }
+        let waited = Instant::now();
+        loop {
+            if let Some(stream) = self
+                .shared
+                .handles
+                .lock()
+                .expect("not poisoned")
+                .streams
+                .get(&recorded)
+            {
+                return Some(*stream);
+            }
+            if waited.elapsed() > WAIT_FOR_HANDLE {
+                return None;
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+
+    /// Whether a recorded stream is one the process inherited (`stdout`): counted, and
+    /// left alone (the replay's own standard streams are not the program's).
+    pub(crate) fn inherited_stream(&self, recorded: u64) -> bool {
+        let inherited =
+            !self.own.streams.contains_key(&recorded) && !self.shared.opened.contains(&recorded);
+        if inherited {
+            self.inherited.set(self.inherited.get() + 1);
+        }
+        inherited
+    }
+
+    pub(crate) fn opened(&mut self, recorded: u64, fd: i32) {
+        self.own.fds.insert(recorded, fd);
+        self.shared
+            .handles
+            .lock()
+            .expect("not poisoned")
+            .fds
+            .insert(recorded, fd);
+    }
+
+    pub(crate) fn opened_stream(&mut self, recorded: u64, stream: usize) {
+        self.own.streams.insert(recorded, stream);
+        self.shared
+            .handles
+            .lock()
+            .expect("not poisoned")
+            .streams
+            .insert(recorded, stream);
+    }
+
+    /// Before a handle is closed: until the other threads that use it without having
+    /// opened it are done (their uses came before the close in the run).
+    pub(crate) fn wait_for_borrowers(&self, recorded: u64) {
+        let waited = Instant::now();
+        for (index, borrowed) in self.shared.borrowed.iter().enumerate() {
+            if index == self.me || !borrowed.contains(&recorded) {
+                continue;
+            }
+            while !self.shared.done[index].load(Ordering::Acquire)
+                && waited.elapsed() < WAIT_FOR_BORROWERS
+            {
+                std::thread::sleep(Duration::from_micros(200));
+            }
+        }
+    }
+
+    /// The descriptor to close, forgotten.
+    pub(crate) fn closed(&mut self, recorded: u64) -> i32 {
+        self.wait_for_borrowers(recorded);
+        let fd = self.fd(recorded);
+        self.own.fds.remove(&recorded);
+        let mut process = self.shared.handles.lock().expect("not poisoned");
+        if process.fds.get(&recorded) == Some(&fd) {
+            process.fds.remove(&recorded);
+        }
+        fd
+    }
+
+    pub(crate) fn closed_stream(&mut self, recorded: u64) -> Option<usize> {
+        self.wait_for_borrowers(recorded);
+        let stream = self.stream(recorded)?;
+        self.own.streams.remove(&recorded);
+        let mut process = self.shared.handles.lock().expect("not poisoned");
+        if process.streams.get(&recorded) == Some(&stream) {
+            process.streams.remove(&recorded);
+        }
+        Some(stream)
+    }
+}

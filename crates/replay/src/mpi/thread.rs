@@ -1,0 +1,499 @@
+//! A replayed thread's MPI state: its requests in flight, its open files, its buffers; and
+//! the point-to-point calls and completions.
+
+use std::collections::VecDeque;
+use std::ffi::c_int;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use cairn_model::Event;
+use cairn_mpi_abi::Family;
+
+use super::{count, is_completion, Job, ANY_TAG, H};
+use crate::posix::Moved;
+
+pub(super) struct Pending {
+    pub(super) request: u64,
+    pub(super) buffer: Vec<u8>,
+    /// A point-to-point receive: its bytes are what its status says arrived.
+    pub(super) receive: bool,
+}
+
+/// How long a wait keeps polling without a new completion before it takes the requests
+/// that are done (a recorded request array that held `MPI_REQUEST_NULL`s).
+const STALLED: Duration = Duration::from_secs(2);
+
+/// One replayed thread's MPI state.
+pub(crate) struct Thread<'a> {
+    pub(super) job: &'a Job<'a>,
+    pub(super) pending: VecDeque<Pending>,
+    /// Buffers of requests freed with `MPI_Request_free`, kept until the end (the operation
+    /// may still use them).
+    pub(super) orphans: Vec<Vec<u8>>,
+    /// Recorded file handle → the replay's `MPI_File`.
+    pub(super) files: std::collections::HashMap<u64, u64>,
+    /// The send half of an `MPI_Sendrecv(_replace)` whose received half comes next.
+    pub(super) sendrecv: Option<Event>,
+    pub(super) payload: Vec<u8>,
+    pub(super) landing: Vec<u8>,
+    pub(super) statuses: Vec<u64>,
+}
+
+impl<'a> Thread<'a> {
+    pub(crate) fn new(job: &'a Job<'a>) -> Thread<'a> {
+        Thread {
+            job,
+            pending: VecDeque::new(),
+            orphans: Vec::new(),
+            files: Default::default(),
+            sendrecv: None,
+            payload: Vec::new(),
+            landing: Vec::new(),
+            statuses: Vec::new(),
+        }
+    }
+
+    pub(super) fn payload(&mut self, bytes: usize) -> H {
+        if self.payload.len() < bytes {
+            self.payload.resize(bytes, b'c');
+        }
+        self.payload.as_mut_ptr().cast()
+    }
+
+    pub(super) fn landing(&mut self, bytes: usize) -> H {
+        if self.landing.len() < bytes {
+            self.landing.resize(bytes, 0);
+        }
+        self.landing.as_mut_ptr().cast()
+    }
+
+    /// Room for `count` statuses of the library, 8-aligned.
+    pub(super) fn statuses(&mut self, count: usize) -> H {
+        let words = (count.max(1) * self.job.mpi.status_size).div_ceil(8);
+        if self.statuses.len() < words {
+            self.statuses.resize(words, 0);
+        }
+        self.statuses.as_mut_ptr().cast()
+    }
+
+    /// The bytes status `index` of [`Thread::statuses`] says arrived.
+    pub(super) fn status_bytes(&self, index: usize) -> u64 {
+        let at = self.statuses.as_ptr().cast::<u8>();
+        // SAFETY: `index` is below the count the statuses were made room for, and filled by
+        // the library.
+        unsafe {
+            cairn_mpi_abi::status_bytes(at.add(index * self.job.mpi.status_size).cast())
+                .unwrap_or(0)
+        }
+    }
+
+    /// An array of requests as the library lays it out (pointers, or ints in the MPICH
+    /// family).
+    pub(super) fn request_array(&self, requests: &[u64]) -> Vec<u64> {
+        match self.job.mpi.family {
+            Family::OpenMpi => requests.to_vec(),
+            Family::Mpich => {
+                let mut packed = vec![0u64; requests.len().div_ceil(2).max(1)];
+                let ints = packed.as_mut_ptr().cast::<u32>();
+                for (index, request) in requests.iter().enumerate() {
+                    // SAFETY: `packed` holds at least `requests.len()` u32s.
+                    unsafe { *ints.add(index) = *request as u32 };
+                }
+                packed
+            }
+        }
+    }
+
+    /// Indices into `pending`, oldest first, of up to `wanted` requests that are done (see
+    /// the module's note on completions).
+    pub(super) fn done_requests(&self, wanted: usize) -> Vec<usize> {
+        let wanted = wanted.min(self.pending.len());
+        let mut done: Vec<usize> = Vec::new();
+        let mut status = [0u64; 4];
+        let mut last_progress = Instant::now();
+        loop {
+            for (index, pending) in self.pending.iter().enumerate() {
+                if done.len() == wanted {
+                    break;
+                }
+                if done.contains(&index) {
+                    continue;
+                }
+                let mut flag: c_int = 0;
+                // SAFETY: a request of ours; the status has room for either family's.
+                unsafe {
+                    (self.job.mpi.functions.request_status)(
+                        pending.request as usize as H,
+                        (&raw mut flag).cast(),
+                        status.as_mut_ptr().cast(),
+                    )
+                };
+                if flag != 0 {
+                    done.push(index);
+                    last_progress = Instant::now();
+                }
+            }
+            if done.len() == wanted || last_progress.elapsed() > STALLED {
+                done.sort_unstable();
+                return done;
+            }
+            std::thread::yield_now();
+        }
+    }
+
+    /// Takes `indices` (ascending) out of `pending`.
+    pub(super) fn take(&mut self, indices: &[usize]) -> Vec<Pending> {
+        let mut taken = Vec::with_capacity(indices.len());
+        for index in indices.iter().rev() {
+            if let Some(pending) = self.pending.remove(*index) {
+                taken.push(pending);
+            }
+        }
+        taken.reverse();
+        taken
+    }
+
+    /// Bytes the finished receives among `finished` got, from statuses 0.. of the call.
+    pub(super) fn received(&self, finished: &[Pending], status_of: impl Fn(usize) -> usize) -> u64 {
+        finished
+            .iter()
+            .enumerate()
+            .filter(|(_, pending)| pending.receive)
+            .map(|(index, _)| self.status_bytes(status_of(index)))
+            .sum()
+    }
+
+    /// Completes whatever is still in flight (the end of the rank's replay).
+    pub(crate) fn drain(&mut self) {
+        let requests: Vec<u64> = self.pending.iter().map(|p| p.request).collect();
+        let mut array = self.request_array(&requests);
+        // SAFETY: our requests, statuses ignored.
+        unsafe {
+            (self.job.mpi.functions.drain)(
+                requests.len() as c_int,
+                array.as_mut_ptr().cast(),
+                self.job.mpi.constants.status_ignore,
+            )
+        };
+        self.pending.clear();
+        self.orphans.clear();
+    }
+
+    /// Re-issues one MPI or MPI-IO call; `None` for one the replayer does not re-issue.
+    pub(crate) fn issue(
+        &mut self,
+        name: &str,
+        event: &Event,
+        path: Option<&Path>,
+    ) -> Option<Moved> {
+        match name {
+            // The replayer itself starts and ends MPI.
+            "MPI_Init" | "MPI_Init_thread" | "MPI_Finalize" => Some(Moved::Nothing),
+            _ if name.starts_with("MPI_File") => self.file_call(name, event, path),
+            _ => {
+                // Communicators other than the world's are not kept (see the module note).
+                if event.handle != 0 && !is_completion(name) {
+                    return None;
+                }
+                self.communication(name, event)
+            }
+        }
+    }
+
+    fn communication(&mut self, name: &str, event: &Event) -> Option<Moved> {
+        let mpi = self.job.mpi;
+        let (f, c) = (&mpi.functions, &mpi.constants);
+        let world = c.world;
+        let bytes = count(event.request);
+        let peer = event.aux as u32 as i32;
+        let tag = (event.aux >> 32) as u32 as i32;
+        // A wildcard, whatever family recorded it: the replay's own.
+        let source = if peer < 0 {
+            cairn_mpi_abi::any_source()
+        } else {
+            peer
+        };
+        let receive_tag = if tag < 0 { ANY_TAG } else { tag };
+        let root = peer.max(0);
+        let mut status = [0u64; 4];
+        let status_pointer: H = status.as_mut_ptr().cast();
+        let sent = Some(Moved::Written(bytes as u64));
+        // SAFETY (every block below): buffers of at least the stated byte counts, owned by
+        // this thread (or by the pending request that uses them), the library's own
+        // handles, and out-pointers to values of ours.
+        match name {
+            "MPI_Send" | "MPI_Rsend" | "MPI_Bsend" => {
+                let buffer = self.payload(bytes as usize);
+                unsafe { (f.send)(buffer, bytes, c.byte, peer, tag, world) };
+                sent
+            }
+            "MPI_Ssend" => {
+                let buffer = self.payload(bytes as usize);
+                unsafe { (f.ssend)(buffer, bytes, c.byte, peer, tag, world) };
+                sent
+            }
+            "MPI_Isend" | "MPI_Issend" | "MPI_Irsend" | "MPI_Ibsend" => {
+                let mut pending = Pending {
+                    request: 0,
+                    buffer: vec![b'c'; bytes as usize],
+                    receive: false,
+                };
+                let start = if name == "MPI_Issend" {
+                    f.issend
+                } else {
+                    f.isend
+                };
+                let buffer = pending.buffer.as_mut_ptr().cast();
+                unsafe {
+                    start(
+                        buffer,
+                        bytes,
+                        c.byte,
+                        peer,
+                        tag,
+                        world,
+                        (&raw mut pending.request).cast(),
+                    )
+                };
+                self.pending.push_back(pending);
+                sent
+            }
+            "MPI_Recv" => {
+                let buffer = self.landing(bytes as usize);
+                unsafe {
+                    (f.recv)(
+                        buffer,
+                        bytes,
+                        c.byte,
+                        source,
+                        receive_tag,
+                        world,
+                        status_pointer,
+                    )
+                };
+                Some(Moved::Read(
+                    unsafe { cairn_mpi_abi::status_bytes(status_pointer) }.unwrap_or(0),
+                ))
+            }
+            "MPI_Irecv" => {
+                let mut pending = Pending {
+                    request: 0,
+                    buffer: vec![0; bytes as usize],
+                    receive: true,
+                };
+                let buffer = pending.buffer.as_mut_ptr().cast();
+                unsafe {
+                    (f.irecv)(
+                        buffer,
+                        bytes,
+                        c.byte,
+                        source,
+                        receive_tag,
+                        world,
+                        (&raw mut pending.request).cast(),
+                    )
+                };
+                self.pending.push_back(pending);
+                Some(Moved::Nothing)
+            }
+            "MPI_Probe" => {
+                unsafe { (f.probe)(source, receive_tag, world, status_pointer) };
+                Some(Moved::Nothing)
+            }
+            "MPI_Iprobe" => {
+                let mut flag: c_int = 0;
+                unsafe {
+                    (f.iprobe)(
+                        source,
+                        receive_tag,
+                        world,
+                        (&raw mut flag).cast(),
+                        status_pointer,
+                    )
+                };
+                Some(Moved::Nothing)
+            }
+            "MPI_Sendrecv" | "MPI_Sendrecv_replace" => {
+                self.sendrecv = Some(event.clone());
+                sent
+            }
+            "MPI_Sendrecv_received" | "MPI_Sendrecv_replace_received" => {
+                let send = self.sendrecv.take()?;
+                let (send_bytes, destination) = (count(send.request), send.aux as u32 as i32);
+                let send_tag = (send.aux >> 32) as u32 as i32;
+                if name == "MPI_Sendrecv_replace_received" {
+                    let buffer = self.landing(send_bytes.max(bytes) as usize);
+                    unsafe {
+                        (f.sendrecv_replace)(
+                            buffer,
+                            send_bytes,
+                            c.byte,
+                            destination,
+                            send_tag,
+                            source,
+                            receive_tag,
+                            world,
+                            status_pointer,
+                        )
+                    };
+                } else {
+                    let out = self.payload(send_bytes as usize);
+                    let into = self.landing(bytes as usize);
+                    unsafe {
+                        (f.sendrecv)(
+                            out,
+                            send_bytes,
+                            c.byte,
+                            destination,
+                            send_tag,
+                            into,
+                            bytes,
+                            c.byte,
+                            source,
+                            receive_tag,
+                            world,
+                            status_pointer,
+                        )
+                    };
+                }
+                Some(Moved::Read(
+                    unsafe { cairn_mpi_abi::status_bytes(status_pointer) }.unwrap_or(0),
+                ))
+            }
+            _ if is_completion(name) => self.completion(name, event),
+            _ => self.collective(name, event, bytes, root),
+        }
+    }
+
+    fn completion(&mut self, name: &str, event: &Event) -> Option<Moved> {
+        let mpi = self.job.mpi;
+        let f = &mpi.functions;
+        let named = event.aux as usize;
+        let mut flag: c_int = 0;
+        let mut index: c_int = 0;
+        let mut outcount: c_int = 0;
+        let received;
+        // SAFETY (every block below): arrays of our requests laid out as the library wants
+        // them, room for as many statuses and indices, out-pointers to ints of ours.
+        match name {
+            "MPI_Wait" | "MPI_Waitall" | "MPI_Testall" | "MPI_Test" | "MPI_Request_free" => {
+                // A test that finished receives in the run waits for them in the replay, so
+                // that their bytes arrive in the same call.
+                let blocking = name.starts_with("MPI_Wait")
+                    || (name.starts_with("MPI_Test") && event.result > 0);
+                let chosen: Vec<usize> = if blocking {
+                    self.done_requests(named.max(1))
+                } else {
+                    (0..named.max(1).min(self.pending.len())).collect()
+                };
+                let requests: Vec<u64> = chosen.iter().map(|i| self.pending[*i].request).collect();
+                let mut array = self.request_array(&requests);
+                if name != "MPI_Waitall" && name != "MPI_Testall" && requests.is_empty() {
+                    // Nothing pending: the call on MPI_REQUEST_NULL, as a program may make it.
+                    array = self.request_array(&[mpi.constants.request_null as usize as u64]);
+                }
+                let statuses = self.statuses(requests.len());
+                let array_pointer: H = array.as_mut_ptr().cast();
+                let n = requests.len() as c_int;
+                unsafe {
+                    match name {
+                        "MPI_Wait" => (f.wait)(array_pointer, statuses),
+                        "MPI_Waitall" => (f.waitall)(n, array_pointer, statuses),
+                        "MPI_Test" => (f.test)(array_pointer, (&raw mut flag).cast(), statuses),
+                        "MPI_Testall" => {
+                            (f.testall)(n, array_pointer, (&raw mut flag).cast(), statuses)
+                        }
+                        _ => (f.request_free)(array_pointer),
+                    }
+                };
+                if requests.is_empty() {
+                    return Some(Moved::Nothing);
+                }
+                if name == "MPI_Request_free" {
+                    let freed = self.take(&chosen);
+                    self.orphans.extend(freed.into_iter().map(|p| p.buffer));
+                    return Some(Moved::Nothing);
+                }
+                if name.starts_with("MPI_Wait") || flag != 0 {
+                    let finished = self.take(&chosen);
+                    received = self.received(&finished, |i| i);
+                } else {
+                    received = 0;
+                }
+            }
+            "MPI_Waitany" | "MPI_Waitsome" | "MPI_Testany" | "MPI_Testsome" => {
+                if name.starts_with("MPI_Wait") || event.result > 0 {
+                    // Block only once something is done (see the module note); a test that
+                    // finished receives in the run waits for one.
+                    self.done_requests(1);
+                }
+                let requests: Vec<u64> = self.pending.iter().map(|p| p.request).collect();
+                let mut array = self.request_array(&requests);
+                let n = requests.len() as c_int;
+                let statuses = self.statuses(requests.len());
+                let mut indices = vec![0 as c_int; requests.len().max(1)];
+                let array_pointer: H = array.as_mut_ptr().cast();
+                let indices_pointer: H = indices.as_mut_ptr().cast();
+                unsafe {
+                    match name {
+                        "MPI_Waitany" => {
+                            (f.waitany)(n, array_pointer, (&raw mut index).cast(), statuses)
+                        }
+                        "MPI_Testany" => (f.testany)(
+                            n,
+                            array_pointer,
+                            (&raw mut index).cast(),
+                            (&raw mut flag).cast(),
+                            statuses,
+                        ),
+                        "MPI_Waitsome" => (f.waitsome)(
+                            n,
+                            array_pointer,
+                            (&raw mut outcount).cast(),
+                            indices_pointer,
+                            statuses,
+                        ),
+                        _ => (f.testsome)(
+                            n,
+                            array_pointer,
+                            (&raw mut outcount).cast(),
+                            indices_pointer,
+                            statuses,
+                        ),
+                    }
+                };
+                let finished: Vec<usize> = if name.ends_with("any") {
+                    if index >= 0 && (name == "MPI_Waitany" || flag != 0) && n > 0 {
+                        vec![index as usize]
+                    } else {
+                        Vec::new()
+                    }
+                } else {
+                    let mut some: Vec<usize> = indices[..outcount.max(0) as usize]
+                        .iter()
+                        .map(|i| *i as usize)
+                        .collect();
+                    some.sort_unstable();
+                    some
+                };
+                let statuses_in_order: Vec<usize> = if name.ends_with("any") {
+                    vec![0]
+                } else {
+                    // Waitsome and Testsome fill statuses in the order of `indices`.
+                    let order: Vec<usize> = indices[..outcount.max(0) as usize]
+                        .iter()
+                        .map(|i| *i as usize)
+                        .collect();
+                    finished
+                        .iter()
+                        .map(|i| order.iter().position(|o| o == i).unwrap_or(0))
+                        .collect()
+                };
+                let finished = self.take(&finished);
+                received = self.received(&finished, |i| statuses_in_order[i]);
+            }
+            _ => return None,
+        }
+        Some(Moved::Read(received))
+    }
+}

@@ -489,7 +489,11 @@ fn describe(trace: &Trace, event: &Event) -> String {
             }
         }
         Some(CallClass::Open) => {
-            let _ = write!(text, "{file}, flags 0x{:x}", event.aux);
+            // MPI_File_open keeps the ranks that opened the file together above the mode.
+            let _ = write!(text, "{file}, flags 0x{:x}", event.aux as u32);
+            if event.aux >> 32 > 0 {
+                let _ = write!(text, ", over {} ranks", event.aux >> 32);
+            }
         }
         Some(CallClass::Seek) => {
             let _ = write!(text, "{file}, {}", event.request as i64);

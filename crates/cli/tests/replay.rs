@@ -343,3 +343,60 @@ fn an_mpi_trace_outside_mpirun_says_how_to_replay_it() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+#[test]
+fn a_benchmarks_copy_of_the_world_and_a_file_rank_0_creates_alone_replay() {
+    // tests/programs/patterns/comm_copy.c, IOR's pattern: collectives on a copy of the
+    // world every rank made alike (replayed on one copy; rank 0's printed line shifts its
+    // handle numbers), rank 0 opening the file alone over MPI_COMM_SELF before all open it
+    // over the copy. Making and freeing the copy are not re-issued (a communicator's
+    // members are not kept), and say so.
+    let directory = tempfile::tempdir().unwrap();
+    let program = directory.path().join("comm_copy");
+    Mpi::OpenMpi.compile("patterns/comm_copy", &program, &[]);
+    let trace = directory.path().join("original.cairn");
+    succeeded(
+        Mpi::OpenMpi
+            .mpirun(4)
+            .arg(cairn_binary())
+            .args(["run", "-q", "-o"])
+            .arg(&trace)
+            .arg("--")
+            .arg(&program)
+            .arg(directory.path())
+            .arg("8"),
+    );
+    let root = directory.path().join("replay-root");
+    let replay = directory.path().join("replay.cairn");
+    let output = succeeded(
+        Mpi::OpenMpi
+            .mpirun(4)
+            .arg(cairn_binary())
+            .args(["run", "-q", "-o"])
+            .arg(&replay)
+            .arg("--")
+            .arg(cairn_binary())
+            .args(["replay", "--no-compute", "--json", "--root"])
+            .arg(&root)
+            .arg(&trace),
+    );
+    let fidelity: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        fidelity["not_replayed"],
+        serde_json::json!({"MPI_Comm_create": 4, "MPI_Comm_free": 4})
+    );
+    let mut original = mpi_calls(&trace);
+    original.remove("MPI_Comm_create");
+    original.remove("MPI_Comm_free");
+    // 4 ranks × 8 blocks of 64 KiB written and read back, rank 0's extra open and close.
+    assert_eq!(original["MPI_File_write_at"], (32, 32 * 65536));
+    assert_eq!(original["MPI_File_open"], (5, 0));
+    assert_eq!(mpi_calls(&replay), original);
+    assert_eq!(
+        calls_on_files(
+            &replay,
+            &format!("{}{}/", root.display(), directory.path().display())
+        ),
+        calls_on_files(&trace, &format!("{}/", directory.path().display()))
+    );
+}

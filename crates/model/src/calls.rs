@@ -467,7 +467,7 @@ macro_rules! for_each_call {
 
             // ---- MPI-IO -------------------------------------------------------------------
             MPI_File_open MpiIo Open generated (comm: MpiHandle, filename: *const c_char, amode: c_int, info: MpiHandle, file: *mut MpiHandle) -> c_int
-                => mpi_file_open(filename, amode, file);
+                => mpi_file_open(comm, filename, amode, file);
             MPI_File_close MpiIo Close custom;
             MPI_File_write_at MpiIo Write generated (file: MpiHandle, offset: MpiOffset, buf: *const c_void, count: c_int, datatype: MpiHandle, status: MpiHandle) -> c_int
                 => mpi_file_transfer(file, offset, count, datatype);
@@ -578,7 +578,7 @@ macro_rules! for_each_call {
             // Fortran MPI-IO: file handles are Fortran integers (the binding to a file is
             // kept under that number), strings come with their length as a hidden argument.
             mpi_file_open_ MpiIo Open generated (comm: *const c_int, filename: *const c_char, amode: *const c_int, info: *const c_int, file: *mut c_int, ierror: *mut c_int, filename_length: size_t) -> ()
-                => fortran_file_open(filename, filename_length, amode, file, ierror);
+                => fortran_file_open(comm, filename, filename_length, amode, file, ierror);
             mpi_file_close_ MpiIo Close custom;
             mpi_file_write_at_ MpiIo Write generated (file: *const c_int, offset: *const MpiOffset, buf: *const c_void, count: *const c_int, datatype: *const c_int, status: *mut c_int, ierror: *mut c_int) -> ()
                 => fortran_file_transfer(file, offset, count, datatype, ierror);
@@ -690,7 +690,7 @@ macro_rules! for_each_call {
             ompi_alltoall_f Mpi Collective generated (sendbuf: *const c_void, sendcount: *const c_int, sendtype: *const c_int, recvbuf: *mut c_void, recvcount: *const c_int, recvtype: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
                 => fortran_collective(sendcount, sendtype, comm, ierror);
             ompi_file_open_f MpiIo Open generated (comm: *const c_int, filename: *const c_char, amode: *const c_int, info: *const c_int, file: *mut c_int, ierror: *mut c_int, filename_length: size_t) -> ()
-                => fortran_file_open(filename, filename_length, amode, file, ierror);
+                => fortran_file_open(comm, filename, filename_length, amode, file, ierror);
             ompi_file_write_at_f MpiIo Write generated (file: *const c_int, offset: *const MpiOffset, buf: *const c_void, count: *const c_int, datatype: *const c_int, status: *mut c_int, ierror: *mut c_int) -> ()
                 => fortran_file_transfer(file, offset, count, datatype, ierror);
             ompi_file_read_at_f MpiIo Read generated (file: *const c_int, offset: *const MpiOffset, buf: *mut c_void, count: *const c_int, datatype: *const c_int, status: *mut c_int, ierror: *mut c_int) -> ()
@@ -787,7 +787,7 @@ macro_rules! for_each_call {
             mpi_barrier_f08_ Mpi Collective generated (comm: *const c_int, ierror: *mut c_int) -> ()
                 => fortran_collective(std::ptr::null(), std::ptr::null(), comm, ierror);
             mpi_file_open_f08_ MpiIo Open generated (comm: *const c_int, filename: *const c_char, amode: *const c_int, info: *const c_int, file: *mut c_int, ierror: *mut c_int, filename_length: size_t) -> ()
-                => fortran_file_open(filename, filename_length, amode, file, ierror);
+                => fortran_file_open(comm, filename, filename_length, amode, file, ierror);
             mpi_file_close_f08_ MpiIo Close custom;
             mpi_probe_f08_ Mpi PointToPoint generated (source: *const c_int, tag: *const c_int, comm: *const c_int, status: *mut c_int, ierror: *mut c_int) -> ()
                 => fortran_message(std::ptr::null(), std::ptr::null(), source, tag, comm, ierror);

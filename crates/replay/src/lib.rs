@@ -209,7 +209,7 @@ fn replay_ranks(
     }
     let threaded = asked || calling_threads.values().any(|threads| *threads > 1);
     let (rank, size) = library.init(threaded);
-    let job = mpi::Job::plan(&library, size, trace);
+    let job = mpi::Job::plan(&library, rank, size, trace);
     let started = Instant::now();
     let result = replay_processes(trace, options, |p| p.rank == Some(rank as u32), Some(&job));
     let mut fidelity = match result {

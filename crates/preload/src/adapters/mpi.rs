@@ -318,16 +318,24 @@ pub fn mpi_collective(
     true
 }
 
+/// The access mode in the low half of `aux`, the number of ranks that open the file
+/// together (the communicator's size, 0 if unknown) in the high half: a replay opens it
+/// over as many.
+fn open_mode_and_ranks(mode: c_int, comm: MpiHandle) -> u64 {
+    mode as u32 as u64 | (mpi_comm_size(comm) as u32 as u64) << 32
+}
+
 pub fn mpi_file_open(
     event: &mut RawEvent,
     state: &mut ThreadState,
+    comm: MpiHandle,
     filename: *const c_char,
     mode: c_int,
     file: *mut MpiHandle,
     ret: c_int,
 ) -> bool {
     event.file = files::file_for_path(state, libc::AT_FDCWD, filename, path_origin::OPENED);
-    event.aux = mode as u32 as u64;
+    event.aux = open_mode_and_ranks(mode, comm);
     mpi_result(event, 0, ret);
     if ret == 0 && !file.is_null() {
         // SAFETY: MPI_File_open succeeded and wrote the handle.
@@ -496,6 +504,7 @@ fn fortran_path(
 pub fn fortran_file_open(
     event: &mut RawEvent,
     state: &mut ThreadState,
+    comm: *const c_int,
     name: *const c_char,
     length: size_t,
     mode: *const c_int,
@@ -507,7 +516,7 @@ pub fn fortran_file_open(
     if let Some(path) = fortran_path(state, name, length, path_origin::OPENED) {
         event.file = path;
     }
-    event.aux = read_int(mode) as u32 as u64;
+    event.aux = open_mode_and_ranks(read_int(mode), c_communicator(read_int(comm)));
     mpi_result(event, 0, ret);
     if ret == 0 && !file.is_null() {
         let handle = read_int(file);

@@ -14,10 +14,10 @@ impl Thread<'_> {
         event: &Event,
         bytes: c_int,
         root: c_int,
+        world: H,
     ) -> Option<Moved> {
         let mpi = self.job.mpi;
         let (f, c) = (&mpi.functions, &mpi.constants);
-        let world = c.world;
         let size = self.job.size;
         let each = bytes as usize;
         let all = each * size as usize;
@@ -159,7 +159,7 @@ impl Thread<'_> {
                 };
                 let mut send_counts = even(event.request);
                 if name == "MPI_Reduce_scatter" {
-                    let mine = send_counts[rank_of(mpi) as usize] as usize;
+                    let mine = send_counts[rank_of(mpi, world) as usize] as usize;
                     let (out, into) = (self.payload(event.request as usize), self.landing(mine));
                     unsafe {
                         (f.reduce_scatter)(
@@ -203,7 +203,7 @@ impl Thread<'_> {
                 }
             }
             _ if name.starts_with("MPI_I") => {
-                return self.non_blocking_collective(name, event, bytes, root)
+                return self.non_blocking_collective(name, event, bytes, root, world)
             }
             _ => return None,
         }
@@ -218,10 +218,11 @@ impl Thread<'_> {
         event: &Event,
         bytes: c_int,
         root: c_int,
+        world: H,
     ) -> Option<Moved> {
         let mpi = self.job.mpi;
         let (f, c) = (&mpi.functions, &mpi.constants);
-        let (world, byte) = (c.world, c.byte);
+        let byte = c.byte;
         let each = bytes as usize;
         let all = each * self.job.size as usize;
         let (send, receive) = match name {

@@ -44,9 +44,11 @@ impl Thread<'_> {
                 {
                     let _ = std::fs::create_dir_all(parent);
                 }
-                let shared = event
-                    .file
-                    .is_some_and(|file| self.job.shared_files.contains(&file));
+                // Over the world when the run opened it over as many ranks as the world has
+                // (the tracer keeps the communicator's size), else over this rank alone:
+                // a sub-communicator's members are not kept, and an open over one rank
+                // never waits for another.
+                let shared = (event.aux >> 32) as c_int == self.job.size;
                 let comm = if shared { c.world } else { c.comm_self };
                 let mut file = 0u64;
                 let failed = unsafe {

@@ -18,19 +18,22 @@
 //!   seconds without a new completion the wait takes the ones that are done).
 //! - Receives from `MPI_ANY_SOURCE` are posted to the source that matched in the run, so
 //!   the replay's matching is the run's.
-//! - Communicators other than `MPI_COMM_WORLD`, the file view, seeks on a file handle and
-//!   the split collectives are not kept in the trace well enough to be re-issued: those
-//!   calls are counted as not replayed (the members of a communicator all skip its calls
-//!   alike, so no rank waits for another).
-//! - An `MPI_File_open` is collective over `MPI_COMM_WORLD` when every rank touched the
-//!   file, else over `MPI_COMM_SELF` (file per process).
+//! - A communicator other than `MPI_COMM_WORLD` that every rank used (a benchmark's copy of
+//!   the world, as IOR's `testComm`) is replayed on one copy of the world. Other
+//!   communicators (their members are not kept), the calls that make and free
+//!   communicators, the file view, seeks on a file handle and the split collectives are
+//!   counted as not replayed (the members of a communicator all skip its calls alike, so no
+//!   rank waits for another).
+//! - An `MPI_File_open` is collective over `MPI_COMM_WORLD` when the run opened it over as
+//!   many ranks as the world has (the tracer keeps the communicator's size), else over
+//!   `MPI_COMM_SELF` (file per process, rank 0 alone, or unknown).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ffi::{c_int, c_void, CString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use cairn_model::Event;
+use cairn_model::{Event, Layer};
 use cairn_mpi_abi::{Constants, Family};
 use cairn_trace::Trace;
 
@@ -84,6 +87,7 @@ functions! {
     finalize = "MPI_Finalize" ();
     comm_rank = "PMPI_Comm_rank" (H, H);
     comm_size = "PMPI_Comm_size" (H, H);
+    comm_dup = "PMPI_Comm_dup" (H, H);
     abort = "PMPI_Abort" (H, c_int);
     send = "MPI_Send" (H, c_int, H, c_int, c_int, H);
     ssend = "MPI_Ssend" (H, c_int, H, c_int, c_int, H);
@@ -329,30 +333,73 @@ impl Mpi {
 pub(crate) struct Job<'a> {
     pub(crate) mpi: &'a Mpi,
     pub(crate) size: c_int,
-    /// Files (trace indices) every rank touched: their `MPI_File_open` is collective over
-    /// `MPI_COMM_WORLD`.
-    shared_files: HashSet<u32>,
+    /// Communicators (this rank's recorded handles) other than the world's that every rank
+    /// used, as a benchmark's copy of the world is (IOR's `testComm`): replayed on `copy`.
+    world_wide: HashSet<u64>,
+    /// A copy of `MPI_COMM_WORLD` made for them (through PMPI, unseen), if there are any.
+    copy: H,
 }
 
+// SAFETY: `copy` is a communicator handle, usable from any thread MPI lets call.
+unsafe impl Sync for Job<'_> {}
+
 impl<'a> Job<'a> {
-    pub(crate) fn plan(mpi: &'a Mpi, size: c_int, trace: &Trace) -> Job<'a> {
-        let mut touched: std::collections::HashMap<u32, HashSet<u32>> = Default::default();
+    /// Collective over the world: every rank plans once, at the same point.
+    pub(crate) fn plan(mpi: &'a Mpi, rank: c_int, size: c_int, trace: &Trace) -> Job<'a> {
+        // Each rank's communicators other than the world's, in order of first use.
+        let mut communicators: HashMap<u32, Vec<u64>> = HashMap::new();
         for stream in &trace.streams {
             let Some(rank) = trace.processes[stream.process as usize].rank else {
                 continue;
             };
-            for file in &stream.files {
-                touched.entry(*file).or_default().insert(rank);
-            }
+            // Handles are numbered per process in order of first use, all kinds together (a
+            // stream rank 0 alone prints to shifts its numbers): a communicator is known by
+            // its place among the rank's communicators.
+            let used = communicators.entry(rank).or_default();
+            trace.expand(stream, |event| {
+                let info = &trace.calls[event.call as usize];
+                if event.handle != 0
+                    && info.layer() == Some(Layer::Mpi)
+                    && !is_completion(&info.name)
+                    && !used.contains(&event.handle)
+                {
+                    used.push(event.handle);
+                }
+            });
+        }
+        // The first k communicators of every rank, k the fewest any rank used: copies of
+        // the world each rank made alike.
+        let common = (0..size as u32)
+            .map(|rank| communicators.get(&rank).map_or(0, Vec::len))
+            .min()
+            .unwrap_or(0);
+        let world_wide: HashSet<u64> = communicators
+            .get(&(rank as u32))
+            .map(|mine| mine[..common].iter().copied().collect())
+            .unwrap_or_default();
+        let mut copy = 0u64;
+        if !world_wide.is_empty() {
+            // SAFETY: a collective every rank makes here; the new handle lands in the low
+            // half of a zeroed 64-bit slot in either family.
+            unsafe { (mpi.functions.comm_dup)(mpi.constants.world, (&raw mut copy).cast()) };
         }
         Job {
             mpi,
             size,
-            shared_files: touched
-                .into_iter()
-                .filter(|(_, ranks)| ranks.len() == size as usize)
-                .map(|(file, _)| file)
-                .collect(),
+            world_wide,
+            copy: copy as usize as H,
+        }
+    }
+
+    /// The replay's communicator for a recorded one: the world (recorded as 0), the copy
+    /// for a world-wide one, `None` for one the trace cannot rebuild.
+    pub(crate) fn communicator(&self, recorded: u64) -> Option<H> {
+        if recorded == 0 {
+            Some(self.mpi.constants.world)
+        } else if self.world_wide.contains(&recorded) {
+            Some(self.copy)
+        } else {
+            None
         }
     }
 }
@@ -377,10 +424,11 @@ fn displacements(counts: &[c_int]) -> (Vec<c_int>, usize) {
     (displacements, at.max(0) as usize)
 }
 
-fn rank_of(mpi: &Mpi) -> c_int {
+/// This rank's rank in `comm`.
+fn rank_of(mpi: &Mpi, comm: H) -> c_int {
     let mut rank = 0;
-    // SAFETY: an out-pointer to an int of ours.
-    unsafe { (mpi.functions.comm_rank)(mpi.constants.world, (&raw mut rank).cast()) };
+    // SAFETY: a communicator of the replay's, an out-pointer to an int of ours.
+    unsafe { (mpi.functions.comm_rank)(comm, (&raw mut rank).cast()) };
     rank
 }
 

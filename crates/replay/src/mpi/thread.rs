@@ -191,19 +191,19 @@ impl<'a> Thread<'a> {
             "MPI_Init" | "MPI_Init_thread" | "MPI_Finalize" => Some(Moved::Nothing),
             _ if name.starts_with("MPI_File") => self.file_call(name, event, path),
             _ => {
-                // Communicators other than the world's are not kept (see the module note).
-                if event.handle != 0 && !is_completion(name) {
-                    return None;
+                if is_completion(name) {
+                    return self.completion(name, event);
                 }
-                self.communication(name, event)
+                // Communicators the trace cannot rebuild are skipped (see the module note).
+                let comm = self.job.communicator(event.handle)?;
+                self.communication(name, event, comm)
             }
         }
     }
 
-    fn communication(&mut self, name: &str, event: &Event) -> Option<Moved> {
+    fn communication(&mut self, name: &str, event: &Event, world: H) -> Option<Moved> {
         let mpi = self.job.mpi;
         let (f, c) = (&mpi.functions, &mpi.constants);
-        let world = c.world;
         let bytes = count(event.request);
         let peer = event.aux as u32 as i32;
         let tag = (event.aux >> 32) as u32 as i32;
@@ -360,8 +360,7 @@ impl<'a> Thread<'a> {
                     unsafe { cairn_mpi_abi::status_bytes(status_pointer) }.unwrap_or(0),
                 ))
             }
-            _ if is_completion(name) => self.completion(name, event),
-            _ => self.collective(name, event, bytes, root),
+            _ => self.collective(name, event, bytes, root, world),
         }
     }
 

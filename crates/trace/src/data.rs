@@ -1014,6 +1014,23 @@ impl Trace {
         ));
     }
 
+    /// Whether a precision level below 100 made some sizes, offsets, peers or loop counts
+    /// histograms (their values are then drawn when the trace is expanded).
+    pub fn is_lossy(&self) -> bool {
+        fn lossy(body: cairn_compress::stream::Body) -> bool {
+            body.iter().any(|item| match item {
+                cairn_compress::stream::Item::Leaf(leaf) => leaf.blurred.is_some(),
+                cairn_compress::stream::Item::Loop { body, counts, .. } => {
+                    counts.is_some_and(|counts| !counts.is_exact()) || lossy(body)
+                }
+            })
+        }
+        let mut seen = std::collections::HashSet::new();
+        self.streams
+            .iter()
+            .any(|stream| seen.insert(Arc::as_ptr(&stream.events)) && lossy(stream.events.nodes()))
+    }
+
     /// The class of the call at `index` in the trace's call table.
     pub fn class_of(&self, index: u16) -> Option<CallClass> {
         self.calls.get(index as usize).and_then(CallInfo::class)

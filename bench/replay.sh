@@ -4,11 +4,19 @@
 # rounds, medians of the program's wall, the replay's wall, and their ratio, and the bytes
 # the replay moved against the trace's.
 #
-# Usage: bench/replay.sh [rounds=3] [scale=10]
+# Then MPI jobs under Open MPI's mpirun (4 ranks): the ring with MPI-IO and the 2-D halo
+# exchange from tests/programs, and real IOR (hpc/ior, built from its public source: pass
+# its binary as IOR=/path/to/ior; CI cannot fetch it) with its MPIIO and POSIX backends;
+# each job run untraced and its lossless trace replayed by `mpirun -np 4 cairn replay`,
+# alternating, medians of both jobs' walls (launch included) and of the replay's own time
+# against the recorded run's.
+#
+# Usage: [IOR=path] bench/replay.sh [rounds=3] [scale=10]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
 scale=${2:-10}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 cargo build --release --workspace --quiet
 cairn=$(pwd)/target/release/cairn
 work=$(mktemp -d)
@@ -40,4 +48,50 @@ for spec in "ior_posix 4" "checkpoint_restart 2" "random_reads 1000"; do
     moved=$(python3 -c 'import json,sys; f=json.load(open(sys.argv[1])); print("%d/%d" % (f["bytes_read"] + f["bytes_written"], f["recorded_bytes_read"] + f["recorded_bytes_written"]))' "$work/fidelity.json")
     awk -v n="$name" -v p="$program" -v r="$replay" -v m="$moved" \
         'BEGIN { printf "%-16s %10.4f %10.4f %8.2f %14s\n", n, p, r, r / p, m }'
+done
+
+echo
+printf '%-16s %10s %10s %8s %12s %12s %8s %14s\n' "MPI job (4)" "job s" "replay s" ratio "recorded s" "replayed s" ratio "bytes moved"
+mpi_jobs=("ring mpi_ring_io" "halo2d patterns/halo2d")
+if [ -n "${IOR:-}" ]; then
+    mpi_jobs+=("ior-mpiio IOR:-a MPIIO" "ior-posix IOR:-a POSIX")
+fi
+for spec in "${mpi_jobs[@]}"; do
+    read -r name what <<<"$spec"
+    mkdir -p "$work/$name.d"
+    case "$what" in
+        IOR:*)
+            command=("$IOR" ${what#IOR:} -b 4m -t 256k -s 4 -w -r -o "$work/$name.d/ior.dat")
+            ;;
+        *)
+            mpicc.openmpi -O2 -o "$work/$name" "tests/programs/$what.c" -lm
+            command=("$work/$name" "$work/$name.d")
+            [ "$name" = halo2d ] && command+=("$((20 * scale))")
+            ;;
+    esac
+    job() { mpirun.openmpi --oversubscribe -np 4 "$@"; }
+    job "$cairn" run -q -o "$work/$name.cairn" -- "${command[@]}" >/dev/null
+    programs=() replays=() inner=() recorded=()
+    for _ in $(seq "$rounds"); do
+        start=$(now)
+        job "${command[@]}" >/dev/null
+        programs+=("$(awk -v a="$start" -v b="$(now)" 'BEGIN { print b - a }')")
+        rm -rf "$work/root"
+        start=$(now)
+        job "$cairn" replay --json --root "$work/root" "$work/$name.cairn" >"$work/fidelity.json"
+        replays+=("$(awk -v a="$start" -v b="$(now)" 'BEGIN { print b - a }')")
+        inner+=("$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["replay_seconds"])' "$work/fidelity.json")")
+        recorded+=("$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["recorded_seconds"])' "$work/fidelity.json")")
+    done
+    # shellcheck disable=SC2086
+    program=$(median ${programs[*]})
+    # shellcheck disable=SC2086
+    replay=$(median ${replays[*]})
+    # shellcheck disable=SC2086
+    replayed=$(median ${inner[*]})
+    # shellcheck disable=SC2086
+    was=$(median ${recorded[*]})
+    moved=$(python3 -c 'import json,sys; f=json.load(open(sys.argv[1])); print("%d/%d" % (f["bytes_read"] + f["bytes_written"], f["recorded_bytes_read"] + f["recorded_bytes_written"]))' "$work/fidelity.json")
+    awk -v n="$name" -v p="$program" -v r="$replay" -v w="$was" -v i="$replayed" -v m="$moved" \
+        'BEGIN { printf "%-16s %10.4f %10.4f %8.2f %12.4f %12.4f %8.2f %14s\n", n, p, r, r / p, w, i, i / w, m }'
 done

@@ -162,6 +162,60 @@ fn mpi_calls(trace: &Path) -> BTreeMap<String, (u64, u64)> {
         .collect()
 }
 
+/// `tests/programs/<name>.c` compiled for `mpi` and run on `ranks` ranks under
+/// `mpirun … cairn run -q EXTRA… -o TRACE`, with [`program_arguments`]: the directory
+/// (kept alive) and the trace.
+fn traced_mpi_program(
+    mpi: Mpi,
+    name: &str,
+    ranks: usize,
+    arguments: &[&str],
+    extra: &[&str],
+) -> (tempfile::TempDir, std::path::PathBuf) {
+    let directory = tempfile::tempdir().unwrap();
+    let program = directory.path().join(Path::new(name).file_name().unwrap());
+    mpi.compile(name, &program, &[]);
+    let trace = directory.path().join("original.cairn");
+    succeeded(
+        mpi.mpirun(ranks)
+            .arg(cairn_binary())
+            .args(["run", "-q"])
+            .args(extra)
+            .arg("-o")
+            .arg(&trace)
+            .arg("--")
+            .arg(&program)
+            .args(program_arguments(directory.path(), arguments)),
+    );
+    (directory, trace)
+}
+
+/// `mpirun -np RANKS cairn run -q -o REPLAY -- cairn replay --no-compute EXTRA… --root ROOT
+/// TRACE` under `mpi`, which must succeed: the replay's own trace (beside TRACE) and output.
+fn replayed_traced(
+    mpi: Mpi,
+    ranks: usize,
+    trace: &Path,
+    root: &Path,
+    extra: &[&str],
+) -> (std::path::PathBuf, std::process::Output) {
+    let replay = trace.with_file_name("replay.cairn");
+    let output = succeeded(
+        mpi.mpirun(ranks)
+            .arg(cairn_binary())
+            .args(["run", "-q", "-o"])
+            .arg(&replay)
+            .arg("--")
+            .arg(cairn_binary())
+            .args(["replay", "--no-compute"])
+            .args(extra)
+            .arg("--root")
+            .arg(root)
+            .arg(trace),
+    );
+    (replay, output)
+}
+
 /// `tests/programs/<name>.c` traced with `traced_with` on `ranks` ranks (`cairn run` under
 /// its `mpirun`, arguments: the directory, then `arguments`; a program that wants another
 /// order names the directory as `{dir}` itself), its trace replayed under
@@ -175,34 +229,9 @@ fn mpi_replayed_like_the_original(
     ranks: usize,
     arguments: &[&str],
 ) -> String {
-    let directory = tempfile::tempdir().unwrap();
-    let program = directory.path().join(Path::new(name).file_name().unwrap());
-    traced_with.compile(name, &program, &[]);
-    let trace = directory.path().join("original.cairn");
-    succeeded(
-        traced_with
-            .mpirun(ranks)
-            .arg(cairn_binary())
-            .args(["run", "-q", "-o"])
-            .arg(&trace)
-            .arg("--")
-            .arg(&program)
-            .args(program_arguments(directory.path(), arguments)),
-    );
+    let (directory, trace) = traced_mpi_program(traced_with, name, ranks, arguments, &[]);
     let root = directory.path().join("replay-root");
-    let replay = directory.path().join("replay.cairn");
-    let output = succeeded(
-        replayed_with
-            .mpirun(ranks)
-            .arg(cairn_binary())
-            .args(["run", "-q", "-o"])
-            .arg(&replay)
-            .arg("--")
-            .arg(cairn_binary())
-            .args(["replay", "--no-compute", "--root"])
-            .arg(&root)
-            .arg(&trace),
-    );
+    let (replay, output) = replayed_traced(replayed_with, ranks, &trace, &root, &[]);
     let said = String::from_utf8_lossy(&output.stderr).into_owned();
     assert!(!said.contains("not replayed"), "{said}");
     assert!(
@@ -313,20 +342,7 @@ fn a_trace_taken_with_open_mpi_replays_under_mpich() {
 
 #[test]
 fn an_mpi_trace_outside_mpirun_says_how_to_replay_it() {
-    let directory = tempfile::tempdir().unwrap();
-    let program = directory.path().join("mpi_parts");
-    Mpi::OpenMpi.compile("mpi_parts", &program, &[]);
-    let trace = directory.path().join("original.cairn");
-    succeeded(
-        Mpi::OpenMpi
-            .mpirun(2)
-            .arg(cairn_binary())
-            .args(["run", "-q", "-o"])
-            .arg(&trace)
-            .arg("--")
-            .arg(&program)
-            .arg(directory.path()),
-    );
+    let (directory, trace) = traced_mpi_program(Mpi::OpenMpi, "mpi_parts", 2, &[], &[]);
     let output = Command::new(cairn_binary())
         .args(["replay", "--root"])
         .arg(directory.path().join("root"))
@@ -367,35 +383,9 @@ fn a_benchmarks_copy_of_the_world_and_a_file_rank_0_creates_alone_replay() {
     // handle numbers), rank 0 opening the file alone over MPI_COMM_SELF before all open it
     // over the copy. Making and freeing the copy are not re-issued (a communicator's
     // members are not kept), and say so.
-    let directory = tempfile::tempdir().unwrap();
-    let program = directory.path().join("comm_copy");
-    Mpi::OpenMpi.compile("patterns/comm_copy", &program, &[]);
-    let trace = directory.path().join("original.cairn");
-    succeeded(
-        Mpi::OpenMpi
-            .mpirun(4)
-            .arg(cairn_binary())
-            .args(["run", "-q", "-o"])
-            .arg(&trace)
-            .arg("--")
-            .arg(&program)
-            .arg(directory.path())
-            .arg("8"),
-    );
+    let (directory, trace) = traced_mpi_program(Mpi::OpenMpi, "patterns/comm_copy", 4, &["8"], &[]);
     let root = directory.path().join("replay-root");
-    let replay = directory.path().join("replay.cairn");
-    let output = succeeded(
-        Mpi::OpenMpi
-            .mpirun(4)
-            .arg(cairn_binary())
-            .args(["run", "-q", "-o"])
-            .arg(&replay)
-            .arg("--")
-            .arg(cairn_binary())
-            .args(["replay", "--no-compute", "--json", "--root"])
-            .arg(&root)
-            .arg(&trace),
-    );
+    let (replay, output) = replayed_traced(Mpi::OpenMpi, 4, &trace, &root, &["--json"]);
     let fidelity: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(
         fidelity["not_replayed"],
@@ -430,20 +420,12 @@ fn an_irregular_program_replays_exactly_and_its_histogram_trace_says_it_cannot_y
     );
     // At precision 0 senders and receivers would draw sizes and peers apart: refused
     // before MPI starts (no rank waits for another; mpirun may stop the others first).
-    let directory = tempfile::tempdir().unwrap();
-    let program = directory.path().join("irregular");
-    Mpi::OpenMpi.compile("patterns/irregular", &program, &[]);
-    let trace = directory.path().join("blurred.cairn");
-    succeeded(
-        Mpi::OpenMpi
-            .mpirun(4)
-            .arg(cairn_binary())
-            .args(["run", "-q", "--precision", "0", "-o"])
-            .arg(&trace)
-            .arg("--")
-            .arg(&program)
-            .arg("10")
-            .arg(directory.path().join("irregular.log")),
+    let (directory, trace) = traced_mpi_program(
+        Mpi::OpenMpi,
+        "patterns/irregular",
+        4,
+        &["10", "{dir}/irregular.log"],
+        &["--precision", "0"],
     );
     let output = Mpi::OpenMpi
         .mpirun(4)

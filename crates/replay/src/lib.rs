@@ -241,7 +241,7 @@ fn replay_ranks(
 }
 
 impl Fidelity {
-    /// Adds another rank's report (wall time: the slowest rank's).
+    /// Adds another process's or rank's report (wall time: the slowest one's).
     fn absorb(&mut self, other: &Fidelity) {
         self.ranks += other.ranks;
         self.processes += other.processes;
@@ -288,8 +288,6 @@ fn replay_processes(
         if streams.is_empty() {
             continue;
         }
-        fidelity.processes += 1;
-        fidelity.threads += streams.len() as u64;
         let process_started = Instant::now();
         let in_mpi = job.is_some() && !mpi_process_replayed && makes_mpi_calls(trace, &streams);
         let counts = if options.dry_run {
@@ -306,30 +304,27 @@ fn replay_processes(
         }
         let recorded_start = streams.iter().map(|s| s.first_start).min().unwrap_or(0);
         let recorded_end = streams.iter().map(|s| s.last_end).max().unwrap_or(0);
-        fidelity.process_list.push(ProcessFidelity {
-            pid: process.pid,
-            rank: process.rank,
-            calls: figures.calls,
-            replay_seconds: process_started.elapsed().as_secs_f64(),
-            recorded_seconds: recorded_end.saturating_sub(recorded_start) as f64 / 1e9,
+        fidelity.absorb(&Fidelity {
+            processes: 1,
+            threads: streams.len() as u64,
+            calls_replayed: figures.calls,
+            bytes_read: figures.bytes_read,
+            bytes_written: figures.bytes_written,
+            recorded_bytes_read: figures.recorded_bytes_read,
+            recorded_bytes_written: figures.recorded_bytes_written,
+            inherited_calls: counts.inherited,
+            left_to_libraries: counts.left_to_libraries,
+            not_replayed: counts.not_replayed,
+            layers: counts.layers,
+            process_list: vec![ProcessFidelity {
+                pid: process.pid,
+                rank: process.rank,
+                calls: figures.calls,
+                replay_seconds: process_started.elapsed().as_secs_f64(),
+                recorded_seconds: recorded_end.saturating_sub(recorded_start) as f64 / 1e9,
+            }],
+            ..Fidelity::default()
         });
-        fidelity.calls_replayed += figures.calls;
-        fidelity.bytes_read += figures.bytes_read;
-        fidelity.bytes_written += figures.bytes_written;
-        fidelity.recorded_bytes_read += figures.recorded_bytes_read;
-        fidelity.recorded_bytes_written += figures.recorded_bytes_written;
-        fidelity.inherited_calls += counts.inherited;
-        fidelity.left_to_libraries += counts.left_to_libraries;
-        for (name, count) in &counts.not_replayed {
-            *fidelity.not_replayed.entry(name.clone()).or_default() += count;
-        }
-        for (layer, replayed) in &counts.layers {
-            fidelity
-                .layers
-                .entry(layer.clone())
-                .or_default()
-                .add(replayed);
-        }
     }
     fidelity.replay_seconds = started.elapsed().as_secs_f64();
     Ok(fidelity)

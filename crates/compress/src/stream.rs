@@ -1379,6 +1379,9 @@ impl EncodedStream {
             visit: &'f mut V,
             stopped: bool,
             random: SplitMix,
+            /// Each call site's sizes and peers over the whole stream, for leaves whose own
+            /// histograms are empty ([`EncodedStream::site_histograms`]).
+            sites: FastMap<(u16, u32), SiteHistograms>,
         }
         impl<C: Fn(u16) -> Option<CallClass>, V: FnMut(Event) -> bool> Expansion<'_, C, V> {
             fn body(&mut self, body: Body) {
@@ -1425,7 +1428,19 @@ impl EncodedStream {
                         // Blurred parameters drawn from their histograms: never a value
                         // outside what the leaf saw; what follows is relative to them.
                         let blurred = leaf.blurred.as_deref();
-                        if let Some(size) = blurred.and_then(|b| b.size.as_ref()) {
+                        let site = self.sites.get(&(key.call, key.context));
+                        let or_site = |own: Option<&'_ Histogram>, site: Option<&'_ Histogram>| {
+                            own.filter(|own| own.count > 0).or(site).or(own).cloned()
+                        };
+                        let size = or_site(
+                            blurred.and_then(|b| b.size.as_ref()),
+                            site.and_then(|s| s.size.as_ref()),
+                        );
+                        let peers = or_site(
+                            blurred.and_then(|b| b.peer.as_ref()),
+                            site.and_then(|s| s.peer.as_ref()),
+                        );
+                        if let Some(size) = blurred.and(size) {
                             let drawn = size.draw(&mut self.random);
                             if key.flags & BLURRED_RESULT != 0 {
                                 key.result = drawn.wrapping_sub(key.request as i64);
@@ -1433,7 +1448,7 @@ impl EncodedStream {
                                 key.request = drawn.max(0) as u64;
                             }
                         }
-                        if let Some(peers) = blurred.and_then(|b| b.peer.as_ref()) {
+                        if let Some(peers) = blurred.and(peers) {
                             // A peer drawn, then the nearest one the leaf really talked to.
                             let drawn = peers.draw(&mut self.random);
                             let peer = blurred
@@ -1490,9 +1505,50 @@ impl EncodedStream {
             visit: &mut visit,
             stopped: false,
             random: SplitMix::new(EXPANSION_SEED ^ rank_delta as u64),
+            sites: self.site_histograms(),
         };
         expansion.body(self.nodes_for_rank(rank_delta));
     }
+
+    /// Of each call site (call, calling context), the blurred sizes and peers of all the
+    /// stream's leaves there, merged. When ranks merge, a site's values may all land in one
+    /// rank part's leaf and leave another part's histograms empty: a rank expanding that
+    /// part draws from the site's instead of drawing nothing.
+    fn site_histograms(&self) -> FastMap<(u16, u32), SiteHistograms> {
+        fn gather(body: Body, sites: &mut FastMap<(u16, u32), SiteHistograms>) {
+            for item in body.iter() {
+                match item {
+                    Item::Leaf(leaf) => {
+                        let Some(blurred) = leaf.blurred.as_deref() else {
+                            continue;
+                        };
+                        let site = sites.entry((leaf.key.call, leaf.key.context)).or_default();
+                        for (into, from) in [
+                            (&mut site.size, blurred.size.as_ref()),
+                            (&mut site.peer, blurred.peer.as_ref()),
+                        ] {
+                            if let Some(from) = from.filter(|from| from.count > 0) {
+                                into.get_or_insert_with(|| Histogram::new(DEFAULT_BINS))
+                                    .merge(from);
+                            }
+                        }
+                    }
+                    Item::Loop { body, .. } => gather(body, sites),
+                }
+            }
+        }
+        // One walk of the structure (not of the events it stands for).
+        let mut sites = FastMap::default();
+        gather(self.nodes(), &mut sites);
+        sites
+    }
+}
+
+/// A call site's blurred values over a whole stream.
+#[derive(Default)]
+struct SiteHistograms {
+    size: Option<Histogram>,
+    peer: Option<Histogram>,
 }
 
 #[cfg(test)]

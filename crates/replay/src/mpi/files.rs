@@ -72,6 +72,18 @@ impl Thread<'_> {
             }
             _ => {}
         }
+        // With histograms, ranks may have drawn different counts of a collective transfer:
+        // each becomes its independent form (see `derived`).
+        let name = match name {
+            _ if !self.job.derived_mode() => name,
+            "MPI_File_write_at_all" => "MPI_File_write_at",
+            "MPI_File_read_at_all" => "MPI_File_read_at",
+            "MPI_File_write_all" => "MPI_File_write",
+            "MPI_File_read_all" => "MPI_File_read",
+            "MPI_File_write_ordered" => "MPI_File_write_shared",
+            "MPI_File_read_ordered" => "MPI_File_read_shared",
+            _ => name,
+        };
         let mut file = *self.files.get(&event.handle)?;
         let handle = file as usize as H;
         let offset = event.aux as i64;

@@ -41,6 +41,7 @@ use crate::posix::Moved;
 use crate::ReplayError;
 
 mod collectives;
+mod derived;
 mod files;
 mod thread;
 
@@ -338,6 +339,11 @@ pub(crate) struct Job<'a> {
     world_wide: HashSet<u64>,
     /// A copy of `MPI_COMM_WORLD` made for them (through PMPI, unseen), if there are any.
     copy: H,
+    pub(crate) trace: &'a Trace,
+    /// For a trace with histograms: the job's drawn communication as this rank sees it.
+    derived: Option<derived::Plan>,
+    /// Whether a thread already posts the derived receives.
+    epochs_claimed: std::sync::atomic::AtomicBool,
 }
 
 // SAFETY: `copy` is a communicator handle, usable from any thread MPI lets call.
@@ -345,7 +351,7 @@ unsafe impl Sync for Job<'_> {}
 
 impl<'a> Job<'a> {
     /// Collective over the world: every rank plans once, at the same point.
-    pub(crate) fn plan(mpi: &'a Mpi, rank: c_int, size: c_int, trace: &Trace) -> Job<'a> {
+    pub(crate) fn plan(mpi: &'a Mpi, rank: c_int, size: c_int, trace: &'a Trace) -> Job<'a> {
         // Each rank's communicators other than the world's, in order of first use.
         let mut communicators: HashMap<u32, Vec<u64>> = HashMap::new();
         for stream in &trace.streams {
@@ -373,10 +379,20 @@ impl<'a> Job<'a> {
             .map(|rank| communicators.get(&rank).map_or(0, Vec::len))
             .min()
             .unwrap_or(0);
-        let world_wide: HashSet<u64> = communicators
-            .get(&(rank as u32))
-            .map(|mine| mine[..common].iter().copied().collect())
-            .unwrap_or_default();
+        let world_wide_of = |rank: u32| -> HashSet<u64> {
+            communicators
+                .get(&rank)
+                .map(|theirs| theirs[..common].iter().copied().collect())
+                .unwrap_or_default()
+        };
+        let world_wide = world_wide_of(rank as u32);
+        let derived = trace.is_lossy().then(|| {
+            let every: HashMap<u32, HashSet<u64>> =
+                (0..size as u32).map(|r| (r, world_wide_of(r))).collect();
+            derived::Plan::make(trace, rank as u32, |r, handle| {
+                handle == 0 || every.get(&r).is_some_and(|set| set.contains(&handle))
+            })
+        });
         let mut copy = 0u64;
         if !world_wide.is_empty() {
             // SAFETY: a collective every rank makes here; the new handle lands in the low
@@ -388,7 +404,22 @@ impl<'a> Job<'a> {
             size,
             world_wide,
             copy: copy as usize as H,
+            trace,
+            derived,
+            epochs_claimed: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    /// Whether this trace is replayed in derived mode (it has histograms).
+    pub(crate) fn derived_mode(&self) -> bool {
+        self.derived.is_some()
+    }
+
+    /// The first thread to ask posts the derived receives.
+    fn claim_epochs(&self) -> bool {
+        !self
+            .epochs_claimed
+            .swap(true, std::sync::atomic::Ordering::AcqRel)
     }
 
     /// The replay's communicator for a recorded one: the world (recorded as 0), the copy

@@ -37,11 +37,18 @@ pub(crate) struct Thread<'a> {
     pub(super) payload: Vec<u8>,
     pub(super) landing: Vec<u8>,
     pub(super) statuses: Vec<u64>,
+    /// Derived mode ([`super::derived`]): whether this thread posts the derived receives
+    /// (one thread per rank), the synchronisation points it issued, the receives of its
+    /// epoch, and the bytes they got.
+    pub(super) owns_epochs: bool,
+    pub(super) synchronised: usize,
+    pub(super) derived: Vec<Pending>,
+    pub(super) derived_bytes: u64,
 }
 
 impl<'a> Thread<'a> {
     pub(crate) fn new(job: &'a Job<'a>) -> Thread<'a> {
-        Thread {
+        let mut thread = Thread {
             job,
             pending: VecDeque::new(),
             orphans: Vec::new(),
@@ -50,7 +57,64 @@ impl<'a> Thread<'a> {
             payload: Vec::new(),
             landing: Vec::new(),
             statuses: Vec::new(),
+            owns_epochs: false,
+            synchronised: 0,
+            derived: Vec::new(),
+            derived_bytes: 0,
+        };
+        if job.derived.is_some() && job.claim_epochs() {
+            thread.owns_epochs = true;
+            thread.post_epoch();
         }
+        thread
+    }
+
+    /// Bytes the derived receives got (derived mode), for the report.
+    pub(crate) fn received_from_senders(&self) -> u64 {
+        self.derived_bytes
+    }
+
+    /// Posts a derived receive (an `MPI_Irecv`, traced like the program's).
+    pub(super) fn post_receive(&mut self, source: c_int, tag: c_int, bytes: u64, comm: H) {
+        let f = &self.job.mpi.functions;
+        let c = &self.job.mpi.constants;
+        let mut pending = Pending {
+            request: 0,
+            buffer: vec![0; bytes as usize],
+            receive: true,
+        };
+        let buffer = pending.buffer.as_mut_ptr().cast();
+        // SAFETY: a buffer the pending receive owns until it completes, a request slot of
+        // ours, the library's own handles.
+        unsafe {
+            (f.irecv)(
+                buffer,
+                count(bytes),
+                c.byte,
+                source,
+                tag,
+                comm,
+                (&raw mut pending.request).cast(),
+            )
+        };
+        self.derived.push(pending);
+    }
+
+    /// Completes the derived receives (through PMPI, unseen), counting what they got.
+    pub(super) fn complete_receives(&mut self) {
+        let requests: Vec<u64> = self.derived.iter().map(|p| p.request).collect();
+        let mut array = self.request_array(&requests);
+        let statuses = self.statuses(requests.len());
+        // SAFETY: our requests, room for as many statuses.
+        unsafe {
+            (self.job.mpi.functions.drain)(
+                requests.len() as c_int,
+                array.as_mut_ptr().cast(),
+                statuses,
+            )
+        };
+        let finished = std::mem::take(&mut self.derived);
+        self.derived_bytes += self.received(&finished, |index| index);
     }
 
     pub(super) fn payload(&mut self, bytes: usize) -> H {
@@ -165,6 +229,9 @@ impl<'a> Thread<'a> {
 
     /// Completes whatever is still in flight (the end of the rank's replay).
     pub(crate) fn drain(&mut self) {
+        if self.owns_epochs {
+            self.finish_epochs();
+        }
         let requests: Vec<u64> = self.pending.iter().map(|p| p.request).collect();
         let mut array = self.request_array(&requests);
         // SAFETY: our requests, statuses ignored.
@@ -196,6 +263,20 @@ impl<'a> Thread<'a> {
                 }
                 // Communicators the trace cannot rebuild are skipped (see the module note).
                 let comm = self.job.communicator(event.handle)?;
+                if self.owns_epochs {
+                    // Derived mode: receives come from the senders' draws, collectives
+                    // from rank 0's (see `derived`).
+                    if super::derived::receives(name) {
+                        return Some(Moved::Nothing);
+                    }
+                    if super::derived::synchronises(self.job.trace, event) {
+                        self.synchronise();
+                        return Some(Moved::Written(event.request));
+                    }
+                    if name == "MPI_Sendrecv" || name == "MPI_Sendrecv_replace" {
+                        return self.communication("MPI_Send", event, comm);
+                    }
+                }
                 self.communication(name, event, comm)
             }
         }

@@ -4,8 +4,9 @@
 # rounds, medians of the program's wall, the replay's wall, and their ratio, and the bytes
 # the replay moved against the trace's.
 #
-# Then MPI jobs under Open MPI's mpirun (4 ranks): the ring with MPI-IO and the 2-D halo
-# exchange from tests/programs, and real IOR (hpc/ior, built from its public source: pass
+# Then MPI jobs under Open MPI's mpirun: the ring with MPI-IO and the 2-D halo exchange
+# (4 ranks), the irregular program (8 ranks) traced lossless and at precision 0 (its
+# histogram trace replayed by derived receives), from tests/programs, and real IOR (hpc/ior, built from its public source: pass
 # its binary as IOR=/path/to/ior; CI cannot fetch it) with its MPIIO and POSIX backends;
 # each job run untraced and its lossless trace replayed by `mpirun -np 4 cairn replay`,
 # alternating, medians of both jobs' walls (launch included) and of the replay's own time
@@ -51,13 +52,15 @@ for spec in "ior_posix 4" "checkpoint_restart 2" "random_reads 1000"; do
 done
 
 echo
-printf '%-16s %10s %10s %8s %12s %12s %8s %14s\n' "MPI job (4)" "job s" "replay s" ratio "recorded s" "replayed s" ratio "bytes moved"
-mpi_jobs=("ring mpi_ring_io" "halo2d patterns/halo2d")
+printf '%-16s %10s %10s %8s %12s %12s %8s %14s\n' "MPI job" "job s" "replay s" ratio "recorded s" "replayed s" ratio "bytes moved"
+# name, ranks, precision of the trace, program.
+mpi_jobs=("ring 4 100 mpi_ring_io" "halo2d 4 100 patterns/halo2d"
+    "irregular 8 100 patterns/irregular" "irregular-p0 8 0 patterns/irregular")
 if [ -n "${IOR:-}" ]; then
-    mpi_jobs+=("ior-mpiio IOR:-a MPIIO" "ior-posix IOR:-a POSIX")
+    mpi_jobs+=("ior-mpiio 4 100 IOR:-a MPIIO" "ior-posix 4 100 IOR:-a POSIX")
 fi
 for spec in "${mpi_jobs[@]}"; do
-    read -r name what <<<"$spec"
+    read -r name ranks precision what <<<"$spec"
     mkdir -p "$work/$name.d"
     case "$what" in
         IOR:*)
@@ -66,11 +69,14 @@ for spec in "${mpi_jobs[@]}"; do
         *)
             mpicc.openmpi -O2 -o "$work/$name" "tests/programs/$what.c" -lm
             command=("$work/$name" "$work/$name.d")
-            [ "$name" = halo2d ] && command+=("$((20 * scale))")
+            case "$name" in
+                halo2d) command+=("$((20 * scale))") ;;
+                irregular*) command=("$work/$name" "$((5 * scale))" "$work/$name.d/log") ;;
+            esac
             ;;
     esac
-    job() { mpirun.openmpi --oversubscribe -np 4 "$@"; }
-    job "$cairn" run -q -o "$work/$name.cairn" -- "${command[@]}" >/dev/null
+    job() { mpirun.openmpi --oversubscribe -np "$ranks" "$@"; }
+    job "$cairn" run -q --precision "$precision" -o "$work/$name.cairn" -- "${command[@]}" >/dev/null
     programs=() replays=() inner=() recorded=()
     for _ in $(seq "$rounds"); do
         start=$(now)

@@ -131,9 +131,12 @@ impl Thread<'_> {
             return;
         };
         let epoch = self.synchronised.min(plan.points.len());
-        for (source, tag, bytes) in plan.incoming[epoch].clone() {
-            self.post_receive(source, tag, bytes, self.job.mpi.constants.world);
-        }
+        let world = self.job.mpi.constants.world;
+        let posted: Vec<_> = plan.incoming[epoch]
+            .iter()
+            .map(|(source, tag, bytes)| self.start_receive(*source, *tag, *bytes, world))
+            .collect();
+        self.derived.extend(posted);
     }
 
     /// Completes the epoch's receives, then issues rank 0's next synchronisation point and

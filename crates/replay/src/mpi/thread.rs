@@ -74,8 +74,8 @@ impl<'a> Thread<'a> {
         self.derived_bytes
     }
 
-    /// Posts a derived receive (an `MPI_Irecv`, traced like the program's).
-    pub(super) fn post_receive(&mut self, source: c_int, tag: c_int, bytes: u64, comm: H) {
+    /// Starts an `MPI_Irecv` (traced like the program's) into a buffer of its own.
+    pub(super) fn start_receive(&self, source: c_int, tag: c_int, bytes: u64, comm: H) -> Pending {
         let f = &self.job.mpi.functions;
         let c = &self.job.mpi.constants;
         let mut pending = Pending {
@@ -97,7 +97,7 @@ impl<'a> Thread<'a> {
                 (&raw mut pending.request).cast(),
             )
         };
-        self.derived.push(pending);
+        pending
     }
 
     /// Completes the derived receives (through PMPI, unseen), counting what they got.
@@ -357,23 +357,7 @@ impl<'a> Thread<'a> {
                 ))
             }
             "MPI_Irecv" => {
-                let mut pending = Pending {
-                    request: 0,
-                    buffer: vec![0; bytes as usize],
-                    receive: true,
-                };
-                let buffer = pending.buffer.as_mut_ptr().cast();
-                unsafe {
-                    (f.irecv)(
-                        buffer,
-                        bytes,
-                        c.byte,
-                        source,
-                        receive_tag,
-                        world,
-                        (&raw mut pending.request).cast(),
-                    )
-                };
+                let pending = self.start_receive(source, receive_tag, event.request, world);
                 self.pending.push_back(pending);
                 Some(Moved::Nothing)
             }

@@ -453,7 +453,9 @@ fn replay_thread(
 ) -> Counts {
     let mut counts = Counts::default();
     let mut buffer: Vec<u8> = Vec::new();
-    let mut mpi = job.map(mpi::Thread::new);
+    // Made at the thread's first MPI call: only a thread that calls MPI may post the
+    // derived receives of a trace with histograms.
+    let mut mpi: Option<mpi::Thread> = None;
     trace.expand(stream, |event| {
         if left_to_libraries(&event) {
             counts.left_to_libraries += 1;
@@ -517,8 +519,13 @@ fn replay_thread(
             .flatten()
             .map(|file| mapped(&options.root, &trace.files[file as usize].path));
         let issued = if is_mpi || matches!(info.layer(), Some(Layer::MpiIo)) {
-            mpi.as_mut()
-                .and_then(|mpi| mpi.issue(name, &event, path.as_deref()))
+            job.and_then(|job| {
+                mpi.get_or_insert_with(|| mpi::Thread::new(job)).issue(
+                    name,
+                    &event,
+                    path.as_deref(),
+                )
+            })
         } else {
             issue(
                 name,

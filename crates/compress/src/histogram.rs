@@ -18,7 +18,7 @@
 use cairn_format::bytes::{ByteReader, ByteWriter};
 use cairn_format::Result;
 
-use crate::stats::merged_moments;
+use crate::stats::{merged_moments, portion, portion_before};
 
 /// Bins per histogram unless a trace says otherwise.
 pub const DEFAULT_BINS: usize = 8;
@@ -234,6 +234,52 @@ impl Histogram {
         }
     }
 
+    /// The `index`-th of `parts` shares of the values (a leaf's histogram several ranks
+    /// share, given back to one of them): each bin's count split as evenly as integers
+    /// allow ([`crate::stats::portion`]), the sum by the bins' means, so
+    /// the shares of every index merge back into these count and sum exactly. Ranges,
+    /// means and the extremes are kept (a share never holds a value outside them).
+    pub fn share(&self, index: u64, parts: u64) -> Histogram {
+        if parts <= 1 || self.count == 0 {
+            return self.clone();
+        }
+        let mut share = Histogram {
+            bins: Vec::new(),
+            count: 0,
+            sum: 0,
+            ..self.clone()
+        };
+        // The sum the shares before an index hold together: each bin's shares so far at
+        // its mean (so a share's sum lies within its bins), the last index taking exactly
+        // what is left (the shares of every index add up to the sum).
+        let through = |index: u64| -> i128 {
+            if index >= parts {
+                return self.sum;
+            }
+            self.bins
+                .iter()
+                .map(|bin| portion_before(bin.count, index, parts) as f64 * bin.mean)
+                .sum::<f64>()
+                .round() as i128
+        };
+        for bin in &self.bins {
+            let count = portion(bin.count, index, parts);
+            if count > 0 {
+                share.bins.push(Bin {
+                    count,
+                    m2: bin.m2 * count as f64 / bin.count as f64,
+                    ..*bin
+                });
+                share.count += count;
+            }
+        }
+        if share.count == 0 {
+            return Histogram::new(self.capacity);
+        }
+        share.sum = through(index + 1) - through(index);
+        share
+    }
+
     /// Whether `a` and `b` may share a histogram at `precision` (0–100): they differ by at
     /// most (100 − precision)% of the larger magnitude; at 0, always.
     pub fn within(precision: u8, a: i64, b: i64) -> bool {
@@ -248,11 +294,20 @@ impl Histogram {
     /// A value as the histogram's values are distributed: a bin drawn by its count, then a
     /// value around its mean within its range. Never outside [min, max].
     pub fn draw(&self, random: &mut SplitMix) -> i64 {
+        let at = random.unit();
+        self.draw_at(at, random)
+    }
+
+    /// [`Histogram::draw`] with the bin chosen by `at` in [0, 1) along the bins' counts:
+    /// successive draws at well-spread points (a low-discrepancy sequence) take each bin
+    /// in proportion to its count far more closely than independent draws, so a few
+    /// dozen draws from a two-peaked histogram already add up to about its sum.
+    pub fn draw_at(&self, at: f64, random: &mut SplitMix) -> i64 {
         if self.count == 0 {
             return 0;
         }
         let total: u64 = self.bins.iter().map(|bin| bin.count).sum();
-        let mut pick = random.next_u64() % total.max(1);
+        let mut pick = ((at.clamp(0.0, 1.0) * total as f64) as u64).min(total.saturating_sub(1));
         let bin = self
             .bins
             .iter()
@@ -467,6 +522,21 @@ impl PeerSet {
 }
 
 impl Blurred {
+    /// The `index`-th of `parts` shares ([`Histogram::share`]); the peers seen are kept.
+    pub fn share(&self, index: u64, parts: u64) -> Blurred {
+        let share = |histogram: &Option<Histogram>| {
+            histogram
+                .as_ref()
+                .map(|histogram| histogram.share(index, parts))
+        };
+        Blurred {
+            size: share(&self.size),
+            offset: share(&self.offset),
+            peer: share(&self.peer),
+            peers_seen: self.peers_seen.clone(),
+        }
+    }
+
     /// Adds `other`'s values; those with no rank yet are `rank`'s.
     pub fn merge(&mut self, other: &Blurred, rank: i64) {
         // Peers seen: the union while it stays within its span, else none kept (a reader
@@ -528,6 +598,7 @@ impl SplitMix {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::Stats;
     use proptest::prelude::*;
 
     fn of_values(values: &[(i64, i64)], capacity: usize) -> Histogram {
@@ -600,6 +671,69 @@ mod tests {
                 prop_assert!(histogram.min <= histogram.max);
             }
         }
+    }
+
+    proptest! {
+        /// A leaf's histogram split among the ranks that share it (one share each, in any
+        /// order of merging back) gives back its exact count, sum, min and max; every
+        /// share's bins lie within the whole's range, and each share's sum is within its
+        /// bins' ranges.
+        #[test]
+        fn shares_add_up_to_the_whole(
+            values in proptest::collection::vec(-1_000_000_000_000i64..1_000_000_000_000, 1..200),
+            parts in 1u64..40,
+            capacity in 1usize..12,
+            reversed in any::<bool>(),
+        ) {
+            let whole = of_values(&values.iter().map(|value| (*value, 0)).collect::<Vec<_>>(), capacity);
+            let mut shares: Vec<Histogram> = (0..parts).map(|index| whole.share(index, parts)).collect();
+            if reversed { shares.reverse(); }
+            let mut merged = Histogram::new(capacity);
+            for share in &shares {
+                prop_assert!(share.bins().iter().all(|bin| bin.min >= whole.min && bin.max <= whole.max));
+                if share.count > 0 {
+                    let low = share.bins().first().unwrap().min as i128 * share.count as i128;
+                    let high = share.bins().last().unwrap().max as i128 * share.count as i128;
+                    // Rounding (and the last share's float remainder) aside.
+                    let slack = 2 + (whole.max as i128 - whole.min as i128) / 1_000_000;
+                    prop_assert!(share.sum >= low - slack && share.sum <= high + slack, "{} not in {}..{}", share.sum, low, high);
+                }
+                merged.merge(share);
+            }
+            prop_assert_eq!((merged.count, merged.sum, merged.min, merged.max), (whole.count, whole.sum, whole.min, whole.max));
+            let stats = values.iter().fold(Stats::default(), |mut stats, value| { stats.add(value.unsigned_abs() % 1_000_000_000); stats });
+            let mut back = Stats::default();
+            for index in 0..parts { back.merge(&stats.share(index, parts)); }
+            prop_assert_eq!((back.count, back.min, back.max, back.histogram), (stats.count, stats.min, stats.max, stats.histogram));
+            prop_assert!((back.total() - stats.total()).abs() <= 1e-6 * stats.total().abs().max(1.0));
+        }
+    }
+
+    #[test]
+    fn well_spread_draws_take_each_bin_in_proportion() {
+        // Two peaks (a rank group sending 4 KiB, another 16 KiB), drawn 38 times at the
+        // golden-ratio points: the total is within one value's spread of the histogram's
+        // sum (one draw in the wrong peak at most; independent draws are off by several).
+        let mut histogram = Histogram::new(8);
+        for step in 0..19 {
+            histogram.add(4096 + step, 0);
+            histogram.add(16384 + step, 1);
+        }
+        let mut random = SplitMix::new(7);
+        let mut at = 0.25;
+        let drawn: i64 = (0..38)
+            .map(|_| {
+                let value = histogram.draw_at(at, &mut random);
+                at = (at + 0.618_033_988_749_894_9) % 1.0;
+                value
+            })
+            .sum();
+        let expected = histogram.sum as f64;
+        let spread = (histogram.max - histogram.min) as f64;
+        assert!(
+            (drawn as f64 - expected).abs() <= spread + 100.0,
+            "{drawn} drawn, {expected}"
+        );
     }
 
     #[test]

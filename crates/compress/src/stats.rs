@@ -21,6 +21,18 @@ pub fn merged_moments(a: (u64, f64, f64), b: (u64, f64, f64)) -> (f64, f64) {
     )
 }
 
+/// The `index`-th of `parts` integer shares of `total`, as even as can be: the shares of
+/// the indices 0..parts add up to `total`, and the first `index` of them to
+/// `portion_before(total, index, parts)`.
+pub fn portion(total: u64, index: u64, parts: u64) -> u64 {
+    portion_before(total, index + 1, parts) - portion_before(total, index, parts)
+}
+
+/// The shares of `total` before the `index`-th, together.
+pub fn portion_before(total: u64, index: u64, parts: u64) -> u64 {
+    (total as u128 * index.min(parts) as u128 / parts.max(1) as u128) as u64
+}
+
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Stats {
     pub count: u64,
@@ -105,6 +117,35 @@ impl Stats {
 
     pub fn total(&self) -> f64 {
         self.mean * self.count as f64
+    }
+
+    /// The `index`-th of `parts` shares of these observations (the statistics of a leaf
+    /// several ranks share, given back to one of them): each bin's count split as evenly
+    /// as integers allow, so the shares of every index add up to these exactly; mean,
+    /// min and max kept, the spread in proportion.
+    pub fn share(&self, index: u64, parts: u64) -> Stats {
+        if parts <= 1 || self.count == 0 {
+            return *self;
+        }
+        let mut share = Stats::default();
+        let binned: u64 = self.histogram.iter().sum();
+        if binned == self.count {
+            for (mine, all) in share.histogram.iter_mut().zip(&self.histogram) {
+                *mine = portion(*all, index, parts);
+            }
+            share.count = share.histogram.iter().sum();
+        } else {
+            // Statistics kept without their histogram (compute gaps).
+            share.count = portion(self.count, index, parts);
+        }
+        if share.count == 0 {
+            return Stats::default();
+        }
+        share.min = self.min;
+        share.max = self.max;
+        share.mean = self.mean;
+        share.m2 = self.m2 * share.count as f64 / self.count as f64;
+        share
     }
 
     pub fn variance(&self) -> f64 {

@@ -33,6 +33,8 @@
 //! Timing (duration, compute gap before the event) is kept as statistics per leaf; the exact
 //! start of the stream's first event and end of its last are kept.
 
+use std::sync::Arc;
+
 use cairn_format::bytes::{ByteReader, ByteWriter};
 use cairn_format::{FormatError, Result};
 use cairn_model::{event_flags, positional, CallClass, Event};
@@ -796,35 +798,51 @@ impl<'a> Body<'a> {
             .collect()
     }
 
-    /// The walked rank's own nodes: parts of other ranks left out, its own parts inlined.
-    /// Statistics are shared by the ranks that have a leaf; a rank carries them (keeps
-    /// them in its leaves, others get empty ones) for the parts it is the first rank of,
-    /// and, if `carries_statistics`, for the parts all ranks have.
-    pub fn member_nodes(&self, carries_statistics: bool) -> Vec<Node<EventKey>> {
+    /// The walked rank's own nodes: parts of other ranks left out, its own parts inlined,
+    /// and its share of the statistics of each leaf ([`Shares`]): the ranks that have a
+    /// leaf split its statistics evenly, so however a later merge regroups them, each
+    /// group gets its own ranks' part and the totals stay exact.
+    pub fn member_nodes(&self, shares: &mut Shares, member: usize) -> Vec<Node<EventKey>> {
         let mut nodes = Vec::new();
-        self.member_nodes_into(carries_statistics, &mut nodes);
+        let sharers = shares.members.clone();
+        self.member_nodes_into(shares, &sharers, member, &mut nodes);
         nodes
     }
 
-    fn member_nodes_into(&self, carries_statistics: bool, nodes: &mut Vec<Node<EventKey>>) {
+    /// `sharers`: the distances (from this body's first rank) of the members that have
+    /// this body, increasing; `member`: the walked one's index among them.
+    fn member_nodes_into(
+        &self,
+        shares: &mut Shares,
+        sharers: &[i64],
+        member: usize,
+        nodes: &mut Vec<Node<EventKey>>,
+    ) {
+        let parts = sharers.len().max(1) as u64;
         for item in self.iter() {
             match item {
                 Item::Leaf(mut leaf) => {
-                    if !carries_statistics {
-                        leaf.duration = Stats::default();
-                        leaf.gap = Stats::default();
-                        leaf.blurred = None;
+                    leaf.duration = leaf.duration.share(member as u64, parts);
+                    leaf.gap = leaf.gap.share(member as u64, parts);
+                    if let Some(blurred) = &mut leaf.blurred {
+                        **blurred = blurred.share(member as u64, parts);
                     }
                     nodes.push(Node::Leaf(leaf));
                 }
                 Item::Loop {
                     count,
                     body,
-                    ranks: Some(_),
+                    ranks: Some(set),
                     ..
                 } => {
                     if count > 0 {
-                        body.member_nodes_into(body.rank_delta == 0, nodes);
+                        let inner = shares.part(body.id(), sharers, set);
+                        // Where the walked member falls among the part's (members of
+                        // one rank follow one another).
+                        let delta = sharers.get(member).map_or(0, |delta| delta - set.first());
+                        let same_rank = member - sharers.partition_point(|d| *d < sharers[member]);
+                        let index = inner.partition_point(|d| *d < delta) + same_rank;
+                        body.member_nodes_into(shares, &inner, index, nodes);
                     }
                 }
                 Item::Loop {
@@ -834,7 +852,7 @@ impl<'a> Body<'a> {
                     counts,
                 } => {
                     let mut inner = Vec::new();
-                    body.member_nodes_into(carries_statistics, &mut inner);
+                    body.member_nodes_into(shares, sharers, member, &mut inner);
                     // Iteration counts are structure: every member has them.
                     nodes.push(Node::Loop {
                         count,
@@ -844,6 +862,41 @@ impl<'a> Body<'a> {
                 }
             }
         }
+    }
+}
+
+/// The members of a shared stream, for splitting its statistics among them
+/// ([`Body::member_nodes`]): their distances from the base rank, and for each part only
+/// some ranks have, which of them have it (computed once per part, not per member).
+pub struct Shares {
+    members: Arc<[i64]>,
+    parts: FastMap<usize, Arc<[i64]>>,
+}
+
+impl Shares {
+    /// `members`: every member's distance from the stream's base rank (two processes of
+    /// one rank: twice); the index given to [`Body::member_nodes`] is into them, sorted.
+    pub fn new(mut members: Vec<i64>) -> Shares {
+        members.sort_unstable();
+        Shares {
+            members: members.into(),
+            parts: FastMap::default(),
+        }
+    }
+
+    /// The members of the part `body` of `set` (distances from its first rank), of the
+    /// `sharers` of the body around it.
+    fn part(&mut self, body: usize, sharers: &[i64], set: &RankSet) -> Arc<[i64]> {
+        self.parts
+            .entry(body)
+            .or_insert_with(|| {
+                sharers
+                    .iter()
+                    .filter(|delta| set.contains(**delta))
+                    .map(|delta| delta - set.first())
+                    .collect()
+            })
+            .clone()
     }
 }
 
@@ -1382,12 +1435,27 @@ impl EncodedStream {
             /// Each call site's sizes and peers over the whole stream, for leaves whose own
             /// histograms are empty ([`EncodedStream::site_histograms`]).
             sites: FastMap<(u16, u32), SiteHistograms>,
+            /// Where each blurred value's sequence of well-spread points is (by body, node
+            /// in it, and value): its draws take the histogram's bins in proportion.
+            points: FastMap<(usize, usize, u8), f64>,
         }
         impl<C: Fn(u16) -> Option<CallClass>, V: FnMut(Event) -> bool> Expansion<'_, C, V> {
+            /// The next point of the sequence of `value` (golden-ratio steps from a drawn
+            /// start: a low-discrepancy sequence in [0, 1)).
+            fn point(&mut self, value: (usize, usize, u8)) -> f64 {
+                const STEP: f64 = 0.618_033_988_749_894_9;
+                let random = &mut self.random;
+                let point = self.points.entry(value).or_insert_with(|| random.unit());
+                let at = *point;
+                *point = (at + STEP).fract();
+                at
+            }
+
             fn body(&mut self, body: Body) {
-                for item in body.iter() {
+                for (index, item) in body.iter().enumerate() {
+                    let node = (body.id(), index);
                     match item {
-                        Item::Leaf(leaf) => self.leaf(&leaf),
+                        Item::Leaf(leaf) => self.leaf(&leaf, node),
                         Item::Loop {
                             count,
                             body,
@@ -1397,7 +1465,8 @@ impl EncodedStream {
                             // Counts that differ: each occurrence draws its own.
                             let count = match counts {
                                 Some(counts) if count > 0 => {
-                                    counts.draw(&mut self.random).max(0) as u64
+                                    let at = self.point((node.0, node.1, 3));
+                                    counts.draw_at(at, &mut self.random).max(0) as u64
                                 }
                                 _ => count,
                             };
@@ -1415,7 +1484,7 @@ impl EncodedStream {
                 }
             }
 
-            fn leaf(&mut self, leaf: &Leaf<EventKey>) {
+            fn leaf(&mut self, leaf: &Leaf<EventKey>, node: (usize, usize)) {
                 let mut key = leaf.key;
                 let mut flags = key.flags & !TAG_STEP;
                 let class = (self.class_of)(key.call);
@@ -1441,7 +1510,8 @@ impl EncodedStream {
                             site.and_then(|s| s.peer.as_ref()),
                         );
                         if let Some(size) = blurred.and(size) {
-                            let drawn = size.draw(&mut self.random);
+                            let at = self.point((node.0, node.1, 0));
+                            let drawn = size.draw_at(at, &mut self.random);
                             if key.flags & BLURRED_RESULT != 0 {
                                 key.result = drawn.wrapping_sub(key.request as i64);
                             } else {
@@ -1450,7 +1520,8 @@ impl EncodedStream {
                         }
                         if let Some(peers) = blurred.and(peers) {
                             // A peer drawn, then the nearest one the leaf really talked to.
-                            let drawn = peers.draw(&mut self.random);
+                            let at = self.point((node.0, node.1, 1));
+                            let drawn = peers.draw_at(at, &mut self.random);
                             let peer = blurred
                                 .and_then(|b| b.peers_seen.as_ref())
                                 .and_then(|seen| seen.nearest(drawn, peers.min, peers.max))
@@ -1459,8 +1530,10 @@ impl EncodedStream {
                         }
                         let offset = blurred.and_then(|b| b.offset.as_ref()).map(|offset| {
                             flags |= BLURRED_OFFSET;
-                            offset.draw(&mut self.random)
+                            (offset, self.point((node.0, node.1, 2)))
                         });
+                        let offset =
+                            offset.map(|(offset, at)| offset.draw_at(at, &mut self.random));
                         self.relative.decode_drawn(&key, class, offset)
                     }
                 };
@@ -1506,6 +1579,7 @@ impl EncodedStream {
             stopped: false,
             random: SplitMix::new(EXPANSION_SEED ^ rank_delta as u64),
             sites: self.site_histograms(),
+            points: FastMap::default(),
         };
         expansion.body(self.nodes_for_rank(rank_delta));
     }

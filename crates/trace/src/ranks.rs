@@ -12,11 +12,11 @@
 //! (process, thread) order, relative to their process's start (exact process times are in
 //! PROC).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use cairn_compress::ranks::{merge_ranks, Member};
-use cairn_compress::stream::EncodedStream;
+use cairn_compress::stream::{EncodedStream, Shares};
 use cairn_format::bytes::{ByteReader, ByteWriter};
 
 use crate::{CallInfo, Process, Result, Stream, Trace, TraceError};
@@ -82,17 +82,36 @@ pub fn merge_streams(
         })
         .collect();
     ranked.sort_by_key(|index| (merged_as[*index], *index));
-    let mut statistics_seen: HashSet<*const EncodedStream> = HashSet::new();
-    let members = ranked.iter().map(|index| {
+    // Members of an already shared stream each take their share of its statistics: the
+    // members' distances from its base rank say which ranks have each part.
+    let mut shares: HashMap<*const EncodedStream, (Shares, Vec<i64>)> = HashMap::new();
+    for index in &ranked {
         let stream = &streams[*index];
-        // Members of an already shared stream: the first carries the statistics of the
-        // parts all have, each part of some ranks' is carried by its first rank.
-        let carries = statistics_seen.insert(Arc::as_ptr(&stream.events));
-        let (partition, rank) = merged_as[*index];
+        shares
+            .entry(Arc::as_ptr(&stream.events))
+            .or_insert_with(|| (Shares::new(Vec::new()), Vec::new()))
+            .1
+            .push(stream.rank_delta);
+    }
+    for (shares, deltas) in shares.values_mut() {
+        deltas.sort_unstable();
+        *shares = Shares::new(deltas.clone());
+    }
+    // Members of one rank (two processes) take consecutive shares.
+    let mut taken: HashMap<(*const EncodedStream, i64), usize> = HashMap::new();
+    let (streams_read, merged_as_read) = (&streams, &merged_as);
+    let members = ranked.iter().map(move |index| {
+        let stream = &streams_read[*index];
+        let key = Arc::as_ptr(&stream.events);
+        let (shares, deltas) = shares.get_mut(&key).expect("every member was counted");
+        let before = taken.entry((key, stream.rank_delta)).or_default();
+        let member = deltas.partition_point(|delta| *delta < stream.rank_delta) + *before;
+        *before += 1;
+        let (partition, rank) = merged_as_read[*index];
         Member {
             rank,
             partition,
-            nodes: stream.nodes().member_nodes(carries),
+            nodes: stream.nodes().member_nodes(shares, member),
         }
     });
     // Peers wrap round the job: its size is one more than its highest rank.

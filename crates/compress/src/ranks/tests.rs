@@ -1,8 +1,8 @@
 use super::*;
 use crate::fold::for_each_leaf_mut;
 use crate::stats::Stats;
-use crate::stream::RankSet;
 use crate::stream::{EncodedStream, StreamEncoder};
+use crate::stream::{RankSet, Shares};
 use cairn_format::bytes::{ByteReader, ByteWriter};
 use cairn_model::{CallClass, Event};
 
@@ -69,7 +69,7 @@ fn members_of(streams: &[(Vec<Event>, EncodedStream)]) -> Vec<Member> {
         .map(|(rank, (_, stream))| Member {
             rank: rank as i64,
             partition: 0,
-            nodes: stream.nodes().member_nodes(true),
+            nodes: stream.nodes().member_nodes(&mut Shares::new(vec![0]), 0),
         })
         .collect()
 }
@@ -144,7 +144,9 @@ fn spmd_ranks_merge_into_one_group_and_expand_exactly() {
                 let delta = *member as i64 - group.base_rank;
                 let mut slowest = Vec::new();
                 crate::fold::for_each_occurrence(
-                    &merged.nodes_for_rank(delta).member_nodes(true),
+                    &merged
+                        .nodes_for_rank(delta)
+                        .member_nodes(&mut Shares::new(vec![delta]), 0),
                     &mut |leaf| slowest.push(*member as i64 + leaf.slowest),
                 );
                 // Rank 0's own parts: it is the only rank, so the slowest.
@@ -237,12 +239,16 @@ fn unrelated_streams_do_not_merge() {
         Member {
             rank: 0,
             partition: 0,
-            nodes: encode(&rank_events(0, 4, 5)).nodes().member_nodes(true),
+            nodes: encode(&rank_events(0, 4, 5))
+                .nodes()
+                .member_nodes(&mut Shares::new(vec![0]), 0),
         },
         Member {
             rank: 1,
             partition: 0,
-            nodes: encode(&other).nodes().member_nodes(true),
+            nodes: encode(&other)
+                .nodes()
+                .member_nodes(&mut Shares::new(vec![0]), 0),
         },
     ];
     assert_eq!(merge_ranks(members, Some(4), &class_of).len(), 2);
@@ -257,7 +263,9 @@ fn ranks_not_above_the_others_do_not_split_parts() {
         .map(|rank| Member {
             rank: *rank,
             partition: 0,
-            nodes: encode(&rank_events(*rank, 4, 5)).nodes().member_nodes(true),
+            nodes: encode(&rank_events(*rank, 4, 5))
+                .nodes()
+                .member_nodes(&mut Shares::new(vec![0]), 0),
         })
         .collect();
     let groups = merge_ranks(members, Some(4), &class_of);
@@ -274,7 +282,9 @@ fn members_of_events(originals: &[Vec<Event>]) -> Vec<Member> {
         .map(|(rank, events)| Member {
             rank: rank as i64,
             partition: 0,
-            nodes: encode(events).nodes().member_nodes(true),
+            nodes: encode(events)
+                .nodes()
+                .member_nodes(&mut Shares::new(vec![0]), 0),
         })
         .collect()
 }
@@ -295,6 +305,12 @@ fn merge_and_check(members: Vec<Member>, originals: &[Vec<Event>], ranks: i64) -
     let groups = merge_ranks(members, Some(ranks), &class_of);
     let mut statistics = 0;
     for group in &groups {
+        let deltas: Vec<i64> = group
+            .members
+            .iter()
+            .map(|member| *member as i64 - group.base_rank)
+            .collect();
+        let mut shares = Shares::new(deltas.clone());
         let merged =
             EncodedStream::from_nodes(&group.nodes, 0, 0, &group.sharing, group.members.len() > 1);
         let merged = EncodedStream::from_bytes(merged.bytes().to_vec()).unwrap();
@@ -309,7 +325,9 @@ fn merge_and_check(members: Vec<Member>, originals: &[Vec<Event>], ranks: i64) -
             again.push(Member {
                 rank: *member as i64,
                 partition: 0,
-                nodes: merged.nodes_for_rank(delta).member_nodes(position == 0),
+                nodes: merged
+                    .nodes_for_rank(delta)
+                    .member_nodes(&mut shares, position),
             });
         }
     }

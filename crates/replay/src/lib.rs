@@ -456,16 +456,26 @@ fn replay_thread(
     // Made at the thread's first MPI call: only a thread that calls MPI may post the
     // derived receives of a trace with histograms.
     let mut mpi: Option<mpi::Thread> = None;
+    // The durations of the calls left to the libraries so far: the expansion places a
+    // library's own calls (ROMIO's pwrite inside MPI_File_write_at) one after the other
+    // with the call around them, whose replay makes them and takes their time again.
+    let mut nested = 0u64;
     trace.expand(stream, |event| {
         if left_to_libraries(&event) {
             counts.left_to_libraries += 1;
+            nested = nested.saturating_add(event.duration);
             return;
         }
         // Each call no earlier than it came in the run, from the process's start: the
         // compute time between calls is reproduced, and so is the order of calls across
         // threads (a file one thread closes after the others wrote it).
         if !options.no_compute && !options.dry_run {
-            let due = Duration::from_nanos(event.start.saturating_sub(clock.first));
+            let due = Duration::from_nanos(
+                event
+                    .start
+                    .saturating_sub(clock.first)
+                    .saturating_sub(nested),
+            );
             if let Some(wait) = due.checked_sub(clock.started.elapsed()) {
                 std::thread::sleep(wait);
             }

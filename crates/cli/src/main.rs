@@ -4,6 +4,7 @@
 //! next to itself (or in `../lib/cairn/`), so an installed copy works. Every failure is one
 //! line on stderr and a nonzero exit; `cairn run` exits with the traced command's status.
 
+mod elf;
 mod render;
 mod run;
 

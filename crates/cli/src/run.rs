@@ -393,6 +393,16 @@ pub fn run(options: RunOptions) -> Result<ExitCode> {
             .into_bytes(),
         );
     }
+    // A program the dynamic loader does not start never reads LD_PRELOAD: said before it
+    // runs (it still runs: the user asked for it), once per job.
+    let statically_linked = crate::elf::resolve(Path::new(program))
+        .is_some_and(|path| crate::elf::statically_linked(&path));
+    if statically_linked && launch.as_ref().is_none_or(|launch| launch.rank == 0) {
+        eprintln!(
+            "cairn: {} is statically linked: preloading cannot reach its calls, so they are not traced (only dynamically linked programs it starts are)",
+            program.to_string_lossy()
+        );
+    }
     shield_from_signals();
     let spawned = std::process::Command::new(program)
         .args(&options.command[1..])

@@ -256,3 +256,54 @@ fn a_full_staging_file_system_counts_every_call_it_could_not_record() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_statically_linked_program_is_said_to_be_beyond_preloading() {
+    // The dynamic loader never starts a static program, so LD_PRELOAD cannot reach it:
+    // `cairn run` says so before it runs, and the program still runs as asked.
+    let directory = tempfile::tempdir().unwrap();
+    let work = directory.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let static_build = directory.path().join("static");
+    std::fs::create_dir(&static_build).unwrap();
+    let program = compile("posix_basic", &static_build, &["-static"]);
+    let trace = directory.path().join("static.cairn");
+    let output = Command::new(cairn_binary())
+        .args(["run", "-o"])
+        .arg(&trace)
+        .arg("--")
+        .arg(&program)
+        .arg(&work)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let said = format!(
+        "cairn: {} is statically linked: preloading cannot reach its calls, so they are not traced (only dynamically linked programs it starts are)",
+        program.display()
+    );
+    assert_eq!(
+        stderr.lines().filter(|line| *line == said).count(),
+        1,
+        "{stderr}"
+    );
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    // It ran (its exit status says it reached its end: 2 or 3 otherwise), and nothing
+    // of it is in the trace.
+    assert_eq!(summary_json(&trace, &[])["processes"], 0);
+    assert_eq!(summary_json(&trace, &[])["events"], 0);
+    // The dynamic build is traced, without the warning.
+    let dynamic = compile("posix_basic", directory.path(), &[]);
+    let output = Command::new(cairn_binary())
+        .args(["run", "-o"])
+        .arg(directory.path().join("dynamic.cairn"))
+        .arg("--")
+        .arg(&dynamic)
+        .arg(&work)
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&output.stderr).contains("statically linked"));
+    assert_eq!(
+        summary_json(&directory.path().join("dynamic.cairn"), &[])["processes"],
+        1
+    );
+}

@@ -1422,7 +1422,9 @@ impl EncodedStream {
         class_of: impl Fn(u16) -> Option<CallClass>,
         mut visit: impl FnMut(Event) -> bool,
     ) {
-        struct Expansion<'f, C, V> {
+        /// Items of loop bodies kept decoded, at most (about 300 bytes each).
+        const DECODED_ITEMS: usize = 1 << 16;
+        struct Expansion<'f, 's, C, V> {
             relative: Relative,
             /// The column's entries not yet taken.
             column: std::slice::Iter<'f, i64>,
@@ -1438,8 +1440,11 @@ impl EncodedStream {
             /// Where each blurred value's sequence of well-spread points is (by body, node
             /// in it, and value): its draws take the histogram's bins in proportion.
             points: FastMap<(usize, usize, u8), f64>,
+            /// Loop bodies decoded ([`Expansion::decoded`]), and their items together.
+            decoded: FastMap<usize, std::rc::Rc<[Item<'s>]>>,
+            decoded_items: usize,
         }
-        impl<C: Fn(u16) -> Option<CallClass>, V: FnMut(Event) -> bool> Expansion<'_, C, V> {
+        impl<'s, C: Fn(u16) -> Option<CallClass>, V: FnMut(Event) -> bool> Expansion<'_, 's, C, V> {
             /// The next point of the sequence of `value` (golden-ratio steps from a drawn
             /// start: a low-discrepancy sequence in [0, 1)).
             fn point(&mut self, value: (usize, usize, u8)) -> f64 {
@@ -1451,35 +1456,62 @@ impl EncodedStream {
                 at
             }
 
-            fn body(&mut self, body: Body) {
+            /// A body's items, decoded once per expansion for a body that runs more than
+            /// once (a loop's): decoding a leaf's statistics again at every iteration cost
+            /// more than the replayed call itself for a small I/O.
+            fn decoded(&mut self, body: Body<'s>) -> std::rc::Rc<[Item<'s>]> {
+                if let Some(items) = self.decoded.get(&body.id()) {
+                    return items.clone();
+                }
+                let items: std::rc::Rc<[Item<'s>]> = body.iter().collect();
+                if self.decoded_items + items.len() <= DECODED_ITEMS {
+                    self.decoded_items += items.len();
+                    self.decoded.insert(body.id(), items.clone());
+                }
+                items
+            }
+
+            fn body(&mut self, body: Body<'s>) {
                 for (index, item) in body.iter().enumerate() {
-                    let node = (body.id(), index);
-                    match item {
-                        Item::Leaf(leaf) => self.leaf(&leaf, node),
-                        Item::Loop {
-                            count,
-                            body,
-                            counts,
-                            ..
-                        } => {
-                            // Counts that differ: each occurrence draws its own.
-                            let count = match counts {
-                                Some(counts) if count > 0 => {
-                                    let at = self.point((node.0, node.1, 3));
-                                    counts.draw_at(at, &mut self.random).max(0) as u64
-                                }
-                                _ => count,
-                            };
-                            for _ in 0..count {
+                    self.item(&item, (body.id(), index));
+                    if self.stopped {
+                        return;
+                    }
+                }
+            }
+
+            fn item(&mut self, item: &Item<'s>, node: (usize, usize)) {
+                match item {
+                    Item::Leaf(leaf) => self.leaf(leaf, node),
+                    Item::Loop {
+                        count,
+                        body,
+                        counts,
+                        ..
+                    } => {
+                        // Counts that differ: each occurrence draws its own.
+                        let count = match counts {
+                            Some(counts) if *count > 0 => {
+                                let at = self.point((node.0, node.1, 3));
+                                counts.draw_at(at, &mut self.random).max(0) as u64
+                            }
+                            _ => *count,
+                        };
+                        if count <= 1 {
+                            if count == 1 {
+                                self.body(*body);
+                            }
+                            return;
+                        }
+                        let items = self.decoded(*body);
+                        for _ in 0..count {
+                            for (index, item) in items.iter().enumerate() {
                                 if self.stopped {
                                     return;
                                 }
-                                self.body(body);
+                                self.item(item, (body.id(), index));
                             }
                         }
-                    }
-                    if self.stopped {
-                        return;
                     }
                 }
             }
@@ -1580,6 +1612,8 @@ impl EncodedStream {
             random: SplitMix::new(EXPANSION_SEED ^ rank_delta as u64),
             sites: self.site_histograms(),
             points: FastMap::default(),
+            decoded: FastMap::default(),
+            decoded_items: 0,
         };
         expansion.body(self.nodes_for_rank(rank_delta));
     }

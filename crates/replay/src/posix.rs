@@ -48,7 +48,10 @@ pub(crate) fn issue(
 ) -> Option<Moved> {
     let c_path = || path.and_then(|p| CString::new(p.as_os_str().as_bytes()).ok());
     let size = event.request as usize;
-    if buffer.len() < size {
+    // Only a call that moves data takes `size` bytes of payload: another's request is not
+    // a size (a seek's is a position, and growing the payload to it cost a page fault per
+    // 4 KiB of the file).
+    if buffer.len() < size && moves_data(name) {
         buffer.resize(size, b'c');
     }
     let fd = |handles: &ThreadHandles| handles.fd(event.handle);
@@ -213,6 +216,46 @@ pub(crate) fn issue(
         }
         _ => issue_stdio(name, event, handles, buffer, size),
     }
+}
+
+/// Whether the call reads or writes `request` bytes (of a file or a stream).
+fn moves_data(name: &str) -> bool {
+    matches!(
+        name,
+        "read"
+            | "readv"
+            | "pread"
+            | "pread64"
+            | "preadv"
+            | "preadv64"
+            | "preadv2"
+            | "write"
+            | "writev"
+            | "pwrite"
+            | "pwrite64"
+            | "pwritev"
+            | "pwritev64"
+            | "pwritev2"
+            | "fwrite"
+            | "fwrite_unlocked"
+            | "fputs"
+            | "fputs_unlocked"
+            | "fprintf"
+            | "vfprintf"
+            | "__fprintf_chk"
+            | "__vfprintf_chk"
+            | "fread"
+            | "fread_unlocked"
+            | "fgets"
+            | "fgets_unlocked"
+            | "getline"
+            | "getdelim"
+            | "__getdelim"
+            | "fscanf"
+            | "__isoc99_fscanf"
+            | "vfscanf"
+            | "__isoc99_vfscanf"
+    )
 }
 
 extern "C" {

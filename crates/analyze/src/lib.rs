@@ -22,5 +22,6 @@ pub mod insights;
 pub mod kernel_io;
 pub mod layers;
 pub mod messages;
+pub mod phases;
 pub mod precision;
 pub mod summary;

@@ -323,6 +323,9 @@ pub struct Summary {
     /// lossless trace): these calls' sizes or offsets are estimates; counts and bytes are
     /// not.
     pub blurred: Vec<crate::precision::BlurredParameter>,
+    /// The phases the program marked (see `phases`), the calls outside them under an
+    /// empty name; empty if it marked none.
+    pub phases: Vec<crate::phases::PhaseSummary>,
     pub filtered: Filtered,
     pub diagnostics: Vec<String>,
 }
@@ -528,11 +531,28 @@ struct Builder {
     split_leaves: HashMap<usize, BTreeSet<u32>>,
     layer_profiles: crate::layers::LayerProfiles,
     blurred: crate::precision::Blurred,
+    phases: crate::phases::Phases,
 }
 
 impl Visitor for Builder {
     fn event(&mut self, occurrence: &Occurrence) {
         let trace = occurrence.trace;
+        // A phase mark is not I/O (its file is the phase's name): it opens or closes the
+        // phase the calls after it count in, and counts as a call of its own.
+        if crate::phases::Phases::is_mark(occurrence) {
+            self.phases.mark(occurrence);
+            self.summary.events += occurrence.count;
+            self.summary.process_list[occurrence.stream.process as usize].events +=
+                occurrence.count;
+            add_call(
+                self.summary
+                    .calls
+                    .entry(occurrence.call.name.clone())
+                    .or_default(),
+                occurrence,
+            );
+            return;
+        }
         let noise = occurrence
             .file
             .and_then(|file| trace.files[file as usize].noise);
@@ -587,6 +607,7 @@ impl Visitor for Builder {
         process_summary.mpi_messages.add_occurrence(occurrence);
         self.layer_profiles.add_occurrence(occurrence);
         self.blurred.add_occurrence(occurrence);
+        self.phases.add(occurrence);
         let count = occurrence.count as f64;
         let kinds = &mut process_summary.calls_by_kind;
         match occurrence.class {
@@ -734,6 +755,7 @@ pub fn summarize(trace: &Trace, options: Options) -> Result<Summary> {
         split_leaves: HashMap::new(),
         layer_profiles: Default::default(),
         blurred: Default::default(),
+        phases: Default::default(),
     };
     let not_kept: u64 = trace
         .processes
@@ -751,9 +773,11 @@ pub fn summarize(trace: &Trace, options: Options) -> Result<Summary> {
         split_leaves,
         layer_profiles,
         blurred,
+        phases,
         ..
     } = builder;
     summary.layer_profiles = layer_profiles.finish();
+    summary.phases = phases.finish();
     summary.blurred = blurred.finish();
     summary
         .blurred

@@ -364,6 +364,7 @@ pub fn summary_text(summary: &Summary) -> String {
             kernel.unseen_written_bytes
         );
     }
+    phases_text(&mut out, &summary.phases);
     insights_text(&mut out, &summary.insights);
     for blurred in &summary.blurred {
         if blurred.parameter == "iterations" {
@@ -391,6 +392,37 @@ pub fn summary_text(summary: &Summary) -> String {
         let _ = writeln!(out, "note: {}", printable(message));
     }
     out
+}
+
+/// The phases the program marked: what each one's calls did, the calls outside them last.
+fn phases_text(out: &mut String, phases: &[cairn_analyze::phases::PhaseSummary]) {
+    if phases.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\nphases (marked by the program):");
+    let inside = phases.iter().filter(|phase| !phase.name.is_empty());
+    let outside = phases.iter().filter(|phase| phase.name.is_empty());
+    for phase in inside.chain(outside) {
+        let name = if phase.name.is_empty() {
+            "(outside phases)".to_string()
+        } else {
+            format!("{} ×{}", printable(&phase.name), phase.occurrences)
+        };
+        let layers: Vec<String> = phase
+            .layers
+            .iter()
+            .map(|(layer, share)| format!("{layer} {}", share.calls))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  {name}: {} calls ({}), read {}, wrote {}, {:.6} s in calls",
+            phase.calls,
+            layers.join(", "),
+            human_bytes(phase.bytes_read),
+            human_bytes(phase.bytes_written),
+            phase.time
+        );
+    }
 }
 
 /// The insights, each with its evidence and recommendation.

@@ -821,6 +821,11 @@ macro_rules! for_each_call {
             MPI_Finalize Process Lifecycle custom;
             _exit      Process Lifecycle custom;
             _Exit      Process Lifecycle custom;
+
+            // ---- phases the program marks (include/cairn.h; no real function: the
+            // tracer defines them, the program references them weakly) --------------------
+            cairn_phase_begin Process Lifecycle custom;
+            cairn_phase_end   Process Lifecycle custom;
         }
     };
 }

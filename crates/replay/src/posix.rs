@@ -214,6 +214,8 @@ pub(crate) fn issue(
             }
             Some(Moved::Nothing)
         }
+        // A phase the program marked: nothing to re-issue.
+        "cairn_phase_begin" | "cairn_phase_end" => Some(Moved::Nothing),
         _ => issue_stdio(name, event, handles, buffer, size),
     }
 }

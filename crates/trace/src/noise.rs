@@ -105,7 +105,9 @@ pub fn classify_path(path: &[u8], python_prefixes: &[Vec<u8>]) -> Option<Noise> 
     if path == b"/proc" || path == b"/sys" || KERNEL.iter().any(|prefix| path.starts_with(prefix)) {
         return Some(Noise::Kernel);
     }
+    // A phase the program marked (its name kept as the mark's file).
     if path.starts_with(b"socket:")
+        || path.starts_with(b"phase:")
         || path.starts_with(b"pipe:")
         || path.starts_with(b"anon_inode:")
     {

@@ -11,11 +11,18 @@
 //! are out of reach of a walk that does not expand the loop (the calls then count where
 //! the structure puts them). Calls outside every phase are kept under no name, so the
 //! phases and the rest add up to the summary's totals.
+//!
+//! Without touching the program, functions can be named as phases (`cairn summary
+//! --phases write_checkpoint,read_restart`, or `CAIRN_PHASES`): a call whose calling
+//! context (the frames the tracer kept, symbolised) holds one of them belongs to the
+//! innermost. A function deeper than the kept frames is not seen.
 
 use std::collections::{BTreeMap, HashMap};
 
 use cairn_model::{CallClass, Layer};
+use cairn_trace::symbols::Symbolizer;
 use cairn_trace::walk::Occurrence;
+use cairn_trace::Trace;
 use serde::Serialize;
 
 /// The marks' calls.
@@ -29,8 +36,11 @@ pub const PREFIX: &[u8] = b"phase:";
 pub struct PhaseSummary {
     /// The phase's name; empty for the calls outside every phase.
     pub name: String,
-    /// How many times it began (0 for the calls outside).
+    /// How many times it began (0 for the calls outside, and for a function's phase,
+    /// whose calls are not traced).
     pub occurrences: u64,
+    /// A function named as a phase (`--phases`), not marks.
+    pub function: bool,
     /// Calls made in it (its marks and the phases nested in it aside).
     pub calls: u64,
     pub bytes_read: u64,
@@ -51,6 +61,9 @@ pub struct LayerShare {
 /// The phases being attributed during a walk.
 #[derive(Default)]
 pub struct Phases {
+    /// Calling contexts (as events number them) inside a function named as a phase: the
+    /// innermost such function.
+    functions: HashMap<u32, String>,
     /// Per stream (by address), the open phases, innermost last.
     open: HashMap<usize, Vec<String>>,
     phases: BTreeMap<String, PhaseSummary>,
@@ -59,6 +72,39 @@ pub struct Phases {
 }
 
 impl Phases {
+    /// Phases marked by the program, and the calls of `functions` (a call whose calling
+    /// context holds one of them counts in the innermost, before any mark): each of the
+    /// trace's contexts is named once, here.
+    pub fn new(trace: &Trace, functions: &[String]) -> Phases {
+        let mut phases = Phases::default();
+        if functions.is_empty() {
+            return phases;
+        }
+        phases.marked = true;
+        let mut symbols = Symbolizer::new(trace);
+        for context in 1..=trace.contexts.len() as u32 {
+            // Frames run from the call site outwards: the first listed one is innermost.
+            let inside = symbols
+                .frames(context)
+                .into_iter()
+                .find(|frame| functions.iter().any(|function| *function == frame.function));
+            if let Some(frame) = inside {
+                phases.functions.insert(context, frame.function);
+            }
+        }
+        for function in functions {
+            phases.phases.insert(
+                function.clone(),
+                PhaseSummary {
+                    name: function.clone(),
+                    function: true,
+                    ..PhaseSummary::default()
+                },
+            );
+        }
+        phases
+    }
+
     /// Whether `occurrence` is a phase mark (to be handed to [`Phases::mark`], not counted
     /// as I/O).
     pub fn is_mark(occurrence: &Occurrence) -> bool {
@@ -95,12 +141,17 @@ impl Phases {
         }
     }
 
-    /// A call: counted in the innermost phase open in its stream.
+    /// A call: counted in the function phase its context is in, else in the innermost
+    /// phase open in its stream.
     pub fn add(&mut self, occurrence: &Occurrence) {
         let name = self
-            .open
-            .get(&(occurrence.stream as *const _ as usize))
-            .and_then(|stack| stack.last())
+            .functions
+            .get(&occurrence.key.context)
+            .or_else(|| {
+                self.open
+                    .get(&(occurrence.stream as *const _ as usize))
+                    .and_then(|stack| stack.last())
+            })
             .cloned()
             .unwrap_or_default();
         let phase = self

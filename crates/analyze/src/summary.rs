@@ -347,12 +347,15 @@ pub struct CallSiteSummary {
 }
 
 /// What to include.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Options {
     /// Also count runtime noise (loader, /proc, language runtime, before main).
     pub include_noise: bool,
     /// When the insights are raised.
     pub thresholds: crate::insights::Thresholds,
+    /// Functions whose calls are phases (`write_checkpoint`): a call with one of them in
+    /// its calling context counts in that phase (see `phases`).
+    pub phase_functions: Vec<String>,
 }
 
 /// Escapes a path for JSON reversibly: valid UTF-8 stays, a backslash becomes `\\`, and
@@ -746,7 +749,7 @@ pub fn summarize(trace: &Trace, options: Options) -> Result<Summary> {
         })
         .collect();
     let mut builder = Builder {
-        options,
+        options: options.clone(),
         summary,
         files,
         filtered_files: BTreeSet::new(),
@@ -755,7 +758,7 @@ pub fn summarize(trace: &Trace, options: Options) -> Result<Summary> {
         split_leaves: HashMap::new(),
         layer_profiles: Default::default(),
         blurred: Default::default(),
-        phases: Default::default(),
+        phases: crate::phases::Phases::new(trace, &options.phase_functions),
     };
     let not_kept: u64 = trace
         .processes

@@ -239,6 +239,10 @@ enum Command {
         /// A JSON file changing when insights are raised (docs/SUMMARY-JSON.md, `insights`).
         #[arg(long)]
         thresholds: Option<PathBuf>,
+        /// Functions whose calls are phases, comma-separated (`write_checkpoint,read_restart`;
+        /// default: $CAIRN_PHASES): a call with one in its calling context counts in it.
+        #[arg(long, value_delimiter = ',')]
+        phases: Option<Vec<String>>,
     },
     /// Print the trace's processes, files and events.
     Dump {
@@ -506,12 +510,23 @@ fn main() -> ExitCode {
             json,
             all,
             thresholds,
+            phases,
         } => open_trace(&trace).and_then(|trace| {
+            let phase_functions = phases.unwrap_or_else(|| {
+                std::env::var("CAIRN_PHASES")
+                    .map(|list| list.split(',').map(str::to_string).collect())
+                    .unwrap_or_default()
+            });
             let summary = cairn_analyze::summary::summarize(
                 &trace,
                 cairn_analyze::summary::Options {
                     include_noise: all,
                     thresholds: read_thresholds(thresholds.as_deref())?,
+                    phase_functions: phase_functions
+                        .into_iter()
+                        .map(|name| name.trim().to_string())
+                        .filter(|name| !name.is_empty())
+                        .collect(),
                 },
             )?;
             if json {

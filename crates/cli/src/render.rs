@@ -399,12 +399,14 @@ fn phases_text(out: &mut String, phases: &[cairn_analyze::phases::PhaseSummary])
     if phases.is_empty() {
         return;
     }
-    let _ = writeln!(out, "\nphases (marked by the program):");
+    let _ = writeln!(out, "\nphases:");
     let inside = phases.iter().filter(|phase| !phase.name.is_empty());
     let outside = phases.iter().filter(|phase| phase.name.is_empty());
     for phase in inside.chain(outside) {
         let name = if phase.name.is_empty() {
             "(outside phases)".to_string()
+        } else if phase.function {
+            format!("{} (function)", printable(&phase.name))
         } else {
             format!("{} ×{}", printable(&phase.name), phase.occurrences)
         };

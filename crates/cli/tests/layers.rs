@@ -164,3 +164,66 @@ fn phases_the_program_marks_get_their_calls_exactly() {
         ("output".into(), 3, 3, 0, 12_288, json!({"posix": 3}))
     );
 }
+
+#[test]
+fn functions_named_as_phases_get_the_calls_made_inside_them() {
+    // tests/programs/patterns/phase_functions.c: write_checkpoint (3 calls, each open, 4
+    // writes of 4 KiB, close), read_restart (open, one read, close), and a write outside.
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile("patterns/phase_functions", directory.path(), &[]);
+    let traced = trace(
+        directory.path(),
+        &program,
+        &[directory.path().to_str().unwrap()],
+    );
+    assert_eq!(traced.exit_code(), Some(0));
+    let with = |extra: &[&str], environment: Option<&str>| {
+        let mut command = std::process::Command::new(cairn_binary());
+        command
+            .arg("summary")
+            .arg("--json")
+            .args(extra)
+            .arg(&traced.trace);
+        match environment {
+            Some(list) => command.env("CAIRN_PHASES", list),
+            None => command.env_remove("CAIRN_PHASES"),
+        };
+        let output = succeeded(&mut command);
+        serde_json::from_slice::<serde_json::Value>(&output.stdout).unwrap()
+    };
+    let both = with(&["--phases", "write_checkpoint,read_restart"], None);
+    assert_eq!(
+        phases(&both),
+        vec![
+            ("".into(), 0, 3, 0, 10, json!({"posix": 3})),
+            ("read_restart".into(), 0, 3, 4096, 0, json!({"posix": 3})),
+            (
+                "write_checkpoint".into(),
+                0,
+                18,
+                0,
+                49_152,
+                json!({"posix": 18})
+            ),
+        ]
+    );
+    assert_eq!(both["phases"][2]["function"], true);
+    // The same from the environment; one function only.
+    let one = with(&[], Some("write_checkpoint"));
+    assert_eq!(
+        phases(&one),
+        vec![
+            ("".into(), 0, 6, 4096, 10, json!({"posix": 6})),
+            (
+                "write_checkpoint".into(),
+                0,
+                18,
+                0,
+                49_152,
+                json!({"posix": 18})
+            ),
+        ]
+    );
+    // No phases asked for, none marked: none reported.
+    assert_eq!(with(&[], None)["phases"], json!([]));
+}

@@ -47,6 +47,7 @@ pub fn write(
     let options = cairn_analyze::summary::Options {
         include_noise: false,
         thresholds,
+        phase_functions: Vec::new(),
     };
     let summary = cairn_analyze::summary::summarize(trace, options)
         .map_err(|error| ReportError::Summary(error.to_string()))?;

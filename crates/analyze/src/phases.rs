@@ -87,7 +87,7 @@ impl Phases {
             let inside = symbols
                 .frames(context)
                 .into_iter()
-                .find(|frame| functions.iter().any(|function| *function == frame.function));
+                .find(|frame| functions.contains(&frame.function));
             if let Some(frame) = inside {
                 phases.functions.insert(context, frame.function);
             }

@@ -167,3 +167,43 @@ fn report_lists_insights_with_their_evidence() {
         "{dom}"
     );
 }
+
+#[test]
+fn report_attributes_the_calls_to_the_phases_the_program_marked() {
+    // tests/programs/patterns/phases.c: checkpoint ×5 (90 calls, 320 KiB written), restart
+    // (6 calls, 16 KiB read), solver (5 log lines), 2 calls outside.
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile("patterns/phases", directory.path(), &[]);
+    let traced = trace(
+        directory.path(),
+        &program,
+        &[directory.path().to_str().unwrap()],
+    );
+    let page = directory.path().join("phases.html");
+    report(&traced.trace, &page);
+    let dom = rendered(&page, "");
+    let section = &dom[dom.find("<div id=\"phases\">").expect("the phases section")..];
+    let section = &section[..section.find("</table>").expect("a table")];
+    let rows: Vec<&str> = section.split("<tr>").skip(2).collect();
+    assert_eq!(rows.len(), 4, "{section}");
+    assert!(
+        rows[0].starts_with(
+            "<td>checkpoint</td><td class=\"number\">5</td><td class=\"number\">90</td>"
+        ),
+        "{section}"
+    );
+    assert!(
+        rows[1]
+            .starts_with("<td>restart</td><td class=\"number\">1</td><td class=\"number\">6</td>"),
+        "{section}"
+    );
+    assert!(
+        rows[2]
+            .starts_with("<td>solver</td><td class=\"number\">1</td><td class=\"number\">5</td>"),
+        "{section}"
+    );
+    assert!(
+        rows[3].starts_with("<td>(outside phases)</td><td></td><td class=\"number\">2</td>"),
+        "{section}"
+    );
+}

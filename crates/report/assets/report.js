@@ -296,6 +296,15 @@
       (net.unlinked_calls ? `${net.unlinked_calls} I/O calls on no link (see the tables). ` : "");
     table("layers", [["layer", (r) => r[0]], ["calls", (r) => r[1].count], ["bytes", (r) => bytes(r[1].bytes)], ["time", (r) => secs(r[1].time)], ["failures", (r) => r[1].failures]],
       Object.entries(summary.layers));
+    // Phases: the marked ones by name, functions noted, the calls outside them last.
+    const phases = summary.phases.filter((p) => p.name).concat(summary.phases.filter((p) => !p.name));
+    table("phases", [
+      ["phase", (p) => (p.name ? p.name + (p.function ? " (function)" : "") : "(outside phases)")],
+      ["times begun", (p) => (p.function || !p.name ? "" : p.occurrences)],
+      ["calls", (p) => p.calls], ["read", (p) => bytes(p.bytes_read)], ["written", (p) => bytes(p.bytes_written)],
+      ["time in calls", (p) => secs(p.time)],
+      ["calls per layer", (p) => Object.entries(p.layers).map(([layer, share]) => `${layer}: ${share.calls}`).join("\n")],
+    ], phases);
     // Darshan's job summary, per I/O layer.
     const BIN_NAMES = ["0-100", "100-1K", "1K-10K", "10K-100K", "100K-1M", "1M-4M", "4M-10M", "10M-100M", "100M-1G", "1G+"];
     const histogram = (bins) => bins.map((c, i) => (c ? `${BIN_NAMES[i]}: ${c}` : "")).filter((x) => x).join("\n");

@@ -4,7 +4,7 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::mpi::Mpi;
@@ -53,7 +53,13 @@ fn calls_on_files(trace: &Path, prefix: &str) -> BTreeMap<(String, String, Strin
 
 /// Traces `tests/programs/<name>.c`, replays its trace under `cairn run` (with
 /// `--no-compute` if `fast`), and compares.
-fn replayed_like_the_original(name: &str, arguments: &[&str], fast: bool) {
+/// Traces `name`, replays its trace under `cairn run` and compares both traces' calls on
+/// the program's files; gives back the directory, the trace and the replay's trace.
+fn replayed_like_the_original(
+    name: &str,
+    arguments: &[&str],
+    fast: bool,
+) -> (tempfile::TempDir, PathBuf, PathBuf) {
     let (directory, traced) = trace_program(name, &[], arguments);
     assert_eq!(traced.exit_code(), Some(0));
     let root = directory.path().join("replay-root");
@@ -80,6 +86,7 @@ fn replayed_like_the_original(name: &str, arguments: &[&str], fast: bool) {
     );
     assert!(!original.is_empty());
     assert_eq!(replayed, original, "{said}");
+    (directory, traced.trace, replay)
 }
 
 #[test]
@@ -87,6 +94,33 @@ fn posix_calls_replay_call_by_call_and_file_by_file() {
     // tests/programs/posix_basic.c: open, 16 writes, a seek, 8 reads, pwrite, pread,
     // writev, fsync, fdatasync, ftruncate, fstat, close, stat, access, rename, unlink.
     replayed_like_the_original("posix_basic", &[], true);
+}
+
+#[test]
+fn phases_the_program_marked_are_marked_again_by_a_traced_replay() {
+    // tests/programs/patterns/phases.c: under `cairn run`, the replay calls the tracer's
+    // marks, so the replay's trace attributes its calls to the same phases.
+    let (_directory, trace, replay) = replayed_like_the_original("patterns/phases", &[], true);
+    let named = |trace: &Path| -> Vec<serde_json::Value> {
+        summary_json(trace, &[])["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|phase| phase["name"] != "")
+            .map(|phase| {
+                serde_json::json!([
+                    phase["name"],
+                    phase["occurrences"],
+                    phase["calls"],
+                    phase["bytes_read"],
+                    phase["bytes_written"]
+                ])
+            })
+            .collect()
+    };
+    let original = named(&trace);
+    assert_eq!(original.len(), 3);
+    assert_eq!(named(&replay), original);
 }
 
 #[test]
@@ -374,6 +408,23 @@ fn an_mpi_trace_outside_mpirun_says_how_to_replay_it() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
+}
+
+#[test]
+fn a_file_length_set_through_mpi_io_replays() {
+    // tests/programs/patterns/file_length.c (HDF5's MPI-IO driver sets the file's length at
+    // close): 4 ranks write 4 KiB each, preallocate 64 KiB, cut the file to 15,384 bytes.
+    let (directory, trace) = traced_mpi_program(Mpi::OpenMpi, "patterns/file_length", 4, &[], &[]);
+    let recorded = directory.path().join("sized.h5");
+    assert_eq!(std::fs::metadata(&recorded).unwrap().len(), 15_384);
+    let root = directory.path().join("replay-root");
+    let (replay, output) = replayed_traced(Mpi::OpenMpi, 4, &trace, &root, &[]);
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(!said.contains("not replayed"), "{said}");
+    assert_eq!(mpi_calls(&replay), mpi_calls(&trace), "{said}");
+    // The length the trace kept, set again (without it the blocks' 16,384 bytes stay).
+    let replayed = PathBuf::from(format!("{}{}", root.display(), recorded.display()));
+    assert_eq!(std::fs::metadata(&replayed).unwrap().len(), 15_384);
 }
 
 #[test]

@@ -487,8 +487,9 @@ macro_rules! for_each_call {
                 => mpi_file_transfer(file, -1, count, datatype);
             MPI_File_delete MpiIo Meta generated (filename: *const c_char, info: MpiHandle) -> c_int
                 => mpi_file_delete(filename);
-            MPI_File_set_size MpiIo Meta generated (file: MpiHandle, size: MpiOffset) -> c_int => mpi_file_status(file);
-            MPI_File_preallocate MpiIo Meta generated (file: MpiHandle, size: MpiOffset) -> c_int => mpi_file_status(file);
+            // The length in `aux`, so a replay sets it.
+            MPI_File_set_size MpiIo Meta generated (file: MpiHandle, size: MpiOffset) -> c_int => mpi_file_length(file, size);
+            MPI_File_preallocate MpiIo Meta generated (file: MpiHandle, size: MpiOffset) -> c_int => mpi_file_length(file, size);
             MPI_File_get_size MpiIo Stat generated (file: MpiHandle, size: *mut MpiOffset) -> c_int => mpi_file_status(file);
             MPI_File_seek MpiIo Seek generated (file: MpiHandle, offset: MpiOffset, whence: c_int) -> c_int => mpi_file_status(file);
             MPI_File_write_shared MpiIo Write generated (file: MpiHandle, buf: *const c_void, count: c_int, datatype: MpiHandle, status: MpiHandle) -> c_int
@@ -654,9 +655,9 @@ macro_rules! for_each_call {
             mpi_file_get_size_ MpiIo Stat generated (file: *const c_int, size: *mut MpiOffset, ierror: *mut c_int) -> ()
                 => fortran_file_status(file, ierror);
             mpi_file_set_size_ MpiIo Meta generated (file: *const c_int, size: *const MpiOffset, ierror: *mut c_int) -> ()
-                => fortran_file_status(file, ierror);
+                => fortran_file_length(file, size, ierror);
             mpi_file_preallocate_ MpiIo Meta generated (file: *const c_int, size: *const MpiOffset, ierror: *mut c_int) -> ()
-                => fortran_file_status(file, ierror);
+                => fortran_file_length(file, size, ierror);
             mpi_file_delete_ MpiIo Meta generated (filename: *const c_char, info: *const c_int, ierror: *mut c_int, filename_length: size_t) -> ()
                 => fortran_file_delete(filename, filename_length, ierror);
             // Open MPI's `mpi_f08` module calls these (`mpi_send_f08_` → `ompi_send_f`), the
@@ -764,9 +765,9 @@ macro_rules! for_each_call {
             ompi_file_get_size_f MpiIo Stat generated (file: *const c_int, size: *mut MpiOffset, ierror: *mut c_int) -> ()
                 => fortran_file_status(file, ierror);
             ompi_file_set_size_f MpiIo Meta generated (file: *const c_int, size: *const MpiOffset, ierror: *mut c_int) -> ()
-                => fortran_file_status(file, ierror);
+                => fortran_file_length(file, size, ierror);
             ompi_file_preallocate_f MpiIo Meta generated (file: *const c_int, size: *const MpiOffset, ierror: *mut c_int) -> ()
-                => fortran_file_status(file, ierror);
+                => fortran_file_length(file, size, ierror);
             ompi_file_delete_f MpiIo Meta generated (filename: *const c_char, info: *const c_int, ierror: *mut c_int, filename_length: size_t) -> ()
                 => fortran_file_delete(filename, filename_length, ierror);
             // Open MPI's `mpi_f08` module reaches the calls with a LOGICAL argument through
@@ -804,9 +805,9 @@ macro_rules! for_each_call {
             mpi_file_get_size_f08_ MpiIo Stat generated (file: *const c_int, size: *mut MpiOffset, ierror: *mut c_int) -> ()
                 => fortran_file_status(file, ierror);
             mpi_file_set_size_f08_ MpiIo Meta generated (file: *const c_int, size: *const MpiOffset, ierror: *mut c_int) -> ()
-                => fortran_file_status(file, ierror);
+                => fortran_file_length(file, size, ierror);
             mpi_file_preallocate_f08_ MpiIo Meta generated (file: *const c_int, size: *const MpiOffset, ierror: *mut c_int) -> ()
-                => fortran_file_status(file, ierror);
+                => fortran_file_length(file, size, ierror);
             mpi_file_delete_f08_ MpiIo Meta generated (filename: *const c_char, info: *const c_int, ierror: *mut c_int, filename_length: size_t) -> ()
                 => fortran_file_delete(filename, filename_length, ierror);
             mpi_file_set_view_f08_ MpiIo Meta generated (file: *const c_int, displacement: *const MpiOffset, etype: *const c_int, filetype: *const c_int, representation: *const c_char, info: *const c_int, ierror: *mut c_int, representation_length: size_t) -> ()

@@ -74,7 +74,7 @@ pub(crate) fn issue(
         | "creat64" => {
             let path = c_path()?;
             if let Some(parent) = Path::new(std::ffi::OsStr::from_bytes(path.as_bytes())).parent() {
-                let _ = std::fs::create_dir_all(parent);
+                make_directories(parent);
             }
             let flags = if name.starts_with("creat") {
                 libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC
@@ -205,7 +205,7 @@ pub(crate) fn issue(
         "fopen" | "fopen64" => {
             let path = c_path()?;
             if let Some(parent) = Path::new(std::ffi::OsStr::from_bytes(path.as_bytes())).parent() {
-                let _ = std::fs::create_dir_all(parent);
+                make_directories(parent);
             }
             let stream =
                 unsafe { libc::fopen(path.as_ptr(), stdio_mode(event.request as i32).as_ptr()) };
@@ -214,9 +214,48 @@ pub(crate) fn issue(
             }
             Some(Moved::Nothing)
         }
-        // A phase the program marked: nothing to re-issue.
-        "cairn_phase_begin" | "cairn_phase_end" => Some(Moved::Nothing),
+        // A phase the program marked: marked again when a tracer defines the marks (the
+        // replay traced with `cairn run` keeps the phases), else nothing to do.
+        "cairn_phase_begin" | "cairn_phase_end" => {
+            let symbol = if name == "cairn_phase_begin" {
+                c"cairn_phase_begin"
+            } else {
+                c"cairn_phase_end"
+            };
+            let phase = path
+                .and_then(|path| path.file_name())
+                .and_then(|file| file.as_bytes().strip_prefix(b"phase:"))
+                .and_then(|phase| CString::new(phase).ok());
+            // SAFETY: a lookup by a NUL-terminated name.
+            let mark = unsafe { libc::dlsym(libc::RTLD_DEFAULT, symbol.as_ptr()) };
+            if let (false, Some(phase)) = (mark.is_null(), phase) {
+                type Mark = unsafe extern "C" fn(*const libc::c_char);
+                // SAFETY: the tracer's mark, which takes a NUL-terminated name.
+                unsafe { std::mem::transmute::<*mut libc::c_void, Mark>(mark)(phase.as_ptr()) };
+            }
+            Some(Moved::Nothing)
+        }
         _ => issue_stdio(name, event, handles, buffer, size),
+    }
+}
+
+/// Makes `directory` and the directories above it that are missing, through the system
+/// call rather than libc's `mkdir`: the replay's own scaffolding under its root, which a
+/// tracer watching the replay must not count among the program's calls (a traced replay
+/// then makes the calls the program made, in the phases it marked).
+pub(crate) fn make_directories(directory: &Path) {
+    let Ok(path) = CString::new(directory.as_os_str().as_bytes()) else {
+        return;
+    };
+    // SAFETY: a NUL-terminated path; the raw system call changes nothing of ours.
+    let made = unsafe { libc::syscall(libc::SYS_mkdirat, libc::AT_FDCWD, path.as_ptr(), 0o755) };
+    if made == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ENOENT) {
+        return;
+    }
+    if let Some(parent) = directory.parent().filter(|parent| *parent != directory) {
+        make_directories(parent);
+        // SAFETY: as above.
+        unsafe { libc::syscall(libc::SYS_mkdirat, libc::AT_FDCWD, path.as_ptr(), 0o755) };
     }
 }
 

@@ -388,6 +388,18 @@ pub fn mpi_file_status(
     true
 }
 
+/// `MPI_File_set_size` and `MPI_File_preallocate`: the file, and the length in `aux`.
+pub fn mpi_file_length(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    file: MpiHandle,
+    size: MpiOffset,
+    ret: c_int,
+) -> bool {
+    event.aux = size as u64;
+    mpi_file_status(event, state, file, ret)
+}
+
 pub fn mpi_file_delete(
     event: &mut RawEvent,
     state: &mut ThreadState,
@@ -582,6 +594,25 @@ pub fn fortran_file_status(
 ) -> bool {
     let handle = read_int(file) as u32 as usize as MpiHandle;
     mpi_file_status(event, state, handle, read_int(ierror))
+}
+
+/// Fortran `MPI_FILE_SET_SIZE` and `MPI_FILE_PREALLOCATE`.
+pub fn fortran_file_length(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    file: *const c_int,
+    size: *const MpiOffset,
+    ierror: *mut c_int,
+    _ret: (),
+) -> bool {
+    let handle = read_int(file) as u32 as usize as MpiHandle;
+    let size = if size.is_null() {
+        0
+    } else {
+        // SAFETY: MPI's argument, an MPI_OFFSET_KIND integer the call read.
+        unsafe { *size }
+    };
+    mpi_file_length(event, state, handle, size, read_int(ierror))
 }
 
 /// Fortran `MPI_WAIT` (`count` null: one request) and `MPI_WAITALL`.

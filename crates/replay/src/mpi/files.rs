@@ -42,7 +42,7 @@ impl Thread<'_> {
                 if let Some(parent) =
                     Path::new(std::ffi::OsStr::from_bytes(path.as_bytes())).parent()
                 {
-                    let _ = std::fs::create_dir_all(parent);
+                    crate::posix::make_directories(parent);
                 }
                 // Over the world when the run opened it over as many ranks as the world has
                 // (the tracer keeps the communicator's size), else over this rank alone:
@@ -95,6 +95,15 @@ impl Thread<'_> {
             }
             "MPI_File_sync" => {
                 unsafe { (f.file_sync)(handle) };
+                Some(Moved::Nothing)
+            }
+            // The length the tracer keeps in `aux` (0 in traces older than it).
+            "MPI_File_set_size" => {
+                unsafe { (f.file_set_size)(handle, event.aux as i64) };
+                Some(Moved::Nothing)
+            }
+            "MPI_File_preallocate" => {
+                unsafe { (f.file_preallocate)(handle, event.aux as i64) };
                 Some(Moved::Nothing)
             }
             "MPI_File_get_size" => {

@@ -33,6 +33,7 @@ use std::ffi::{c_int, c_void, CString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+use cairn_compress::stream::{Body, Item};
 use cairn_model::{Event, Layer};
 use cairn_mpi_abi::{Constants, Family};
 use cairn_trace::Trace;
@@ -144,6 +145,8 @@ functions! {
     file_delete = "MPI_File_delete" (H, H);
     file_sync = "MPI_File_sync" (H);
     file_get_size = "MPI_File_get_size" (H, H);
+    file_set_size = "MPI_File_set_size" (H, i64);
+    file_preallocate = "MPI_File_preallocate" (H, i64);
     write_at = "MPI_File_write_at" (H, i64, H, c_int, H, H);
     write_at_all = "MPI_File_write_at_all" (H, i64, H, c_int, H, H);
     read_at = "MPI_File_read_at" (H, i64, H, c_int, H, H);
@@ -361,17 +364,10 @@ impl<'a> Job<'a> {
             // Handles are numbered per process in order of first use, all kinds together (a
             // stream rank 0 alone prints to shifts its numbers): a communicator is known by
             // its place among the rank's communicators.
+            // One walk of the folded structure, not of the events (a loop's body once: the
+            // order of first use is the same), so a billion-iteration loop costs nothing.
             let used = communicators.entry(rank).or_default();
-            trace.expand(stream, |event| {
-                let info = &trace.calls[event.call as usize];
-                if event.handle != 0
-                    && info.layer() == Some(Layer::Mpi)
-                    && !is_completion(&info.name)
-                    && !used.contains(&event.handle)
-                {
-                    used.push(event.handle);
-                }
-            });
+            first_uses(trace, stream.nodes(), used);
         }
         // The first k communicators of every rank, k the fewest any rank used: copies of
         // the world each rank made alike.
@@ -461,6 +457,34 @@ fn rank_of(mpi: &Mpi, comm: H) -> c_int {
     // SAFETY: a communicator of the replay's, an out-pointer to an int of ours.
     unsafe { (mpi.functions.comm_rank)(comm, (&raw mut rank).cast()) };
     rank
+}
+
+/// Adds to `used` the MPI handles (communicators) the leaves of `body` name, in order of
+/// first use; loops are walked once (a loop run no times by this rank — another rank's
+/// part — not at all).
+fn first_uses(trace: &Trace, body: Body, used: &mut Vec<u64>) {
+    for item in body.iter() {
+        match item {
+            Item::Leaf(leaf) => {
+                let handle = leaf.key.handle;
+                let Some(info) = trace.calls.get(leaf.key.call as usize) else {
+                    continue;
+                };
+                if handle != 0
+                    && info.layer() == Some(Layer::Mpi)
+                    && !is_completion(&info.name)
+                    && !used.contains(&handle)
+                {
+                    used.push(handle);
+                }
+            }
+            Item::Loop { count, body, .. } => {
+                if count > 0 {
+                    first_uses(trace, body, used);
+                }
+            }
+        }
+    }
 }
 
 fn is_completion(name: &str) -> bool {

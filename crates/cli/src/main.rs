@@ -496,6 +496,12 @@ fn main() -> ExitCode {
                 for (name, count) in &fidelity.not_replayed {
                     eprintln!("cairn: not replayed: {count} {name} calls");
                 }
+                if fidelity.unfinished_requests > 0 {
+                    eprintln!(
+                        "cairn: {} non-blocking MPI-IO transfers had not finished when their file was closed (left to the library)",
+                        fidelity.unfinished_requests
+                    );
+                }
                 if fidelity.inherited_calls > 0 {
                     eprintln!(
                         "cairn: {} calls on inherited descriptors (standard streams, a forked child's copies of its parent's) went to /dev/null",

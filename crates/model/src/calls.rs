@@ -491,7 +491,10 @@ macro_rules! for_each_call {
             MPI_File_set_size MpiIo Meta generated (file: MpiHandle, size: MpiOffset) -> c_int => mpi_file_length(file, size);
             MPI_File_preallocate MpiIo Meta generated (file: MpiHandle, size: MpiOffset) -> c_int => mpi_file_length(file, size);
             MPI_File_get_size MpiIo Stat generated (file: MpiHandle, size: *mut MpiOffset) -> c_int => mpi_file_status(file);
-            MPI_File_seek MpiIo Seek generated (file: MpiHandle, offset: MpiOffset, whence: c_int) -> c_int => mpi_file_status(file);
+            // The offset in `aux`, the whence in `request`, so a replay seeks alike.
+            MPI_File_seek MpiIo Seek generated (file: MpiHandle, offset: MpiOffset, whence: c_int) -> c_int => mpi_file_seek(file, offset, whence);
+            // Collective: every rank moves the shared file pointer together.
+            MPI_File_seek_shared MpiIo Seek generated (file: MpiHandle, offset: MpiOffset, whence: c_int) -> c_int => mpi_file_seek(file, offset, whence);
             MPI_File_write_shared MpiIo Write generated (file: MpiHandle, buf: *const c_void, count: c_int, datatype: MpiHandle, status: MpiHandle) -> c_int
                 => mpi_file_transfer(file, -1, count, datatype);
             MPI_File_read_shared MpiIo Read generated (file: MpiHandle, buf: *mut c_void, count: c_int, datatype: MpiHandle, status: MpiHandle) -> c_int
@@ -651,7 +654,7 @@ macro_rules! for_each_call {
             mpi_file_iread_at_ MpiIo Read generated (file: *const c_int, offset: *const MpiOffset, buf: *mut c_void, count: *const c_int, datatype: *const c_int, request: *mut c_int, ierror: *mut c_int) -> ()
                 => fortran_file_transfer(file, offset, count, datatype, ierror);
             mpi_file_seek_ MpiIo Seek generated (file: *const c_int, offset: *const MpiOffset, whence: *const c_int, ierror: *mut c_int) -> ()
-                => fortran_file_status(file, ierror);
+                => fortran_file_seek(file, offset, whence, ierror);
             mpi_file_get_size_ MpiIo Stat generated (file: *const c_int, size: *mut MpiOffset, ierror: *mut c_int) -> ()
                 => fortran_file_status(file, ierror);
             mpi_file_set_size_ MpiIo Meta generated (file: *const c_int, size: *const MpiOffset, ierror: *mut c_int) -> ()
@@ -761,7 +764,7 @@ macro_rules! for_each_call {
             ompi_file_iread_at_f MpiIo Read generated (file: *const c_int, offset: *const MpiOffset, buf: *mut c_void, count: *const c_int, datatype: *const c_int, request: *mut c_int, ierror: *mut c_int) -> ()
                 => fortran_file_transfer(file, offset, count, datatype, ierror);
             ompi_file_seek_f MpiIo Seek generated (file: *const c_int, offset: *const MpiOffset, whence: *const c_int, ierror: *mut c_int) -> ()
-                => fortran_file_status(file, ierror);
+                => fortran_file_seek(file, offset, whence, ierror);
             ompi_file_get_size_f MpiIo Stat generated (file: *const c_int, size: *mut MpiOffset, ierror: *mut c_int) -> ()
                 => fortran_file_status(file, ierror);
             ompi_file_set_size_f MpiIo Meta generated (file: *const c_int, size: *const MpiOffset, ierror: *mut c_int) -> ()
@@ -801,7 +804,7 @@ macro_rules! for_each_call {
             mpi_ibarrier_f08_ Mpi Collective generated (comm: *const c_int, request: *mut c_int, ierror: *mut c_int) -> ()
                 => fortran_collective(std::ptr::null(), std::ptr::null(), comm, ierror);
             mpi_file_seek_f08_ MpiIo Seek generated (file: *const c_int, offset: *const MpiOffset, whence: *const c_int, ierror: *mut c_int) -> ()
-                => fortran_file_status(file, ierror);
+                => fortran_file_seek(file, offset, whence, ierror);
             mpi_file_get_size_f08_ MpiIo Stat generated (file: *const c_int, size: *mut MpiOffset, ierror: *mut c_int) -> ()
                 => fortran_file_status(file, ierror);
             mpi_file_set_size_f08_ MpiIo Meta generated (file: *const c_int, size: *const MpiOffset, ierror: *mut c_int) -> ()

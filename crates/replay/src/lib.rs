@@ -80,6 +80,10 @@ pub struct Fidelity {
     /// Calls an MPI library made itself (inside MPI-IO calls, `MPI_Init`, `MPI_Finalize`):
     /// not re-issued, since the replayed MPI calls make their own.
     pub left_to_libraries: u64,
+    /// Non-blocking MPI-IO transfers of the replay still unfinished when their file was
+    /// closed (the run's finished: something it did before them was not replayed): left
+    /// to the library, never touched again.
+    pub unfinished_requests: u64,
     /// Wall time of the replay and of the recorded run (first start to last end), seconds.
     pub replay_seconds: f64,
     pub recorded_seconds: f64,
@@ -134,6 +138,7 @@ struct Counts {
     layers: BTreeMap<String, LayerFidelity>,
     inherited: u64,
     left_to_libraries: u64,
+    unfinished: u64,
     not_replayed: BTreeMap<String, u64>,
 }
 
@@ -144,6 +149,7 @@ impl Counts {
         }
         self.inherited += other.inherited;
         self.left_to_libraries += other.left_to_libraries;
+        self.unfinished += other.unfinished;
         for (name, count) in &other.not_replayed {
             *self.not_replayed.entry(name.clone()).or_default() += count;
         }
@@ -246,6 +252,7 @@ impl Fidelity {
         self.recorded_bytes_written += other.recorded_bytes_written;
         self.inherited_calls += other.inherited_calls;
         self.left_to_libraries += other.left_to_libraries;
+        self.unfinished_requests += other.unfinished_requests;
         for (name, count) in &other.not_replayed {
             *self.not_replayed.entry(name.clone()).or_default() += count;
         }
@@ -307,6 +314,7 @@ fn replay_processes(
             recorded_bytes_written: figures.recorded_bytes_written,
             inherited_calls: counts.inherited,
             left_to_libraries: counts.left_to_libraries,
+            unfinished_requests: counts.unfinished,
             not_replayed: counts.not_replayed,
             layers: counts.layers,
             process_list: vec![ProcessFidelity {
@@ -559,6 +567,7 @@ fn replay_thread(
     });
     if let Some(mpi) = mpi.as_mut() {
         mpi.drain();
+        counts.unfinished = mpi.unfinished;
         // A trace with histograms: the receives derived from the senders' draws.
         counts.layers.entry("mpi".into()).or_default().bytes_read += mpi.received_from_senders();
     }

@@ -388,6 +388,23 @@ pub fn mpi_file_status(
     true
 }
 
+/// `MPI_File_seek`: the offset (in etypes of the view, as given) in `aux`, the whence in
+/// `request`.
+pub fn mpi_file_seek(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    file: MpiHandle,
+    offset: MpiOffset,
+    whence: c_int,
+    ret: c_int,
+) -> bool {
+    mpi_file_status(event, state, file, ret);
+    event.aux = offset as u64;
+    event.flags |= event_flags::OFFSET_IN_AUX;
+    event.request = whence as u32 as u64;
+    true
+}
+
 /// `MPI_File_set_size` and `MPI_File_preallocate`: the file, and the length in `aux`.
 pub fn mpi_file_length(
     event: &mut RawEvent,
@@ -594,6 +611,33 @@ pub fn fortran_file_status(
 ) -> bool {
     let handle = read_int(file) as u32 as usize as MpiHandle;
     mpi_file_status(event, state, handle, read_int(ierror))
+}
+
+/// Fortran `MPI_FILE_SEEK`.
+pub fn fortran_file_seek(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    file: *const c_int,
+    offset: *const MpiOffset,
+    whence: *const c_int,
+    ierror: *mut c_int,
+    _ret: (),
+) -> bool {
+    let handle = read_int(file) as u32 as usize as MpiHandle;
+    let offset = if offset.is_null() {
+        0
+    } else {
+        // SAFETY: MPI's argument, an MPI_OFFSET_KIND integer the call read.
+        unsafe { *offset }
+    };
+    mpi_file_seek(
+        event,
+        state,
+        handle,
+        offset,
+        read_int(whence),
+        read_int(ierror),
+    )
 }
 
 /// Fortran `MPI_FILE_SET_SIZE` and `MPI_FILE_PREALLOCATE`.

@@ -238,6 +238,7 @@ impl Thread<'_> {
             request: 0,
             buffer: vec![b'c'; send + receive],
             receive: false,
+            file: false,
         };
         let out: H = pending.buffer.as_mut_ptr().cast();
         // SAFETY: `into` is within the buffer (at its end when nothing is received).

@@ -1,5 +1,6 @@
 //! MPI-IO: files opened over the world or over one rank, transfers at explicit offsets, at
-//! the individual, shared and ordered file pointers, and their non-blocking forms.
+//! the individual, shared and ordered file pointers, their non-blocking and split
+//! collective forms, seeks and lengths.
 
 use std::ffi::{c_int, CString};
 use std::os::unix::ffi::OsStrExt;
@@ -82,6 +83,22 @@ impl Thread<'_> {
             "MPI_File_read_all" => "MPI_File_read",
             "MPI_File_write_ordered" => "MPI_File_write_shared",
             "MPI_File_read_ordered" => "MPI_File_read_shared",
+            "MPI_File_write_at_all_begin" => "MPI_File_write_at",
+            "MPI_File_read_at_all_begin" => "MPI_File_read_at",
+            "MPI_File_write_all_begin" => "MPI_File_write",
+            "MPI_File_read_all_begin" => "MPI_File_read",
+            "MPI_File_write_ordered_begin" => "MPI_File_write_shared",
+            "MPI_File_read_ordered_begin" => "MPI_File_read_shared",
+            "MPI_File_write_at_all_end"
+            | "MPI_File_read_at_all_end"
+            | "MPI_File_write_all_end"
+            | "MPI_File_read_all_end"
+            | "MPI_File_write_ordered_end"
+            | "MPI_File_read_ordered_end" => return Some(Moved::Nothing),
+            "MPI_File_iwrite_at_all" => "MPI_File_iwrite_at",
+            "MPI_File_iread_at_all" => "MPI_File_iread_at",
+            "MPI_File_iwrite_all" => "MPI_File_iwrite",
+            "MPI_File_iread_all" => "MPI_File_iread",
             _ => name,
         };
         let mut file = *self.files.get(&event.handle)?;
@@ -89,6 +106,7 @@ impl Thread<'_> {
         let offset = event.aux as i64;
         match name {
             "MPI_File_close" => {
+                self.settle_file();
                 self.files.remove(&event.handle);
                 unsafe { (f.file_close)((&raw mut file).cast()) };
                 Some(Moved::Nothing)
@@ -109,6 +127,80 @@ impl Thread<'_> {
             "MPI_File_get_size" => {
                 let mut size = 0i64;
                 unsafe { (f.file_get_size)(handle, (&raw mut size).cast()) };
+                Some(Moved::Nothing)
+            }
+            // The individual file pointer where the run put it (offset in etypes, whence
+            // as MPI numbers it: 600/602/604 in both families).
+            "MPI_File_seek" => {
+                unsafe { (f.file_seek)(handle, event.aux as i64, event.request as c_int) };
+                Some(Moved::Nothing)
+            }
+            "MPI_File_seek_shared" => {
+                unsafe { (f.file_seek_shared)(handle, event.aux as i64, event.request as c_int) };
+                Some(Moved::Nothing)
+            }
+            // A split collective as the run made it, its buffer kept from the beginning to
+            // the end (with histograms, the beginning is the independent transfer: see
+            // above).
+            "MPI_File_write_at_all_begin"
+            | "MPI_File_read_at_all_begin"
+            | "MPI_File_write_all_begin"
+            | "MPI_File_read_all_begin"
+            | "MPI_File_write_ordered_begin"
+            | "MPI_File_read_ordered_begin" => {
+                self.split = vec![b'c'; each];
+                let buffer = self.split.as_mut_ptr().cast();
+                unsafe {
+                    match name {
+                        "MPI_File_write_at_all_begin" => {
+                            (f.write_at_all_begin)(handle, offset, buffer, bytes, c.byte)
+                        }
+                        "MPI_File_read_at_all_begin" => {
+                            (f.read_at_all_begin)(handle, offset, buffer, bytes, c.byte)
+                        }
+                        "MPI_File_write_all_begin" => {
+                            (f.write_all_begin)(handle, buffer, bytes, c.byte)
+                        }
+                        "MPI_File_read_all_begin" => {
+                            (f.read_all_begin)(handle, buffer, bytes, c.byte)
+                        }
+                        "MPI_File_write_ordered_begin" => {
+                            (f.write_ordered_begin)(handle, buffer, bytes, c.byte)
+                        }
+                        _ => (f.read_ordered_begin)(handle, buffer, bytes, c.byte),
+                    }
+                };
+                Some(if name.contains("read") {
+                    Moved::Read(each as u64)
+                } else {
+                    Moved::Written(each as u64)
+                })
+            }
+            "MPI_File_write_at_all_end"
+            | "MPI_File_read_at_all_end"
+            | "MPI_File_write_all_end"
+            | "MPI_File_read_all_end"
+            | "MPI_File_write_ordered_end"
+            | "MPI_File_read_ordered_end" => {
+                let buffer = self.split.as_mut_ptr().cast();
+                unsafe {
+                    match name {
+                        "MPI_File_write_at_all_end" => {
+                            (f.write_at_all_end)(handle, buffer, status_pointer)
+                        }
+                        "MPI_File_read_at_all_end" => {
+                            (f.read_at_all_end)(handle, buffer, status_pointer)
+                        }
+                        "MPI_File_write_all_end" => {
+                            (f.write_all_end)(handle, buffer, status_pointer)
+                        }
+                        "MPI_File_read_all_end" => (f.read_all_end)(handle, buffer, status_pointer),
+                        "MPI_File_write_ordered_end" => {
+                            (f.write_ordered_end)(handle, buffer, status_pointer)
+                        }
+                        _ => (f.read_ordered_end)(handle, buffer, status_pointer),
+                    }
+                };
                 Some(Moved::Nothing)
             }
             "MPI_File_write_at"
@@ -157,12 +249,22 @@ impl Thread<'_> {
                 unsafe { call(handle, buffer, bytes, c.byte, status_pointer) };
                 moved(read)
             }
-            "MPI_File_iwrite_at" | "MPI_File_iread_at" | "MPI_File_iwrite" | "MPI_File_iread" => {
+            "MPI_File_iwrite_at"
+            | "MPI_File_iread_at"
+            | "MPI_File_iwrite"
+            | "MPI_File_iread"
+            | "MPI_File_iwrite_at_all"
+            | "MPI_File_iread_at_all"
+            | "MPI_File_iwrite_all"
+            | "MPI_File_iread_all"
+            | "MPI_File_iwrite_shared"
+            | "MPI_File_iread_shared" => {
                 let read = name.contains("read");
                 let mut pending = Pending {
                     request: 0,
                     buffer: vec![b'c'; each],
                     receive: false,
+                    file: true,
                 };
                 let buffer = pending.buffer.as_mut_ptr().cast();
                 let request: H = (&raw mut pending.request).cast();
@@ -174,7 +276,25 @@ impl Thread<'_> {
                         "MPI_File_iread_at" => {
                             (f.iread_at)(handle, offset, buffer, bytes, c.byte, request)
                         }
+                        "MPI_File_iwrite_at_all" => {
+                            (f.iwrite_at_all)(handle, offset, buffer, bytes, c.byte, request)
+                        }
+                        "MPI_File_iread_at_all" => {
+                            (f.iread_at_all)(handle, offset, buffer, bytes, c.byte, request)
+                        }
                         "MPI_File_iwrite" => (f.iwrite)(handle, buffer, bytes, c.byte, request),
+                        "MPI_File_iwrite_all" => {
+                            (f.iwrite_all)(handle, buffer, bytes, c.byte, request)
+                        }
+                        "MPI_File_iread_all" => {
+                            (f.iread_all)(handle, buffer, bytes, c.byte, request)
+                        }
+                        "MPI_File_iwrite_shared" => {
+                            (f.iwrite_shared)(handle, buffer, bytes, c.byte, request)
+                        }
+                        "MPI_File_iread_shared" => {
+                            (f.iread_shared)(handle, buffer, bytes, c.byte, request)
+                        }
                         _ => (f.iread)(handle, buffer, bytes, c.byte, request),
                     }
                 };

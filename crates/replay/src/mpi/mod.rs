@@ -111,6 +111,7 @@ functions! {
     testsome = "MPI_Testsome" (c_int, H, H, H, H);
     request_free = "MPI_Request_free" (H);
     request_status = "PMPI_Request_get_status" (H, H, H);
+    pmpi_test = "PMPI_Test" (H, H, H);
     drain = "PMPI_Waitall" (c_int, H, H);
     barrier = "MPI_Barrier" (H);
     bcast = "MPI_Bcast" (H, c_int, H, c_int, H);
@@ -163,6 +164,26 @@ functions! {
     read_ordered = "MPI_File_read_ordered" (H, H, c_int, H, H);
     iwrite = "MPI_File_iwrite" (H, H, c_int, H, H);
     iread = "MPI_File_iread" (H, H, c_int, H, H);
+    iwrite_at_all = "MPI_File_iwrite_at_all" (H, i64, H, c_int, H, H);
+    iread_at_all = "MPI_File_iread_at_all" (H, i64, H, c_int, H, H);
+    iwrite_all = "MPI_File_iwrite_all" (H, H, c_int, H, H);
+    iread_all = "MPI_File_iread_all" (H, H, c_int, H, H);
+    iwrite_shared = "MPI_File_iwrite_shared" (H, H, c_int, H, H);
+    iread_shared = "MPI_File_iread_shared" (H, H, c_int, H, H);
+    file_seek = "MPI_File_seek" (H, i64, c_int);
+    file_seek_shared = "MPI_File_seek_shared" (H, i64, c_int);
+    write_at_all_begin = "MPI_File_write_at_all_begin" (H, i64, H, c_int, H);
+    read_at_all_begin = "MPI_File_read_at_all_begin" (H, i64, H, c_int, H);
+    write_all_begin = "MPI_File_write_all_begin" (H, H, c_int, H);
+    read_all_begin = "MPI_File_read_all_begin" (H, H, c_int, H);
+    write_ordered_begin = "MPI_File_write_ordered_begin" (H, H, c_int, H);
+    read_ordered_begin = "MPI_File_read_ordered_begin" (H, H, c_int, H);
+    write_at_all_end = "MPI_File_write_at_all_end" (H, H, H);
+    read_at_all_end = "MPI_File_read_at_all_end" (H, H, H);
+    write_all_end = "MPI_File_write_all_end" (H, H, H);
+    read_all_end = "MPI_File_read_all_end" (H, H, H);
+    write_ordered_end = "MPI_File_write_ordered_end" (H, H, H);
+    read_ordered_end = "MPI_File_read_ordered_end" (H, H, H);
 }
 
 /// `MPI_ANY_TAG` (the same in both families) and `MPI_THREAD_MULTIPLE`.

@@ -17,6 +17,10 @@ pub(super) struct Pending {
     pub(super) buffer: Vec<u8>,
     /// A point-to-point receive: its bytes are what its status says arrived.
     pub(super) receive: bool,
+    /// An MPI-IO request: the library may progress it only inside a test or a wait (not
+    /// `MPI_Request_get_status`), so polling tests it, which frees it when done (its
+    /// handle becomes `MPI_REQUEST_NULL`, which the wait then completes at once).
+    pub(super) file: bool,
 }
 
 /// How long a wait keeps polling without a new completion before it takes the requests
@@ -44,6 +48,11 @@ pub(crate) struct Thread<'a> {
     pub(super) synchronised: usize,
     pub(super) derived: Vec<Pending>,
     pub(super) derived_bytes: u64,
+    /// MPI-IO requests left unfinished at their file's close ([`Thread::settle_file`]).
+    pub(crate) unfinished: u64,
+    /// The buffer of the split collective begun and not yet ended (MPI allows one per
+    /// file at a time; a thread's are one after another).
+    pub(super) split: Vec<u8>,
 }
 
 impl<'a> Thread<'a> {
@@ -61,6 +70,8 @@ impl<'a> Thread<'a> {
             synchronised: 0,
             derived: Vec::new(),
             derived_bytes: 0,
+            unfinished: 0,
+            split: Vec::new(),
         };
         if job.derived.is_some() && job.claim_epochs() {
             thread.owns_epochs = true;
@@ -82,6 +93,7 @@ impl<'a> Thread<'a> {
             request: 0,
             buffer: vec![0; bytes as usize],
             receive: true,
+            file: false,
         };
         let buffer = pending.buffer.as_mut_ptr().cast();
         // SAFETY: a buffer the pending receive owns until it completes, a request slot of
@@ -170,13 +182,14 @@ impl<'a> Thread<'a> {
 
     /// Indices into `pending`, oldest first, of up to `wanted` requests that are done (see
     /// the module's note on completions).
-    pub(super) fn done_requests(&self, wanted: usize) -> Vec<usize> {
+    pub(super) fn done_requests(&mut self, wanted: usize) -> Vec<usize> {
         let wanted = wanted.min(self.pending.len());
         let mut done: Vec<usize> = Vec::new();
         let mut status = [0u64; 4];
         let mut last_progress = Instant::now();
         loop {
-            for (index, pending) in self.pending.iter().enumerate() {
+            let functions = &self.job.mpi.functions;
+            for (index, pending) in self.pending.iter_mut().enumerate() {
                 if done.len() == wanted {
                     break;
                 }
@@ -184,13 +197,22 @@ impl<'a> Thread<'a> {
                     continue;
                 }
                 let mut flag: c_int = 0;
-                // SAFETY: a request of ours; the status has room for either family's.
+                // SAFETY: a request of ours (tested in place: the library may replace it
+                // with the null request); the status has room for either family's.
                 unsafe {
-                    (self.job.mpi.functions.request_status)(
-                        pending.request as usize as H,
-                        (&raw mut flag).cast(),
-                        status.as_mut_ptr().cast(),
-                    )
+                    if pending.file {
+                        (functions.pmpi_test)(
+                            (&raw mut pending.request).cast(),
+                            (&raw mut flag).cast(),
+                            status.as_mut_ptr().cast(),
+                        )
+                    } else {
+                        (functions.request_status)(
+                            pending.request as usize as H,
+                            (&raw mut flag).cast(),
+                            status.as_mut_ptr().cast(),
+                        )
+                    }
                 };
                 if flag != 0 {
                     done.push(index);
@@ -225,6 +247,37 @@ impl<'a> Thread<'a> {
             .filter(|(_, pending)| pending.receive)
             .map(|(index, _)| self.status_bytes(status_of(index)))
             .sum()
+    }
+
+    /// Before a file closes: its thread's MPI-IO requests that are still pending are tested
+    /// once more; one not finished is left to the library (its buffer kept, counted), so no
+    /// request outlives its file in our hands (a wait on it after the close would touch a
+    /// freed file).
+    pub(super) fn settle_file(&mut self) {
+        let mut status = [0u64; 4];
+        let functions = &self.job.mpi.functions;
+        let mut kept = VecDeque::with_capacity(self.pending.len());
+        for mut pending in std::mem::take(&mut self.pending) {
+            if !pending.file {
+                kept.push_back(pending);
+                continue;
+            }
+            let mut flag: c_int = 0;
+            // SAFETY: a request of ours, tested in place; room for either family's status.
+            unsafe {
+                (functions.pmpi_test)(
+                    (&raw mut pending.request).cast(),
+                    (&raw mut flag).cast(),
+                    status.as_mut_ptr().cast(),
+                )
+            };
+            if flag == 0 {
+                self.unfinished += 1;
+                self.orphans.push(pending.buffer);
+            }
+            // Finished: freed by the test; its recorded wait, if any, finds nothing.
+        }
+        self.pending = kept;
     }
 
     /// Completes whatever is still in flight (the end of the rank's replay).
@@ -318,6 +371,7 @@ impl<'a> Thread<'a> {
                     request: 0,
                     buffer: vec![b'c'; bytes as usize],
                     receive: false,
+                    file: false,
                 };
                 let start = if name == "MPI_Issend" {
                     f.issend

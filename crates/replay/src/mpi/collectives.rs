@@ -1,4 +1,7 @@
-//! Collectives on `MPI_COMM_WORLD`, blocking and non-blocking, all in bytes.
+//! Collectives on `MPI_COMM_WORLD`, blocking and non-blocking, all in bytes. The v- and
+//! w-forms' counts: each rank's own from its trace, the others' exchanged through PMPI;
+//! where the trace keeps a total over the peers (all-to-all, reduce-scatter), spread
+//! evenly.
 
 use std::ffi::c_int;
 
@@ -202,6 +205,29 @@ impl Thread<'_> {
                     };
                 }
             }
+            "MPI_Alltoallw" => {
+                // The trace keeps the total over the peers, in bytes: spread evenly, every
+                // type MPI_BYTE (displacements in bytes, which they are then).
+                let sends = spread(event.request, size as usize);
+                let receives = self.received_counts(&sends, world);
+                let (send_at, send_total) = displacements(&sends);
+                let (receive_at, receive_total) = displacements(&receives);
+                let mut types = self.request_array(&vec![byte as usize as u64; size as usize]);
+                let (out, into) = (self.payload(send_total), self.landing(receive_total));
+                unsafe {
+                    (f.alltoallw)(
+                        out,
+                        sends.as_ptr().cast_mut().cast(),
+                        send_at.as_ptr().cast_mut().cast(),
+                        types.as_mut_ptr().cast(),
+                        into,
+                        receives.as_ptr().cast_mut().cast(),
+                        receive_at.as_ptr().cast_mut().cast(),
+                        types.as_mut_ptr().cast(),
+                        world,
+                    )
+                };
+            }
             _ if name.starts_with("MPI_I") => {
                 return self.non_blocking_collective(name, event, bytes, root, world)
             }
@@ -232,13 +258,16 @@ impl Thread<'_> {
             "MPI_Iallgather" | "MPI_Igather" => (each, all),
             "MPI_Ialltoall" => (all, all),
             "MPI_Iscatter" => (all, each),
-            _ => return None,
+            "MPI_Iscan" | "MPI_Iexscan" => (each, each),
+            "MPI_Ireduce_scatter_block" => (all, each),
+            _ => return self.non_blocking_v_form(name, event, bytes, root, world),
         };
         let mut pending = Pending {
             request: 0,
             buffer: vec![b'c'; send + receive],
             receive: false,
             file: false,
+            arrays: Vec::new(),
         };
         let out: H = pending.buffer.as_mut_ptr().cast();
         // SAFETY: `into` is within the buffer (at its end when nothing is received).
@@ -261,10 +290,211 @@ impl Thread<'_> {
                 "MPI_Ialltoall" => {
                     (f.ialltoall)(out, bytes, byte, into, bytes, byte, world, request)
                 }
+                "MPI_Iscan" => (f.iscan)(out, into, bytes, byte, c.bor, world, request),
+                "MPI_Iexscan" => (f.iexscan)(out, into, bytes, byte, c.bor, world, request),
+                "MPI_Ireduce_scatter_block" => {
+                    (f.ireduce_scatter_block)(out, into, bytes, byte, c.bor, world, request)
+                }
                 _ => (f.iscatter)(out, bytes, byte, into, bytes, byte, root, world, request),
             }
         };
         self.pending.push_back(pending);
         Some(Moved::Written(event.request))
     }
+
+    /// Each rank's count of a v-form, its own being `bytes`: gathered at `root`, or at
+    /// every rank when `everyone`, through PMPI (unseen by a tracer).
+    fn counts_of(&self, bytes: c_int, root: c_int, everyone: bool, world: H) -> Vec<c_int> {
+        let (f, c) = (&self.job.mpi.functions, &self.job.mpi.constants);
+        let mut counts = vec![0 as c_int; self.job.size as usize];
+        let mine: H = (&raw const bytes).cast_mut().cast();
+        let into: H = counts.as_mut_ptr().cast();
+        // SAFETY: one int sent, one per rank received, the library's handles.
+        unsafe {
+            if everyone {
+                (f.pmpi_allgather)(mine, 1, c.int, into, 1, c.int, world);
+            } else {
+                (f.pmpi_gather)(mine, 1, c.int, into, 1, c.int, root, world);
+            }
+        }
+        counts
+    }
+
+    /// What each rank receives of an all-to-all whose sends are `sends`, through PMPI.
+    fn received_counts(&self, sends: &[c_int], world: H) -> Vec<c_int> {
+        let (f, c) = (&self.job.mpi.functions, &self.job.mpi.constants);
+        let mut receives = vec![0 as c_int; self.job.size as usize];
+        // SAFETY: one int per rank each way, the library's handles.
+        unsafe {
+            (f.pmpi_alltoall)(
+                sends.as_ptr().cast_mut().cast(),
+                1,
+                c.int,
+                receives.as_mut_ptr().cast(),
+                1,
+                c.int,
+                world,
+            )
+        };
+        receives
+    }
+
+    /// The non-blocking v- and w-forms: counts exchanged when posted (every rank posts its
+    /// collectives in the same order), the data areas and the count, displacement and
+    /// datatype arrays owned by the pending request until it completes.
+    fn non_blocking_v_form(
+        &mut self,
+        name: &str,
+        event: &Event,
+        bytes: c_int,
+        root: c_int,
+        world: H,
+    ) -> Option<Moved> {
+        let mpi = self.job.mpi;
+        let (f, c) = (&mpi.functions, &mpi.constants);
+        let byte = c.byte;
+        let each = bytes as usize;
+        let size = self.job.size as usize;
+        // (send counts, receive counts) per rank, where the form has them.
+        let (sends, receives): (Vec<c_int>, Vec<c_int>) = match name {
+            "MPI_Igatherv" | "MPI_Iscatterv" => {
+                let counts = self.counts_of(bytes, root, false, world);
+                if name == "MPI_Igatherv" {
+                    (Vec::new(), counts)
+                } else {
+                    (counts, Vec::new())
+                }
+            }
+            "MPI_Iallgatherv" => (Vec::new(), self.counts_of(bytes, root, true, world)),
+            "MPI_Ialltoallv" | "MPI_Ialltoallw" => {
+                let sends = spread(event.request, size);
+                let receives = self.received_counts(&sends, world);
+                (sends, receives)
+            }
+            "MPI_Ireduce_scatter" => (spread(event.request, size), Vec::new()),
+            _ => return None,
+        };
+        let total = |counts: &[c_int]| counts.iter().map(|n| *n as usize).sum::<usize>();
+        let (send, receive) = match name {
+            "MPI_Igatherv" | "MPI_Iallgatherv" => (each, total(&receives)),
+            "MPI_Iscatterv" => (total(&sends), each),
+            "MPI_Ireduce_scatter" => (total(&sends), sends[rank_of(mpi, world) as usize] as usize),
+            _ => (total(&sends), total(&receives)),
+        };
+        let mut pending = Pending {
+            request: 0,
+            buffer: vec![b'c'; send + receive],
+            receive: false,
+            file: false,
+            arrays: Vec::new(),
+        };
+        // Arrays laid out as the library reads them: ints, or datatype handles.
+        let ints = |values: &[c_int]| -> Vec<u64> {
+            let mut packed = vec![0u64; values.len().div_ceil(2).max(1)];
+            let at = packed.as_mut_ptr().cast::<c_int>();
+            for (index, value) in values.iter().enumerate() {
+                // SAFETY: `packed` holds at least `values.len()` ints.
+                unsafe { *at.add(index) = *value };
+            }
+            packed
+        };
+        let (send_at, _) = displacements(&sends);
+        let (receive_at, _) = displacements(&receives);
+        let types = self.request_array(&vec![byte as usize as u64; size]);
+        pending.arrays = vec![
+            ints(&sends),
+            ints(&send_at),
+            ints(&receives),
+            ints(&receive_at),
+            types,
+        ];
+        let array = |pending: &mut Pending, index: usize| -> H {
+            pending.arrays[index].as_mut_ptr().cast()
+        };
+        let (send_counts, send_displacements) = (array(&mut pending, 0), array(&mut pending, 1));
+        let (receive_counts, receive_displacements) =
+            (array(&mut pending, 2), array(&mut pending, 3));
+        let types = array(&mut pending, 4);
+        let out: H = pending.buffer.as_mut_ptr().cast();
+        // SAFETY: `into` is within the buffer (at its end when nothing is received).
+        let into: H = unsafe { pending.buffer.as_mut_ptr().add(send) }.cast();
+        let request: H = (&raw mut pending.request).cast();
+        // SAFETY: areas and arrays of the stated sizes, owned by the pending request until
+        // it completes; the library's own handles; a request slot of ours.
+        unsafe {
+            match name {
+                "MPI_Igatherv" => (f.igatherv)(
+                    out,
+                    bytes,
+                    byte,
+                    into,
+                    receive_counts,
+                    receive_displacements,
+                    byte,
+                    root,
+                    world,
+                    request,
+                ),
+                "MPI_Iscatterv" => (f.iscatterv)(
+                    out,
+                    send_counts,
+                    send_displacements,
+                    byte,
+                    into,
+                    bytes,
+                    byte,
+                    root,
+                    world,
+                    request,
+                ),
+                "MPI_Iallgatherv" => (f.iallgatherv)(
+                    out,
+                    bytes,
+                    byte,
+                    into,
+                    receive_counts,
+                    receive_displacements,
+                    byte,
+                    world,
+                    request,
+                ),
+                "MPI_Ialltoallv" => (f.ialltoallv)(
+                    out,
+                    send_counts,
+                    send_displacements,
+                    byte,
+                    into,
+                    receive_counts,
+                    receive_displacements,
+                    byte,
+                    world,
+                    request,
+                ),
+                // Displacements in bytes, which they are here (every type is MPI_BYTE).
+                "MPI_Ialltoallw" => (f.ialltoallw)(
+                    out,
+                    send_counts,
+                    send_displacements,
+                    types,
+                    into,
+                    receive_counts,
+                    receive_displacements,
+                    types,
+                    world,
+                    request,
+                ),
+                _ => (f.ireduce_scatter)(out, into, send_counts, byte, c.bor, world, request),
+            }
+        };
+        self.pending.push_back(pending);
+        Some(Moved::Written(event.request))
+    }
+}
+
+/// `total` spread over `ranks` as evenly as ints allow.
+fn spread(total: u64, ranks: usize) -> Vec<c_int> {
+    let ranks = ranks.max(1) as u64;
+    (0..ranks)
+        .map(|peer| (total / ranks + u64::from(peer < total % ranks)) as c_int)
+        .collect()
 }

@@ -265,6 +265,7 @@ impl Thread<'_> {
                     buffer: vec![b'c'; each],
                     receive: false,
                     file: true,
+                    arrays: Vec::new(),
                 };
                 let buffer = pending.buffer.as_mut_ptr().cast();
                 let request: H = (&raw mut pending.request).cast();

@@ -137,6 +137,16 @@ functions! {
     ialltoall = "MPI_Ialltoall" (H, c_int, H, H, c_int, H, H, H);
     igather = "MPI_Igather" (H, c_int, H, H, c_int, H, c_int, H, H);
     iscatter = "MPI_Iscatter" (H, c_int, H, H, c_int, H, c_int, H, H);
+    igatherv = "MPI_Igatherv" (H, c_int, H, H, H, H, H, c_int, H, H);
+    iscatterv = "MPI_Iscatterv" (H, H, H, H, H, c_int, H, c_int, H, H);
+    iallgatherv = "MPI_Iallgatherv" (H, c_int, H, H, H, H, H, H, H);
+    ialltoallv = "MPI_Ialltoallv" (H, H, H, H, H, H, H, H, H, H);
+    ireduce_scatter = "MPI_Ireduce_scatter" (H, H, H, H, H, H, H);
+    ireduce_scatter_block = "MPI_Ireduce_scatter_block" (H, H, c_int, H, H, H, H);
+    iscan = "MPI_Iscan" (H, H, c_int, H, H, H, H);
+    iexscan = "MPI_Iexscan" (H, H, c_int, H, H, H, H);
+    alltoallw = "MPI_Alltoallw" (H, H, H, H, H, H, H, H, H);
+    ialltoallw = "MPI_Ialltoallw" (H, H, H, H, H, H, H, H, H, H);
     pmpi_gather = "PMPI_Gather" (H, c_int, H, H, c_int, H, c_int, H);
     pmpi_gatherv = "PMPI_Gatherv" (H, c_int, H, H, H, H, H, c_int, H);
     pmpi_allgather = "PMPI_Allgather" (H, c_int, H, H, c_int, H, H);

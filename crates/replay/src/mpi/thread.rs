@@ -21,6 +21,9 @@ pub(super) struct Pending {
     /// `MPI_Request_get_status`), so polling tests it, which frees it when done (its
     /// handle becomes `MPI_REQUEST_NULL`, which the wait then completes at once).
     pub(super) file: bool,
+    /// Count, displacement and datatype arrays a non-blocking v- or w-form reads until it
+    /// completes.
+    pub(super) arrays: Vec<Vec<u64>>,
 }
 
 /// How long a wait keeps polling without a new completion before it takes the requests
@@ -94,6 +97,7 @@ impl<'a> Thread<'a> {
             buffer: vec![0; bytes as usize],
             receive: true,
             file: false,
+            arrays: Vec::new(),
         };
         let buffer = pending.buffer.as_mut_ptr().cast();
         // SAFETY: a buffer the pending receive owns until it completes, a request slot of
@@ -372,6 +376,7 @@ impl<'a> Thread<'a> {
                     buffer: vec![b'c'; bytes as usize],
                     receive: false,
                     file: false,
+                    arrays: Vec::new(),
                 };
                 let start = if name == "MPI_Issend" {
                     f.issend

@@ -99,6 +99,10 @@ functions! {
     irecv = "MPI_Irecv" (H, c_int, H, c_int, c_int, H, H);
     probe = "MPI_Probe" (c_int, c_int, H, H);
     iprobe = "MPI_Iprobe" (c_int, c_int, H, H, H);
+    mprobe = "MPI_Mprobe" (c_int, c_int, H, H, H);
+    improbe = "MPI_Improbe" (c_int, c_int, H, H, H, H);
+    mrecv = "MPI_Mrecv" (H, c_int, H, H, H);
+    imrecv = "MPI_Imrecv" (H, c_int, H, H, H);
     sendrecv = "MPI_Sendrecv" (H, c_int, H, c_int, c_int, H, c_int, H, c_int, c_int, H, H);
     sendrecv_replace = "MPI_Sendrecv_replace" (H, c_int, H, c_int, c_int, c_int, c_int, H, H);
     wait = "MPI_Wait" (H, H);

@@ -56,6 +56,11 @@ pub(crate) struct Thread<'a> {
     /// The buffer of the split collective begun and not yet ended (MPI allows one per
     /// file at a time; a thread's are one after another).
     pub(super) split: Vec<u8>,
+    /// Messages matched by a probe and not yet received (`MPI_Mprobe`, `MPI_Improbe`), and
+    /// the last matched probe's source, tag and communicator (the receive does not know
+    /// them).
+    pub(super) messages: VecDeque<u64>,
+    pub(super) probed: Option<(c_int, c_int, H)>,
 }
 
 impl<'a> Thread<'a> {
@@ -75,6 +80,8 @@ impl<'a> Thread<'a> {
             derived_bytes: 0,
             unfinished: 0,
             split: Vec::new(),
+            messages: VecDeque::new(),
+            probed: None,
         };
         if job.derived.is_some() && job.claim_epochs() {
             thread.owns_epochs = true;
@@ -422,6 +429,93 @@ impl<'a> Thread<'a> {
             }
             "MPI_Probe" => {
                 unsafe { (f.probe)(source, receive_tag, world, status_pointer) };
+                Some(Moved::Nothing)
+            }
+            // A matched probe keeps its message for the receive that follows. The trace
+            // does not say whether an `MPI_Improbe` found one: each is made once, and a
+            // receive with no message in hand probes until one comes (its run received one).
+            "MPI_Mprobe" | "MPI_Improbe" => {
+                let (mut message, mut flag) = (0u64, 0 as c_int);
+                unsafe {
+                    if name == "MPI_Mprobe" {
+                        flag = 1;
+                        (f.mprobe)(
+                            source,
+                            receive_tag,
+                            world,
+                            (&raw mut message).cast(),
+                            status_pointer,
+                        );
+                    } else {
+                        (f.improbe)(
+                            source,
+                            receive_tag,
+                            world,
+                            (&raw mut flag).cast(),
+                            (&raw mut message).cast(),
+                            status_pointer,
+                        );
+                    }
+                }
+                if flag != 0 {
+                    self.messages.push_back(message);
+                }
+                self.probed = Some((source, receive_tag, world));
+                Some(Moved::Nothing)
+            }
+            "MPI_Mrecv" | "MPI_Imrecv" => {
+                let mut message = match self.messages.pop_front() {
+                    Some(message) => message,
+                    None => {
+                        let (source, tag, comm) = self.probed?;
+                        let (mut message, mut flag) = (0u64, 0 as c_int);
+                        while flag == 0 {
+                            unsafe {
+                                (f.improbe)(
+                                    source,
+                                    tag,
+                                    comm,
+                                    (&raw mut flag).cast(),
+                                    (&raw mut message).cast(),
+                                    status_pointer,
+                                )
+                            };
+                        }
+                        message
+                    }
+                };
+                if name == "MPI_Mrecv" {
+                    let buffer = self.landing(bytes as usize);
+                    unsafe {
+                        (f.mrecv)(
+                            buffer,
+                            bytes,
+                            c.byte,
+                            (&raw mut message).cast(),
+                            status_pointer,
+                        )
+                    };
+                    return Some(Moved::Read(
+                        unsafe { cairn_mpi_abi::status_bytes(status_pointer) }.unwrap_or(0),
+                    ));
+                }
+                let mut pending = Pending {
+                    request: 0,
+                    buffer: vec![0; bytes.max(0) as usize],
+                    receive: true,
+                    file: false,
+                    arrays: Vec::new(),
+                };
+                unsafe {
+                    (f.imrecv)(
+                        pending.buffer.as_mut_ptr().cast(),
+                        bytes,
+                        c.byte,
+                        (&raw mut message).cast(),
+                        (&raw mut pending.request).cast(),
+                    )
+                };
+                self.pending.push_back(pending);
                 Some(Moved::Nothing)
             }
             "MPI_Iprobe" => {

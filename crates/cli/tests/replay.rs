@@ -508,6 +508,53 @@ fn every_collective_and_mpi_io_form_replays_and_nothing_outlives_its_file() {
     );
 }
 
+fn sub_communicators_replay_with_their_members_in_order_under(mpi: Mpi) {
+    // tests/programs/patterns/subcomms.c on a 2 × 2 grid: row and column communicators
+    // (the columns in reverse order), a dup, the even ranks' communicator (MPI_Comm_create:
+    // the odd ranks get MPI_COMM_NULL), a periodic ring (MPI_Cart_create), and collectives
+    // and Sendrecvs on each. The tracer keeps each new communicator's rank 0 (as a world
+    // rank) and this rank's rank in it, so the replay makes them again as splits.
+    let (directory, trace) = traced_mpi_program(mpi, "patterns/subcomms", 4, &[], &[]);
+    let root = directory.path().join("replay-root");
+    let (replay, output) = replayed_traced(mpi, 4, &trace, &root, &[]);
+    let said = String::from_utf8_lossy(&output.stderr);
+    let not_replayed: Vec<&str> = said
+        .lines()
+        .filter(|line| line.starts_with("cairn: not replayed"))
+        .collect();
+    // Freeing: the call does not keep which communicator it freed.
+    assert!(
+        not_replayed.len() == 1 && not_replayed[0].ends_with(" MPI_Comm_free calls"),
+        "{said}"
+    );
+    // Made again: a dup as a dup, the others as splits of the same parent.
+    let normalised = |mut calls: BTreeMap<String, (u64, u64)>| {
+        for made_as_split in ["MPI_Comm_create", "MPI_Cart_create"] {
+            if let Some((count, _)) = calls.remove(made_as_split) {
+                calls.entry("MPI_Comm_split".into()).or_default().0 += count;
+            }
+        }
+        calls.remove("MPI_Comm_free");
+        calls
+    };
+    let original = normalised(mpi_calls(&trace));
+    // Per rank: 2 row/column splits, a dup, the evens' create and the ring's cart (5
+    // communicators made, each with its share); 8 + 64 + 4 (evens only) bytes of
+    // collectives, Sendrecvs of 16 and 32 bytes.
+    assert_eq!(original["MPI_Comm_split"], (16, 0));
+    assert_eq!(original["MPI_Comm_made"], (20, 0));
+    assert_eq!(original["MPI_Allreduce"], (6, 40));
+    assert_eq!(original["MPI_Bcast"], (4, 256));
+    assert_eq!(original["MPI_Sendrecv"], (8, 192));
+    assert_eq!(normalised(mpi_calls(&replay)), original, "{said}");
+}
+
+under_both_mpis!(
+    sub_communicators_replay_with_their_members_in_order,
+    mpich_sub_communicators_replay_with_their_members_in_order,
+    sub_communicators_replay_with_their_members_in_order_under
+);
+
 #[test]
 fn a_file_length_set_through_mpi_io_replays() {
     // tests/programs/patterns/file_length.c (HDF5's MPI-IO driver sets the file's length at

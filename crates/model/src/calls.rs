@@ -441,14 +441,14 @@ macro_rules! for_each_call {
                 => mpi_collective(count, datatype, -1, comm);
 
             // ---- MPI communicators (collective over the old communicator) and datatypes ----
-            MPI_Comm_split Mpi Collective generated (comm: MpiHandle, color: c_int, key: c_int, newcomm: *mut MpiHandle) -> c_int
-                => mpi_collective(0, std::ptr::null_mut(), -1, comm);
-            MPI_Comm_dup Mpi Collective generated (comm: MpiHandle, newcomm: *mut MpiHandle) -> c_int
-                => mpi_collective(0, std::ptr::null_mut(), -1, comm);
-            MPI_Comm_create Mpi Collective generated (comm: MpiHandle, group: MpiHandle, newcomm: *mut MpiHandle) -> c_int
-                => mpi_collective(0, std::ptr::null_mut(), -1, comm);
-            MPI_Cart_create Mpi Collective generated (comm: MpiHandle, ndims: c_int, dims: *const c_int, periods: *const c_int, reorder: c_int, newcomm: *mut MpiHandle) -> c_int
-                => mpi_collective(0, std::ptr::null_mut(), -1, comm);
+            // Each is followed by its `MPI_Comm_made` share: the new communicator, the world
+            // rank of its rank 0 and this rank's rank in it (hooks in communicators.rs), so a
+            // replay makes it again.
+            MPI_Comm_split Mpi Collective custom;
+            MPI_Comm_dup Mpi Collective custom;
+            MPI_Comm_create Mpi Collective custom;
+            MPI_Cart_create Mpi Collective custom;
+            MPI_Comm_made Mpi Meta share;
             MPI_Comm_free Mpi Meta generated (comm: *mut MpiHandle) -> c_int => mpi_local();
             MPI_Type_contiguous Mpi Meta generated (count: c_int, oldtype: MpiHandle, newtype: *mut MpiHandle) -> c_int
                 => mpi_local();

@@ -203,9 +203,15 @@ pub fn traced_elsewhere(binding: cairn_model::FortranBinding) -> bool {
 
 /// The predefined handles a caller passes itself: the merge at `MPI_Finalize`, and the
 /// replayer's calls.
+/// `MPI_UNDEFINED` (the color of a rank that joins no communicator), the same in both
+/// families.
+pub const UNDEFINED: i32 = -32766;
+
 pub struct Constants {
     pub world: *mut c_void,
     pub comm_self: *mut c_void,
+    /// `MPI_COMM_NULL`: what a rank outside a new communicator gets.
+    pub comm_null: *mut c_void,
     pub byte: *mut c_void,
     pub int: *mut c_void,
     /// `MPI_BOR`: the reduction the replayer uses (bitwise operations are defined on
@@ -228,6 +234,7 @@ pub fn constants() -> Option<Constants> {
             Some(Constants {
                 world: address(c"ompi_mpi_comm_world")?,
                 comm_self: address(c"ompi_mpi_comm_self")?,
+                comm_null: address(c"ompi_mpi_comm_null")?,
                 byte: address(c"ompi_mpi_byte")?,
                 int: address(c"ompi_mpi_int")?,
                 bor: address(c"ompi_mpi_op_bor")?,
@@ -241,6 +248,7 @@ pub fn constants() -> Option<Constants> {
             Some(Constants {
                 world: handle(0x4400_0000),
                 comm_self: handle(0x4400_0001),
+                comm_null: handle(0x0400_0000),
                 byte: handle(0x4c00_010d),
                 int: handle(0x4c00_0405),
                 bor: handle(0x5800_0008),

@@ -25,6 +25,7 @@
 mod adapters;
 mod allocator;
 mod clock;
+mod communicators;
 mod context;
 mod files;
 mod finalize;

@@ -1,4 +1,5 @@
-//! Collectives on `MPI_COMM_WORLD`, blocking and non-blocking, all in bytes. The v- and
+//! Collectives on the world or a communicator made again, blocking and non-blocking, all
+//! in bytes. The v- and
 //! w-forms' counts: each rank's own from its trace, the others' exchanged through PMPI;
 //! where the trace keeps a total over the peers (all-to-all, reduce-scatter), spread
 //! evenly.
@@ -21,7 +22,8 @@ impl Thread<'_> {
     ) -> Option<Moved> {
         let mpi = self.job.mpi;
         let (f, c) = (&mpi.functions, &mpi.constants);
-        let size = self.job.size;
+        // The communicator's, a sub-communicator's being smaller than the world.
+        let size = self.comm_size(world);
         let each = bytes as usize;
         let all = each * size as usize;
         let byte = c.byte;
@@ -250,7 +252,7 @@ impl Thread<'_> {
         let (f, c) = (&mpi.functions, &mpi.constants);
         let byte = c.byte;
         let each = bytes as usize;
-        let all = each * self.job.size as usize;
+        let all = each * self.comm_size(world) as usize;
         let (send, receive) = match name {
             "MPI_Ibarrier" => (0, 0),
             "MPI_Ibcast" => (0, each),
@@ -306,7 +308,7 @@ impl Thread<'_> {
     /// every rank when `everyone`, through PMPI (unseen by a tracer).
     fn counts_of(&self, bytes: c_int, root: c_int, everyone: bool, world: H) -> Vec<c_int> {
         let (f, c) = (&self.job.mpi.functions, &self.job.mpi.constants);
-        let mut counts = vec![0 as c_int; self.job.size as usize];
+        let mut counts = vec![0 as c_int; self.comm_size(world) as usize];
         let mine: H = (&raw const bytes).cast_mut().cast();
         let into: H = counts.as_mut_ptr().cast();
         // SAFETY: one int sent, one per rank received, the library's handles.
@@ -323,7 +325,7 @@ impl Thread<'_> {
     /// What each rank receives of an all-to-all whose sends are `sends`, through PMPI.
     fn received_counts(&self, sends: &[c_int], world: H) -> Vec<c_int> {
         let (f, c) = (&self.job.mpi.functions, &self.job.mpi.constants);
-        let mut receives = vec![0 as c_int; self.job.size as usize];
+        let mut receives = vec![0 as c_int; self.comm_size(world) as usize];
         // SAFETY: one int per rank each way, the library's handles.
         unsafe {
             (f.pmpi_alltoall)(
@@ -354,7 +356,7 @@ impl Thread<'_> {
         let (f, c) = (&mpi.functions, &mpi.constants);
         let byte = c.byte;
         let each = bytes as usize;
-        let size = self.job.size as usize;
+        let size = self.comm_size(world) as usize;
         // (send counts, receive counts) per rank, where the form has them.
         let (sends, receives): (Vec<c_int>, Vec<c_int>) = match name {
             "MPI_Igatherv" | "MPI_Iscatterv" => {

@@ -61,6 +61,10 @@ pub(crate) struct Thread<'a> {
     /// them).
     pub(super) messages: VecDeque<u64>,
     pub(super) probed: Option<(c_int, c_int, H)>,
+    /// Communicators made again (recorded handle → the replay's), and the creating call
+    /// waiting for its `MPI_Comm_made` share (its name and parent).
+    pub(super) made: std::collections::HashMap<u64, u64>,
+    pub(super) creating: Option<(&'static str, H)>,
 }
 
 impl<'a> Thread<'a> {
@@ -82,6 +86,8 @@ impl<'a> Thread<'a> {
             split: Vec::new(),
             messages: VecDeque::new(),
             probed: None,
+            made: Default::default(),
+            creating: None,
         };
         if job.derived.is_some() && job.claim_epochs() {
             thread.owns_epochs = true;
@@ -291,6 +297,60 @@ impl<'a> Thread<'a> {
         self.pending = kept;
     }
 
+    /// The replay's communicator for a recorded one: one made again, else the job's.
+    pub(super) fn communicator(&self, recorded: u64) -> Option<H> {
+        match self.made.get(&recorded) {
+            Some(made) => Some(*made as usize as H),
+            None => self.job.communicator(recorded),
+        }
+    }
+
+    /// Ranks in `comm`.
+    pub(super) fn comm_size(&self, comm: H) -> c_int {
+        let mut size: c_int = 0;
+        // SAFETY: a communicator of the replay's, an out-pointer to an int of ours.
+        unsafe { (self.job.mpi.functions.comm_size)(comm, (&raw mut size).cast()) };
+        size
+    }
+
+    /// Communicator creation (lossless traces): the creating call is held until its
+    /// `MPI_Comm_made` share says who is in the new communicator and in which order (the
+    /// world rank of its rank 0 as the color, the rank in it as the key); then a dup is
+    /// made as a dup, anything else as a split of the same parent (a group or a grid's
+    /// shape is not kept; its members and order are). `None`: not such a call.
+    fn communicator_call(&mut self, name: &str, event: &Event) -> Option<Option<Moved>> {
+        let mpi = self.job.mpi;
+        let held = match name {
+            "MPI_Comm_split" => "MPI_Comm_split",
+            "MPI_Comm_dup" => "MPI_Comm_dup",
+            "MPI_Comm_create" => "MPI_Comm_create",
+            "MPI_Cart_create" => "MPI_Cart_create",
+            "MPI_Comm_made" => {
+                let Some((creating, parent)) = self.creating.take() else {
+                    return Some(None);
+                };
+                let color = event.aux as u32 as c_int;
+                let key = (event.aux >> 32) as u32 as c_int;
+                let mut new = 0u64;
+                // SAFETY: a communicator of the replay's, an out-pointer to a slot large
+                // enough for either family's handle (zeroed: MPICH writes the low half).
+                unsafe {
+                    if creating == "MPI_Comm_dup" {
+                        (mpi.functions.comm_dup_traced)(parent, (&raw mut new).cast());
+                    } else {
+                        (mpi.functions.comm_split)(parent, color, key, (&raw mut new).cast());
+                    }
+                }
+                self.made.insert(event.handle, new);
+                return Some(Some(Moved::Nothing));
+            }
+            _ => return None,
+        };
+        let parent = self.communicator(event.handle)?;
+        self.creating = Some((held, parent));
+        Some(Some(Moved::Nothing))
+    }
+
     /// Completes whatever is still in flight (the end of the rank's replay).
     pub(crate) fn drain(&mut self) {
         if self.owns_epochs {
@@ -325,8 +385,13 @@ impl<'a> Thread<'a> {
                 if is_completion(name) {
                     return self.completion(name, event);
                 }
+                if !self.job.derived_mode() {
+                    if let Some(moved) = self.communicator_call(name, event) {
+                        return moved;
+                    }
+                }
                 // Communicators the trace cannot rebuild are skipped (see the module note).
-                let comm = self.job.communicator(event.handle)?;
+                let comm = self.communicator(event.handle)?;
                 if self.owns_epochs {
                     // Derived mode: receives come from the senders' draws, collectives
                     // from rank 0's (see `derived`).

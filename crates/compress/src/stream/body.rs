@@ -1,0 +1,304 @@
+//! Reading an encoded stream: its nodes as [`Item`]s of a [`Body`] — a loop's body is read
+//! again each time it is walked, nothing is materialised — and a member's own nodes with
+//! its share of a shared stream's statistics ([`Shares`]).
+
+use super::*;
+
+/// One node read from an encoded stream.
+// Items live on the stack for one step of a walk; boxing the leaf would cost an
+// allocation per event visited.
+#[allow(clippy::large_enum_variant)]
+pub enum Item<'a> {
+    Leaf(Leaf<EventKey>),
+    /// `count` is the walked rank's (0 if the loop is only some ranks' and not its own);
+    /// `ranks`: the only ranks that have the loop (they run it once), if not all.
+    Loop {
+        count: u64,
+        body: Body<'a>,
+        ranks: Option<&'a RankSet>,
+        /// Below precision 100: the iteration counts of all the loop's occurrences, when
+        /// they differ (`count` is then the first's).
+        counts: Option<Box<Histogram>>,
+    },
+}
+
+/// A sequence of encoded nodes (a stream's top level, or a loop's body); walking it twice
+/// reads it twice, nothing is materialised.
+#[derive(Clone, Copy)]
+pub struct Body<'a> {
+    pub(super) data: &'a [u8],
+    pub(super) nodes: u64,
+    pub(super) dictionary: &'a [EventKey],
+    /// The stream's rank slopes and sets, and how far the walked rank is from its base
+    /// rank (inside a part only some ranks have: from the first of them).
+    pub(super) parameters: &'a [RankSlopes],
+    pub(super) rank_sets: &'a [RankSet],
+    pub(super) shared: bool,
+    pub(super) rank_delta: i64,
+    /// The rank `rank_delta` is counted from (the stream's base rank, or inside a part
+    /// only some ranks have, the first of them).
+    pub(super) first_rank: i64,
+    /// How many times the stored loop counts around this body run it (their product, for
+    /// the base rank): a leaf's statistics count is stored against it.
+    pub(super) occurrences: u64,
+}
+
+impl<'a> Body<'a> {
+    /// Where this body is stored: names one loop's body within its stream, the same for
+    /// every member of a shared stream (for readers that keep something per loop).
+    pub fn id(&self) -> usize {
+        self.data.as_ptr() as usize
+    }
+
+    pub fn len(&self) -> u64 {
+        self.nodes
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nodes == 0
+    }
+
+    /// The nodes in order. The stream was checked when it was opened, so reading cannot fail.
+    pub fn iter(&self) -> impl Iterator<Item = Item<'a>> + 'a {
+        let mut reader = ByteReader::new(self.data, "event stream");
+        let body = *self;
+        (0..self.nodes).map_while(move |_| read_item(&mut reader, &body).ok())
+    }
+
+    /// The nodes as stored (memory proportional to the folded size, not the event count):
+    /// a part only some ranks have stays a loop run once, to be written back with the
+    /// stream's [`Sharing`].
+    pub fn to_nodes(&self) -> Vec<Node<EventKey>> {
+        self.iter()
+            .map(|item| match item {
+                Item::Leaf(leaf) => Node::Leaf(leaf),
+                Item::Loop {
+                    count,
+                    body,
+                    ranks,
+                    counts,
+                } => Node::Loop {
+                    count: if ranks.is_some() { 1 } else { count },
+                    body: body.to_nodes(),
+                    counts,
+                },
+            })
+            .collect()
+    }
+
+    /// The walked rank's own nodes: parts of other ranks left out, its own parts inlined,
+    /// and its share of the statistics of each leaf ([`Shares`]): the ranks that have a
+    /// leaf split its statistics evenly, so however a later merge regroups them, each
+    /// group gets its own ranks' part and the totals stay exact.
+    pub fn member_nodes(&self, shares: &mut Shares, member: usize) -> Vec<Node<EventKey>> {
+        let mut nodes = Vec::new();
+        let sharers = shares.members.clone();
+        self.member_nodes_into(shares, &sharers, member, &mut nodes);
+        nodes
+    }
+
+    /// `sharers`: the distances (from this body's first rank) of the members that have
+    /// this body, increasing; `member`: the walked one's index among them.
+    fn member_nodes_into(
+        &self,
+        shares: &mut Shares,
+        sharers: &[i64],
+        member: usize,
+        nodes: &mut Vec<Node<EventKey>>,
+    ) {
+        let parts = sharers.len().max(1) as u64;
+        for item in self.iter() {
+            match item {
+                Item::Leaf(mut leaf) => {
+                    leaf.duration = leaf.duration.share(member as u64, parts);
+                    leaf.gap = leaf.gap.share(member as u64, parts);
+                    if let Some(blurred) = &mut leaf.blurred {
+                        **blurred = blurred.share(member as u64, parts);
+                    }
+                    nodes.push(Node::Leaf(leaf));
+                }
+                Item::Loop {
+                    count,
+                    body,
+                    ranks: Some(set),
+                    ..
+                } => {
+                    if count > 0 {
+                        let inner = shares.part(body.id(), sharers, set);
+                        // Where the walked member falls among the part's (members of
+                        // one rank follow one another).
+                        let delta = sharers.get(member).map_or(0, |delta| delta - set.first());
+                        let same_rank = member - sharers.partition_point(|d| *d < sharers[member]);
+                        let index = inner.partition_point(|d| *d < delta) + same_rank;
+                        body.member_nodes_into(shares, &inner, index, nodes);
+                    }
+                }
+                Item::Loop {
+                    count,
+                    body,
+                    ranks: None,
+                    counts,
+                } => {
+                    let mut inner = Vec::new();
+                    body.member_nodes_into(shares, sharers, member, &mut inner);
+                    // Iteration counts are structure: every member has them.
+                    nodes.push(Node::Loop {
+                        count,
+                        body: inner,
+                        counts,
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// The members of a shared stream, for splitting its statistics among them
+/// ([`Body::member_nodes`]): their distances from the base rank, and for each part only
+/// some ranks have, which of them have it (computed once per part, not per member).
+pub struct Shares {
+    members: Arc<[i64]>,
+    parts: FastMap<usize, Arc<[i64]>>,
+}
+
+impl Shares {
+    /// `members`: every member's distance from the stream's base rank (two processes of
+    /// one rank: twice); the index given to [`Body::member_nodes`] is into them, sorted.
+    pub fn new(mut members: Vec<i64>) -> Shares {
+        members.sort_unstable();
+        Shares {
+            members: members.into(),
+            parts: FastMap::default(),
+        }
+    }
+
+    /// The members of the part `body` of `set` (distances from its first rank), of the
+    /// `sharers` of the body around it.
+    fn part(&mut self, body: usize, sharers: &[i64], set: &RankSet) -> Arc<[i64]> {
+        self.parts
+            .entry(body)
+            .or_insert_with(|| {
+                sharers
+                    .iter()
+                    .filter(|delta| set.contains(**delta))
+                    .map(|delta| delta - set.first())
+                    .collect()
+            })
+            .clone()
+    }
+}
+
+pub(super) fn read_leaf(
+    reader: &mut ByteReader,
+    key: EventKey,
+    shared: bool,
+    occurrences: u64,
+) -> Result<Leaf<EventKey>> {
+    let count = occurrences.wrapping_add(reader.i64()? as u64);
+    let duration = Stats::decode_with_count(reader, true, count)?;
+    let gap_count = duration.count.wrapping_add(reader.i64()? as u64);
+    let gap = Stats::decode_with_count(reader, false, gap_count)?;
+    let offset_low = reader.i64()?;
+    let offset_high = offset_low.wrapping_add(reader.i64()?);
+    let slowest = if shared { reader.i64()? } else { 0 };
+    let order_counts = if key.order_in_leaf() {
+        [reader.u64()?, reader.u64()?]
+    } else {
+        [0; 2]
+    };
+    let mut blurred = None;
+    if key.offset == OffsetRef::Blurred {
+        blurred.get_or_insert_with(Box::<Blurred>::default).offset =
+            Some(Histogram::decode(reader)?);
+    }
+    if key.flags & BLURRED_SIZE != 0 {
+        blurred.get_or_insert_with(Box::<Blurred>::default).size = Some(Histogram::decode(reader)?);
+    }
+    if key.flags & BLURRED_PEER != 0 {
+        let blurred = blurred.get_or_insert_with(Box::<Blurred>::default);
+        blurred.peer = Some(Histogram::decode(reader)?);
+        blurred.peers_seen = match reader.u64()? {
+            0 => None,
+            _ => Some(PeerSet::decode(reader)?),
+        };
+    }
+    Ok(Leaf {
+        key,
+        duration,
+        gap,
+        offset_low,
+        offset_high,
+        slowest,
+        order_counts,
+        blurred,
+    })
+}
+
+fn read_item<'a>(reader: &mut ByteReader<'a>, outer: &Body<'a>) -> Result<Item<'a>> {
+    let tag = reader.u64()?;
+    let key = match tag & 3 {
+        TAG_KEY_REFERENCE => *outer
+            .dictionary
+            .get((tag >> 2) as usize)
+            .ok_or_else(|| reader.corrupt("key index out of range"))?,
+        TAG_LOOP => {
+            let nodes = reader.u64()?;
+            let counts = if nodes & 1 != 0 {
+                Some(Box::new(Histogram::decode(reader)?))
+            } else {
+                None
+            };
+            let nodes = nodes >> 1;
+            let (slope, ranks) = if outer.shared {
+                (reader.i64()?, reader.u64()?)
+            } else {
+                (0, 0)
+            };
+            let data = reader.bytes()?;
+            // In a stream ranks share, the count may be affine in the rank.
+            let mut count = (tag >> 2) as i128 + slope as i128 * outer.rank_delta as i128;
+            let mut rank_delta = outer.rank_delta;
+            let mut first_rank = outer.first_rank;
+            let ranks = (ranks as usize)
+                .checked_sub(1)
+                .and_then(|index| outer.rank_sets.get(index));
+            // A part only some ranks have stores its values as the first of them has them;
+            // a rank without it sees it as that rank does (to show), run no times.
+            if let Some(set) = ranks {
+                first_rank = first_rank.wrapping_add(set.first());
+                if set.contains(rank_delta) {
+                    rank_delta -= set.first();
+                } else {
+                    (count, rank_delta) = (0, 0);
+                }
+            }
+            let occurrences = match &counts {
+                Some(counts) => counts.sum.clamp(0, u64::MAX as i128) as u64,
+                None => outer.occurrences.saturating_mul(tag >> 2),
+            };
+            return Ok(Item::Loop {
+                count: count.clamp(0, u64::MAX as i128) as u64,
+                body: Body {
+                    data,
+                    nodes,
+                    rank_delta,
+                    first_rank,
+                    occurrences,
+                    ..*outer
+                },
+                ranks,
+                counts,
+            });
+        }
+        _ => decode_key(reader)?,
+    };
+    let mut leaf = read_leaf(reader, key, outer.shared, outer.occurrences)?;
+    if let Some(slopes) = (leaf.key.parameters as usize)
+        .checked_sub(1)
+        .and_then(|index| outer.parameters.get(index))
+    {
+        slopes.apply(&mut leaf, outer.first_rank, outer.rank_delta);
+    }
+    leaf.slowest = leaf.slowest.wrapping_sub(outer.rank_delta);
+    Ok(Item::Leaf(leaf))
+}

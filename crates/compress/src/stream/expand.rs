@@ -1,0 +1,274 @@
+//! Expanding a stream into its events: every occurrence in order, with exact keys, files
+//! and offsets, times from the leaves' statistics, blurred values drawn from their
+//! histograms at well-spread points; loop bodies decoded once per expansion.
+
+use super::*;
+
+impl EncodedStream {
+    /// Every event in order, with exact keys, files and offsets; start and duration come
+    /// from the leaves' mean gap and duration (exact only for the first start).
+    pub fn expand(&self, class_of: impl Fn(u16) -> Option<CallClass>, visit: impl FnMut(Event)) {
+        self.expand_for_rank(0, self.first_start, class_of, visit)
+    }
+
+    /// [`EncodedStream::expand`] for the rank `rank_delta` from the base rank, whose first
+    /// event started at `first_start`.
+    pub fn expand_for_rank(
+        &self,
+        rank_delta: i64,
+        first_start: u64,
+        class_of: impl Fn(u16) -> Option<CallClass>,
+        mut visit: impl FnMut(Event),
+    ) {
+        self.expand_while_for_rank(rank_delta, first_start, class_of, |event| {
+            visit(event);
+            true
+        })
+    }
+
+    /// [`EncodedStream::expand_for_rank`] until `visit` returns false: the walk stops there
+    /// (a reader that has what it wants, or an export whose output failed, does not walk
+    /// the rest of a billion-iteration loop).
+    pub fn expand_while_for_rank(
+        &self,
+        rank_delta: i64,
+        first_start: u64,
+        class_of: impl Fn(u16) -> Option<CallClass>,
+        mut visit: impl FnMut(Event) -> bool,
+    ) {
+        /// Items of loop bodies kept decoded, at most (about 300 bytes each).
+        const DECODED_ITEMS: usize = 1 << 16;
+        struct Expansion<'f, 's, C, V> {
+            relative: Relative,
+            /// The column's entries not yet taken.
+            column: std::slice::Iter<'f, i64>,
+            clock: u64,
+            started: bool,
+            class_of: C,
+            visit: &'f mut V,
+            stopped: bool,
+            random: SplitMix,
+            /// Each call site's sizes and peers over the whole stream, for leaves whose own
+            /// histograms are empty ([`EncodedStream::site_histograms`]).
+            sites: FastMap<(u16, u32), SiteHistograms>,
+            /// Where each blurred value's sequence of well-spread points is (by body, node
+            /// in it, and value): its draws take the histogram's bins in proportion.
+            points: FastMap<(usize, usize, u8), f64>,
+            /// Loop bodies decoded ([`Expansion::decoded`]), and their items together.
+            decoded: FastMap<usize, std::rc::Rc<[Item<'s>]>>,
+            decoded_items: usize,
+        }
+        impl<'s, C: Fn(u16) -> Option<CallClass>, V: FnMut(Event) -> bool> Expansion<'_, 's, C, V> {
+            /// The next point of the sequence of `value` (golden-ratio steps from a drawn
+            /// start: a low-discrepancy sequence in [0, 1)).
+            fn point(&mut self, value: (usize, usize, u8)) -> f64 {
+                const STEP: f64 = 0.618_033_988_749_894_9;
+                let random = &mut self.random;
+                let point = self.points.entry(value).or_insert_with(|| random.unit());
+                let at = *point;
+                *point = (at + STEP).fract();
+                at
+            }
+
+            /// A body's items, decoded once per expansion for a body that runs more than
+            /// once (a loop's): decoding a leaf's statistics again at every iteration cost
+            /// more than the replayed call itself for a small I/O.
+            fn decoded(&mut self, body: Body<'s>) -> std::rc::Rc<[Item<'s>]> {
+                if let Some(items) = self.decoded.get(&body.id()) {
+                    return items.clone();
+                }
+                let items: std::rc::Rc<[Item<'s>]> = body.iter().collect();
+                if self.decoded_items + items.len() <= DECODED_ITEMS {
+                    self.decoded_items += items.len();
+                    self.decoded.insert(body.id(), items.clone());
+                }
+                items
+            }
+
+            fn body(&mut self, body: Body<'s>) {
+                for (index, item) in body.iter().enumerate() {
+                    self.item(&item, (body.id(), index));
+                    if self.stopped {
+                        return;
+                    }
+                }
+            }
+
+            fn item(&mut self, item: &Item<'s>, node: (usize, usize)) {
+                match item {
+                    Item::Leaf(leaf) => self.leaf(leaf, node),
+                    Item::Loop {
+                        count,
+                        body,
+                        counts,
+                        ..
+                    } => {
+                        // Counts that differ: each occurrence draws its own.
+                        let count = match counts {
+                            Some(counts) if *count > 0 => {
+                                let at = self.point((node.0, node.1, 3));
+                                counts.draw_at(at, &mut self.random).max(0) as u64
+                            }
+                            _ => *count,
+                        };
+                        if count <= 1 {
+                            if count == 1 {
+                                self.body(*body);
+                            }
+                            return;
+                        }
+                        let items = self.decoded(*body);
+                        for _ in 0..count {
+                            for (index, item) in items.iter().enumerate() {
+                                if self.stopped {
+                                    return;
+                                }
+                                self.item(item, (body.id(), index));
+                            }
+                        }
+                    }
+                }
+            }
+
+            fn leaf(&mut self, leaf: &Leaf<EventKey>, node: (usize, usize)) {
+                let mut key = leaf.key;
+                let mut flags = key.flags & !TAG_STEP;
+                let class = (self.class_of)(key.call);
+                let (file_plus_one, offset, aux) = match key.offset {
+                    OffsetRef::Column => {
+                        let entry = self.column.next().copied();
+                        self.relative.decode_from_column(&key, class, entry)
+                    }
+                    _ => {
+                        // Blurred parameters drawn from their histograms: never a value
+                        // outside what the leaf saw; what follows is relative to them.
+                        let blurred = leaf.blurred.as_deref();
+                        let site = self.sites.get(&(key.call, key.context));
+                        let or_site = |own: Option<&'_ Histogram>, site: Option<&'_ Histogram>| {
+                            own.filter(|own| own.count > 0).or(site).or(own).cloned()
+                        };
+                        let size = or_site(
+                            blurred.and_then(|b| b.size.as_ref()),
+                            site.and_then(|s| s.size.as_ref()),
+                        );
+                        let peers = or_site(
+                            blurred.and_then(|b| b.peer.as_ref()),
+                            site.and_then(|s| s.peer.as_ref()),
+                        );
+                        if let Some(size) = blurred.and(size) {
+                            let at = self.point((node.0, node.1, 0));
+                            let drawn = size.draw_at(at, &mut self.random);
+                            if key.flags & BLURRED_RESULT != 0 {
+                                key.result = drawn.wrapping_sub(key.request as i64);
+                            } else {
+                                key.request = drawn.max(0) as u64;
+                            }
+                        }
+                        if let Some(peers) = blurred.and(peers) {
+                            // A peer drawn, then the nearest one the leaf really talked to.
+                            let at = self.point((node.0, node.1, 1));
+                            let drawn = peers.draw_at(at, &mut self.random);
+                            let peer = blurred
+                                .and_then(|b| b.peers_seen.as_ref())
+                                .and_then(|seen| seen.nearest(drawn, peers.min, peers.max))
+                                .unwrap_or(drawn);
+                            key.aux = (key.aux & !0xffff_ffff) | peer as u32 as u64;
+                        }
+                        let offset = blurred.and_then(|b| b.offset.as_ref()).map(|offset| {
+                            flags |= BLURRED_OFFSET;
+                            (offset, self.point((node.0, node.1, 2)))
+                        });
+                        let offset =
+                            offset.map(|(offset, at)| offset.draw_at(at, &mut self.random));
+                        self.relative.decode_drawn(&key, class, offset)
+                    }
+                };
+                let key = &key;
+                let start = if self.started {
+                    self.clock.saturating_add(leaf.gap.mean.round() as u64)
+                } else {
+                    self.clock
+                };
+                self.started = true;
+                let duration = leaf.duration.mean.round() as u64;
+                self.clock = start.saturating_add(duration);
+                let (request, result) =
+                    positional::absolute(key.flags, offset, key.request, key.result());
+                self.stopped = !(self.visit)(Event {
+                    call: key.call,
+                    start,
+                    duration,
+                    file: file_plus_one.checked_sub(1).map(|file| file as u32),
+                    handle: key.handle,
+                    offset,
+                    request,
+                    result,
+                    errno: key.errno,
+                    context: key.context,
+                    aux,
+                    flags: flags
+                        | if leaf.duration.count > 1 {
+                            event_flags::TIMES_FROM_STATISTICS
+                        } else {
+                            0
+                        },
+                });
+            }
+        }
+        let mut expansion = Expansion {
+            relative: Relative::default(),
+            column: self.column.iter(),
+            clock: first_start,
+            started: false,
+            class_of,
+            visit: &mut visit,
+            stopped: false,
+            random: SplitMix::new(EXPANSION_SEED ^ rank_delta as u64),
+            sites: self.site_histograms(),
+            points: FastMap::default(),
+            decoded: FastMap::default(),
+            decoded_items: 0,
+        };
+        expansion.body(self.nodes_for_rank(rank_delta));
+    }
+
+    /// Of each call site (call, calling context), the blurred sizes and peers of all the
+    /// stream's leaves there, merged. When ranks merge, a site's values may all land in one
+    /// rank part's leaf and leave another part's histograms empty: a rank expanding that
+    /// part draws from the site's instead of drawing nothing.
+    fn site_histograms(&self) -> FastMap<(u16, u32), SiteHistograms> {
+        fn gather(body: Body, sites: &mut FastMap<(u16, u32), SiteHistograms>) {
+            for item in body.iter() {
+                match item {
+                    Item::Leaf(leaf) => {
+                        let Some(blurred) = leaf.blurred.as_deref() else {
+                            continue;
+                        };
+                        let site = sites.entry((leaf.key.call, leaf.key.context)).or_default();
+                        for (into, from) in [
+                            (&mut site.size, blurred.size.as_ref()),
+                            (&mut site.peer, blurred.peer.as_ref()),
+                        ] {
+                            if let Some(from) = from.filter(|from| from.count > 0) {
+                                into.get_or_insert_with(|| Histogram::new(DEFAULT_BINS))
+                                    .merge(from);
+                            }
+                        }
+                    }
+                    Item::Loop { body, .. } => gather(body, sites),
+                }
+            }
+        }
+        // One walk of the structure (not of the events it stands for).
+        let mut sites = FastMap::default();
+        gather(self.nodes(), &mut sites);
+        sites
+    }
+}
+
+/// A call site's blurred values over a whole stream.
+#[derive(Default)]
+struct SiteHistograms {
+    size: Option<Histogram>,
+    peer: Option<Histogram>,
+}

@@ -449,7 +449,8 @@ macro_rules! for_each_call {
             MPI_Comm_create Mpi Collective custom;
             MPI_Cart_create Mpi Collective custom;
             MPI_Comm_made Mpi Meta share;
-            MPI_Comm_free Mpi Meta generated (comm: *mut MpiHandle) -> c_int => mpi_local();
+            // The communicator freed is its handle (read before the call nulls it).
+            MPI_Comm_free Mpi Meta custom;
             MPI_Type_contiguous Mpi Meta generated (count: c_int, oldtype: MpiHandle, newtype: *mut MpiHandle) -> c_int
                 => mpi_local();
             MPI_Type_vector Mpi Meta generated (count: c_int, blocklength: c_int, stride: c_int, oldtype: MpiHandle, newtype: *mut MpiHandle) -> c_int

@@ -3,7 +3,9 @@
 //! `MPI_Comm_made` share with the new communicator as its handle and, in `aux` as a peer
 //! and a tag, the world rank of the new communicator's rank 0 and this rank's rank in it
 //! (`MPI_UNDEFINED` and 0 for a rank left out). That is a split's color and key, so a
-//! replay makes every communicator again, its members in the same order.
+//! replay makes every communicator again, its members in the same order. `MPI_Comm_free`
+//! keeps the communicator it frees as its handle (the call sets the program's to
+//! `MPI_COMM_NULL`), so the replay frees the same one.
 
 use std::ffi::c_int;
 use std::sync::atomic::AtomicUsize;
@@ -136,3 +138,41 @@ communicator_hook!(
     comm,
     newcomm
 );
+
+/// Traced with the communicator it frees as its handle.
+///
+/// # Safety
+/// The MPI function's own contract.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_free(comm: *mut MpiHandle) -> c_int {
+    type Real = unsafe extern "C" fn(*mut MpiHandle) -> c_int;
+    let Some(real) = crate::real::get(Call::MPI_Comm_free) else {
+        return missing();
+    };
+    // SAFETY: `real` is the next definition of this very symbol.
+    let real = unsafe { std::mem::transmute::<usize, Real>(real) };
+    let Some(scope) = Scope::enter() else {
+        // SAFETY: forwarding the caller's own argument.
+        return unsafe { real(comm) };
+    };
+    // Before the call, which replaces it with MPI_COMM_NULL.
+    let freed = if comm.is_null() {
+        None
+    } else {
+        // SAFETY: MPI requires `comm` to point to a valid communicator handle.
+        unsafe { mpi_abi::handle_at(comm.cast(), 0) }
+    };
+    traced_with(
+        &scope,
+        Call::MPI_Comm_free,
+        // SAFETY: forwarding the caller's own argument.
+        || unsafe { real(comm) },
+        |scope, times, ret| {
+            record(scope, Call::MPI_Comm_free, times, |event, state| {
+                adapters::mpi_local(event, state, ret);
+                event.handle = freed.map_or(0, mpi_abi::communicator);
+                true
+            })
+        },
+    )
+}

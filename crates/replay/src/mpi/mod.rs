@@ -92,6 +92,7 @@ functions! {
     comm_dup = "PMPI_Comm_dup" (H, H);
     comm_dup_traced = "MPI_Comm_dup" (H, H);
     comm_split = "MPI_Comm_split" (H, c_int, c_int, H);
+    comm_free = "MPI_Comm_free" (H);
     abort = "PMPI_Abort" (H, c_int);
     send = "MPI_Send" (H, c_int, H, c_int, c_int, H);
     ssend = "MPI_Ssend" (H, c_int, H, c_int, c_int, H);

@@ -344,6 +344,15 @@ impl<'a> Thread<'a> {
                 self.made.insert(event.handle, new);
                 return Some(Some(Moved::Nothing));
             }
+            // One made again is freed again (the world-wide copy of an older trace is not).
+            "MPI_Comm_free" => {
+                let mut made = self.made.remove(&event.handle)?;
+                if made as usize as H != mpi.constants.comm_null {
+                    // SAFETY: a communicator this replay made, freed once.
+                    unsafe { (mpi.functions.comm_free)((&raw mut made).cast()) };
+                }
+                return Some(Some(Moved::Nothing));
+            }
             _ => return None,
         };
         let parent = self.communicator(event.handle)?;

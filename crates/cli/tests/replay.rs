@@ -507,7 +507,8 @@ fn every_collective_and_mpi_io_form_replays_and_nothing_outlives_its_file() {
 fn sub_communicators_replay_with_their_members_in_order_under(mpi: Mpi) {
     // tests/programs/patterns/subcomms.c on a 2 × 2 grid: row and column communicators
     // (the columns in reverse order), a dup, the even ranks' communicator (MPI_Comm_create:
-    // the odd ranks get MPI_COMM_NULL), a periodic ring (MPI_Cart_create), and collectives
+    // the odd ranks get MPI_COMM_NULL), a periodic ring (MPI_Cart_create), the node
+    // (MPI_Comm_split_type, as IOR counts nodes), and collectives
     // and Sendrecvs on each. The tracer keeps each new communicator's rank 0 (as a world
     // rank) and this rank's rank in it, so the replay makes them again as splits; a free
     // keeps the communicator it freed, so the replay frees the same.
@@ -518,7 +519,7 @@ fn sub_communicators_replay_with_their_members_in_order_under(mpi: Mpi) {
     assert!(!said.contains("not replayed"), "{said}");
     // Made again: a dup as a dup, the others as splits of the same parent.
     let normalised = |mut calls: BTreeMap<String, (u64, u64)>| {
-        for made_as_split in ["MPI_Comm_create", "MPI_Cart_create"] {
+        for made_as_split in ["MPI_Comm_create", "MPI_Cart_create", "MPI_Comm_split_type"] {
             if let Some((count, _)) = calls.remove(made_as_split) {
                 calls.entry("MPI_Comm_split".into()).or_default().0 += count;
             }
@@ -526,13 +527,14 @@ fn sub_communicators_replay_with_their_members_in_order_under(mpi: Mpi) {
         calls
     };
     let original = normalised(mpi_calls(&trace));
-    // Per rank: 2 row/column splits, a dup, the evens' create and the ring's cart (5
-    // communicators made, each with its share, and freed: 4 × 4 and the 2 evens'); 8 + 64
-    // + 4 (evens only) bytes of collectives, Sendrecvs of 16 and 32 bytes.
-    assert_eq!(original["MPI_Comm_split"], (16, 0));
-    assert_eq!(original["MPI_Comm_made"], (20, 0));
-    assert_eq!(original["MPI_Comm_free"], (18, 0));
-    assert_eq!(original["MPI_Allreduce"], (6, 40));
+    // Per rank: 2 row/column splits, a dup, the evens' create, the ring's cart and the
+    // node's split_type (6 communicators made, each with its share, and freed: 4 × 5 and
+    // the 2 evens'); Allreduces of 8 (rows), 4 (evens only) and 4 (node) bytes, a Bcast of
+    // 64, Sendrecvs of 16 and 32 bytes.
+    assert_eq!(original["MPI_Comm_split"], (20, 0));
+    assert_eq!(original["MPI_Comm_made"], (24, 0));
+    assert_eq!(original["MPI_Comm_free"], (22, 0));
+    assert_eq!(original["MPI_Allreduce"], (10, 56));
     assert_eq!(original["MPI_Bcast"], (4, 256));
     assert_eq!(original["MPI_Sendrecv"], (8, 192));
     assert_eq!(normalised(mpi_calls(&replay)), original, "{said}");

@@ -441,10 +441,12 @@ macro_rules! for_each_call {
                 => mpi_collective(count, datatype, -1, comm);
 
             // ---- MPI communicators (collective over the old communicator) and datatypes ----
-            // Each is followed by its `MPI_Comm_made` share: the new communicator, the world
+            // Each (`MPI_Comm_split_type` too: the ranks of one node, as IOR counts nodes)
+            // is followed by its `MPI_Comm_made` share: the new communicator, the world
             // rank of its rank 0 and this rank's rank in it (hooks in communicators.rs), so a
             // replay makes it again.
             MPI_Comm_split Mpi Collective custom;
+            MPI_Comm_split_type Mpi Collective custom;
             MPI_Comm_dup Mpi Collective custom;
             MPI_Comm_create Mpi Collective custom;
             MPI_Cart_create Mpi Collective custom;

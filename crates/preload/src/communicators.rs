@@ -1,5 +1,5 @@
-//! Communicator creation (`MPI_Comm_split`, `MPI_Comm_dup`, `MPI_Comm_create`,
-//! `MPI_Cart_create`): the call's event (a collective over the old communicator), then its
+//! Communicator creation (`MPI_Comm_split`, `MPI_Comm_split_type`, `MPI_Comm_dup`,
+//! `MPI_Comm_create`, `MPI_Cart_create`): the call's event (a collective over the old communicator), then its
 //! `MPI_Comm_made` share with the new communicator as its handle and, in `aux` as a peer
 //! and a tag, the world rank of the new communicator's rank 0 and this rank's rank in it
 //! (`MPI_UNDEFINED` and 0 for a rank left out). That is a split's color and key, so a
@@ -124,6 +124,17 @@ macro_rules! communicator_hook {
 }
 
 communicator_hook!(MPI_Comm_split(comm: MpiHandle, color: c_int, key: c_int, newcomm: *mut MpiHandle), comm, newcomm);
+communicator_hook!(
+    MPI_Comm_split_type(
+        comm: MpiHandle,
+        split_type: c_int,
+        key: c_int,
+        info: MpiHandle,
+        newcomm: *mut MpiHandle
+    ),
+    comm,
+    newcomm
+);
 communicator_hook!(MPI_Comm_dup(comm: MpiHandle, newcomm: *mut MpiHandle), comm, newcomm);
 communicator_hook!(MPI_Comm_create(comm: MpiHandle, group: MpiHandle, newcomm: *mut MpiHandle), comm, newcomm);
 communicator_hook!(

@@ -8,7 +8,9 @@
  *     64 bytes from column rank 0 and a Sendrecv of 16 bytes with the other rank;
  *   the row copy: a Barrier;
  *   the even ranks: an Allreduce of 4 bytes;
- *   the ring: a Sendrecv of 32 bytes to the next rank, from the previous.
+ *   the ring: a Sendrecv of 32 bytes to the next rank, from the previous;
+ *   the node (MPI_Comm_split_type, shared memory: every rank here, as IOR counts nodes):
+ *     an Allreduce of 4 bytes.
  * Usage: subcomms DIRECTORY (unused) */
 #include <mpi.h>
 #include <string.h>
@@ -49,6 +51,11 @@ int main(int argc, char **argv) {
     MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring);
     int next = (rank + 1) % size, previous = (rank + size - 1) % size;
     MPI_Sendrecv(out, 32, MPI_CHAR, next, 6, in, 32, MPI_CHAR, previous, 6, ring, MPI_STATUS_IGNORE);
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int one = 1, on_node = 0;
+    MPI_Allreduce(&one, &on_node, 1, MPI_INT, MPI_SUM, node);
+    MPI_Comm_free(&node);
     MPI_Group_free(&even_group);
     MPI_Group_free(&world_group);
     MPI_Comm_free(&ring);

@@ -322,6 +322,7 @@ impl<'a> Thread<'a> {
         let mpi = self.job.mpi;
         let held = match name {
             "MPI_Comm_split" => "MPI_Comm_split",
+            "MPI_Comm_split_type" => "MPI_Comm_split_type",
             "MPI_Comm_dup" => "MPI_Comm_dup",
             "MPI_Comm_create" => "MPI_Comm_create",
             "MPI_Cart_create" => "MPI_Cart_create",

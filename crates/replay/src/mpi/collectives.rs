@@ -74,32 +74,7 @@ impl Thread<'_> {
             "MPI_Gatherv" | "MPI_Allgatherv" | "MPI_Scatterv" => {
                 // Each rank's own count is in its trace; the root (or everyone) learns the
                 // others' through PMPI, unseen.
-                let mut counts = vec![0 as c_int; size as usize];
-                let mine = bytes;
-                unsafe {
-                    if name == "MPI_Allgatherv" {
-                        (f.pmpi_allgather)(
-                            (&raw const mine).cast_mut().cast(),
-                            1,
-                            c.int,
-                            counts.as_mut_ptr().cast(),
-                            1,
-                            c.int,
-                            world,
-                        );
-                    } else {
-                        (f.pmpi_gather)(
-                            (&raw const mine).cast_mut().cast(),
-                            1,
-                            c.int,
-                            counts.as_mut_ptr().cast(),
-                            1,
-                            c.int,
-                            root,
-                            world,
-                        );
-                    }
-                }
+                let mut counts = self.counts_of(bytes, root, name == "MPI_Allgatherv", world);
                 let (displacements, total) = displacements(&counts);
                 let counts_pointer: H = counts.as_mut_ptr().cast();
                 let displacements_pointer: H = displacements.as_ptr().cast_mut().cast();
@@ -155,14 +130,7 @@ impl Thread<'_> {
             }
             "MPI_Alltoallv" | "MPI_Reduce_scatter" => {
                 // The trace keeps the total over the peers: spread evenly.
-                let even = |total: u64| -> Vec<c_int> {
-                    (0..size as u64)
-                        .map(|peer| {
-                            (total / size as u64 + u64::from(peer < total % size as u64)) as c_int
-                        })
-                        .collect()
-                };
-                let mut send_counts = even(event.request);
+                let mut send_counts = spread(event.request, size as usize);
                 if name == "MPI_Reduce_scatter" {
                     let mine = send_counts[rank_of(mpi, world) as usize] as usize;
                     let (out, into) = (self.payload(event.request as usize), self.landing(mine));
@@ -177,18 +145,7 @@ impl Thread<'_> {
                         )
                     };
                 } else {
-                    let mut receive_counts = vec![0 as c_int; size as usize];
-                    unsafe {
-                        (f.pmpi_alltoall)(
-                            send_counts.as_mut_ptr().cast(),
-                            1,
-                            c.int,
-                            receive_counts.as_mut_ptr().cast(),
-                            1,
-                            c.int,
-                            world,
-                        );
-                    }
+                    let mut receive_counts = self.received_counts(&send_counts, world);
                     let (send_at, send_total) = displacements(&send_counts);
                     let (receive_at, receive_total) = displacements(&receive_counts);
                     let (out, into) = (self.payload(send_total), self.landing(receive_total));

@@ -225,7 +225,7 @@ impl Thread<'_> {
             request: 0,
             buffer: vec![b'c'; send + receive],
             receive: false,
-            file: false,
+            file: None,
             arrays: Vec::new(),
         };
         let out: H = pending.buffer.as_mut_ptr().cast();
@@ -344,7 +344,7 @@ impl Thread<'_> {
             request: 0,
             buffer: vec![b'c'; send + receive],
             receive: false,
-            file: false,
+            file: None,
             arrays: Vec::new(),
         };
         // Arrays laid out as the library reads them: ints, or datatype handles.

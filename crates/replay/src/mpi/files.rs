@@ -106,7 +106,7 @@ impl Thread<'_> {
         let offset = event.aux as i64;
         match name {
             "MPI_File_close" => {
-                self.settle_file();
+                self.settle_file(event.handle);
                 self.files.remove(&event.handle);
                 unsafe { (f.file_close)((&raw mut file).cast()) };
                 Some(Moved::Nothing)
@@ -264,7 +264,7 @@ impl Thread<'_> {
                     request: 0,
                     buffer: vec![b'c'; each],
                     receive: false,
-                    file: true,
+                    file: Some(event.handle),
                     arrays: Vec::new(),
                 };
                 let buffer = pending.buffer.as_mut_ptr().cast();

@@ -17,10 +17,11 @@ pub(super) struct Pending {
     pub(super) buffer: Vec<u8>,
     /// A point-to-point receive: its bytes are what its status says arrived.
     pub(super) receive: bool,
-    /// An MPI-IO request: the library may progress it only inside a test or a wait (not
-    /// `MPI_Request_get_status`), so polling tests it, which frees it when done (its
-    /// handle becomes `MPI_REQUEST_NULL`, which the wait then completes at once).
-    pub(super) file: bool,
+    /// An MPI-IO request, on this recorded file: the library may progress it only inside a
+    /// test or a wait (not `MPI_Request_get_status`), so polling tests it, which frees it
+    /// when done (its handle becomes `MPI_REQUEST_NULL`, which the wait then completes at
+    /// once).
+    pub(super) file: Option<u64>,
     /// Count, displacement and datatype arrays a non-blocking v- or w-form reads until it
     /// completes.
     pub(super) arrays: Vec<Vec<u64>>,
@@ -109,7 +110,7 @@ impl<'a> Thread<'a> {
             request: 0,
             buffer: vec![0; bytes as usize],
             receive: true,
-            file: false,
+            file: None,
             arrays: Vec::new(),
         };
         let buffer = pending.buffer.as_mut_ptr().cast();
@@ -217,7 +218,7 @@ impl<'a> Thread<'a> {
                 // SAFETY: a request of ours (tested in place: the library may replace it
                 // with the null request); the status has room for either family's.
                 unsafe {
-                    if pending.file {
+                    if pending.file.is_some() {
                         (functions.pmpi_test)(
                             (&raw mut pending.request).cast(),
                             (&raw mut flag).cast(),
@@ -266,16 +267,16 @@ impl<'a> Thread<'a> {
             .sum()
     }
 
-    /// Before a file closes: its thread's MPI-IO requests that are still pending are tested
-    /// once more; one not finished is left to the library (its buffer kept, counted), so no
-    /// request outlives its file in our hands (a wait on it after the close would touch a
-    /// freed file).
-    pub(super) fn settle_file(&mut self) {
+    /// Before the file `recorded` closes: this thread's MPI-IO requests on it that are still
+    /// pending are tested once more; one not finished is left to the library (its buffer
+    /// kept, counted), so no request outlives its file in our hands (a wait on it after the
+    /// close would touch a freed file).
+    pub(super) fn settle_file(&mut self, recorded: u64) {
         let mut status = [0u64; 4];
         let functions = &self.job.mpi.functions;
         let mut kept = VecDeque::with_capacity(self.pending.len());
         for mut pending in std::mem::take(&mut self.pending) {
-            if !pending.file {
+            if pending.file != Some(recorded) {
                 kept.push_back(pending);
                 continue;
             }
@@ -457,7 +458,7 @@ impl<'a> Thread<'a> {
                     request: 0,
                     buffer: vec![b'c'; bytes as usize],
                     receive: false,
-                    file: false,
+                    file: None,
                     arrays: Vec::new(),
                 };
                 let start = if name == "MPI_Issend" {
@@ -578,7 +579,7 @@ impl<'a> Thread<'a> {
                     request: 0,
                     buffer: vec![0; bytes.max(0) as usize],
                     receive: true,
-                    file: false,
+                    file: None,
                     arrays: Vec::new(),
                 };
                 unsafe {

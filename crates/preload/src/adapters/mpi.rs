@@ -474,6 +474,16 @@ fn read_int(value: *const c_int) -> c_int {
     }
 }
 
+/// A Fortran `INTEGER(KIND=MPI_OFFSET_KIND)` argument, `missing` when absent.
+fn read_offset(value: *const MpiOffset, missing: MpiOffset) -> MpiOffset {
+    if value.is_null() {
+        missing
+    } else {
+        // SAFETY: Fortran passes every argument by reference.
+        unsafe { *value }
+    }
+}
+
 pub fn fortran_message(
     event: &mut RawEvent,
     state: &mut ThreadState,
@@ -585,12 +595,7 @@ pub fn fortran_file_transfer(
     ierror: *mut c_int,
     _ret: (),
 ) -> bool {
-    let offset = if offset.is_null() {
-        -1
-    } else {
-        // SAFETY: Fortran passes every argument by reference.
-        unsafe { *offset }
-    };
+    let offset = read_offset(offset, -1);
     mpi_file_transfer(
         event,
         state,
@@ -624,12 +629,7 @@ pub fn fortran_file_seek(
     _ret: (),
 ) -> bool {
     let handle = read_int(file) as u32 as usize as MpiHandle;
-    let offset = if offset.is_null() {
-        0
-    } else {
-        // SAFETY: MPI's argument, an MPI_OFFSET_KIND integer the call read.
-        unsafe { *offset }
-    };
+    let offset = read_offset(offset, 0);
     mpi_file_seek(
         event,
         state,
@@ -650,12 +650,7 @@ pub fn fortran_file_length(
     _ret: (),
 ) -> bool {
     let handle = read_int(file) as u32 as usize as MpiHandle;
-    let size = if size.is_null() {
-        0
-    } else {
-        // SAFETY: MPI's argument, an MPI_OFFSET_KIND integer the call read.
-        unsafe { *size }
-    };
+    let size = read_offset(size, 0);
     mpi_file_length(event, state, handle, size, read_int(ierror))
 }
 

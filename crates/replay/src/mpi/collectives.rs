@@ -8,6 +8,7 @@ use std::ffi::c_int;
 
 use cairn_model::Event;
 
+use super::thread::packed_ints;
 use super::{displacements, rank_of, Pending, Thread, H};
 use crate::posix::Moved;
 
@@ -348,15 +349,7 @@ impl Thread<'_> {
             arrays: Vec::new(),
         };
         // Arrays laid out as the library reads them: ints, or datatype handles.
-        let ints = |values: &[c_int]| -> Vec<u64> {
-            let mut packed = vec![0u64; values.len().div_ceil(2).max(1)];
-            let at = packed.as_mut_ptr().cast::<c_int>();
-            for (index, value) in values.iter().enumerate() {
-                // SAFETY: `packed` holds at least `values.len()` ints.
-                unsafe { *at.add(index) = *value };
-            }
-            packed
-        };
+        let ints = |values: &[c_int]| packed_ints(values.iter().map(|value| *value as u32));
         let (send_at, _) = displacements(&sends);
         let (receive_at, _) = displacements(&receives);
         let types = self.request_array(&vec![byte as usize as u64; size]);

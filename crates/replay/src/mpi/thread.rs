@@ -186,15 +186,7 @@ impl<'a> Thread<'a> {
     pub(super) fn request_array(&self, requests: &[u64]) -> Vec<u64> {
         match self.job.mpi.family {
             Family::OpenMpi => requests.to_vec(),
-            Family::Mpich => {
-                let mut packed = vec![0u64; requests.len().div_ceil(2).max(1)];
-                let ints = packed.as_mut_ptr().cast::<u32>();
-                for (index, request) in requests.iter().enumerate() {
-                    // SAFETY: `packed` holds at least `requests.len()` u32s.
-                    unsafe { *ints.add(index) = *request as u32 };
-                }
-                packed
-            }
+            Family::Mpich => packed_ints(requests.iter().map(|request| *request as u32)),
         }
     }
 
@@ -789,4 +781,16 @@ impl<'a> Thread<'a> {
         }
         Some(Moved::Read(received))
     }
+}
+
+/// 32-bit values laid out as a C `int` array, in 64-bit words (zeroed past the end): MPICH's
+/// handle arrays, and count and displacement arrays in either family.
+pub(super) fn packed_ints(values: impl ExactSizeIterator<Item = u32>) -> Vec<u64> {
+    let mut packed = vec![0u64; values.len().div_ceil(2).max(1)];
+    let at = packed.as_mut_ptr().cast::<u32>();
+    for (index, value) in values.enumerate() {
+        // SAFETY: `packed` holds room for `values.len()` u32s.
+        unsafe { *at.add(index) = value };
+    }
+    packed
 }

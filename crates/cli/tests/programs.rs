@@ -1447,7 +1447,10 @@ fn spmd_ranks_share_one_stream_and_the_trace_stays_flat() {
     // IOR-like, POSIX, one shared file, each rank its own blocks (offsets differ by rank):
     // every rank's events are one shared stream, and each rank's figures stay exact.
     let mut sizes = Vec::new();
-    for ranks in [2usize, 4, 8] {
+    // 16 ranks, not 8: over 6 ranks zstd's framing and the varint lengths of the times moved
+    // the figure by ±5 B per rank from run to run; over 14 it holds within ±1.
+    let rank_counts = [2usize, 4, 16];
+    for ranks in rank_counts {
         let (size, summary, dump) = mpi_trace_with_merge_arguments(
             "ior_like",
             ranks,
@@ -1475,7 +1478,7 @@ fn spmd_ranks_share_one_stream_and_the_trace_stays_flat() {
     }
     // What grows with the ranks is each process's record (pids and times): a few dozen
     // bytes per rank, never the events.
-    let per_rank = (sizes[2] as f64 - sizes[0] as f64) / 6.0;
+    let per_rank = (sizes[2] as f64 - sizes[0] as f64) / (rank_counts[2] - rank_counts[0]) as f64;
     eprintln!("ior_like: sizes {sizes:?}, {per_rank} B per rank");
     assert!(per_rank < 40.0, "sizes {sizes:?}: {per_rank} B per rank");
 

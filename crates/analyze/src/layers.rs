@@ -1,8 +1,9 @@
-//! Per I/O layer (POSIX, stdio, MPI-IO), Darshan's job-summary figures: operations by kind,
-//! the access-size histogram and the most common access sizes, the sequential and
-//! consecutive shares, and the I/O time per rank (mean, the slowest rank and its time, the
-//! variance across ranks). MPI-IO's POSIX sub-calls count at the POSIX layer, as Darshan's
-//! POSIX module counts the calls ROMIO makes.
+//! Per I/O layer (POSIX, stdio, MPI-IO, and library layers such as HDF5), Darshan's
+//! job-summary figures: operations by kind, the access-size histogram and the most common
+//! access sizes, the sequential and consecutive shares, and the I/O time per rank (mean,
+//! the slowest rank and its time, the variance across ranks). MPI-IO's POSIX sub-calls
+//! count at the POSIX layer, as Darshan's POSIX module counts the calls ROMIO makes, and a
+//! library's MPI-IO sub-calls at the MPI-IO layer.
 //!
 //! Fed one occurrence at a time by the summary's walk; the sizes are counted exactly (a
 //! folded loop's leaf has one size), so memory is one counter per distinct size and rank.
@@ -70,7 +71,9 @@ pub struct LayerProfiles(pub BTreeMap<String, LayerProfile>);
 
 impl LayerProfiles {
     pub fn add_occurrence(&mut self, occurrence: &Occurrence) {
-        if !matches!(occurrence.layer, Layer::Posix | Layer::Stdio | Layer::MpiIo) {
+        if !matches!(occurrence.layer, Layer::Posix | Layer::Stdio | Layer::MpiIo)
+            && !occurrence.layer.is_library()
+        {
             return;
         }
         let profile = self

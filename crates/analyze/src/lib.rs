@@ -8,6 +8,8 @@
 //! - [`messages`]: MPI bytes sent, received (from the statuses) and posted for.
 //! - [`layers`]: per I/O layer, operations, access sizes (histogram, most common),
 //!   sequential and consecutive shares, I/O time per rank (mean, slowest, variance).
+//! - [`stack`]: each MPI-IO call and what it became at the POSIX layer; each library call
+//!   (HDF5) and what it became at the MPI-IO, MPI and POSIX layers below.
 //! - [`alignment`]: misaligned POSIX requests (the one analysis that expands the trace,
 //!   up to a limit of events).
 //! - [`insights`]: Drishti's rules on the summary's figures (small or random requests,
@@ -24,4 +26,5 @@ pub mod layers;
 pub mod messages;
 pub mod phases;
 pub mod precision;
+pub mod stack;
 pub mod summary;

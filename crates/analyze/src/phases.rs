@@ -167,8 +167,10 @@ impl Phases {
             0
         };
         // The POSIX calls an MPI-IO call made moved the bytes it counts already.
-        let io = matches!(occurrence.layer, Layer::Posix | Layer::Stdio | Layer::MpiIo)
-            && !occurrence.inside_mpiio();
+        let io = (matches!(occurrence.layer, Layer::Posix | Layer::Stdio | Layer::MpiIo)
+            || occurrence.layer.is_library())
+            && !occurrence.inside_mpiio()
+            && !occurrence.inside_library();
         match occurrence.class {
             CallClass::Read if io => phase.bytes_read += bytes,
             CallClass::Write if io => phase.bytes_written += bytes,

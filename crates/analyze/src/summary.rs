@@ -7,6 +7,7 @@
 
 use crate::kernel_io::KernelIoSummary;
 use crate::messages::MessageSummary;
+pub use crate::stack::{LibraryCallSummary, MpiIoCallSummary};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use cairn_model::{CallClass, Layer};
@@ -127,6 +128,10 @@ pub struct FileSummary {
     /// `reads`/`writes`, which count the program's own calls), and their bytes.
     pub mpiio_subcalls: u64,
     pub mpiio_subcall_bytes: u64,
+    /// MPI-IO and POSIX calls a library (HDF5) made on this file inside the program's
+    /// library calls, and their bytes (not counted in `reads`/`writes`/`bytes_*` either).
+    pub library_subcalls: u64,
+    pub library_subcall_bytes: u64,
     /// POSIX reads and writes at a known offset and how many were not on an alignment
     /// boundary (absent when not judged: see `alignment`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -229,39 +234,6 @@ impl CallsByKind {
     }
 }
 
-/// One MPI-IO call (over all ranks) and the POSIX calls the MPI library made inside it.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct MpiIoCallSummary {
-    pub count: u64,
-    pub bytes: u64,
-    /// Mean latency of the MPI-IO call, seconds.
-    pub mean_latency: f64,
-    /// POSIX sub-calls made inside these calls, their bytes and total time.
-    pub posix_subcalls: u64,
-    pub posix_bytes: u64,
-    pub posix_time: f64,
-    /// Sub-calls per MPI-IO call.
-    pub fragmentation: f64,
-    /// The longest single POSIX sub-call, seconds.
-    pub max_posix_latency: f64,
-    /// The longest single call, seconds, and the rank that made it (the critical path of a
-    /// collective; exact also when ranks share a stream, whose times are otherwise merged).
-    pub max_latency: f64,
-    pub slowest_rank: Option<u32>,
-    #[serde(skip)]
-    time: f64,
-}
-
-/// POSIX sub-calls seen in a stream since its last MPI-IO call: they belong to the next
-/// MPI-IO call of that stream (a call is recorded when it returns, after its sub-calls).
-#[derive(Clone, Copy, Debug, Default)]
-struct PendingSubcalls {
-    count: u64,
-    bytes: u64,
-    time: f64,
-    max_latency: f64,
-}
-
 /// For MPI runs: calls by kind of rank 0 and the average of the other ranks.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct RankTable {
@@ -315,6 +287,9 @@ pub struct Summary {
     pub rank_table: Option<RankTable>,
     /// Per MPI-IO call: its latency, and what it became at the POSIX layer below.
     pub mpiio_calls: BTreeMap<String, MpiIoCallSummary>,
+    /// Per library call (HDF5...): its latency, and what it became at the MPI-IO, MPI and
+    /// POSIX layers below (empty without library calls).
+    pub library_calls: BTreeMap<String, LibraryCallSummary>,
     /// Call sites, by time spent: each distinct calling context and call.
     pub call_sites: Vec<CallSiteSummary>,
     /// The I/O problems the figures show, with their evidence (see `insights`).
@@ -528,7 +503,7 @@ struct Builder {
     /// (context, call index) → count, bytes, time (seconds).
     call_sites: BTreeMap<(u32, u16), (u64, u64, f64)>,
     /// Per stream (by address): sub-calls waiting for their MPI-IO call.
-    pending: BTreeMap<usize, PendingSubcalls>,
+    stack: crate::stack::Stack,
     /// Per leaf (by the address of its statistics) whose visits stood for only part of
     /// its occurrences: the files those visits named (their times are shares).
     split_leaves: HashMap<usize, BTreeSet<u32>>,
@@ -570,50 +545,20 @@ impl Visitor for Builder {
         summary.events += occurrence.count;
         let process_summary = &mut summary.process_list[occurrence.stream.process as usize];
         process_summary.events += occurrence.count;
-        // A POSIX call the MPI library made inside an MPI-IO call moved bytes the program's
-        // MPI-IO call already counts.
-        let subcall = occurrence.inside_mpiio();
-        let stream_key = occurrence.stream as *const _ as usize;
-        if subcall {
-            let pending = self.pending.entry(stream_key).or_default();
-            pending.count += occurrence.count;
-            if occurrence.class.moves_data() {
-                pending.bytes += occurrence.bytes();
-            }
-            pending.time += occurrence.time / 1e9;
-            pending.max_latency = pending
-                .max_latency
-                .max(occurrence.duration.max as f64 / 1e9);
-        } else if occurrence.layer == Layer::MpiIo {
-            let pending = self.pending.remove(&stream_key).unwrap_or_default();
-            let entry = summary
-                .mpiio_calls
-                .entry(occurrence.call.name.clone())
-                .or_default();
-            entry.count += occurrence.count;
-            if occurrence.class.moves_data() {
-                entry.bytes += occurrence.bytes();
-            }
-            entry.time += occurrence.time / 1e9;
-            entry.posix_subcalls += pending.count;
-            entry.posix_bytes += pending.bytes;
-            entry.posix_time += pending.time;
-            entry.max_posix_latency = entry.max_posix_latency.max(pending.max_latency);
-            let longest = occurrence.duration.max as f64 / 1e9;
-            if entry.slowest_rank.is_none() && longest >= entry.max_latency
-                || longest > entry.max_latency
-            {
-                entry.max_latency = longest;
-                entry.slowest_rank = occurrence.slowest_rank;
-            }
-        }
+        // A POSIX call the MPI library made inside an MPI-IO call, or any call a library
+        // (HDF5) made inside the program's library call, moved bytes the program's call
+        // already counts: it is that call's sub-call.
+        let subcall = occurrence.inside_mpiio() || occurrence.inside_library();
+        self.stack.add(occurrence);
         process_summary.mpi_messages.add_occurrence(occurrence);
         self.layer_profiles.add_occurrence(occurrence);
         self.blurred.add_occurrence(occurrence);
         self.phases.add(occurrence);
         let count = occurrence.count as f64;
         let kinds = &mut process_summary.calls_by_kind;
+        // What a library (HDF5) did inside the program's call is not the program's call.
         match occurrence.class {
+            _ if occurrence.inside_library() => {}
             // `MPI_Isend` from C, `mpi_isend_` from Fortran.
             CallClass::PointToPoint
                 if occurrence
@@ -684,9 +629,18 @@ impl Visitor for Builder {
                 }
             });
             if subcall {
-                entry.mpiio_subcalls += occurrence.count;
-                if matches!(occurrence.class, CallClass::Read | CallClass::Write) {
-                    entry.mpiio_subcall_bytes += occurrence.bytes();
+                let moved = if matches!(occurrence.class, CallClass::Read | CallClass::Write) {
+                    occurrence.bytes()
+                } else {
+                    0
+                };
+                if occurrence.inside_mpiio() {
+                    entry.mpiio_subcalls += occurrence.count;
+                    entry.mpiio_subcall_bytes += moved;
+                }
+                if occurrence.inside_library() {
+                    entry.library_subcalls += occurrence.count;
+                    entry.library_subcall_bytes += moved;
                 }
                 *entry
                     .layers
@@ -754,7 +708,7 @@ pub fn summarize(trace: &Trace, options: Options) -> Result<Summary> {
         files,
         filtered_files: BTreeSet::new(),
         call_sites: BTreeMap::new(),
-        pending: BTreeMap::new(),
+        stack: crate::stack::Stack::default(),
         split_leaves: HashMap::new(),
         layer_profiles: Default::default(),
         blurred: Default::default(),
@@ -777,8 +731,10 @@ pub fn summarize(trace: &Trace, options: Options) -> Result<Summary> {
         layer_profiles,
         blurred,
         phases,
+        stack,
         ..
     } = builder;
+    (summary.mpiio_calls, summary.library_calls) = stack.finish();
     summary.layer_profiles = layer_profiles.finish();
     summary.phases = phases.finish();
     summary.blurred = blurred.finish();
@@ -829,12 +785,6 @@ pub fn summarize(trace: &Trace, options: Options) -> Result<Summary> {
                 .reasons
                 .entry(reason.to_string())
                 .or_default() += 1;
-        }
-    }
-    for call in summary.mpiio_calls.values_mut() {
-        if call.count > 0 {
-            call.mean_latency = call.time / call.count as f64;
-            call.fragmentation = call.posix_subcalls as f64 / call.count as f64;
         }
     }
     let mut by_rank: BTreeMap<u32, CallsByKind> = BTreeMap::new();

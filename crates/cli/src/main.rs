@@ -8,6 +8,7 @@ mod elf;
 mod render;
 mod run;
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -260,6 +261,39 @@ enum Command {
         #[arg(long)]
         sections: bool,
     },
+    /// Read a C library's header with a real C parser (the system's `cc -E`, then lang-c)
+    /// and print call-table rows for its functions: one hook per selected function, of
+    /// the same form as the built-in calls, attributed to the given layer. Functions a hook
+    /// cannot forward (variadic, a struct by value) are listed as skipped. HDF5's rows in
+    /// cairn are generated this way (`scripts/generate-calls.sh`).
+    Wrapgen {
+        /// The header, e.g. /usr/include/hdf5/openmpi/hdf5.h. Functions declared in it or
+        /// in a header in the same directory are candidates.
+        header: PathBuf,
+        /// Only these functions: names, or prefixes ending in `*` (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        include: Vec<String>,
+        /// Never these functions (same form).
+        #[arg(long, value_delimiter = ',')]
+        exclude: Vec<String>,
+        /// The layer the calls count in: `hdf5` (knows the bytes of H5Dwrite/H5Dread, the
+        /// file of every object), `netcdf`, or `library`.
+        #[arg(long, default_value = "library")]
+        layer: String,
+        /// A directory of headers the header includes (the preprocessor's -I).
+        #[arg(short = 'I', value_name = "DIR")]
+        include_directory: Vec<PathBuf>,
+        /// A macro for the preprocessor (its -D).
+        #[arg(short = 'D', value_name = "NAME[=VALUE]")]
+        define: Vec<String>,
+        /// Write the rows as a module of the model crate: a `macro_rules!` of this name
+        /// that appends them to the built-in rows.
+        #[arg(long, value_name = "NAME")]
+        macro_name: Option<String>,
+        /// File to write (replaced atomically); default: standard output.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -496,6 +530,12 @@ fn main() -> ExitCode {
                 for (name, count) in &fidelity.not_replayed {
                     eprintln!("cairn: not replayed: {count} {name} calls");
                 }
+                if fidelity.library_calls > 0 {
+                    eprintln!(
+                        "cairn: {} library calls (HDF5...) replayed as the MPI-IO, MPI and POSIX calls they made",
+                        fidelity.library_calls
+                    );
+                }
                 if fidelity.unfinished_requests > 0 {
                     eprintln!(
                         "cairn: {} non-blocking MPI-IO transfers had not finished when their file was closed (left to the library)",
@@ -542,6 +582,47 @@ fn main() -> ExitCode {
             }
             Ok(ExitCode::SUCCESS)
         }),
+        Command::Wrapgen {
+            header,
+            include,
+            exclude,
+            layer,
+            include_directory,
+            define,
+            macro_name,
+            output,
+        } => (|| {
+            let mut preprocessor_arguments: Vec<String> = include_directory
+                .iter()
+                .map(|directory| format!("-I{}", directory.display()))
+                .collect();
+            preprocessor_arguments.extend(define.iter().map(|define| format!("-D{define}")));
+            let options = cairn_wrapgen::Options {
+                header,
+                include,
+                exclude,
+                layer,
+                preprocessor_arguments,
+            };
+            let generated = cairn_wrapgen::generate(&options)?;
+            let text = match &macro_name {
+                Some(name) => generated.render_macro(&options, name),
+                None => generated.render(&options),
+            };
+            match &output {
+                Some(path) => {
+                    run::write_replacing(path, |file| Ok(file.write_all(text.as_bytes())?))?;
+                    eprintln!(
+                        "cairn: {} rows ({} skipped) -> {}",
+                        generated.rows.len(),
+                        generated.skipped.len(),
+                        path.display()
+                    );
+                }
+                None => print!("{text}"),
+            }
+            Ok(ExitCode::SUCCESS)
+        })(),
         Command::Dump {
             trace,
             sections: true,

@@ -260,6 +260,45 @@ pub fn summary_text(summary: &Summary) -> String {
             );
         }
     }
+    if !summary.library_calls.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nLibrary calls and the MPI-IO, MPI and POSIX calls below them"
+        );
+        let _ = writeln!(
+            out,
+            "  {:<20} {:>6} {:>7} {:>12} {:>11} {:>7} {:>12} {:>7} {:>12} {:>6} {:>8}",
+            "call",
+            "layer",
+            "count",
+            "bytes",
+            "latency s",
+            "mpiio",
+            "mpiio bytes",
+            "posix",
+            "posix bytes",
+            "mpi",
+            "slowest"
+        );
+        for (name, call) in &summary.library_calls {
+            let _ = writeln!(
+                out,
+                "  {:<20} {:>6} {:>7} {:>12} {:>11.6} {:>7} {:>12} {:>7} {:>12} {:>6} {:>8}",
+                name,
+                call.layer,
+                call.count,
+                call.bytes,
+                call.mean_latency,
+                call.mpiio_subcalls,
+                call.mpiio_bytes,
+                call.posix_subcalls,
+                call.posix_bytes,
+                call.mpi_subcalls,
+                call.slowest_rank
+                    .map_or("-".to_string(), |rank| format!("rank {rank}"))
+            );
+        }
+    }
     if !summary.call_sites.is_empty() {
         let _ = writeln!(out, "\nCall sites (by time; the 15 busiest)");
         let _ = writeln!(

@@ -79,6 +79,10 @@ pub mod event_flags {
     pub const OFFSET_IN_AUX: u32 = 512;
     /// The call came through MPI's Fortran bindings (the trace names it as the C call).
     pub const FORTRAN: u32 = 1024;
+    /// The event happened inside a call of a library layer (HDF5, NetCDF, a generated
+    /// layer) of the same thread: an MPI-IO, MPI or POSIX call that library made for the
+    /// program's call, which is its parent.
+    pub const INSIDE_LIBRARY: u32 = 2048;
     /// Set by expansion only, never stored: the event stands in a folded leaf of several
     /// occurrences, so its start and duration are the leaf's mean gap and duration.
     pub const TIMES_FROM_STATISTICS: u32 = 1 << 30;

@@ -11,7 +11,9 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use cairn_format::segment::RawEvent;
-use cairn_model::event_flags::{BEFORE_MAIN, FAILED, INSIDE_MPIIO, IN_RUNTIME, RUNTIME};
+use cairn_model::event_flags::{
+    BEFORE_MAIN, FAILED, INSIDE_LIBRARY, INSIDE_MPIIO, IN_RUNTIME, RUNTIME,
+};
 use cairn_model::{for_each_call, Call};
 #[allow(unused_imports)]
 use libc::{
@@ -74,6 +76,9 @@ fn event_context_flags(state: &ThreadState) -> u32 {
     if state.mpiio_depth > 0 {
         flags |= INSIDE_MPIIO;
     }
+    if state.library_depth > 0 {
+        flags |= INSIDE_LIBRARY;
+    }
     flags
 }
 
@@ -119,7 +124,10 @@ pub(crate) fn record(
             flags: event_context_flags(state),
             ..RawEvent::default()
         };
-        if fill(&mut event, state) {
+        // A library's public call made by the library itself (HDF5 calling its own API) is
+        // part of the program's call already recorded around it.
+        let nested = call.layer().is_library() && event.flags & INSIDE_LIBRARY != 0;
+        if !nested && fill(&mut event, state) {
             // A call that returns its error (`posix_fallocate`) has it set by its adapter.
             if event.flags & FAILED != 0 && event.errno == 0 {
                 event.errno = times.errno;
@@ -171,8 +179,12 @@ pub(crate) fn traced_with<R: Copy>(
 ) -> R {
     let start = clock::now();
     let mpiio = call.layer() == cairn_model::Layer::MpiIo;
+    let library = call.layer().is_library();
     if mpiio {
         scope.state().mpiio_depth += 1;
+    }
+    if library {
+        scope.state().library_depth += 1;
     }
     scope.pause();
     let ret = invoke();
@@ -180,6 +192,9 @@ pub(crate) fn traced_with<R: Copy>(
     scope.resume();
     if mpiio {
         scope.state().mpiio_depth -= 1;
+    }
+    if library {
+        scope.state().library_depth -= 1;
     }
     let end = clock::now();
     let context = context::capture(scope.state(), 0);

@@ -5,7 +5,7 @@
 use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use cairn_model::{for_each_call, Call};
+use cairn_model::{for_each_call, Call, Layer};
 
 macro_rules! symbol_names {
     ($( $name:ident $layer:ident $class:ident $kind:ident
@@ -47,10 +47,11 @@ fn resolve(call: Call) -> Option<usize> {
     let name = SYMBOLS[call as usize];
     // SAFETY: the symbol name is NUL-terminated; RTLD_NEXT searches after this library.
     let mut address = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr().cast()) } as usize;
-    if address == 0
-        && name.to_ascii_lowercase().starts_with("mpi_")
-        && !EAGER.with(|flag| flag.get())
-    {
+    // MPI and the libraries of generated rows may be loaded `RTLD_LOCAL` (by a Python
+    // extension); libc never is.
+    let maybe_local =
+        matches!(call.layer(), Layer::Mpi | Layer::MpiIo) || call.layer().is_library();
+    if address == 0 && maybe_local && !EAGER.with(|flag| flag.get()) {
         address = search_loaded_objects(name);
     }
     RESOLVING.with(|flag| flag.set(false));
@@ -68,6 +69,18 @@ pub fn resolve_all() {
         get(*call);
     }
     EAGER.with(|flag| flag.set(false));
+}
+
+/// A library's own function that is not hooked (HDF5's `H5Tget_size`, which an adapter
+/// asks): the first definition in the global scope, else in a library loaded
+/// `RTLD_LOCAL`; 0 if none. `name` is NUL-terminated.
+pub fn find_symbol(name: &str) -> usize {
+    // SAFETY: the name is NUL-terminated; RTLD_DEFAULT searches the global scope.
+    let address = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr().cast()) } as usize;
+    if address != 0 {
+        return address;
+    }
+    search_loaded_objects(name)
 }
 
 /// Finds `name` in a loaded object outside the global lookup scope: a library loaded with

@@ -80,6 +80,8 @@ pub struct ThreadState {
     pub stack_high: usize,
     /// MPI-IO calls this thread is inside (their POSIX sub-calls are marked).
     pub mpiio_depth: u32,
+    /// Library-layer calls (HDF5...) this thread is inside (their sub-calls are marked).
+    pub library_depth: u32,
     /// Direct-mapped cache from stack hash to context id (see `context`).
     pub context_cache: [(u64, u32); CONTEXT_CACHE_SIZE],
     /// The thread's last event and its call (`NO_CALL` if none), for runs.
@@ -344,6 +346,7 @@ impl ThreadState {
             stack_low,
             stack_high,
             mpiio_depth: 0,
+            library_depth: 0,
             context_cache: [(0, 0); CONTEXT_CACHE_SIZE],
             previous: RawEvent::default(),
             previous_call: NO_CALL,

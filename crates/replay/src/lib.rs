@@ -80,6 +80,10 @@ pub struct Fidelity {
     /// Calls an MPI library made itself (inside MPI-IO calls, `MPI_Init`, `MPI_Finalize`):
     /// not re-issued, since the replayed MPI calls make their own.
     pub left_to_libraries: u64,
+    /// Library calls (HDF5's `H5Dwrite`...): not re-issued themselves (the replay does not
+    /// link the library), but through the MPI-IO, MPI and POSIX calls they made, which the
+    /// trace holds and the replay issues.
+    pub library_calls: u64,
     /// Non-blocking MPI-IO transfers of the replay still unfinished when their file was
     /// closed (the run's finished: something it did before them was not replayed): left
     /// to the library, never touched again.
@@ -138,6 +142,7 @@ struct Counts {
     layers: BTreeMap<String, LayerFidelity>,
     inherited: u64,
     left_to_libraries: u64,
+    library_calls: u64,
     unfinished: u64,
     not_replayed: BTreeMap<String, u64>,
 }
@@ -149,6 +154,7 @@ impl Counts {
         }
         self.inherited += other.inherited;
         self.left_to_libraries += other.left_to_libraries;
+        self.library_calls += other.library_calls;
         self.unfinished += other.unfinished;
         for (name, count) in &other.not_replayed {
             *self.not_replayed.entry(name.clone()).or_default() += count;
@@ -252,6 +258,7 @@ impl Fidelity {
         self.recorded_bytes_written += other.recorded_bytes_written;
         self.inherited_calls += other.inherited_calls;
         self.left_to_libraries += other.left_to_libraries;
+        self.library_calls += other.library_calls;
         self.unfinished_requests += other.unfinished_requests;
         for (name, count) in &other.not_replayed {
             *self.not_replayed.entry(name.clone()).or_default() += count;
@@ -314,6 +321,7 @@ fn replay_processes(
             recorded_bytes_written: figures.recorded_bytes_written,
             inherited_calls: counts.inherited,
             left_to_libraries: counts.left_to_libraries,
+            library_calls: counts.library_calls,
             unfinished_requests: counts.unfinished,
             not_replayed: counts.not_replayed,
             layers: counts.layers,
@@ -474,6 +482,11 @@ fn replay_thread(
             nested = nested.saturating_add(event.duration);
             return;
         }
+        let info = &trace.calls[event.call as usize];
+        if info.layer().is_some_and(Layer::is_library) {
+            counts.library_calls += 1;
+            return;
+        }
         // Each call no earlier than it came in the run, from the process's start: the
         // compute time between calls is reproduced, and so is the order of calls across
         // threads (a file one thread closes after the others wrote it).
@@ -488,7 +501,6 @@ fn replay_thread(
                 std::thread::sleep(wait);
             }
         }
-        let info = &trace.calls[event.call as usize];
         let name = info.name.as_str();
         let layer = counts
             .layers

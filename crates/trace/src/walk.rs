@@ -107,6 +107,12 @@ impl Occurrence<'_> {
         self.key.flags & cairn_model::event_flags::INSIDE_MPIIO != 0
     }
 
+    /// A call a library (HDF5...) made inside a library call of the program: an MPI-IO,
+    /// MPI or POSIX call below it.
+    pub fn inside_library(&self) -> bool {
+        self.key.flags & cairn_model::event_flags::INSIDE_LIBRARY != 0
+    }
+
     /// The runtime's I/O (before `main`, inside `MPI_Init`/`MPI_Finalize`).
     pub fn is_runtime(&self) -> bool {
         self.key.flags & cairn_model::event_flags::RUNTIME != 0

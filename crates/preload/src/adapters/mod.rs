@@ -673,7 +673,9 @@ pub fn stream_flush(
 const _: () = assert!(std::mem::size_of::<c_long>() == 8);
 
 mod aio;
+mod library;
 mod mpi;
 
 pub use aio::*;
+pub use library::*;
 pub use mpi::*;

@@ -1,0 +1,376 @@
+//! Adapters of the rows wrapgen generated from libraries' headers (HDF5, and any library's
+//! generic `library_call`).
+//!
+//! HDF5 identifies everything by `hid_t`: a file's id comes from `H5Fcreate`/`H5Fopen`
+//! (which name the file), an object's from a call at a location (`H5Dcreate2(file, …)`),
+//! so a small table maps each live id to its file. An id the table does not know (an
+//! object opened through a call not hooked) is asked of HDF5 itself (`H5Fget_name`), but
+//! only after `H5Iis_valid` and `H5Iget_type` say it is a file or object: HDF5 prints its
+//! error stack for a bad id, and the program's output must not change. A transfer's bytes
+//! are the selection's points times the memory type's size, asked of HDF5 after the call.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use cairn_format::segment::{path_origin, RawEvent};
+use libc::{c_char, c_int};
+
+use super::fail_if;
+use crate::files;
+use crate::recorder::ThreadState;
+use crate::spin::SpinLock;
+
+/// A generated call's return value: what the event keeps, and whether it says failure
+/// (a negative number or a null pointer, as C libraries report errors).
+pub trait CallResult: Copy {
+    fn value(self) -> i64;
+    fn failed(self) -> bool;
+}
+
+macro_rules! integer_results {
+    ($($type:ty),*) => { $(
+        impl CallResult for $type {
+            #[allow(unused_comparisons)]
+            fn value(self) -> i64 { self as i64 }
+            #[allow(unused_comparisons)]
+            fn failed(self) -> bool { self < 0 }
+        }
+    )* };
+}
+integer_results!(i8, u8, i16, u16, i32, u32, i64, u64);
+
+impl CallResult for () {
+    fn value(self) -> i64 {
+        0
+    }
+    fn failed(self) -> bool {
+        false
+    }
+}
+
+impl CallResult for bool {
+    fn value(self) -> i64 {
+        self as i64
+    }
+    fn failed(self) -> bool {
+        false
+    }
+}
+
+impl CallResult for f64 {
+    fn value(self) -> i64 {
+        self as i64
+    }
+    fn failed(self) -> bool {
+        false
+    }
+}
+
+impl CallResult for f32 {
+    fn value(self) -> i64 {
+        self as i64
+    }
+    fn failed(self) -> bool {
+        false
+    }
+}
+
+impl<T> CallResult for *mut T {
+    fn value(self) -> i64 {
+        self as usize as i64
+    }
+    fn failed(self) -> bool {
+        self.is_null()
+    }
+}
+
+impl<T> CallResult for *const T {
+    fn value(self) -> i64 {
+        self as usize as i64
+    }
+    fn failed(self) -> bool {
+        self.is_null()
+    }
+}
+
+fn result(event: &mut RawEvent, ret: impl CallResult) {
+    event.result = ret.value();
+    fail_if(event, ret.failed());
+}
+
+// Rows of the generic `library` layer name it; the rows checked in today are HDF5's.
+#[allow(dead_code)]
+/// Any generated call: its first integer argument as the handle, its size, and the file
+/// its name argument names (null: none).
+pub fn library_call(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    handle: i64,
+    size: u64,
+    name: *const c_char,
+    ret: impl CallResult,
+) -> bool {
+    event.handle = handle as u64;
+    event.request = size;
+    if !name.is_null() {
+        event.file = files::file_for_path(state, libc::AT_FDCWD, name, path_origin::NAMED);
+    }
+    result(event, ret);
+    true
+}
+
+// ---- HDF5 ------------------------------------------------------------------------------
+
+/// Live HDF5 ids and their files (a bounded table: past it, ids are asked of HDF5).
+const MAX_OBJECTS: usize = 4096;
+static OBJECTS: SpinLock<Vec<(i64, u32)>> = SpinLock::new(Vec::new());
+
+fn bind(id: i64, file: u32) {
+    if id < 0 || file == 0 {
+        return;
+    }
+    OBJECTS.with(|objects| {
+        objects.retain(|(known, _)| *known != id);
+        if objects.len() < MAX_OBJECTS {
+            objects.push((id, file));
+        }
+    });
+}
+
+fn unbind(id: i64) -> u32 {
+    OBJECTS
+        .with(|objects| {
+            let index = objects.iter().position(|(known, _)| *known == id)?;
+            Some(objects.swap_remove(index).1)
+        })
+        .unwrap_or(0)
+}
+
+fn bound(id: i64) -> Option<u32> {
+    OBJECTS.with(|objects| {
+        objects
+            .iter()
+            .find(|(known, _)| *known == id)
+            .map(|(_, file)| *file)
+    })
+}
+
+/// HDF5's own functions the adapters ask, found once (in the global scope or in a library
+/// loaded with `RTLD_LOCAL`, as h5py loads it).
+struct Hdf5Function {
+    name: &'static str,
+    address: AtomicUsize,
+}
+
+impl Hdf5Function {
+    const fn new(name: &'static str) -> Hdf5Function {
+        Hdf5Function {
+            name,
+            address: AtomicUsize::new(0),
+        }
+    }
+
+    fn get(&self) -> Option<usize> {
+        let address = self.address.load(Ordering::Relaxed);
+        if address != 0 {
+            return Some(address);
+        }
+        let address = crate::real::find_symbol(self.name);
+        self.address.store(address, Ordering::Relaxed);
+        (address != 0).then_some(address)
+    }
+}
+
+static H5I_IS_VALID: Hdf5Function = Hdf5Function::new("H5Iis_valid\0");
+static H5I_GET_TYPE: Hdf5Function = Hdf5Function::new("H5Iget_type\0");
+static H5F_GET_NAME: Hdf5Function = Hdf5Function::new("H5Fget_name\0");
+static H5T_GET_SIZE: Hdf5Function = Hdf5Function::new("H5Tget_size\0");
+static H5S_GET_SELECT_NPOINTS: Hdf5Function = Hdf5Function::new("H5Sget_select_npoints\0");
+static H5D_GET_SPACE: Hdf5Function = Hdf5Function::new("H5Dget_space\0");
+static H5A_GET_SPACE: Hdf5Function = Hdf5Function::new("H5Aget_space\0");
+static H5S_CLOSE: Hdf5Function = Hdf5Function::new("H5Sclose\0");
+
+/// `H5I_type_t` values of ids that live in a file: file, group, datatype, dataset, attribute.
+const IN_A_FILE: [c_int; 5] = [1, 2, 3, 5, 6];
+/// `H5S_ALL`: the whole extent.
+const H5S_ALL: i64 = 0;
+
+/// The file of an HDF5 id: from the table, or asked of HDF5 for a valid object id.
+fn object_file(state: &mut ThreadState, id: i64) -> u32 {
+    if id <= 0 {
+        return 0;
+    }
+    if let Some(file) = bound(id) {
+        return file;
+    }
+    let (Some(is_valid), Some(get_type), Some(get_name)) =
+        (H5I_IS_VALID.get(), H5I_GET_TYPE.get(), H5F_GET_NAME.get())
+    else {
+        return 0;
+    };
+    // SAFETY: HDF5's own functions, with the signatures of H5Ipublic.h and H5Fpublic.h;
+    // H5Iis_valid and H5Iget_type accept any id without pushing an error.
+    unsafe {
+        let is_valid: unsafe extern "C" fn(i64) -> c_int = std::mem::transmute(is_valid);
+        let get_type: unsafe extern "C" fn(i64) -> c_int = std::mem::transmute(get_type);
+        let get_name: unsafe extern "C" fn(i64, *mut c_char, usize) -> isize =
+            std::mem::transmute(get_name);
+        if is_valid(id) <= 0 || !IN_A_FILE.contains(&get_type(id)) {
+            return 0;
+        }
+        let mut name = [0 as c_char; 4096];
+        let length = get_name(id, name.as_mut_ptr(), name.len());
+        if length <= 0 || length as usize >= name.len() {
+            return 0;
+        }
+        let file = files::file_for_path(state, libc::AT_FDCWD, name.as_ptr(), path_origin::OPENED);
+        bind(id, file);
+        file
+    }
+}
+
+/// `H5Fcreate`, `H5Fopen`: the file by name; its id is bound to it.
+pub fn hdf5_file_open(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    name: *const c_char,
+    ret: i64,
+) -> bool {
+    event.file = files::file_for_path(state, libc::AT_FDCWD, name, path_origin::OPENED);
+    event.handle = ret as u64;
+    result(event, ret);
+    bind(ret, event.file);
+    true
+}
+
+/// A call that makes or opens an object at a location: the new id is in its file.
+pub fn hdf5_create(event: &mut RawEvent, state: &mut ThreadState, location: i64, ret: i64) -> bool {
+    event.file = object_file(state, location);
+    event.handle = ret as u64;
+    event.aux = location as u64;
+    result(event, ret);
+    bind(ret, event.file);
+    true
+}
+
+/// A call on an object (`H5Fflush`).
+pub fn hdf5_object(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    id: i64,
+    ret: impl CallResult,
+) -> bool {
+    event.file = object_file(state, id);
+    event.handle = id as u64;
+    result(event, ret);
+    true
+}
+
+/// `H5?close`: the id is gone after the call, so only the table knows its file.
+pub fn hdf5_close(event: &mut RawEvent, _state: &mut ThreadState, id: i64, ret: c_int) -> bool {
+    event.file = if ret >= 0 {
+        unbind(id)
+    } else {
+        bound(id).unwrap_or(0)
+    };
+    event.handle = id as u64;
+    result(event, ret);
+    true
+}
+
+/// A property-list setting: the list and the value (`H5Pset_dxpl_mpio`'s transfer mode,
+/// 1 = collective).
+pub fn hdf5_property(
+    event: &mut RawEvent,
+    _state: &mut ThreadState,
+    list: i64,
+    value: i64,
+    ret: c_int,
+) -> bool {
+    event.handle = list as u64;
+    event.aux = value as u64;
+    result(event, ret);
+    true
+}
+
+/// Points selected in `space` (`H5S_ALL`: the whole of `whole`'s extent, through `get_space`).
+///
+/// # Safety
+/// The ids are the program's, valid after its successful transfer.
+unsafe fn points(space: i64, whole: i64, get_space: &Hdf5Function) -> Option<u64> {
+    let npoints: unsafe extern "C" fn(i64) -> i64 =
+        std::mem::transmute(H5S_GET_SELECT_NPOINTS.get()?);
+    if space != H5S_ALL {
+        return u64::try_from(npoints(space)).ok();
+    }
+    let get_space: unsafe extern "C" fn(i64) -> i64 = std::mem::transmute(get_space.get()?);
+    let close: unsafe extern "C" fn(i64) -> c_int = std::mem::transmute(H5S_CLOSE.get()?);
+    let space = get_space(whole);
+    if space < 0 {
+        return None;
+    }
+    let count = npoints(space);
+    close(space);
+    u64::try_from(count).ok()
+}
+
+/// Bytes of `points` elements of `datatype` in memory.
+///
+/// # Safety
+/// As [`points`].
+unsafe fn type_bytes(datatype: i64, points: Option<u64>) -> u64 {
+    let Some(size) = H5T_GET_SIZE.get() else {
+        return 0;
+    };
+    let size: unsafe extern "C" fn(i64) -> usize = std::mem::transmute(size);
+    points.map_or(0, |points| points.saturating_mul(size(datatype) as u64))
+}
+
+/// `H5Dwrite`, `H5Dread`: the memory selection (or the file's, or the whole dataset)
+/// times the memory type's size.
+pub fn hdf5_transfer(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    dataset: i64,
+    memory_type: i64,
+    memory_space: i64,
+    file_space: i64,
+    ret: c_int,
+) -> bool {
+    event.file = object_file(state, dataset);
+    event.handle = dataset as u64;
+    if ret < 0 {
+        result(event, ret);
+        return true;
+    }
+    let space = if memory_space != H5S_ALL {
+        memory_space
+    } else {
+        file_space
+    };
+    // SAFETY: the transfer succeeded, so its ids are valid.
+    let bytes = unsafe { type_bytes(memory_type, points(space, dataset, &H5D_GET_SPACE)) };
+    event.request = bytes;
+    event.result = bytes as i64;
+    true
+}
+
+/// `H5Awrite`, `H5Aread`: the whole attribute, in the memory type.
+pub fn hdf5_attribute_transfer(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    attribute: i64,
+    memory_type: i64,
+    ret: c_int,
+) -> bool {
+    event.file = object_file(state, attribute);
+    event.handle = attribute as u64;
+    if ret < 0 {
+        result(event, ret);
+        return true;
+    }
+    // SAFETY: the transfer succeeded, so its ids are valid.
+    let bytes = unsafe { type_bytes(memory_type, points(H5S_ALL, attribute, &H5A_GET_SPACE)) };
+    event.request = bytes;
+    event.result = bytes as i64;
+    true
+}

@@ -1,0 +1,155 @@
+//! What a generated row records: its call class and its adapter (a function of the preload
+//! library, `crates/preload/src/adapters/library.rs`).
+//!
+//! A layer's profile knows the calls whose meaning the types alone do not say: HDF5's
+//! `H5Dwrite` moves `npoints(selection) × size(memory type)` bytes, `H5Fcreate` names a
+//! file, an object made by `H5Dcreate2` lives in the file of its location, a property-list
+//! call's second argument is the setting (`H5Pset_dxpl_mpio`'s collective mode). Any other
+//! call, and every call of the generic `library` layer, gets [`generic`]: its class from
+//! its name, its first integer argument as the handle, its first size as the size, and its
+//! first `const char *` name argument as the file.
+
+use crate::{CType, Parameter};
+
+/// Layer names `--layer` accepts.
+pub const LAYERS: [&str; 3] = ["hdf5", "netcdf", "library"];
+
+/// The model's layer for a `--layer` name.
+pub fn layer_name(layer: &str) -> Option<&'static str> {
+    match layer {
+        "hdf5" => Some("Hdf5"),
+        "netcdf" => Some("NetCdf"),
+        "library" => Some("Library"),
+        _ => None,
+    }
+}
+
+/// The call class and the adapter call of one function.
+pub fn classify(
+    layer: &str,
+    name: &str,
+    parameters: &[Parameter],
+    result: &CType,
+) -> (&'static str, String) {
+    match layer {
+        "hdf5" => hdf5(name, parameters, result),
+        _ => generic(name, parameters),
+    }
+}
+
+fn integer(parameter: Option<&Parameter>) -> Option<&str> {
+    parameter
+        .filter(|parameter| matches!(parameter.ctype, CType::Integer(_)))
+        .map(|parameter| parameter.name.as_str())
+}
+
+/// An argument as the adapters take it (`i64`), or 0.
+fn as_i64(parameter: Option<&Parameter>) -> String {
+    integer(parameter).map_or("0".into(), |name| format!("{name} as i64"))
+}
+
+fn hdf5(name: &str, parameters: &[Parameter], result: &CType) -> (&'static str, String) {
+    let argument = |index: usize| as_i64(parameters.get(index));
+    let class = match name {
+        "H5Fcreate" | "H5Fopen" => "Open",
+        "H5Fclose" => "Close",
+        "H5Fflush" => "Flush",
+        "H5Dwrite" | "H5Awrite" => "Write",
+        "H5Dread" | "H5Aread" => "Read",
+        _ => "Meta",
+    };
+    let adapter = match name {
+        "H5Fcreate" | "H5Fopen" => match parameters.first() {
+            Some(file)
+                if file.ctype
+                    == (CType::Pointer {
+                        constant: true,
+                        text: true,
+                    }) =>
+            {
+                format!("hdf5_file_open({})", file.name)
+            }
+            _ => return generic(name, parameters),
+        },
+        "H5Dwrite" | "H5Dread" if parameters.len() >= 4 => format!(
+            "hdf5_transfer({}, {}, {}, {})",
+            argument(0),
+            argument(1),
+            argument(2),
+            argument(3)
+        ),
+        "H5Awrite" | "H5Aread" if parameters.len() >= 2 => {
+            format!("hdf5_attribute_transfer({}, {})", argument(0), argument(1))
+        }
+        // The setting is the last integer argument: `H5Pset_dxpl_mpio`'s transfer mode,
+        // `H5Pset_chunk`'s rank, `H5Pset_alignment`'s alignment.
+        _ if name.starts_with("H5P") => format!(
+            "hdf5_property({}, {})",
+            argument(0),
+            as_i64(
+                parameters
+                    .iter()
+                    .skip(1)
+                    .rfind(|parameter| matches!(parameter.ctype, CType::Integer(_)))
+            )
+        ),
+        _ if name.ends_with("close") => format!("hdf5_close({})", argument(0)),
+        // Makes or opens an object at a location (returns an `hid_t`, 64 bits; `herr_t` is
+        // an `int`): the new id belongs to the location's file.
+        _ if matches!(result, CType::Integer("c_long" | "i64"))
+            && integer(parameters.first()).is_some() =>
+        {
+            format!("hdf5_create({})", argument(0))
+        }
+        _ => format!("hdf5_object({})", argument(0)),
+    };
+    (class, adapter)
+}
+
+/// A call the profile knows nothing special about.
+pub fn generic(name: &str, parameters: &[Parameter]) -> (&'static str, String) {
+    let lower = name.to_ascii_lowercase();
+    let class = if lower.contains("write") || lower.contains("_put_") {
+        "Write"
+    } else if lower.contains("read") || lower.contains("_get_var") {
+        "Read"
+    } else if lower.contains("create") || lower.contains("open") {
+        "Open"
+    } else if lower.contains("close") {
+        "Close"
+    } else if lower.contains("flush") || lower.contains("sync") {
+        "Sync"
+    } else {
+        "Meta"
+    };
+    let handle = as_i64(
+        parameters
+            .iter()
+            .find(|parameter| matches!(parameter.ctype, CType::Integer(_))),
+    );
+    let size = parameters
+        .iter()
+        .find(|parameter| {
+            matches!(parameter.ctype, CType::Integer("c_ulong" | "u64"))
+                && ["size", "count", "len", "bytes", "nbytes", "n"]
+                    .iter()
+                    .any(|word| parameter.name.to_ascii_lowercase().contains(word))
+        })
+        .map_or("0".into(), |parameter| format!("{} as u64", parameter.name));
+    let file = parameters
+        .iter()
+        .find(|parameter| {
+            parameter.ctype
+                == CType::Pointer {
+                    constant: true,
+                    text: true,
+                }
+                && ["path", "file", "name"]
+                    .iter()
+                    .any(|word| parameter.name.to_ascii_lowercase().contains(word))
+        })
+        .map_or("std::ptr::null()".into(), |parameter| {
+            parameter.name.clone()
+        });
+    (class, format!("library_call({handle}, {size}, {file})"))
+}

@@ -5,7 +5,7 @@
 use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use cairn_model::{for_each_call, Call, Layer};
+use cairn_model::{for_each_call, Call};
 
 macro_rules! symbol_names {
     ($( $name:ident $layer:ident $class:ident $kind:ident
@@ -47,10 +47,9 @@ fn resolve(call: Call) -> Option<usize> {
     let name = SYMBOLS[call as usize];
     // SAFETY: the symbol name is NUL-terminated; RTLD_NEXT searches after this library.
     let mut address = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr().cast()) } as usize;
-    // MPI and the libraries of generated rows may be loaded `RTLD_LOCAL` (by a Python
-    // extension); libc never is.
-    let maybe_local =
-        matches!(call.layer(), Layer::Mpi | Layer::MpiIo) || call.layer().is_library();
+    // MPI (`MPI_Init` is of the process layer, hence the name) and the libraries of
+    // generated rows may be loaded `RTLD_LOCAL` (by a Python extension); libc never is.
+    let maybe_local = name.to_ascii_lowercase().starts_with("mpi_") || call.layer().is_library();
     if address == 0 && maybe_local && !EAGER.with(|flag| flag.get()) {
         address = search_loaded_objects(name);
     }

@@ -73,7 +73,8 @@ pub enum Specifier {
     Other(&'static str),
 }
 
-/// One step of a declarator, outermost type last (as lang-c lists them).
+/// One step of a declarator, from the base type out: the last is the outermost type
+/// (nearest the name), as lang-c lists them.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Derived {
     Pointer { constant: bool },

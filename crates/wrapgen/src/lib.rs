@@ -317,9 +317,10 @@ pub fn generate(options: &Options) -> Result<Generated, WrapgenError> {
                 );
                 continue;
             }
-            // A function declaration: its first step (nearest the name) is the call.
+            // A function declaration: lang-c lists the steps from the base type out, so the
+            // last one (nearest the name) is the call, and the others make its result.
             let Some(lang_c::ast::DerivedDeclarator::Function(function)) =
-                declarator.derived.first().map(|step| &step.node)
+                declarator.derived.last().map(|step| &step.node)
             else {
                 continue;
             };
@@ -330,7 +331,7 @@ pub fn generate(options: &Options) -> Result<Generated, WrapgenError> {
             {
                 continue;
             }
-            let result = ctype::resolve(&specifiers, &steps[1..], &typedefs);
+            let result = ctype::resolve(&specifiers, &steps[..steps.len() - 1], &typedefs);
             let mut skip = |reason: String| {
                 generated.skipped.push(Skipped {
                     name: name.clone(),

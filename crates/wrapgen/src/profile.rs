@@ -122,11 +122,17 @@ pub fn generic(name: &str, parameters: &[Parameter]) -> (&'static str, String) {
     } else {
         "Meta"
     };
-    let handle = as_i64(
-        parameters
-            .iter()
-            .find(|parameter| matches!(parameter.ctype, CType::Integer(_))),
-    );
+    // An open's handle is its result (kept as the event's result); another call's, its
+    // first integer argument.
+    let handle = if class == "Open" {
+        "0".into()
+    } else {
+        as_i64(
+            parameters
+                .iter()
+                .find(|parameter| matches!(parameter.ctype, CType::Integer(_))),
+        )
+    };
     let size = parameters
         .iter()
         .find(|parameter| {

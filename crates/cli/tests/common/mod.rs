@@ -266,11 +266,18 @@ pub fn merge_staging(staging: &Path, trace: PathBuf) -> Traced {
 /// `tests/programs/<name>.c` compiled with Open MPI's `mpicc` into `directory` (`name` may
 /// name a subdirectory, as `insights/rank_zero`).
 pub fn compile_mpi(name: &str, directory: &Path) -> PathBuf {
+    compile_mpi_with(name, directory, &[])
+}
+
+/// [`compile_mpi`] with more arguments after the source (include directories, libraries:
+/// `-l` must follow the source for the linker to keep it).
+pub fn compile_mpi_with(name: &str, directory: &Path, extra: &[&str]) -> PathBuf {
     let program = directory.join(Path::new(name).file_name().expect("a program name"));
     let status = Command::new("mpicc.openmpi")
         .args(["-O1", "-o"])
         .arg(&program)
         .arg(programs_directory().join(format!("{name}.c")))
+        .args(extra)
         .status()
         .expect("mpicc.openmpi runs (scripts/install-deps.sh installs Open MPI)");
     assert!(status.success(), "compiling {name}");

@@ -1,0 +1,322 @@
+//! Library layers above MPI-IO: `cairn wrapgen` turning a C header into call-table rows,
+//! HDF5's generated hooks in the preload library, and a parallel HDF5 program traced from
+//! `H5Dwrite` down through MPI-IO to POSIX with exact figures at each layer.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+fn wrapgen(arguments: &[&str]) -> std::process::Output {
+    Command::new(cairn_binary())
+        .arg("wrapgen")
+        .args(arguments)
+        .current_dir(workspace())
+        .output()
+        .unwrap()
+}
+
+/// The rows' names and the skipped functions' names and reasons in wrapgen's text output.
+fn rows_and_skipped(text: &str) -> (Vec<String>, Vec<String>) {
+    let rows = text
+        .lines()
+        .filter(|line| line.contains(" generated ("))
+        .map(|line| line.split(' ').next().unwrap().to_string())
+        .collect();
+    let skipped = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("// skipped "))
+        .map(String::from)
+        .collect();
+    (rows, skipped)
+}
+
+#[test]
+fn wrapgen_generates_exactly_the_functions_selected() {
+    // Every function of the header and of the header beside it, none of <stdio.h>'s.
+    let output = wrapgen(&["tests/programs/libraries/toylib.h"]);
+    assert!(output.status.success(), "{output:?}");
+    let text = String::from_utf8(output.stdout).unwrap();
+    let (rows, skipped) = rows_and_skipped(&text);
+    assert_eq!(
+        rows,
+        [
+            "toy_close",
+            "toy_flush",
+            "toy_helper",
+            "toy_name",
+            "toy_notify",
+            "toy_open",
+            "toy_read",
+            "toy_secret",
+            "toy_version",
+            "toy_write"
+        ]
+    );
+    assert_eq!(
+        skipped,
+        [
+            "toy_log: variadic",
+            "toy_configure: parameter 2 is struct toy_options by value",
+            "toy_precise: returns long double"
+        ]
+    );
+    // Types through typedef chains (toy_file → toy_handle → int64_t → long), pointers to
+    // text and to data, `(void)`, an unnamed parameter, a keyword, a function pointer; the
+    // class and the adapter's arguments from names and types.
+    for expected in [
+        "toy_open Library Open generated (path: *const c_char, flags: c_int) -> c_long\n    => library_call(0, 0, path);",
+        "toy_write Library Write generated (file: c_long, data: *const c_void, size: c_ulong) -> c_long\n    => library_call(file as i64, size as u64, std::ptr::null());",
+        "toy_read Library Read generated (file: c_long, data: *mut c_void, size: c_ulong) -> c_long\n    => library_call(file as i64, size as u64, std::ptr::null());",
+        "toy_flush Library Sync generated (arg0: c_long) -> c_int\n    => library_call(arg0 as i64, 0, std::ptr::null());",
+        "toy_version Library Meta generated () -> c_uint\n    => library_call(0, 0, std::ptr::null());",
+        "toy_name Library Meta generated (file: c_long, buffer: *mut c_char, length: c_ulong) -> *mut c_char\n    => library_call(file as i64, length as u64, std::ptr::null());",
+        "toy_notify Library Meta generated (file: c_long, callback: *mut c_void, type_: c_int) -> c_int\n    => library_call(file as i64, 0, std::ptr::null());",
+    ] {
+        assert!(text.contains(expected), "{expected}\nnot in\n{text}");
+    }
+
+    // An include list with a prefix, an exclude list by name, another layer.
+    let output = wrapgen(&[
+        "tests/programs/libraries/toylib.h",
+        "--include",
+        "toy_*,printf",
+        "--exclude",
+        "toy_secret,toy_log,toy_helper",
+        "--layer",
+        "netcdf",
+    ]);
+    assert!(output.status.success(), "{output:?}");
+    let text = String::from_utf8(output.stdout).unwrap();
+    let (rows, skipped) = rows_and_skipped(&text);
+    assert_eq!(
+        rows,
+        [
+            "toy_close",
+            "toy_flush",
+            "toy_name",
+            "toy_notify",
+            "toy_open",
+            "toy_read",
+            "toy_version",
+            "toy_write"
+        ]
+    );
+    assert_eq!(skipped.len(), 2, "{skipped:?}");
+    assert!(text.contains("toy_write NetCdf Write generated"), "{text}");
+}
+
+#[test]
+fn wrapgen_says_what_is_wrong_in_one_line() {
+    let directory = tempfile::tempdir().unwrap();
+    let broken = directory.path().join("broken.h");
+    std::fs::write(&broken, "int f(int x;\n").unwrap();
+    let broken = broken.to_str().unwrap();
+    for (arguments, expected) in [
+        (
+            vec!["/nonexistent/lib.h"],
+            "the C preprocessor failed on /nonexistent/lib.h",
+        ),
+        (vec![broken], "cannot parse"),
+        (
+            vec!["tests/programs/libraries/toylib.h", "--layer", "fortran"],
+            "unknown layer `fortran` (known: hdf5, netcdf, library)",
+        ),
+        (
+            vec!["tests/programs/libraries/toylib.h", "--include", "nothing"],
+            "matches the include and exclude lists",
+        ),
+    ] {
+        let output = wrapgen(&arguments);
+        assert_eq!(output.status.code(), Some(2), "{arguments:?}");
+        assert!(output.stdout.is_empty());
+        let said = String::from_utf8(output.stderr).unwrap();
+        assert_eq!(said.lines().count(), 1, "{said}");
+        assert!(
+            said.starts_with("cairn: error: ") && said.contains(expected),
+            "{said}"
+        );
+    }
+}
+
+/// The HDF5 functions cairn hooks, as `scripts/generate-calls.sh` selects them.
+fn hdf5_calls() -> BTreeSet<String> {
+    std::fs::read_to_string(workspace().join("scripts/hdf5-calls.txt"))
+        .unwrap()
+        .split_whitespace()
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn the_checked_in_hdf5_rows_are_what_wrapgen_makes_of_the_header() {
+    let directory = tempfile::tempdir().unwrap();
+    let generated = directory.path().join("generated.rs");
+    succeeded(
+        Command::new(workspace().join("scripts/generate-calls.sh"))
+            .arg(&generated)
+            .env("CAIRN", cairn_binary()),
+    );
+    let checked_in = workspace().join("crates/model/src/calls/generated.rs");
+    assert_eq!(
+        std::fs::read_to_string(&generated).unwrap(),
+        std::fs::read_to_string(&checked_in).unwrap(),
+        "crates/model/src/calls/generated.rs is stale: run scripts/generate-calls.sh"
+    );
+    // And the preload library defines exactly those hooks, no other HDF5 symbol.
+    let nm = succeeded(
+        Command::new("nm")
+            .args(["-D", "--defined-only"])
+            .arg(library()),
+    );
+    let defined: BTreeSet<String> = String::from_utf8(nm.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|line| line.split_whitespace().nth(2))
+        .filter(|symbol| symbol.starts_with("H5"))
+        .map(String::from)
+        .collect();
+    assert_eq!(defined, hdf5_calls());
+}
+
+/// Flags to build a parallel HDF5 program with Debian's libhdf5-openmpi-dev.
+const HDF5: [&str; 3] = [
+    "-I/usr/include/hdf5/openmpi",
+    "-L/usr/lib/x86_64-linux-gnu/hdf5/openmpi",
+    "-lhdf5",
+];
+
+fn traced_hdf5(directory: &Path) -> PathBuf {
+    let program = compile_mpi_with("patterns/hdf5_hyperslab", directory, &HDF5);
+    let trace = directory.join("hdf5.cairn");
+    succeeded(&mut mpirun_traced(4, &trace, &program, directory));
+    trace
+}
+
+#[test]
+fn a_collective_h5dwrite_is_the_parent_of_its_mpiio_and_posix_calls() {
+    // tests/programs/patterns/hdf5_hyperslab.c at 4 ranks: 1024 doubles (8 KiB) per rank
+    // written collectively into a contiguous and a chunked dataset, a 4-int attribute, the
+    // chunked dataset read back.
+    let directory = tempfile::tempdir().unwrap();
+    let trace = traced_hdf5(directory.path());
+    let summary = summary_json(&trace, &[]);
+    // The program's calls, at the layer it called.
+    assert_calls(
+        &summary["calls"],
+        &[
+            ("H5Fcreate", 4, 0),
+            ("H5Fopen", 4, 0),
+            ("H5Fclose", 8, 0),
+            ("H5Dcreate2", 8, 0),
+            ("H5Dopen2", 4, 0),
+            ("H5Dwrite", 8, 8 * 8192),
+            ("H5Dread", 4, 4 * 8192),
+            ("H5Dclose", 12, 0),
+            ("H5Acreate2", 4, 0),
+            ("H5Awrite", 4, 4 * 16),
+            ("H5Aclose", 4, 0),
+            ("H5Pset_fapl_mpio", 4, 0),
+            ("H5Pset_dxpl_mpio", 4, 0),
+            ("H5Pset_chunk", 4, 0),
+        ],
+    );
+    // The file as the program used it: HDF5's opens, reads and writes, not MPI-IO's or
+    // POSIX's again.
+    let file = summary["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|file| file["path"].as_str().unwrap().ends_with("/slabs.h5"))
+        .unwrap();
+    assert_fields(
+        file,
+        &[
+            ("opens", 8),
+            ("closes", 8),
+            ("reads", 4),
+            ("bytes_read", 4 * 8192),
+            ("writes", 12),
+            ("bytes_written", 8 * 8192 + 4 * 16),
+        ],
+    );
+    assert!(file["library_subcalls"].as_u64().unwrap() > 0, "{file}");
+    // Each process moved its own slabs; the MPI calls HDF5 made are not the program's.
+    for process in summary["process_list"].as_array().unwrap() {
+        assert_eq!(process["bytes_written"], 2 * 8192 + 16, "{process}");
+        assert_eq!(process["bytes_read"], 8192, "{process}");
+        assert_eq!(process["calls_by_kind"]["collective"], 1.0, "{process}");
+    }
+    // H5Dwrite → MPI_File_write_at_all → pwrite: the collective writes inside H5Dwrite
+    // moved exactly its bytes, and the aggregators' pwrites below them the same.
+    let write = &summary["library_calls"]["H5Dwrite"];
+    assert_eq!(write["layer"], "hdf5");
+    assert_eq!(write["count"], 8);
+    assert_eq!(write["bytes"], 8 * 8192);
+    assert_eq!(write["mpiio_bytes"], 8 * 8192, "{write}");
+    assert_eq!(write["posix_bytes"], 8 * 8192, "{write}");
+    assert!(write["mpiio_subcalls"].as_u64().unwrap() >= 8, "{write}");
+    let read = &summary["library_calls"]["H5Dread"];
+    assert_eq!(read["bytes"], 4 * 8192);
+    assert!(read["mpiio_bytes"].as_u64().unwrap() >= 4 * 8192, "{read}");
+    let collective = &summary["mpiio_calls"]["MPI_File_write_at_all"];
+    assert_eq!(
+        collective["bytes"], collective["posix_bytes"],
+        "{collective}"
+    );
+    // Per layer, each call once at its own layer: HDF5's writes are HDF5's, its MPI-IO
+    // sub-calls MPI-IO's.
+    let profiles = &summary["layer_profiles"];
+    assert_eq!(profiles["hdf5"]["operations"]["write"], 12);
+    assert_eq!(profiles["hdf5"]["operations"]["read"], 4);
+    assert!(profiles["mpiio"]["operations"]["write"].as_u64().unwrap() >= 8);
+    // The text summary shows the table.
+    let text = cairn_text("summary", &[], &trace);
+    assert!(
+        text.contains("Library calls and the MPI-IO, MPI and POSIX calls below them"),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_hdf5_trace_replays_through_the_calls_hdf5_made() {
+    let directory = tempfile::tempdir().unwrap();
+    let trace = traced_hdf5(directory.path());
+    let summary = summary_json(&trace, &[]);
+    let library_calls: u64 = summary["library_calls"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|call| call["count"].as_u64().unwrap())
+        .sum();
+    let root = directory.path().join("replay-root");
+    let output = succeeded(
+        Command::new("mpirun.openmpi")
+            .args(["--oversubscribe", "-np", "4"])
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+            .arg(cairn_binary())
+            .args(["replay", "--json", "--root"])
+            .arg(&root)
+            .arg(&trace),
+    );
+    let fidelity: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    // Not issued themselves (the replay does not link HDF5): through their sub-calls.
+    assert_eq!(fidelity["library_calls"], library_calls);
+    assert_eq!(
+        fidelity["bytes_written"], fidelity["recorded_bytes_written"],
+        "{fidelity}"
+    );
+    assert!(fidelity["bytes_written"].as_u64().unwrap() >= 8 * 8192);
+    assert!(fidelity["layers"]["hdf5"].is_null(), "{fidelity}");
+}

@@ -23,8 +23,11 @@ python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || needed+=(python3-venv)
 command -v otf2-print >/dev/null 2>&1 || needed+=(otf2-tools)
 # Chromium, headless, for the HTML report's tests (the page is drawn by its own script).
 command -v chromium >/dev/null 2>&1 || needed+=(chromium)
-# Parallel HDF5 over Open MPI, for the HDF5 layer's tests (a real H5Dwrite over MPI-IO).
+# Parallel HDF5 over Open MPI, for the HDF5 layer's tests (a real H5Dwrite over MPI-IO),
+# and the header cairn's HDF5 hooks are generated from.
 [ -f /usr/include/hdf5/openmpi/hdf5.h ] || needed+=(libhdf5-openmpi-dev)
+# PnetCDF (over Open MPI), for the NetCDF layer's tests.
+[ -f /usr/include/pnetcdf.h ] || needed+=(libpnetcdf-dev)
 # util-linux's unshare, for the full-staging test's private tmpfs.
 command -v unshare >/dev/null 2>&1 || needed+=(util-linux)
 

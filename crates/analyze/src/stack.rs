@@ -56,6 +56,9 @@ pub struct LibraryCallSummary {
     /// MPI communication and datatype calls made inside them (metadata broadcasts,
     /// communicator copies).
     pub mpi_subcalls: u64,
+    /// Calls of another library layer made inside them (NetCDF-4's `H5Dwrite`); the
+    /// calls below those are theirs.
+    pub library_subcalls: u64,
     /// MPI-IO sub-calls per call, and POSIX sub-calls per call.
     pub mpiio_fragmentation: f64,
     pub posix_fragmentation: f64,
@@ -92,6 +95,7 @@ struct PendingLibrary {
     mpiio: Pending,
     posix: Pending,
     mpi: Pending,
+    library: Pending,
 }
 
 /// The longest call so far and its rank: a later call replaces it if longer (or as long,
@@ -118,7 +122,7 @@ pub struct Stack {
 impl Stack {
     pub fn add(&mut self, occurrence: &Occurrence) {
         let stream = occurrence.stream as *const _ as usize;
-        if occurrence.inside_library() {
+        if occurrence.inside_library() && !occurrence.layer.is_library() {
             let pending = self.pending_library.entry(stream).or_default();
             match occurrence.layer {
                 Layer::MpiIo => pending.mpiio.add(occurrence),
@@ -143,7 +147,17 @@ impl Stack {
             entry.posix_subcalls += pending.posix.count;
             entry.posix_bytes += pending.posix.bytes;
             entry.mpi_subcalls += pending.mpi.count;
+            entry.library_subcalls += pending.library.count;
             keep_slowest(&mut entry.max_latency, &mut entry.slowest_rank, occurrence);
+            // A library another library called (NetCDF-4's `H5Dwrite`): a call of its own
+            // above, and a sub-call of the call it was made in.
+            if occurrence.inside_library() {
+                self.pending_library
+                    .entry(stream)
+                    .or_default()
+                    .library
+                    .add(occurrence);
+            }
         }
         if occurrence.inside_mpiio() {
             self.pending_mpiio

@@ -290,6 +290,10 @@ enum Command {
         /// that appends them to the built-in rows.
         #[arg(long, value_name = "NAME")]
         macro_name: Option<String>,
+        /// With --macro-name: hand the rows on to this generated macro (another library's
+        /// module) rather than to the callback.
+        #[arg(long, value_name = "NAME", requires = "macro_name")]
+        then: Option<String>,
         /// File to write (replaced atomically); default: standard output.
         #[arg(short, long)]
         output: Option<PathBuf>,
@@ -590,6 +594,7 @@ fn main() -> ExitCode {
             include_directory,
             define,
             macro_name,
+            then,
             output,
         } => (|| {
             let mut preprocessor_arguments: Vec<String> = include_directory
@@ -606,7 +611,7 @@ fn main() -> ExitCode {
             };
             let generated = cairn_wrapgen::generate(&options)?;
             let text = match &macro_name {
-                Some(name) => generated.render_macro(&options, name),
+                Some(name) => generated.render_macro(&options, name, then.as_deref()),
                 None => generated.render(&options),
             };
             match &output {

@@ -1,6 +1,7 @@
 //! Library layers above MPI-IO: `cairn wrapgen` turning a C header into call-table rows,
-//! HDF5's generated hooks in the preload library, and a parallel HDF5 program traced from
-//! `H5Dwrite` down through MPI-IO to POSIX with exact figures at each layer.
+//! HDF5's and PnetCDF's generated hooks in the preload library, and parallel HDF5 and
+//! PnetCDF programs traced from the library's call down through MPI-IO to POSIX with exact
+//! figures at each layer.
 
 mod common;
 
@@ -149,9 +150,9 @@ fn wrapgen_says_what_is_wrong_in_one_line() {
     }
 }
 
-/// The HDF5 functions cairn hooks, as `scripts/generate-calls.sh` selects them.
-fn hdf5_calls() -> BTreeSet<String> {
-    std::fs::read_to_string(workspace().join("scripts/hdf5-calls.txt"))
+/// The functions of a library cairn hooks, as `scripts/generate-calls.sh` selects them.
+fn listed_calls(list: &str) -> BTreeSet<String> {
+    std::fs::read_to_string(workspace().join("scripts").join(list))
         .unwrap()
         .split_whitespace()
         .map(String::from)
@@ -159,34 +160,37 @@ fn hdf5_calls() -> BTreeSet<String> {
 }
 
 #[test]
-fn the_checked_in_hdf5_rows_are_what_wrapgen_makes_of_the_header() {
+fn the_checked_in_library_rows_are_what_wrapgen_makes_of_the_headers() {
     let directory = tempfile::tempdir().unwrap();
-    let generated = directory.path().join("generated.rs");
     succeeded(
         Command::new(workspace().join("scripts/generate-calls.sh"))
-            .arg(&generated)
+            .arg(directory.path())
             .env("CAIRN", cairn_binary()),
     );
-    let checked_in = workspace().join("crates/model/src/calls/generated.rs");
-    assert_eq!(
-        std::fs::read_to_string(&generated).unwrap(),
-        std::fs::read_to_string(&checked_in).unwrap(),
-        "crates/model/src/calls/generated.rs is stale: run scripts/generate-calls.sh"
-    );
-    // And the preload library defines exactly those hooks, no other HDF5 symbol.
+    for module in ["hdf5.rs", "pnetcdf.rs"] {
+        let checked_in = workspace().join("crates/model/src/calls").join(module);
+        assert_eq!(
+            std::fs::read_to_string(directory.path().join(module)).unwrap(),
+            std::fs::read_to_string(&checked_in).unwrap(),
+            "crates/model/src/calls/{module} is stale: run scripts/generate-calls.sh"
+        );
+    }
+    // And the preload library defines exactly those hooks, no other HDF5 or PnetCDF symbol.
     let nm = succeeded(
         Command::new("nm")
             .args(["-D", "--defined-only"])
             .arg(library()),
     );
-    let defined: BTreeSet<String> = String::from_utf8(nm.stdout)
-        .unwrap()
-        .lines()
-        .filter_map(|line| line.split_whitespace().nth(2))
-        .filter(|symbol| symbol.starts_with("H5"))
-        .map(String::from)
-        .collect();
-    assert_eq!(defined, hdf5_calls());
+    let defined = |prefix: &str| -> BTreeSet<String> {
+        String::from_utf8_lossy(&nm.stdout)
+            .lines()
+            .filter_map(|line| line.split_whitespace().nth(2))
+            .filter(|symbol| symbol.starts_with(prefix))
+            .map(String::from)
+            .collect()
+    };
+    assert_eq!(defined("H5"), listed_calls("hdf5-calls.txt"));
+    assert_eq!(defined("ncmpi_"), listed_calls("pnetcdf-calls.txt"));
 }
 
 /// Flags to build a parallel HDF5 program with Debian's libhdf5-openmpi-dev.
@@ -319,4 +323,65 @@ fn an_hdf5_trace_replays_through_the_calls_hdf5_made() {
     );
     assert!(fidelity["bytes_written"].as_u64().unwrap() >= 8 * 8192);
     assert!(fidelity["layers"]["hdf5"].is_null(), "{fidelity}");
+}
+
+#[test]
+fn a_collective_pnetcdf_write_is_the_parent_of_its_mpiio_and_posix_calls() {
+    // tests/programs/patterns/pnetcdf_vars.c at 4 ranks: a 2-D field of doubles, 16 rows of
+    // 64 (8 KiB) per rank, written collectively, one int per rank, the rows read back.
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile_mpi_with("patterns/pnetcdf_vars", directory.path(), &["-lpnetcdf"]);
+    let trace = directory.path().join("pnetcdf.cairn");
+    succeeded(&mut mpirun_traced(4, &trace, &program, directory.path()));
+    let summary = summary_json(&trace, &[]);
+    assert_calls(
+        &summary["calls"],
+        &[
+            ("ncmpi_create", 4, 0),
+            ("ncmpi_open", 4, 0),
+            ("ncmpi_close", 8, 0),
+            ("ncmpi_def_dim", 12, 0),
+            ("ncmpi_def_var", 8, 0),
+            ("ncmpi_put_att_text", 4, 0),
+            ("ncmpi_enddef", 4, 0),
+            ("ncmpi_put_vara_double_all", 4, 4 * 8192),
+            ("ncmpi_put_vara_int_all", 4, 4 * 4),
+            ("ncmpi_inq_varid", 4, 0),
+            ("ncmpi_begin_indep_data", 4, 0),
+            ("ncmpi_get_vara_double", 4, 4 * 8192),
+            ("ncmpi_end_indep_data", 4, 0),
+        ],
+    );
+    let file = summary["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|file| file["path"].as_str().unwrap().ends_with("/history.nc"))
+        .unwrap();
+    assert_fields(
+        file,
+        &[
+            ("opens", 8),
+            ("closes", 8),
+            ("writes", 8),
+            ("bytes_written", 4 * (8192 + 4)),
+            ("reads", 4),
+            ("bytes_read", 4 * 8192),
+        ],
+    );
+    let write = &summary["library_calls"]["ncmpi_put_vara_double_all"];
+    assert_eq!(write["layer"], "netcdf");
+    assert_eq!(write["bytes"], 4 * 8192);
+    assert_eq!(write["mpiio_bytes"], 4 * 8192, "{write}");
+    assert_eq!(write["posix_bytes"], 4 * 8192, "{write}");
+    let read = &summary["library_calls"]["ncmpi_get_vara_double"];
+    assert_eq!(read["mpiio_bytes"], 4 * 8192, "{read}");
+    assert_eq!(
+        summary["layer_profiles"]["netcdf"]["operations"]["write"],
+        8
+    );
+    for process in summary["process_list"].as_array().unwrap() {
+        assert_eq!(process["bytes_written"], 8192 + 4, "{process}");
+        assert_eq!(process["calls_by_kind"]["collective"], 1.0, "{process}");
+    }
 }

@@ -23,10 +23,11 @@
 //! them against `libc`.
 //!
 //! The built-in rows are in `calls/table.rs`; the rows wrapgen generated from libraries'
-//! headers (HDF5) in `calls/generated.rs`, checked in and checked against the header by a
-//! test (`crates/wrapgen/tests`).
+//! headers in `calls/hdf5.rs` and `calls/pnetcdf.rs` (`scripts/generate-calls.sh`), checked
+//! in and checked against the headers by a test (`crates/cli/tests/libraries.rs`).
 
-mod generated;
+mod hdf5;
+mod pnetcdf;
 mod table;
 
 /// The layer of the I/O stack a call belongs to.

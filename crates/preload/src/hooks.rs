@@ -125,8 +125,10 @@ pub(crate) fn record(
             ..RawEvent::default()
         };
         // A library's public call made by the library itself (HDF5 calling its own API) is
-        // part of the program's call already recorded around it.
-        let nested = call.layer().is_library() && event.flags & INSIDE_LIBRARY != 0;
+        // part of the program's call recorded around it.
+        let nested = call.layer().is_library()
+            && event.flags & INSIDE_LIBRARY != 0
+            && state.library_layer == call.layer() as u8;
         if !nested && fill(&mut event, state) {
             // A call that returns its error (`posix_fallocate`) has it set by its adapter.
             if event.flags & FAILED != 0 && event.errno == 0 {
@@ -184,7 +186,11 @@ pub(crate) fn traced_with<R: Copy>(
         scope.state().mpiio_depth += 1;
     }
     if library {
-        scope.state().library_depth += 1;
+        let state = scope.state();
+        if state.library_depth == 0 {
+            state.library_layer = call.layer() as u8;
+        }
+        state.library_depth += 1;
     }
     scope.pause();
     let ret = invoke();

@@ -82,6 +82,10 @@ pub struct ThreadState {
     pub mpiio_depth: u32,
     /// Library-layer calls (HDF5...) this thread is inside (their sub-calls are marked).
     pub library_depth: u32,
+    /// The layer of the outermost library call this thread is inside (`Layer as u8`): a
+    /// call of the same layer inside it is the library calling its own API, one of another
+    /// layer is a library it builds on (NetCDF-4's `H5Dwrite`).
+    pub library_layer: u8,
     /// Direct-mapped cache from stack hash to context id (see `context`).
     pub context_cache: [(u64, u32); CONTEXT_CACHE_SIZE],
     /// The thread's last event and its call (`NO_CALL` if none), for runs.
@@ -347,6 +351,7 @@ impl ThreadState {
             stack_high,
             mpiio_depth: 0,
             library_depth: 0,
+            library_layer: 0,
             context_cache: [(0, 0); CONTEXT_CACHE_SIZE],
             previous: RawEvent::default(),
             previous_call: NO_CALL,

@@ -4,7 +4,8 @@
 //! A layer's profile knows the calls whose meaning the types alone do not say: HDF5's
 //! `H5Dwrite` moves `npoints(selection) × size(memory type)` bytes, `H5Fcreate` names a
 //! file, an object made by `H5Dcreate2` lives in the file of its location, a property-list
-//! call's second argument is the setting (`H5Pset_dxpl_mpio`'s collective mode). Any other
+//! call's second argument is the setting (`H5Pset_dxpl_mpio`'s collective mode); NetCDF's
+//! typed array calls move `product(count) × sizeof(type)`. Any other
 //! call, and every call of the generic `library` layer, gets [`generic`]: its class from
 //! its name, its first integer argument as the handle, its first size as the size, and its
 //! first `const char *` name argument as the file.
@@ -33,8 +34,71 @@ pub fn classify(
 ) -> (&'static str, String) {
     match layer {
         "hdf5" => hdf5(name, parameters, result),
+        "netcdf" => netcdf(name, parameters),
         _ => generic(name, parameters),
     }
+}
+
+/// Bytes of one element of a typed NetCDF call (`ncmpi_put_vara_double_all`: `double`).
+fn netcdf_element_size(name: &str) -> Option<u64> {
+    let typed = name
+        .trim_end_matches("_all")
+        .rsplit_once("_vara_")
+        .map(|(_, element)| element)?;
+    Some(match typed {
+        "text" | "schar" | "uchar" => 1,
+        "short" | "ushort" => 2,
+        "int" | "uint" | "float" => 4,
+        "long" | "double" | "longlong" | "ulonglong" => 8,
+        _ => return None,
+    })
+}
+
+/// NetCDF (`nc_`) and PnetCDF (`ncmpi_`): a dataset is an `int ncid`, opened by path
+/// (`ncmpi_create(comm, path, mode, info, &ncid)`); a typed array access moves the
+/// product of its `count` array times the element size its name says.
+fn netcdf(name: &str, parameters: &[Parameter]) -> (&'static str, String) {
+    if !name.starts_with("nc_") && !name.starts_with("ncmpi_") {
+        return generic(name, parameters);
+    }
+    let base = name
+        .trim_start_matches("ncmpi_")
+        .trim_start_matches("nc_")
+        .trim_end_matches("_all");
+    let class = if base.starts_with("put_var") {
+        "Write"
+    } else if base.starts_with("get_var") {
+        "Read"
+    } else if base == "create" || base == "open" {
+        "Open"
+    } else if base == "close" {
+        "Close"
+    } else if base == "sync" {
+        "Sync"
+    } else {
+        "Meta"
+    };
+    let named = |wanted: &str| parameters.iter().find(|parameter| parameter.name == wanted);
+    let adapter = match class {
+        "Open" => match (named("path"), parameters.last()) {
+            (Some(path), Some(id)) if matches!(id.ctype, CType::Pointer { .. }) => {
+                format!("netcdf_open({}, {} as *const c_int)", path.name, id.name)
+            }
+            _ => return generic(name, parameters),
+        },
+        "Close" => format!("netcdf_close({})", as_i64(parameters.first())),
+        "Write" | "Read" => match (named("varid"), named("count"), netcdf_element_size(name)) {
+            (Some(varid), Some(count), Some(size)) => format!(
+                "netcdf_vara({}, {} as i64, {} as *const i64, {size})",
+                as_i64(parameters.first()),
+                varid.name,
+                count.name
+            ),
+            _ => format!("netcdf_call({})", as_i64(parameters.first())),
+        },
+        _ => format!("netcdf_call({})", as_i64(parameters.first())),
+    };
+    (class, adapter)
 }
 
 fn integer(parameter: Option<&Parameter>) -> Option<&str> {
@@ -49,6 +113,9 @@ fn as_i64(parameter: Option<&Parameter>) -> String {
 }
 
 fn hdf5(name: &str, parameters: &[Parameter], result: &CType) -> (&'static str, String) {
+    if !name.starts_with("H5") {
+        return generic(name, parameters);
+    }
     let argument = |index: usize| as_i64(parameters.get(index));
     let class = match name {
         "H5Fcreate" | "H5Fopen" => "Open",

@@ -120,50 +120,55 @@ pub fn library_call(
 
 // ---- HDF5 ------------------------------------------------------------------------------
 
-/// Live HDF5 ids and their files (a bounded table: past it, ids are asked of HDF5).
-const MAX_OBJECTS: usize = 4096;
-static OBJECTS: SpinLock<Vec<(i64, u32)>> = SpinLock::new(Vec::new());
+/// Live ids of a library and their files: a bounded table per library (past it, HDF5's
+/// ids are asked of HDF5; NetCDF's go without a file).
+struct Ids(SpinLock<Vec<(i64, u32)>>);
 
-fn bind(id: i64, file: u32) {
-    if id < 0 || file == 0 {
-        return;
-    }
-    OBJECTS.with(|objects| {
-        objects.retain(|(known, _)| *known != id);
-        if objects.len() < MAX_OBJECTS {
-            objects.push((id, file));
+const MAX_IDS: usize = 4096;
+static HDF5_IDS: Ids = Ids(SpinLock::new(Vec::new()));
+static NETCDF_IDS: Ids = Ids(SpinLock::new(Vec::new()));
+
+impl Ids {
+    fn bind(&self, id: i64, file: u32) {
+        if id < 0 || file == 0 {
+            return;
         }
-    });
-}
+        self.0.with(|ids| {
+            ids.retain(|(known, _)| *known != id);
+            if ids.len() < MAX_IDS {
+                ids.push((id, file));
+            }
+        });
+    }
 
-fn unbind(id: i64) -> u32 {
-    OBJECTS
-        .with(|objects| {
-            let index = objects.iter().position(|(known, _)| *known == id)?;
-            Some(objects.swap_remove(index).1)
+    fn unbind(&self, id: i64) -> u32 {
+        self.0
+            .with(|ids| {
+                let index = ids.iter().position(|(known, _)| *known == id)?;
+                Some(ids.swap_remove(index).1)
+            })
+            .unwrap_or(0)
+    }
+
+    fn bound(&self, id: i64) -> Option<u32> {
+        self.0.with(|ids| {
+            ids.iter()
+                .find(|(known, _)| *known == id)
+                .map(|(_, file)| *file)
         })
-        .unwrap_or(0)
+    }
 }
 
-fn bound(id: i64) -> Option<u32> {
-    OBJECTS.with(|objects| {
-        objects
-            .iter()
-            .find(|(known, _)| *known == id)
-            .map(|(_, file)| *file)
-    })
-}
-
-/// HDF5's own functions the adapters ask, found once (in the global scope or in a library
+/// A library's own functions the adapters ask, found once (in the global scope or in a library
 /// loaded with `RTLD_LOCAL`, as h5py loads it).
-struct Hdf5Function {
+struct LibraryFunction {
     name: &'static str,
     address: AtomicUsize,
 }
 
-impl Hdf5Function {
-    const fn new(name: &'static str) -> Hdf5Function {
-        Hdf5Function {
+impl LibraryFunction {
+    const fn new(name: &'static str) -> LibraryFunction {
+        LibraryFunction {
             name,
             address: AtomicUsize::new(0),
         }
@@ -180,14 +185,14 @@ impl Hdf5Function {
     }
 }
 
-static H5I_IS_VALID: Hdf5Function = Hdf5Function::new("H5Iis_valid\0");
-static H5I_GET_TYPE: Hdf5Function = Hdf5Function::new("H5Iget_type\0");
-static H5F_GET_NAME: Hdf5Function = Hdf5Function::new("H5Fget_name\0");
-static H5T_GET_SIZE: Hdf5Function = Hdf5Function::new("H5Tget_size\0");
-static H5S_GET_SELECT_NPOINTS: Hdf5Function = Hdf5Function::new("H5Sget_select_npoints\0");
-static H5D_GET_SPACE: Hdf5Function = Hdf5Function::new("H5Dget_space\0");
-static H5A_GET_SPACE: Hdf5Function = Hdf5Function::new("H5Aget_space\0");
-static H5S_CLOSE: Hdf5Function = Hdf5Function::new("H5Sclose\0");
+static H5I_IS_VALID: LibraryFunction = LibraryFunction::new("H5Iis_valid\0");
+static H5I_GET_TYPE: LibraryFunction = LibraryFunction::new("H5Iget_type\0");
+static H5F_GET_NAME: LibraryFunction = LibraryFunction::new("H5Fget_name\0");
+static H5T_GET_SIZE: LibraryFunction = LibraryFunction::new("H5Tget_size\0");
+static H5S_GET_SELECT_NPOINTS: LibraryFunction = LibraryFunction::new("H5Sget_select_npoints\0");
+static H5D_GET_SPACE: LibraryFunction = LibraryFunction::new("H5Dget_space\0");
+static H5A_GET_SPACE: LibraryFunction = LibraryFunction::new("H5Aget_space\0");
+static H5S_CLOSE: LibraryFunction = LibraryFunction::new("H5Sclose\0");
 
 /// `H5I_type_t` values of ids that live in a file: file, group, datatype, dataset, attribute.
 const IN_A_FILE: [c_int; 5] = [1, 2, 3, 5, 6];
@@ -199,7 +204,7 @@ fn object_file(state: &mut ThreadState, id: i64) -> u32 {
     if id <= 0 {
         return 0;
     }
-    if let Some(file) = bound(id) {
+    if let Some(file) = HDF5_IDS.bound(id) {
         return file;
     }
     let (Some(is_valid), Some(get_type), Some(get_name)) =
@@ -223,7 +228,7 @@ fn object_file(state: &mut ThreadState, id: i64) -> u32 {
             return 0;
         }
         let file = files::file_for_path(state, libc::AT_FDCWD, name.as_ptr(), path_origin::OPENED);
-        bind(id, file);
+        HDF5_IDS.bind(id, file);
         file
     }
 }
@@ -238,7 +243,7 @@ pub fn hdf5_file_open(
     event.file = files::file_for_path(state, libc::AT_FDCWD, name, path_origin::OPENED);
     event.handle = ret as u64;
     result(event, ret);
-    bind(ret, event.file);
+    HDF5_IDS.bind(ret, event.file);
     true
 }
 
@@ -248,7 +253,7 @@ pub fn hdf5_create(event: &mut RawEvent, state: &mut ThreadState, location: i64,
     event.handle = ret as u64;
     event.aux = location as u64;
     result(event, ret);
-    bind(ret, event.file);
+    HDF5_IDS.bind(ret, event.file);
     true
 }
 
@@ -266,11 +271,16 @@ pub fn hdf5_object(
 }
 
 /// `H5?close`: the id is gone after the call, so only the table knows its file.
-pub fn hdf5_close(event: &mut RawEvent, _state: &mut ThreadState, id: i64, ret: c_int) -> bool {
-    event.file = if ret >= 0 {
-        unbind(id)
+pub fn hdf5_close(
+    event: &mut RawEvent,
+    _state: &mut ThreadState,
+    id: i64,
+    ret: impl CallResult,
+) -> bool {
+    event.file = if !ret.failed() {
+        HDF5_IDS.unbind(id)
     } else {
-        bound(id).unwrap_or(0)
+        HDF5_IDS.bound(id).unwrap_or(0)
     };
     event.handle = id as u64;
     result(event, ret);
@@ -284,7 +294,7 @@ pub fn hdf5_property(
     _state: &mut ThreadState,
     list: i64,
     value: i64,
-    ret: c_int,
+    ret: impl CallResult,
 ) -> bool {
     event.handle = list as u64;
     event.aux = value as u64;
@@ -296,7 +306,7 @@ pub fn hdf5_property(
 ///
 /// # Safety
 /// The ids are the program's, valid after its successful transfer.
-unsafe fn points(space: i64, whole: i64, get_space: &Hdf5Function) -> Option<u64> {
+unsafe fn points(space: i64, whole: i64, get_space: &LibraryFunction) -> Option<u64> {
     let npoints: unsafe extern "C" fn(i64) -> i64 =
         std::mem::transmute(H5S_GET_SELECT_NPOINTS.get()?);
     if space != H5S_ALL {
@@ -370,6 +380,101 @@ pub fn hdf5_attribute_transfer(
     }
     // SAFETY: the transfer succeeded, so its ids are valid.
     let bytes = unsafe { type_bytes(memory_type, points(H5S_ALL, attribute, &H5A_GET_SPACE)) };
+    event.request = bytes;
+    event.result = bytes as i64;
+    true
+}
+
+// ---- NetCDF, PnetCDF ----------------------------------------------------------------------
+
+static NCMPI_INQ_VARNDIMS: LibraryFunction = LibraryFunction::new("ncmpi_inq_varndims\0");
+
+/// `ncmpi_create`, `ncmpi_open`: the dataset by path; its id (written through `id`) is
+/// bound to it.
+pub fn netcdf_open(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    path: *const c_char,
+    id: *const c_int,
+    ret: impl CallResult,
+) -> bool {
+    event.file = files::file_for_path(state, libc::AT_FDCWD, path, path_origin::OPENED);
+    result(event, ret);
+    if ret.value() == 0 && !id.is_null() {
+        // SAFETY: the call succeeded and wrote the new id there.
+        let id = unsafe { *id } as i64;
+        event.handle = id as u64;
+        NETCDF_IDS.bind(id, event.file);
+    }
+    true
+}
+
+pub fn netcdf_close(
+    event: &mut RawEvent,
+    _state: &mut ThreadState,
+    id: i64,
+    ret: impl CallResult,
+) -> bool {
+    event.file = if ret.value() == 0 {
+        NETCDF_IDS.unbind(id)
+    } else {
+        NETCDF_IDS.bound(id).unwrap_or(0)
+    };
+    event.handle = id as u64;
+    result(event, ret);
+    true
+}
+
+/// Any call on a dataset (`ncmpi_enddef`, `ncmpi_def_var`...).
+pub fn netcdf_call(
+    event: &mut RawEvent,
+    _state: &mut ThreadState,
+    id: i64,
+    ret: impl CallResult,
+) -> bool {
+    event.file = NETCDF_IDS.bound(id).unwrap_or(0);
+    event.handle = id as u64;
+    result(event, ret);
+    true
+}
+
+/// A typed array access (`ncmpi_put_vara_double_all`): the product of the variable's
+/// `count` entries (as many as it has dimensions, asked of the library) times the element
+/// size the call's type gives.
+pub fn netcdf_vara(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    id: i64,
+    variable: i64,
+    count: *const i64,
+    element: u64,
+    ret: impl CallResult,
+) -> bool {
+    netcdf_call(event, state, id, ret);
+    event.aux = variable as u64;
+    if ret.value() != 0 || count.is_null() {
+        return true;
+    }
+    let Some(inquire) = NCMPI_INQ_VARNDIMS.get() else {
+        return true;
+    };
+    let mut dimensions: c_int = 0;
+    // SAFETY: PnetCDF's `int ncmpi_inq_varndims(int ncid, int varid, int *ndimsp)`, on the
+    // dataset and variable the successful call just used.
+    let known = unsafe {
+        let inquire: unsafe extern "C" fn(c_int, c_int, *mut c_int) -> c_int =
+            std::mem::transmute(inquire);
+        inquire(id as c_int, variable as c_int, &mut dimensions) == 0
+    };
+    if !known || !(0..=64).contains(&dimensions) {
+        return true;
+    }
+    // SAFETY: the program passed `count` with one `MPI_Offset` per dimension.
+    let counts = unsafe { std::slice::from_raw_parts(count, dimensions as usize) };
+    let elements = counts.iter().try_fold(1u64, |product, count| {
+        product.checked_mul(u64::try_from(*count).ok()?)
+    });
+    let bytes = elements.map_or(0, |elements| elements.saturating_mul(element));
     event.request = bytes;
     event.result = bytes as i64;
     true

@@ -3,11 +3,11 @@
 //!
 //! From `/usr/include/hdf5/openmpi/hdf5.h`, layer hdf5: 21 rows.
 
-/// Appends the generated rows to the given ones and calls `$callback!` with all.
+/// Appends the generated rows to the given ones and hands all to `for_each_pnetcdf_call!`.
 #[macro_export]
 macro_rules! for_each_generated_call {
     ($callback:path; $($rows:tt)*) => {
-        $callback! {
+        $crate::for_each_pnetcdf_call! { $callback;
             $($rows)*
             H5Aclose Hdf5 Meta generated (attr_id: c_long) -> c_int
                 => hdf5_close(attr_id as i64);

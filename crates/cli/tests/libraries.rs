@@ -385,3 +385,131 @@ fn a_collective_pnetcdf_write_is_the_parent_of_its_mpiio_and_posix_calls() {
         assert_eq!(process["calls_by_kind"]["collective"], 1.0, "{process}");
     }
 }
+
+#[test]
+fn a_users_generated_hooks_build_into_libcairn_and_count_exactly() {
+    // The user's route for any library: rows from its header, `CAIRN_USER_CALLS=ROWS cargo
+    // build`, then `CAIRN_LIB=` that libcairn.so. The cairn reading the trace has no rows
+    // for these calls: the trace says their layer and class.
+    let workspace = workspace();
+    let target = workspace.join("target/user-calls");
+    std::fs::create_dir_all(&target).unwrap();
+    let output = wrapgen(&[
+        "tests/programs/libraries/toylib.h",
+        "--include",
+        "toy_*",
+        "--exclude",
+        "toy_secret,toy_helper",
+    ]);
+    assert!(output.status.success(), "{output:?}");
+    // Rewritten only when different: its time decides whether cargo rebuilds.
+    let rows = target.join("toy.rows");
+    if std::fs::read(&rows).ok().as_deref() != Some(&output.stdout[..]) {
+        std::fs::write(&rows, &output.stdout).unwrap();
+    }
+    succeeded(
+        Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+            .args(["build", "--quiet", "-p", "cairn-preload", "--target-dir"])
+            .arg(&target)
+            .env("CAIRN_USER_CALLS", &rows)
+            .current_dir(&workspace),
+    );
+    let hooks = target.join("debug/libcairn.so");
+    let nm = succeeded(
+        Command::new("nm")
+            .args(["-D", "--defined-only"])
+            .arg(&hooks),
+    );
+    let defined: Vec<String> = String::from_utf8(nm.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|line| line.split_whitespace().nth(2))
+        .filter(|symbol| symbol.starts_with("toy_"))
+        .map(String::from)
+        .collect();
+    assert_eq!(
+        defined,
+        [
+            "toy_close",
+            "toy_flush",
+            "toy_name",
+            "toy_notify",
+            "toy_open",
+            "toy_read",
+            "toy_version",
+            "toy_write"
+        ]
+    );
+
+    let directory = tempfile::tempdir().unwrap();
+    let sources = programs_directory().join("libraries");
+    let library = directory.path().join("libtoy.so");
+    succeeded(
+        Command::new("cc")
+            .args(["-O1", "-shared", "-fPIC", "-o"])
+            .arg(&library)
+            .arg(sources.join("toylib.c")),
+    );
+    let program = directory.path().join("toy_user");
+    succeeded(
+        Command::new("cc")
+            .args(["-O1", "-o"])
+            .arg(&program)
+            .arg(sources.join("toy_user.c"))
+            .arg(format!("-I{}", sources.display()))
+            .arg(format!("-L{}", directory.path().display()))
+            .arg("-ltoy")
+            .arg(format!("-Wl,-rpath,{}", directory.path().display())),
+    );
+    let trace = directory.path().join("toy.cairn");
+    // The program checks every result the hooks forward: it fails if one is wrong.
+    succeeded(
+        Command::new(cairn_binary())
+            .args(["run", "-q", "-o"])
+            .arg(&trace)
+            .arg("--")
+            .arg(&program)
+            .arg(directory.path())
+            .env("CAIRN_LIB", &hooks),
+    );
+    let summary = summary_json(&trace, &[]);
+    assert_calls(
+        &summary["calls"],
+        &[
+            ("toy_open", 1, 0),
+            ("toy_write", 11, 1000),
+            ("toy_read", 5, 320),
+            ("toy_flush", 1, 0),
+            ("toy_name", 1, 0),
+            ("toy_notify", 1, 0),
+            ("toy_version", 1, 0),
+            ("toy_close", 1, 0),
+        ],
+    );
+    assert!(summary["calls"]["toy_secret"].is_null());
+    assert_eq!(summary["calls"]["toy_write"]["layer"], "library");
+    assert_eq!(summary["calls"]["toy_write"]["class"], "write");
+    assert_eq!(summary["calls"]["toy_write"]["failures"], 1);
+    // Calls on the handle toy_open returned are on the file it named.
+    let file = summary["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|file| file["path"].as_str().unwrap().ends_with("/data.toy"))
+        .unwrap();
+    assert_fields(
+        file,
+        &[
+            ("opens", 1),
+            ("closes", 1),
+            ("writes", 10),
+            ("bytes_written", 1000),
+            ("reads", 5),
+            ("bytes_read", 320),
+        ],
+    );
+    assert_eq!(
+        summary["layer_profiles"]["library"]["operations"]["write"],
+        11
+    );
+}

@@ -359,6 +359,10 @@ pub struct ProcessHeader {
     pub hostname: Vec<u8>,
     /// The names of the calls, indexed by the call ids used in event records.
     pub call_names: Vec<String>,
+    /// Each call's layer and class, as indices into the writer's `Layer::ALL` and
+    /// `CallClass::ALL` (so a builder that has no row for a call still knows what it is;
+    /// empty from a writer that did not say).
+    pub call_kinds: Vec<(u8, u8)>,
     /// True when this image started as a forked child (not a fresh exec).
     pub forked: bool,
     /// The MPI rank the launcher gave this process (from its environment), if any.
@@ -401,6 +405,11 @@ impl ProcessHeader {
             payload.u64(*ticks);
             payload.u64(*nanoseconds);
         }
+        payload.u64(self.call_kinds.len() as u64);
+        for (layer, class) in &self.call_kinds {
+            payload.u64(*layer as u64);
+            payload.u64(*class as u64);
+        }
         let payload = payload.into_inner();
         let mut out = Vec::with_capacity(HEADER_PAYLOAD_OFFSET + payload.len());
         out.extend_from_slice(MAGIC);
@@ -437,6 +446,7 @@ impl ProcessHeader {
             hostname: reader.bytes()?.to_vec(),
             forked: reader.u64()? != 0,
             call_names: Vec::new(),
+            call_kinds: Vec::new(),
             clock: CLOCK_MONOTONIC_NS,
             calibration: Vec::new(),
             rank: None,
@@ -449,6 +459,16 @@ impl ProcessHeader {
         header.clock = reader.u32()?;
         for _ in 0..reader.count(2)? {
             header.calibration.push((reader.u64()?, reader.u64()?));
+        }
+        if !reader.is_empty() {
+            for _ in 0..reader.count(2)? {
+                let layer = u8::try_from(reader.u64()?);
+                let class = u8::try_from(reader.u64()?);
+                let (Ok(layer), Ok(class)) = (layer, class) else {
+                    return Err(FormatError::Corrupt("call kind out of range".into()));
+                };
+                header.call_kinds.push((layer, class));
+            }
         }
         Ok(header)
     }
@@ -841,6 +861,7 @@ mod tests {
             working_directory: b"/tmp".to_vec(),
             hostname: b"node1".to_vec(),
             call_names: vec!["open".into(), "write".into()],
+            call_kinds: vec![(0, 0), (7, 3)],
             forked: true,
             clock: CLOCK_TSC,
             calibration: vec![(1000, 10), (3000, 1010)],

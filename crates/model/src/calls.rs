@@ -24,11 +24,18 @@
 //!
 //! The built-in rows are in `calls/table.rs`; the rows wrapgen generated from libraries'
 //! headers in `calls/hdf5.rs` and `calls/pnetcdf.rs` (`scripts/generate-calls.sh`), checked
-//! in and checked against the headers by a test (`crates/cli/tests/libraries.rs`).
+//! in and checked against the headers by a test (`crates/cli/tests/libraries.rs`). The
+//! build script writes `for_each_call!` itself, with a user's rows in front when
+//! `CAIRN_USER_CALLS` names a file of them (`cairn wrapgen HEADER -o FILE`): a libcairn.so
+//! that hooks that library too.
 
 mod hdf5;
 mod pnetcdf;
 mod table;
+
+// `for_each_call!`, from build.rs. Macro-expanded (by `include!`), so this crate invokes it
+// by its plain name, never by path.
+include!(concat!(env!("OUT_DIR"), "/for_each_call.rs"));
 
 /// The layer of the I/O stack a call belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -235,7 +242,7 @@ macro_rules! define_call_enum {
     };
 }
 
-crate::for_each_call!(define_call_enum);
+for_each_call!(define_call_enum);
 
 const fn ends_with(name: &[u8], suffix: &[u8]) -> bool {
     if suffix.len() > name.len() {
@@ -339,6 +346,21 @@ impl Call {
                 })
             }
             _ => None,
+        }
+    }
+
+    /// What a trace builder processes an unknown library call of `class` as (its name,
+    /// layer and class stay its own): a call of a generated library layer, which the
+    /// builder tracks nothing of beyond its class.
+    pub fn stand_in(class: CallClass) -> Call {
+        match class {
+            CallClass::Open => Call::cairn_library_open,
+            CallClass::Close => Call::cairn_library_close,
+            CallClass::Read => Call::cairn_library_read,
+            CallClass::Write => Call::cairn_library_write,
+            CallClass::Sync => Call::cairn_library_sync,
+            CallClass::Flush => Call::cairn_library_flush,
+            _ => Call::cairn_library_meta,
         }
     }
 

@@ -39,10 +39,22 @@ macro_rules! failure_values {
     ($($type:ty => $value:expr),*) => { $( impl FailureValue for $type { fn failure() -> Self { $value } } )* };
 }
 failure_values!(i32 => -1, i64 => -1, isize => -1, usize => 0, () => ());
+// Types only generated rows return (`cairn wrapgen`): unsigned and other values have no
+// failure value of their own; 0 with ENOSYS.
+failure_values!(
+    i8 => -1, i16 => -1, u8 => 0, u16 => 0, u32 => 0, u64 => 0, f32 => 0.0, f64 => 0.0,
+    bool => false
+);
 
 impl<T> FailureValue for *mut T {
     fn failure() -> Self {
         std::ptr::null_mut()
+    }
+}
+
+impl<T> FailureValue for *const T {
+    fn failure() -> Self {
+        std::ptr::null()
     }
 }
 

@@ -8,7 +8,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 
 use cairn_format::segment::{mark, ProcessHeader};
-use cairn_model::Call;
+use cairn_model::{Call, CallClass, Layer};
 use libc::{c_char, c_int, c_void};
 
 use crate::recorder::{self, Segment, ThreadState, GENERATION, SEGMENT};
@@ -262,6 +262,20 @@ fn start_segment(forked: bool) -> bool {
         call_names: Call::ALL
             .iter()
             .map(|call| call.name().to_string())
+            .collect(),
+        call_kinds: Call::ALL
+            .iter()
+            .map(|call| {
+                let index = |found: Option<usize>| found.unwrap_or(0) as u8;
+                (
+                    index(Layer::ALL.iter().position(|layer| *layer == call.layer())),
+                    index(
+                        CallClass::ALL
+                            .iter()
+                            .position(|class| *class == call.class()),
+                    ),
+                )
+            })
             .collect(),
         forked,
         clock,

@@ -881,6 +881,8 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
     };
 
     let mut calls: Table<String> = Table::default();
+    // What the segments say of calls this build has no row for.
+    let mut kinds: HashMap<String, (Layer, CallClass)> = HashMap::new();
     let mut files: Vec<FileInfo> = Vec::new();
     // (used by any event, used by an event after main) per file.
     let mut file_use: Vec<(bool, bool, bool)> = Vec::new();
@@ -892,10 +894,25 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
         let header = &segment.header;
         // Per-process ids → calls; a call enters the trace's table when a kept event first
         // uses it (the segment names every hooked call).
+        // A library call this build has no row for (hooks a user generated into another
+        // libcairn.so) is collected as the stand-in of its class; the trace keeps its name,
+        // layer and class.
         let calls_here: Vec<Option<Call>> = header
             .call_names
             .iter()
-            .map(|name| Call::from_name(name))
+            .enumerate()
+            .map(|(index, name)| {
+                Call::from_name(name).or_else(|| {
+                    let (layer, class) = header.call_kinds.get(index)?;
+                    let layer = *Layer::ALL.get(*layer as usize)?;
+                    let class = *CallClass::ALL.get(*class as usize)?;
+                    if !layer.is_library() {
+                        return None;
+                    }
+                    kinds.insert(name.clone(), (layer, class));
+                    Some(Call::stand_in(class))
+                })
+            })
             .collect();
         let mut call_numbers: Vec<Option<u16>> = vec![None; calls_here.len()];
         let files_here = &files_by_segment[process_index];
@@ -1339,7 +1356,7 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
         }
     }
 
-    let calls = CallInfo::table(&calls.values);
+    let calls = CallInfo::table(&calls.values, &kinds);
     let streams = crate::ranks::merge_streams(&processes, &calls, streams);
     let (files, streams) = drop_unused_files(files, streams);
     Ok(Trace {

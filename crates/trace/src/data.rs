@@ -60,29 +60,52 @@ pub struct Meta {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CallInfo {
     pub name: String,
-    /// The call as this build knows it; `None` for a call from a newer cairn.
+    /// The call as this build knows it; `None` for a call from a newer cairn or from hooks
+    /// generated into another build (`cairn wrapgen`).
     pub call: Option<Call>,
+    /// Its layer and class as the trace says them (for a call this build does not know;
+    /// for one it knows, the build's own).
+    pub kind: Option<(Layer, CallClass)>,
 }
 
 impl CallInfo {
     pub fn new(name: &str) -> CallInfo {
+        let call = Call::from_name(name);
         CallInfo {
             name: name.to_string(),
-            call: Call::from_name(name),
+            call,
+            kind: call.map(|call| (call.layer(), call.class())),
         }
     }
 
-    /// The call table of names in order.
-    pub fn table(names: &[String]) -> Vec<CallInfo> {
-        names.iter().map(|name| CallInfo::new(name)).collect()
+    /// A call with the layer and class the trace gives it: this build's own if it knows
+    /// the name.
+    pub fn described(name: &str, kind: Option<(Layer, CallClass)>) -> CallInfo {
+        let known = CallInfo::new(name);
+        CallInfo {
+            kind: known.kind.or(kind),
+            ..known
+        }
+    }
+
+    /// The call table of names in order, with the kinds known of calls this build has no
+    /// row for.
+    pub fn table(
+        names: &[String],
+        kinds: &std::collections::HashMap<String, (Layer, CallClass)>,
+    ) -> Vec<CallInfo> {
+        names
+            .iter()
+            .map(|name| CallInfo::described(name, kinds.get(name).copied()))
+            .collect()
     }
 
     pub fn layer(&self) -> Option<Layer> {
-        self.call.map(Call::layer)
+        self.kind.map(|(layer, _)| layer)
     }
 
     pub fn class(&self) -> Option<CallClass> {
-        self.call.map(Call::class)
+        self.kind.map(|(_, class)| class)
     }
 }
 
@@ -796,6 +819,12 @@ impl Trace {
         for call in &self.calls {
             calls.str(&call.name);
         }
+        // Then each call's layer and class by name (empty: unknown), so a reader without a
+        // row for a call (a user's generated hooks) still counts it in its layer.
+        for call in &self.calls {
+            calls.str(call.layer().map_or("", Layer::name));
+            calls.str(call.class().map_or("", CallClass::name));
+        }
         writer.add_section(SectionKind::CALLS, VERSION, &calls.into_inner(), true);
 
         let mut processes = ByteWriter::new();
@@ -887,8 +916,20 @@ impl Trace {
 
         let bytes = section(SectionKind::CALLS)?;
         let mut reader = ByteReader::new(&bytes, "section CALL");
+        let mut names = Vec::new();
         for _ in 0..reader.count(1)? {
-            trace.calls.push(CallInfo::new(&reader.string()?));
+            names.push(reader.string()?);
+        }
+        // Traces written before kinds were stored end here.
+        for name in names {
+            let kind = if reader.is_empty() {
+                None
+            } else {
+                let layer = Layer::from_name(&reader.string()?);
+                let class = CallClass::from_name(&reader.string()?);
+                layer.zip(class)
+            };
+            trace.calls.push(CallInfo::described(&name, kind));
         }
 
         let bytes = versioned(SectionKind::PROCESSES, PROCESSES_VERSION)?;

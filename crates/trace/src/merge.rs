@@ -20,7 +20,10 @@
 //! (O(P · folded size) for an SPMD job); a stream is only re-encoded when its calls or
 //! contexts change numbers.
 
+use std::collections::HashMap;
+
 use cairn_compress::stream::EncodedStream;
+use cairn_model::{CallClass, Layer};
 
 use crate::table::Table;
 use crate::{CallInfo, Context, FileInfo, Process, Stream, Trace};
@@ -82,6 +85,8 @@ pub fn merge_traces(mut traces: Vec<Trace>) -> Trace {
         .min()
         .unwrap_or(0);
     let mut calls: Table<String> = Table::default();
+    // What the inputs say of calls this build has no row for.
+    let mut kinds: HashMap<String, (Layer, CallClass)> = HashMap::new();
     let mut modules: Table<Vec<u8>> = Table::default();
     let mut contexts: Table<Context> = Table::default();
     let mut files: Table<Vec<u8>> = Table::default();
@@ -113,7 +118,12 @@ pub fn merge_traces(mut traces: Vec<Trace>) -> Trace {
             calls: trace
                 .calls
                 .iter()
-                .map(|call| calls.intern(&call.name) as u16)
+                .map(|call| {
+                    if let Some(kind) = call.kind.filter(|_| call.call.is_none()) {
+                        kinds.insert(call.name.clone(), kind);
+                    }
+                    calls.intern(&call.name) as u16
+                })
                 .collect(),
             contexts: trace
                 .contexts
@@ -202,7 +212,7 @@ pub fn merge_traces(mut traces: Vec<Trace>) -> Trace {
         .map(|(path, noise)| FileInfo { path, noise })
         .collect();
     let files = crate::reorder_files(files, &order, &mut streams);
-    let calls = CallInfo::table(&calls.values);
+    let calls = CallInfo::table(&calls.values, &kinds);
     let streams = crate::ranks::merge_streams(&processes, &calls, streams);
     Trace {
         meta,

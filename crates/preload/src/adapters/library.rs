@@ -97,10 +97,12 @@ fn result(event: &mut RawEvent, ret: impl CallResult) {
     fail_if(event, ret.failed());
 }
 
-// Rows of the generic `library` layer name it; the rows checked in today are HDF5's.
+// Rows of the generic `library` layer name it: a user's (`CAIRN_USER_CALLS`), none of the
+// checked-in ones.
 #[allow(dead_code)]
-/// Any generated call: its first integer argument as the handle, its size, and the file
-/// its name argument names (null: none).
+/// Any generated call: its first integer argument as the handle (0 for an open, whose
+/// handle is its result), its size, and the file its name argument names (null: none) or
+/// its handle was opened on.
 pub fn library_call(
     event: &mut RawEvent,
     state: &mut ThreadState,
@@ -111,10 +113,17 @@ pub fn library_call(
 ) -> bool {
     event.handle = handle as u64;
     event.request = size;
-    if !name.is_null() {
-        event.file = files::file_for_path(state, libc::AT_FDCWD, name, path_origin::NAMED);
-    }
     result(event, ret);
+    if !name.is_null() {
+        // A call that names a file and returns a number (an open): later calls on that
+        // number are on the file.
+        event.file = files::file_for_path(state, libc::AT_FDCWD, name, path_origin::NAMED);
+        if handle == 0 && !ret.failed() && ret.value() != 0 {
+            LIBRARY_IDS.bind(ret.value(), event.file);
+        }
+    } else if handle != 0 {
+        event.file = LIBRARY_IDS.bound(handle).unwrap_or(0);
+    }
     true
 }
 
@@ -127,6 +136,7 @@ struct Ids(SpinLock<Vec<(i64, u32)>>);
 const MAX_IDS: usize = 4096;
 static HDF5_IDS: Ids = Ids(SpinLock::new(Vec::new()));
 static NETCDF_IDS: Ids = Ids(SpinLock::new(Vec::new()));
+static LIBRARY_IDS: Ids = Ids(SpinLock::new(Vec::new()));
 
 impl Ids {
     fn bind(&self, id: i64, file: u32) {

@@ -34,4 +34,4 @@ report() {
 echo "calls per run: $calls of each ($rounds rounds, alternating)"
 report H5Pset_alignment "${untraced_set[*]}" "${traced_set[*]}"
 report H5Dwrite "${untraced_write[*]}" "${traced_write[*]}"
-echo "trace of one traced run: $(stat -c %s "$work/trace.cairn") bytes; $(target/release/cairn summary "$work/trace.cairn" | grep -E '^  (H5Pset_alignment|H5Dwrite) ' | awk '{printf "%s %s calls; ", $1, $4}')"
+echo "trace of one traced run: $(stat -c %s "$work/trace.cairn") bytes; $(target/release/cairn summary "$work/trace.cairn" | grep -E '^  (H5Pset_alignment|H5Dwrite) ' | awk '!seen[$1]++ {printf "%s %s calls; ", $1, $4}')"

@@ -96,10 +96,11 @@ fn event_context_flags(state: &ThreadState) -> u32 {
 
 /// Calls whose repetitions may fold into a run or block record as they happen: those the
 /// trace builder tracks nothing of per occurrence beyond the file position (see
-/// `recorder::ThreadState::write_event`), and opening and closing files by name in POSIX
-/// and stdio — a descriptor or stream opened in a block's body starts each repetition
-/// where the first did, which the trace builder knows. Duplicating, `fdopen`, `freopen`
-/// and MPI-IO opens never fold: what they start depends on more than their values.
+/// `recorder::ThreadState::write_event`), opening and closing files by name in POSIX and
+/// stdio — a descriptor or stream opened in a block's body starts each repetition where
+/// the first did, which the trace builder knows — and every call of a library layer.
+/// Duplicating, `fdopen`, `freopen` and MPI-IO opens never fold: what they start depends
+/// on more than their values.
 #[inline(always)]
 const fn fold_kind(call: Call) -> u8 {
     use crate::recorder::fold;
@@ -109,6 +110,9 @@ const fn fold_kind(call: Call) -> u8 {
         (_, Read | Write | Seek | Sync | Flush | Stat | PointToPoint | Collective | Completion) => {
             fold::REPEATABLE
         }
+        // The trace builder tracks nothing of a library layer's calls (their ids are the
+        // adapters' business, done before recording): any of them may repeat.
+        (layer, _) if layer.is_library() => fold::REPEATABLE,
         (Layer::Posix, Open | Close) => fold::REPEATABLE,
         (Layer::Stdio, Open | Close) => match call {
             Call::fopen | Call::fopen64 | Call::fclose => fold::REPEATABLE,

@@ -51,7 +51,10 @@ json.dump(
     {
         "slices": slices,
         "per_track": per_track,
-        "flows": sorted(sorted(set(names)) + [len(names)] for names in flows.values()),
+        # Ordered by their JSON text: flows of different lengths do not compare as lists.
+        "flows": sorted(
+            (sorted(set(names)) + [len(names)] for names in flows.values()), key=json.dumps
+        ),
         "unknown_tracks": unknown_tracks,
         "unclosed": sum(count != 0 for count in open_slices.values()),
         "processes": processes,

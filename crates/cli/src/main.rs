@@ -162,8 +162,8 @@ enum Command {
     },
     /// Write a trace in another tool's format: `perfetto` (open it at ui.perfetto.dev or
     /// with Perfetto's trace processor): a track per process, thread and layer, a slice per
-    /// call, flows from each MPI-IO call to its POSIX sub-calls and from each send to its
-    /// receive, byte counters; `chrome`: Chrome's JSON trace events, for small traces;
+    /// call, flows from each MPI-IO call to its POSIX sub-calls, from each library call
+    /// (HDF5) to the calls below it and from each send to its receive, byte counters; `chrome`: Chrome's JSON trace events, for small traces;
     /// `csv` and `parquet`: a directory of tables, events (a row per call: rank, call, file,
     /// times, sizes…), files, processes and call sites; `otf2`: an OTF2 archive
     /// directory for Vampir (I/O handles and operations, MPI messages), through libotf2.

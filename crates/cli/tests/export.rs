@@ -554,3 +554,47 @@ fn export_on_a_terminal_shows_the_expansion_reaching_every_event() {
     assert!(!said.contains("expanding"), "{said}");
     assert_eq!(said.lines().count(), 1, "{said}");
 }
+
+#[test]
+fn perfetto_export_joins_each_hdf5_call_to_the_calls_below_it() {
+    // tests/programs/patterns/hdf5_hyperslab.c at 4 ranks: each H5Dwrite and the MPI-IO
+    // calls HDF5 made inside it (and the POSIX calls inside those) share one flow.
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile_mpi_with(
+        "patterns/hdf5_hyperslab",
+        directory.path(),
+        &[
+            "-I/usr/include/hdf5/openmpi",
+            "-L/usr/lib/x86_64-linux-gnu/hdf5/openmpi",
+            "-lhdf5",
+        ],
+    );
+    let trace = directory.path().join("hdf5.cairn");
+    succeeded(&mut mpirun_traced(4, &trace, &program, directory.path()));
+    let exported = directory.path().join("hdf5.pftrace");
+    cairn_text("export", &["-o", exported.to_str().unwrap()], &trace);
+    let read = read_back(&["read_perfetto.py"], &exported);
+    let summary = summary_json(&trace, &[]);
+    let slices: BTreeMap<String, u64> = serde_json::from_value(read["slices"].clone()).unwrap();
+    assert_eq!(slices, program_call_counts(&summary), "{read}");
+    let writes: Vec<&serde_json::Value> = read["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|flow| flow.as_array().unwrap().contains(&"H5Dwrite".into()))
+        .collect();
+    assert_eq!(writes.len(), 8, "{read}");
+    for flow in &writes {
+        let names = flow.as_array().unwrap();
+        assert!(names.contains(&"MPI_File_write_at_all".into()), "{flow}");
+        // One H5Dwrite per flow.
+        assert!(!names.contains(&"H5Dread".into()), "{flow}");
+    }
+    // The aggregators' pwrites are below some of them.
+    assert!(
+        writes
+            .iter()
+            .any(|flow| flow.as_array().unwrap().contains(&"pwrite".into())),
+        "{read}"
+    );
+}

@@ -207,3 +207,40 @@ fn report_attributes_the_calls_to_the_phases_the_program_marked() {
         "{section}"
     );
 }
+
+#[test]
+fn report_shows_each_hdf5_call_and_the_mpiio_and_posix_calls_below_it() {
+    // tests/programs/patterns/hdf5_hyperslab.c at 4 ranks: 8 collective H5Dwrite of 8 KiB,
+    // whose MPI-IO writes and the aggregators' pwrites below moved the same 64 KiB.
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile_mpi_with(
+        "patterns/hdf5_hyperslab",
+        directory.path(),
+        &[
+            "-I/usr/include/hdf5/openmpi",
+            "-L/usr/lib/x86_64-linux-gnu/hdf5/openmpi",
+            "-lhdf5",
+        ],
+    );
+    let trace = directory.path().join("hdf5.cairn");
+    succeeded(&mut mpirun_traced(4, &trace, &program, directory.path()));
+    let page = directory.path().join("hdf5.html");
+    report(&trace, &page);
+    let dom = rendered(&page, "");
+    let section = &dom[dom
+        .find("<div id=\"libraries\">")
+        .expect("the libraries section")..];
+    let section = &section[..section.find("</table>").expect("a table")];
+    let write = section
+        .split("<tr>")
+        .find(|row| row.starts_with("<td>H5Dwrite</td>"))
+        .expect("an H5Dwrite row");
+    assert!(
+        write.starts_with(
+            "<td>H5Dwrite</td><td>hdf5</td><td class=\"number\">8</td><td>64 KiB</td>"
+        ),
+        "{write}"
+    );
+    // MPI-IO bytes and POSIX bytes: the same 64 KiB.
+    assert_eq!(write.matches("<td>64 KiB</td>").count(), 3, "{write}");
+}

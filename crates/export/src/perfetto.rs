@@ -175,7 +175,10 @@ pub fn write(trace: &Trace, filter: &Filter, out: &mut impl Write) -> Result<Wri
         })?;
         let mut layers: HashMap<Layer, u64> = HashMap::new();
         let mut counters = Counters::default();
-        // The POSIX calls made inside an MPI-IO call are written with it, sharing its flow.
+        // The POSIX calls made inside an MPI-IO call are written with it, sharing its flow;
+        // the calls a library (HDF5) made inside the program's call share one flow with it
+        // (they come first: a call is recorded when it returns).
+        let mut library_flow: Option<u64> = None;
         let mut failure: Result<(), ExportError> = Ok(());
         filter.expand_calls(trace, stream, |event, subcalls| {
             let layer = trace.calls[event.call as usize].layer();
@@ -184,8 +187,18 @@ pub fn write(trace: &Trace, filter: &Filter, out: &mut impl Write) -> Result<Wri
                     // One whose MPI-IO call was left out: a slice of its own.
                     return writer.slice(trace, &mut layers, thread_uuid, &event, None);
                 }
-                let flow = (layer == Some(Layer::MpiIo) && !subcalls.is_empty())
-                    .then(|| writer.flow())
+                let inside_library = event.flags & event_flags::INSIDE_LIBRARY != 0;
+                let library_flow = if inside_library {
+                    Some(*library_flow.get_or_insert_with(|| writer.flow()))
+                } else if layer.is_some_and(Layer::is_library) {
+                    library_flow.take()
+                } else {
+                    None
+                };
+                let flow = library_flow
+                    .or_else(|| {
+                        (layer == Some(Layer::MpiIo) && !subcalls.is_empty()).then(|| writer.flow())
+                    })
                     .or_else(|| messages.flow(trace, process.rank, &event, &mut writer.written));
                 writer.slice(trace, &mut layers, thread_uuid, &event, flow)?;
                 writer.count(trace, &mut counters, thread_uuid, &event)?;

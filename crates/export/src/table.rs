@@ -105,7 +105,8 @@ pub fn each_event<'t>(
                 errno: event.failed().then_some(event.errno),
                 peer: message.map(|(peer, _)| peer),
                 tag: message.map(|(_, tag)| tag),
-                subcall: event.flags & event_flags::INSIDE_MPIIO != 0,
+                subcall: event.flags & (event_flags::INSIDE_MPIIO | event_flags::INSIDE_LIBRARY)
+                    != 0,
                 parent_call: parent,
                 call_site: event.context.checked_sub(1).map(|_| event.context),
                 times_estimated: event.flags & event_flags::TIMES_FROM_STATISTICS != 0,

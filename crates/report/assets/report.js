@@ -332,6 +332,10 @@
     table("mpiio", [["call", (r) => r[0]], ["calls", (r) => r[1].count], ["bytes", (r) => bytes(r[1].bytes)], ["mean latency", (r) => secs(r[1].mean_latency)],
       ["POSIX calls", (r) => r[1].posix_subcalls], ["fragmentation", (r) => r[1].fragmentation.toFixed(2)], ["POSIX time", (r) => secs(r[1].posix_time)],
       ["slowest call", (r) => secs(r[1].max_latency)], ["slowest rank", (r) => r[1].slowest_rank]], Object.entries(summary.mpiio_calls));
+    table("libraries", [["call", (r) => r[0]], ["layer", (r) => r[1].layer], ["calls", (r) => r[1].count], ["bytes", (r) => bytes(r[1].bytes)],
+      ["mean latency", (r) => secs(r[1].mean_latency)], ["MPI-IO calls", (r) => r[1].mpiio_subcalls], ["MPI-IO bytes", (r) => bytes(r[1].mpiio_bytes)],
+      ["POSIX calls", (r) => r[1].posix_subcalls], ["POSIX bytes", (r) => bytes(r[1].posix_bytes)], ["MPI calls", (r) => r[1].mpi_subcalls],
+      ["slowest call", (r) => secs(r[1].max_latency)], ["slowest rank", (r) => r[1].slowest_rank]], Object.entries(summary.library_calls));
     table("call-sites", [["stack", (c) => c.stack], ["at", (c) => c.location], ["calls", (c) => c.count], ["bytes", (c) => bytes(c.bytes)], ["time", (c) => secs(c.time)]],
       summary.call_sites.slice(0, 50));
     const kinds = summary.rank_table ? [["rank 0", summary.rank_table.rank_0], [`other ranks (mean of ${summary.rank_table.other_ranks})`, summary.rank_table.other_ranks_average]] : [];

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the call-table rows cairn generates from libraries' headers with
 # `cairn wrapgen`, from Debian's headers (scripts/install-deps.sh installs them):
-# crates/model/src/calls/hdf5.rs and pnetcdf.rs. A test (crates/cli/tests/libraries.rs)
+# crates/model/src/calls/hdf5.rs, pnetcdf.rs and netcdf.rs. A test (crates/cli/tests/libraries.rs)
 # fails when a checked-in file differs from what this writes, so rerun it after changing
 # wrapgen or the lists of calls.
 #
@@ -22,4 +22,9 @@ list() { tr -s ' \n' ',' < "$1" | sed 's/,$//'; }
 # attributes, and typed array reads and writes, independent and collective.
 "$cairn" wrapgen /usr/include/pnetcdf.h --layer netcdf -I "$mpi_include" \
     --include "$(list scripts/pnetcdf-calls.txt)" \
-    --macro-name for_each_pnetcdf_call -o "$directory/pnetcdf.rs"
+    --macro-name for_each_pnetcdf_call --then for_each_netcdf_call -o "$directory/pnetcdf.rs"
+# NetCDF (serial; NetCDF-4 files through HDF5, whose calls it makes are hooked as HDF5's):
+# the same, without the collective forms.
+"$cairn" wrapgen /usr/include/netcdf.h --layer netcdf \
+    --include "$(list scripts/netcdf-calls.txt)" \
+    --macro-name for_each_netcdf_call -o "$directory/netcdf.rs"

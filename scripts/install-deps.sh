@@ -28,6 +28,8 @@ command -v chromium >/dev/null 2>&1 || needed+=(chromium)
 [ -f /usr/include/hdf5/openmpi/hdf5.h ] || needed+=(libhdf5-openmpi-dev)
 # PnetCDF (over Open MPI), for the NetCDF layer's tests.
 [ -f /usr/include/pnetcdf.h ] || needed+=(libpnetcdf-dev)
+# NetCDF (serial, NetCDF-4 over HDF5), for a library layer over another.
+[ -f /usr/include/netcdf.h ] || needed+=(libnetcdf-dev)
 # util-linux's unshare, for the full-staging test's private tmpfs.
 command -v unshare >/dev/null 2>&1 || needed+=(util-linux)
 

@@ -290,6 +290,9 @@ pub struct Summary {
     /// Per library call (HDF5...): its latency, and what it became at the MPI-IO, MPI and
     /// POSIX layers below (empty without library calls).
     pub library_calls: BTreeMap<String, LibraryCallSummary>,
+    /// Files only libraries touched, inside the program's library calls (their own
+    /// configuration and plugin files): not in `files`, whose figures are the program's.
+    pub library_files: Vec<String>,
     /// Call sites, by time spent: each distinct calling context and call.
     pub call_sites: Vec<CallSiteSummary>,
     /// The I/O problems the figures show, with their evidence (see `insights`).
@@ -900,7 +903,16 @@ pub fn summarize(trace: &Trace, options: Options) -> Result<Summary> {
             thresholds.alignment_check_events
         )),
     }
-    summary.files = files.into_iter().flatten().collect();
+    // A file only a library touched inside the program's calls (NetCDF's probe of
+    // `~/.daprc`, HDF5's of a plugin directory) has no figures of the program's: named
+    // apart, its calls counted with their layers.
+    let (used, library_only): (Vec<FileSummary>, Vec<FileSummary>) = files
+        .into_iter()
+        .flatten()
+        .partition(|file| !file.pids.is_empty() || file.library_subcalls == 0);
+    summary.files = used;
+    summary.library_files = library_only.into_iter().map(|file| file.path).collect();
+    summary.library_files.sort();
     for file in &mut summary.files {
         file.finish();
     }

@@ -263,11 +263,11 @@ pub fn summary_text(summary: &Summary) -> String {
     if !summary.library_calls.is_empty() {
         let _ = writeln!(
             out,
-            "\nLibrary calls and the MPI-IO, MPI and POSIX calls below them"
+            "\nLibrary calls and the MPI-IO, MPI, POSIX and other libraries' calls below them"
         );
         let _ = writeln!(
             out,
-            "  {:<20} {:>6} {:>7} {:>12} {:>11} {:>7} {:>12} {:>7} {:>12} {:>6} {:>8}",
+            "  {:<20} {:>6} {:>7} {:>12} {:>11} {:>7} {:>12} {:>7} {:>12} {:>6} {:>7} {:>8}",
             "call",
             "layer",
             "count",
@@ -278,12 +278,13 @@ pub fn summary_text(summary: &Summary) -> String {
             "posix",
             "posix bytes",
             "mpi",
+            "library",
             "slowest"
         );
         for (name, call) in &summary.library_calls {
             let _ = writeln!(
                 out,
-                "  {:<20} {:>6} {:>7} {:>12} {:>11.6} {:>7} {:>12} {:>7} {:>12} {:>6} {:>8}",
+                "  {:<20} {:>6} {:>7} {:>12} {:>11.6} {:>7} {:>12} {:>7} {:>12} {:>6} {:>7} {:>8}",
                 name,
                 call.layer,
                 call.count,
@@ -294,6 +295,7 @@ pub fn summary_text(summary: &Summary) -> String {
                 call.posix_subcalls,
                 call.posix_bytes,
                 call.mpi_subcalls,
+                call.library_subcalls,
                 call.slowest_rank
                     .map_or("-".to_string(), |rank| format!("rank {rank}"))
             );
@@ -348,6 +350,14 @@ pub fn summary_text(summary: &Summary) -> String {
                     .map_or(String::new(), |pid| format!("  (exec in pid {pid})")),
             );
         }
+    }
+    if !summary.library_files.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n{} files only libraries touched inside the program's library calls (not in the files table): {}",
+            summary.library_files.len(),
+            summary.library_files.join(", ")
+        );
     }
     // The MPI runtime's events counted but not kept have a note of their own (below).
     let filtered = &summary.filtered;

@@ -167,7 +167,7 @@ fn the_checked_in_library_rows_are_what_wrapgen_makes_of_the_headers() {
             .arg(directory.path())
             .env("CAIRN", cairn_binary()),
     );
-    for module in ["hdf5.rs", "pnetcdf.rs"] {
+    for module in ["hdf5.rs", "pnetcdf.rs", "netcdf.rs"] {
         let checked_in = workspace().join("crates/model/src/calls").join(module);
         assert_eq!(
             std::fs::read_to_string(directory.path().join(module)).unwrap(),
@@ -175,7 +175,7 @@ fn the_checked_in_library_rows_are_what_wrapgen_makes_of_the_headers() {
             "crates/model/src/calls/{module} is stale: run scripts/generate-calls.sh"
         );
     }
-    // And the preload library defines exactly those hooks, no other HDF5 or PnetCDF symbol.
+    // And the preload library defines exactly those hooks, no other HDF5 or NetCDF symbol.
     let nm = succeeded(
         Command::new("nm")
             .args(["-D", "--defined-only"])
@@ -191,6 +191,7 @@ fn the_checked_in_library_rows_are_what_wrapgen_makes_of_the_headers() {
     };
     assert_eq!(defined("H5"), listed_calls("hdf5-calls.txt"));
     assert_eq!(defined("ncmpi_"), listed_calls("pnetcdf-calls.txt"));
+    assert_eq!(defined("nc_"), listed_calls("netcdf-calls.txt"));
 }
 
 /// Flags to build a parallel HDF5 program with Debian's libhdf5-openmpi-dev.
@@ -287,7 +288,9 @@ fn a_collective_h5dwrite_is_the_parent_of_its_mpiio_and_posix_calls() {
     // The text summary shows the table.
     let text = cairn_text("summary", &[], &trace);
     assert!(
-        text.contains("Library calls and the MPI-IO, MPI and POSIX calls below them"),
+        text.contains(
+            "Library calls and the MPI-IO, MPI, POSIX and other libraries' calls below them"
+        ),
         "{text}"
     );
 }
@@ -512,4 +515,65 @@ fn a_users_generated_hooks_build_into_libcairn_and_count_exactly() {
         summary["layer_profiles"]["library"]["operations"]["write"],
         11
     );
+}
+
+#[test]
+fn netcdf4_calls_are_the_parents_of_the_hdf5_calls_netcdf_makes() {
+    // tests/programs/patterns/netcdf4_vars.c (serial NetCDF-4, HDF5 underneath): 16 x 64
+    // doubles written in one nc_put_vara_double, the first 8 rows read back.
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile("patterns/netcdf4_vars", directory.path(), &["-lnetcdf"]);
+    let traced = trace(
+        directory.path(),
+        &program,
+        &[directory.path().to_str().unwrap()],
+    );
+    let summary = &traced.summary;
+    assert_calls(
+        &summary["calls"],
+        &[
+            ("nc_create", 1, 0),
+            ("nc_open", 1, 0),
+            ("nc_close", 2, 0),
+            ("nc_def_dim", 2, 0),
+            ("nc_def_var", 1, 0),
+            ("nc_put_att_text", 1, 0),
+            ("nc_enddef", 1, 0),
+            ("nc_put_vara_double", 1, 8192),
+            ("nc_inq_varid", 1, 0),
+            ("nc_get_vara_double", 1, 4096),
+        ],
+    );
+    // The program's file, at NetCDF's level only; the files NetCDF probed for its own
+    // configuration are named apart.
+    let files = summary["files"].as_array().unwrap();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert!(files[0]["path"].as_str().unwrap().ends_with("/field.nc"));
+    assert_fields(
+        &files[0],
+        &[
+            ("opens", 1 + 1),
+            ("closes", 2),
+            ("writes", 1),
+            ("bytes_written", 8192),
+            ("reads", 1),
+            ("bytes_read", 4096),
+        ],
+    );
+    assert!(files[0]["library_subcalls"].as_u64().unwrap() > 0);
+    for path in summary["library_files"].as_array().unwrap() {
+        assert!(!path.as_str().unwrap().ends_with("/field.nc"), "{path}");
+    }
+    assert_eq!(summary["process_list"][0]["bytes_written"], 8192);
+    // NetCDF's write made HDF5's: one H5Dwrite of the same bytes, a call of its own layer
+    // and a sub-call of nc_put_vara_double.
+    let put = &summary["library_calls"]["nc_put_vara_double"];
+    assert_eq!(put["layer"], "netcdf");
+    assert_eq!(put["library_subcalls"], 1, "{put}");
+    let h5dwrite = &summary["library_calls"]["H5Dwrite"];
+    assert_eq!(h5dwrite["count"], 1, "{h5dwrite}");
+    assert_eq!(h5dwrite["bytes"], 8192, "{h5dwrite}");
+    let get = &summary["library_calls"]["nc_get_vara_double"];
+    assert_eq!(get["library_subcalls"], 1, "{get}");
+    assert_eq!(summary["library_calls"]["H5Dread"]["bytes"], 4096);
 }

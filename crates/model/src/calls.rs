@@ -23,13 +23,15 @@
 //! them against `libc`.
 //!
 //! The built-in rows are in `calls/table.rs`; the rows wrapgen generated from libraries'
-//! headers in `calls/hdf5.rs` and `calls/pnetcdf.rs` (`scripts/generate-calls.sh`), checked
+//! headers in `calls/hdf5.rs`, `calls/pnetcdf.rs` and `calls/netcdf.rs`
+//! (`scripts/generate-calls.sh`), checked
 //! in and checked against the headers by a test (`crates/cli/tests/libraries.rs`). The
 //! build script writes `for_each_call!` itself, with a user's rows in front when
 //! `CAIRN_USER_CALLS` names a file of them (`cairn wrapgen HEADER -o FILE`): a libcairn.so
 //! that hooks that library too.
 
 mod hdf5;
+mod netcdf;
 mod pnetcdf;
 mod table;
 

@@ -87,9 +87,20 @@ fn netcdf(name: &str, parameters: &[Parameter]) -> (&'static str, String) {
             _ => return generic(name, parameters),
         },
         "Close" => format!("netcdf_close({})", as_i64(parameters.first())),
-        "Write" | "Read" => match (named("varid"), named("count"), netcdf_element_size(name)) {
+        "Write" | "Read" => match (
+            named("varid"),
+            named("count").or_else(|| named("countp")),
+            netcdf_element_size(name),
+        ) {
+            // PnetCDF's counts are `MPI_Offset`s, NetCDF's `size_t`s: both 8 bytes here;
+            // the number of dimensions is asked of the library that made the call.
             (Some(varid), Some(count), Some(size)) => format!(
-                "netcdf_vara({}, {} as i64, {} as *const i64, {size})",
+                "{}({}, {} as i64, {} as *const i64, {size})",
+                if name.starts_with("ncmpi_") {
+                    "pnetcdf_vara"
+                } else {
+                    "netcdf_vara"
+                },
                 as_i64(parameters.first()),
                 varid.name,
                 count.name

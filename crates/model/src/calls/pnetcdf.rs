@@ -3,11 +3,11 @@
 //!
 //! From `/usr/include/pnetcdf.h`, layer netcdf: 28 rows.
 
-/// Appends the generated rows to the given ones and calls `$callback!` with all.
+/// Appends the generated rows to the given ones and hands all to `for_each_netcdf_call!`.
 #[macro_export]
 macro_rules! for_each_pnetcdf_call {
     ($callback:path; $($rows:tt)*) => {
-        $callback! {
+        $crate::for_each_netcdf_call! { $callback;
             $($rows)*
             ncmpi_begin_indep_data NetCdf Meta generated (ncid: c_int) -> c_int
                 => netcdf_call(ncid as i64);
@@ -24,21 +24,21 @@ macro_rules! for_each_pnetcdf_call {
             ncmpi_enddef NetCdf Meta generated (ncid: c_int) -> c_int
                 => netcdf_call(ncid as i64);
             ncmpi_get_vara_double NetCdf Read generated (ncid: c_int, varid: c_int, start: *const c_void, count: *const c_void, ip: *mut c_void) -> c_int
-                => netcdf_vara(ncid as i64, varid as i64, count as *const i64, 8);
+                => pnetcdf_vara(ncid as i64, varid as i64, count as *const i64, 8);
             ncmpi_get_vara_double_all NetCdf Read generated (ncid: c_int, varid: c_int, start: *const c_void, count: *const c_void, ip: *mut c_void) -> c_int
-                => netcdf_vara(ncid as i64, varid as i64, count as *const i64, 8);
+                => pnetcdf_vara(ncid as i64, varid as i64, count as *const i64, 8);
             ncmpi_get_vara_float NetCdf Read generated (ncid: c_int, varid: c_int, start: *const c_void, count: *const c_void, ip: *mut c_void) -> c_int
-                => netcdf_vara(ncid as i64, varid as i64, count as *const i64, 4);
+                => pnetcdf_vara(ncid as i64, varid as i64, count as *const i64, 4);
             ncmpi_get_vara_float_all NetCdf Read generated (ncid: c_int, varid: c_int, start: *const c_void, count: *const c_void, ip: *mut c_void) -> c_int
-                => netcdf_vara(ncid as i64, varid as i64, count as *const i64, 4);
+                => pnetcdf_vara(ncid as i64, varid as i64, count as *const i64, 4);
             ncmpi_get_vara_int NetCdf Read generated (ncid: c_int, varid: c_int, start: *const c_void, count: *const c_void, ip: *mut c_void) -> c_int
-                => netcdf_vara(ncid as i64, varid as i64, count as *const i64, 4);
+                => pnetcdf_vara(ncid as i64, varid as i64, count as *const i64, 4);
             ncmpi_get_vara_int_all NetCdf Read generated (ncid: c_int, varid: c_int, start: *const c_void, count: *const c_void, ip: *mut c_void) -> c_int
-                => netcdf_vara(ncid as i64, varid as i64, count as *const i64, 4);
+                => pnetcdf_vara(ncid as i64, varid as i64, count as *const i64, 4);
             ncmpi_get_vara_text NetCdf Read generated (ncid: c_int, varid: c_int, start: *const c_void, count: *const c_void, ip: *mut c_char) -> c_int
-                => netcdf_vara(ncid as i64, varid as i64, count as *const i64, 1);
+                => pnetcdf_vara(ncid as i64, varid as i64, count as *const i64, 1);
             ncmpi_get_vara_text_all NetCdf Read generated (ncid: c_int, varid: c_int, start: *const c_void, count: *const c_void, ip: *mut c_char) -> c_int
-                => netcdf_vara(ncid as i64, varid as i64, count as *const i64, 1);
+                => pnetcdf_vara(ncid as i64, varid as i64, count as *const i64, 1);
             ncmpi_inq_varid NetCdf Meta generated (ncid: c_int, name: *const c_char, varidp: *mut c_void) -> c_int
                 => netcdf_call(ncid as i64);
             ncmpi_open NetCdf Open generated (comm: *mut c_void, path: *const c_char, omode: c_int, info: *mut c_void, ncidp: *mut c_void) -> c_int
@@ -46,21 +46,21 @@ macro_rules! for_each_pnetcdf_call {
             ncmpi_put_att_text NetCdf Meta generated (ncid: c_int, varid: c_int, name: *const c_char, len: i64, op: *const c_char) -> c_int
                 => netcdf_call(ncid as i64);
             ncmpi_put_vara_double NetCdf Write generated (ncid: c_int, varid: c_int, start: *const c_void, count: *const c_void, op: *const c_void) -> c_int
-                => netcdf_vara(ncid as i64, varid as i64, count as *const i64, 8);
+                => pnetcdf_vara(ncid as i64, varid as i64, count as *const i64, 8);
             ncmpi_put_vara_double_all NetCdf Write generated (ncid: c_int, varid: c_int, start: *const c_void, count: *const c_void, op: *const c_void) -> c_int
-                => netcdf_vara(ncid as i64, varid as i64, count as *const i64, 8);
+                => pnetcdf_vara(ncid as i64, varid as i64, count as *const i64, 8);
             ncmpi_put_vara_float NetCdf Write generated (ncid: c_int, varid: c_int, start: *const c_void, count: *const c_void, op: *const c_void) -> c_int
-                => netcdf_vara(ncid as i64, varid as i64, count as *const i64, 4);
+                => pnetcdf_vara(ncid as i64, varid as i64, count as *const i64, 4);
             ncmpi_put_vara_float_all NetCdf Write generated (ncid: c_int, varid: c_int, start: *const c_void, count: *const c_void, op: *const c_void) -> c_int
-                => netcdf_vara(ncid as i64, varid as i64, count as *const i64, 4);
+                => pnetcdf_vara(ncid as i64, varid as i64, count as *const i64, 4);
             ncmpi_put_vara_int NetCdf Write generated (ncid: c_int, varid: c_int, start: *const c_void, count: *const c_void, op: *const c_void) -> c_int
-                => netcdf_vara(ncid as i64, varid as i64, count as *const i64, 4);
+                => pnetcdf_vara(ncid as i64, varid as i64, count as *const i64, 4);
             ncmpi_put_vara_int_all NetCdf Write generated (ncid: c_int, varid: c_int, start: *const c_void, count: *const c_void, op: *const c_void) -> c_int
-                => netcdf_vara(ncid as i64, varid as i64, count as *const i64, 4);
+                => pnetcdf_vara(ncid as i64, varid as i64, count as *const i64, 4);
             ncmpi_put_vara_text NetCdf Write generated (ncid: c_int, varid: c_int, start: *const c_void, count: *const c_void, op: *const c_char) -> c_int
-                => netcdf_vara(ncid as i64, varid as i64, count as *const i64, 1);
+                => pnetcdf_vara(ncid as i64, varid as i64, count as *const i64, 1);
             ncmpi_put_vara_text_all NetCdf Write generated (ncid: c_int, varid: c_int, start: *const c_void, count: *const c_void, op: *const c_char) -> c_int
-                => netcdf_vara(ncid as i64, varid as i64, count as *const i64, 1);
+                => pnetcdf_vara(ncid as i64, varid as i64, count as *const i64, 1);
             ncmpi_redef NetCdf Meta generated (ncid: c_int) -> c_int
                 => netcdf_call(ncid as i64);
             ncmpi_sync NetCdf Sync generated (ncid: c_int) -> c_int

@@ -398,6 +398,7 @@ pub fn hdf5_attribute_transfer(
 // ---- NetCDF, PnetCDF ----------------------------------------------------------------------
 
 static NCMPI_INQ_VARNDIMS: LibraryFunction = LibraryFunction::new("ncmpi_inq_varndims\0");
+static NC_INQ_VARNDIMS: LibraryFunction = LibraryFunction::new("nc_inq_varndims\0");
 
 /// `ncmpi_create`, `ncmpi_open`: the dataset by path; its id (written through `id`) is
 /// bound to it.
@@ -448,9 +449,7 @@ pub fn netcdf_call(
     true
 }
 
-/// A typed array access (`ncmpi_put_vara_double_all`): the product of the variable's
-/// `count` entries (as many as it has dimensions, asked of the library) times the element
-/// size the call's type gives.
+/// A typed array access of NetCDF (`nc_put_vara_double`): see [`vara`].
 pub fn netcdf_vara(
     event: &mut RawEvent,
     state: &mut ThreadState,
@@ -460,17 +459,58 @@ pub fn netcdf_vara(
     element: u64,
     ret: impl CallResult,
 ) -> bool {
+    vara(
+        event,
+        state,
+        (id, variable),
+        (count, element),
+        &NC_INQ_VARNDIMS,
+        ret,
+    )
+}
+
+/// A typed array access of PnetCDF (`ncmpi_put_vara_double_all`): see [`vara`].
+pub fn pnetcdf_vara(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    id: i64,
+    variable: i64,
+    count: *const i64,
+    element: u64,
+    ret: impl CallResult,
+) -> bool {
+    vara(
+        event,
+        state,
+        (id, variable),
+        (count, element),
+        &NCMPI_INQ_VARNDIMS,
+        ret,
+    )
+}
+
+/// The product of the variable's `count` entries (as many as it has dimensions, asked of
+/// the library with `inquire`, its `*_inq_varndims`) times the element size the call's
+/// type gives.
+fn vara(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    (id, variable): (i64, i64),
+    (count, element): (*const i64, u64),
+    inquire: &LibraryFunction,
+    ret: impl CallResult,
+) -> bool {
     netcdf_call(event, state, id, ret);
     event.aux = variable as u64;
     if ret.value() != 0 || count.is_null() {
         return true;
     }
-    let Some(inquire) = NCMPI_INQ_VARNDIMS.get() else {
+    let Some(inquire) = inquire.get() else {
         return true;
     };
     let mut dimensions: c_int = 0;
-    // SAFETY: PnetCDF's `int ncmpi_inq_varndims(int ncid, int varid, int *ndimsp)`, on the
-    // dataset and variable the successful call just used.
+    // SAFETY: `int nc_inq_varndims(int ncid, int varid, int *ndimsp)` (PnetCDF's alike),
+    // on the dataset and variable the successful call just used.
     let known = unsafe {
         let inquire: unsafe extern "C" fn(c_int, c_int, *mut c_int) -> c_int =
             std::mem::transmute(inquire);
@@ -479,7 +519,7 @@ pub fn netcdf_vara(
     if !known || !(0..=64).contains(&dimensions) {
         return true;
     }
-    // SAFETY: the program passed `count` with one `MPI_Offset` per dimension.
+    // SAFETY: the program passed `count` with one `MPI_Offset` (`size_t`) per dimension.
     let counts = unsafe { std::slice::from_raw_parts(count, dimensions as usize) };
     let elements = counts.iter().try_fold(1u64, |product, count| {
         product.checked_mul(u64::try_from(*count).ok()?)

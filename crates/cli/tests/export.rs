@@ -560,17 +560,7 @@ fn perfetto_export_joins_each_hdf5_call_to_the_calls_below_it() {
     // tests/programs/patterns/hdf5_hyperslab.c at 4 ranks: each H5Dwrite and the MPI-IO
     // calls HDF5 made inside it (and the POSIX calls inside those) share one flow.
     let directory = tempfile::tempdir().unwrap();
-    let program = compile_mpi_with(
-        "patterns/hdf5_hyperslab",
-        directory.path(),
-        &[
-            "-I/usr/include/hdf5/openmpi",
-            "-L/usr/lib/x86_64-linux-gnu/hdf5/openmpi",
-            "-lhdf5",
-        ],
-    );
-    let trace = directory.path().join("hdf5.cairn");
-    succeeded(&mut mpirun_traced(4, &trace, &program, directory.path()));
+    let trace = traced_hdf5(directory.path());
     let exported = directory.path().join("hdf5.pftrace");
     cairn_text("export", &["-o", exported.to_str().unwrap()], &trace);
     let read = read_back(&["read_perfetto.py"], &exported);

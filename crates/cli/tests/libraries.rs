@@ -194,20 +194,6 @@ fn the_checked_in_library_rows_are_what_wrapgen_makes_of_the_headers() {
     assert_eq!(defined("nc_"), listed_calls("netcdf-calls.txt"));
 }
 
-/// Flags to build a parallel HDF5 program with Debian's libhdf5-openmpi-dev.
-const HDF5: [&str; 3] = [
-    "-I/usr/include/hdf5/openmpi",
-    "-L/usr/lib/x86_64-linux-gnu/hdf5/openmpi",
-    "-lhdf5",
-];
-
-fn traced_hdf5(directory: &Path) -> PathBuf {
-    let program = compile_mpi_with("patterns/hdf5_hyperslab", directory, &HDF5);
-    let trace = directory.join("hdf5.cairn");
-    succeeded(&mut mpirun_traced(4, &trace, &program, directory));
-    trace
-}
-
 #[test]
 fn a_collective_h5dwrite_is_the_parent_of_its_mpiio_and_posix_calls() {
     // tests/programs/patterns/hdf5_hyperslab.c at 4 ranks: 1024 doubles (8 KiB) per rank
@@ -238,12 +224,7 @@ fn a_collective_h5dwrite_is_the_parent_of_its_mpiio_and_posix_calls() {
     );
     // The file as the program used it: HDF5's opens, reads and writes, not MPI-IO's or
     // POSIX's again.
-    let file = summary["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|file| file["path"].as_str().unwrap().ends_with("/slabs.h5"))
-        .unwrap();
+    let file = summary_file(&summary, "/slabs.h5");
     assert_fields(
         file,
         &[
@@ -355,12 +336,7 @@ fn a_collective_pnetcdf_write_is_the_parent_of_its_mpiio_and_posix_calls() {
             ("ncmpi_end_indep_data", 4, 0),
         ],
     );
-    let file = summary["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|file| file["path"].as_str().unwrap().ends_with("/history.nc"))
-        .unwrap();
+    let file = summary_file(&summary, "/history.nc");
     assert_fields(
         file,
         &[
@@ -494,12 +470,7 @@ fn a_users_generated_hooks_build_into_libcairn_and_count_exactly() {
     assert_eq!(summary["calls"]["toy_write"]["class"], "write");
     assert_eq!(summary["calls"]["toy_write"]["failures"], 1);
     // Calls on the handle toy_open returned are on the file it named.
-    let file = summary["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|file| file["path"].as_str().unwrap().ends_with("/data.toy"))
-        .unwrap();
+    let file = summary_file(&summary, "/data.toy");
     assert_fields(
         file,
         &[

@@ -213,17 +213,7 @@ fn report_shows_each_hdf5_call_and_the_mpiio_and_posix_calls_below_it() {
     // tests/programs/patterns/hdf5_hyperslab.c at 4 ranks: 8 collective H5Dwrite of 8 KiB,
     // whose MPI-IO writes and the aggregators' pwrites below moved the same 64 KiB.
     let directory = tempfile::tempdir().unwrap();
-    let program = compile_mpi_with(
-        "patterns/hdf5_hyperslab",
-        directory.path(),
-        &[
-            "-I/usr/include/hdf5/openmpi",
-            "-L/usr/lib/x86_64-linux-gnu/hdf5/openmpi",
-            "-lhdf5",
-        ],
-    );
-    let trace = directory.path().join("hdf5.cairn");
-    succeeded(&mut mpirun_traced(4, &trace, &program, directory.path()));
+    let trace = traced_hdf5(directory.path());
     let page = directory.path().join("hdf5.html");
     report(&trace, &page);
     let dom = rendered(&page, "");

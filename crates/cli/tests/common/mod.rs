@@ -69,6 +69,42 @@ pub fn compile_library(name: &str, directory: &Path) -> PathBuf {
     output
 }
 
+/// The entry of `summary`'s only file whose path ends with `suffix`.
+pub fn summary_file<'a>(summary: &'a Value, suffix: &str) -> &'a Value {
+    let files = summary["files"].as_array().expect("files array");
+    let matches: Vec<&Value> = files
+        .iter()
+        .filter(|file| {
+            file["path"]
+                .as_str()
+                .is_some_and(|path| path.ends_with(suffix))
+        })
+        .collect();
+    let paths: Vec<&Value> = files.iter().map(|file| &file["path"]).collect();
+    assert_eq!(
+        matches.len(),
+        1,
+        "exactly one file ending in {suffix}: {paths:#?}"
+    );
+    matches[0]
+}
+
+/// Flags to build a parallel HDF5 program with Debian's libhdf5-openmpi-dev.
+pub const HDF5: [&str; 3] = [
+    "-I/usr/include/hdf5/openmpi",
+    "-L/usr/lib/x86_64-linux-gnu/hdf5/openmpi",
+    "-lhdf5",
+];
+
+/// `tests/programs/patterns/hdf5_hyperslab.c` (collective H5Dwrite of a hyperslab per rank)
+/// traced on 4 ranks of Open MPI into `directory`: the trace's path.
+pub fn traced_hdf5(directory: &Path) -> PathBuf {
+    let program = compile_mpi_with("patterns/hdf5_hyperslab", directory, &HDF5);
+    let trace = directory.join("hdf5.cairn");
+    succeeded(&mut mpirun_traced(4, &trace, &program, directory));
+    trace
+}
+
 pub struct Traced {
     pub output: Output,
     pub trace: PathBuf,
@@ -82,22 +118,7 @@ impl Traced {
 
     /// The summary entry of the file whose path ends with `suffix`.
     pub fn file(&self, suffix: &str) -> &Value {
-        let files = self.summary["files"].as_array().expect("files array");
-        let matches: Vec<&Value> = files
-            .iter()
-            .filter(|file| {
-                file["path"]
-                    .as_str()
-                    .is_some_and(|path| path.ends_with(suffix))
-            })
-            .collect();
-        assert_eq!(
-            matches.len(),
-            1,
-            "exactly one file ending in {suffix}: {:#?}",
-            self.paths()
-        );
-        matches[0]
+        summary_file(&self.summary, suffix)
     }
 
     /// Asserts that the summary lists exactly these files (by path suffix, in any order).

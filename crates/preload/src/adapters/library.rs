@@ -160,6 +160,15 @@ impl Ids {
             .unwrap_or(0)
     }
 
+    /// The file of an id a close call was given: no longer bound if the close succeeded.
+    fn closed(&self, id: i64, succeeded: bool) -> u32 {
+        if succeeded {
+            self.unbind(id)
+        } else {
+            self.bound(id).unwrap_or(0)
+        }
+    }
+
     fn bound(&self, id: i64) -> Option<u32> {
         self.0.with(|ids| {
             ids.iter()
@@ -287,11 +296,7 @@ pub fn hdf5_close(
     id: i64,
     ret: impl CallResult,
 ) -> bool {
-    event.file = if !ret.failed() {
-        HDF5_IDS.unbind(id)
-    } else {
-        HDF5_IDS.bound(id).unwrap_or(0)
-    };
+    event.file = HDF5_IDS.closed(id, !ret.failed());
     event.handle = id as u64;
     result(event, ret);
     true
@@ -426,11 +431,7 @@ pub fn netcdf_close(
     id: i64,
     ret: impl CallResult,
 ) -> bool {
-    event.file = if ret.value() == 0 {
-        NETCDF_IDS.unbind(id)
-    } else {
-        NETCDF_IDS.bound(id).unwrap_or(0)
-    };
+    event.file = NETCDF_IDS.closed(id, ret.value() == 0);
     event.handle = id as u64;
     result(event, ret);
     true

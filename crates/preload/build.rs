@@ -3,6 +3,8 @@
 fn main() {
     println!("cargo:rerun-if-changed=src/shim.c");
     println!("cargo:rerun-if-changed=exports.map");
+    // Set by crates/preload-static, which builds this source for static programs.
+    println!("cargo:rustc-check-cfg=cfg(cairn_wrap)");
     cc::Build::new()
         .file("src/shim.c")
         .flag("-fno-omit-frame-pointer")

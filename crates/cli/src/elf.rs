@@ -1,7 +1,8 @@
 //! Whether a program can be traced by preloading: an ELF executable without an
 //! interpreter (`PT_INTERP`) is started by the kernel alone, so the dynamic loader never
 //! reads `LD_PRELOAD` and none of its calls reach the tracer. `cairn run` says so up front
-//! instead of leaving the user with an empty trace.
+//! instead of leaving the user with an empty trace — unless the program carries the tracer,
+//! linked in with `cairn link-flags`.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -16,6 +17,37 @@ pub fn resolve(program: &Path) -> Option<PathBuf> {
     std::env::split_paths(&path)
         .map(|directory| directory.join(program))
         .find(|candidate| candidate.is_file())
+}
+
+/// What the tracer linked into a static program carries (crates/preload, `lifecycle.rs`).
+const STATIC_MARKER: &[u8] = b"cairn-static-tracer-v1";
+
+/// Whether a (static) program carries the tracer, linked in with `cairn link-flags`: its
+/// file holds the marker. Read in pieces (a static program is tens of megabytes).
+pub fn carries_tracer(path: &Path) -> bool {
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut window = Vec::with_capacity((1 << 20) + STATIC_MARKER.len());
+    let mut piece = vec![0u8; 1 << 20];
+    loop {
+        let Ok(read) = file.read(&mut piece) else {
+            return false;
+        };
+        if read == 0 {
+            return false;
+        }
+        window.extend_from_slice(&piece[..read]);
+        if window
+            .windows(STATIC_MARKER.len())
+            .any(|bytes| bytes == STATIC_MARKER)
+        {
+            return true;
+        }
+        // Keep the tail a marker could start in.
+        let keep = window.len().min(STATIC_MARKER.len() - 1);
+        window.drain(..window.len() - keep);
+    }
 }
 
 /// Whether `path` is an ELF executable the dynamic loader does not start (statically

@@ -7,6 +7,7 @@
 mod elf;
 mod render;
 mod run;
+mod static_link;
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -131,6 +132,12 @@ enum Command {
     },
     /// Print the path of the preload library, for `LD_PRELOAD=$(cairn lib) ...`.
     Lib,
+    /// Print the linker arguments that link the tracer into a statically linked program,
+    /// which preloading cannot reach: `cc -static prog.o $(cairn link-flags) -o prog`, then
+    /// `cairn run -- ./prog` as usual. The program's POSIX and stdio calls go through the
+    /// tracer (`ld --wrap`, one option per call in a response file written beside
+    /// libcairn_static.a); MPI and library layers need a dynamically linked program.
+    LinkFlags,
     /// Build one trace from staging directories (CAIRN_DIR) and trace files: a run that
     /// was not collected, a job that died before its end, per-rank traces.
     Merge {
@@ -385,6 +392,10 @@ fn main() -> ExitCode {
             precision,
             histogram_bins,
             command,
+        }),
+        Command::LinkFlags => static_link::link_flags().map(|flags| {
+            println!("{flags}");
+            ExitCode::SUCCESS
         }),
         Command::Lib => run::library_path().map(|path| {
             println!("{}", path.display());

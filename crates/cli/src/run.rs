@@ -28,20 +28,26 @@ const LIBRARY_NAME: &str = "libcairn.so";
 
 /// Finds the preload library: `$CAIRN_LIB`, beside the binary, or in `../lib/cairn/`.
 pub fn library_path() -> Result<PathBuf> {
-    if let Some(path) = std::env::var_os("CAIRN_LIB") {
+    installed_file(LIBRARY_NAME, "CAIRN_LIB")
+}
+
+/// Finds one of cairn's libraries: the file `$variable` names, or `name` beside the
+/// binary or in `../lib/cairn/`.
+pub fn installed_file(name: &str, variable: &str) -> Result<PathBuf> {
+    if let Some(path) = std::env::var_os(variable) {
         let path = PathBuf::from(path);
         if path.is_file() {
             return Ok(path);
         }
-        bail!("CAIRN_LIB={} does not name a file", path.display());
+        bail!("{variable}={} does not name a file", path.display());
     }
     let executable = std::env::current_exe().context("cannot find the cairn binary's own path")?;
     let directory = executable
         .parent()
         .context("the cairn binary has no directory")?;
     let candidates = [
-        directory.join(LIBRARY_NAME),
-        directory.join("../lib/cairn").join(LIBRARY_NAME),
+        directory.join(name),
+        directory.join("../lib/cairn").join(name),
     ];
     for candidate in &candidates {
         if candidate.is_file() {
@@ -51,7 +57,7 @@ pub fn library_path() -> Result<PathBuf> {
         }
     }
     bail!(
-        "{LIBRARY_NAME} not found beside {} (build it with `cargo build --workspace`, or set CAIRN_LIB)",
+        "{name} not found beside {} (build it with `cargo build --workspace`, or set {variable})",
         executable.display()
     )
 }
@@ -395,11 +401,12 @@ pub fn run(options: RunOptions) -> Result<ExitCode> {
     }
     // A program the dynamic loader does not start never reads LD_PRELOAD: said before it
     // runs (it still runs: the user asked for it), once per job.
-    let statically_linked = crate::elf::resolve(Path::new(program))
-        .is_some_and(|path| crate::elf::statically_linked(&path));
+    let statically_linked = crate::elf::resolve(Path::new(program)).is_some_and(|path| {
+        crate::elf::statically_linked(&path) && !crate::elf::carries_tracer(&path)
+    });
     if statically_linked && launch.as_ref().is_none_or(|launch| launch.rank == 0) {
         eprintln!(
-            "cairn: {} is statically linked: preloading cannot reach its calls, so they are not traced (only dynamically linked programs it starts are)",
+            "cairn: {} is statically linked: preloading cannot reach its calls, so they are not traced (only dynamically linked programs it starts are); link it with `$(cairn link-flags)` to trace it",
             program.to_string_lossy()
         );
     }

@@ -278,7 +278,7 @@ fn a_statically_linked_program_is_said_to_be_beyond_preloading() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     let said = format!(
-        "cairn: {} is statically linked: preloading cannot reach its calls, so they are not traced (only dynamically linked programs it starts are)",
+        "cairn: {} is statically linked: preloading cannot reach its calls, so they are not traced (only dynamically linked programs it starts are); link it with `$(cairn link-flags)` to trace it",
         program.display()
     );
     assert_eq!(
@@ -306,4 +306,69 @@ fn a_statically_linked_program_is_said_to_be_beyond_preloading() {
         summary_json(&directory.path().join("dynamic.cairn"), &[])["processes"],
         1
     );
+}
+
+/// The figures of a summary that a static build must share with the dynamic one: events,
+/// each call's count and bytes, each file's counts and bytes, per process bytes.
+fn static_and_dynamic_figures(name: &str, arguments: &[&str]) {
+    let directory = tempfile::tempdir().unwrap();
+    let flags = String::from_utf8(succeeded(Command::new(cairn_binary()).arg("link-flags")).stdout)
+        .unwrap();
+    let mut static_flags = vec!["-static"];
+    static_flags.extend(flags.split_whitespace());
+    let builds = [("static", static_flags), ("dynamic", Vec::new())];
+    let mut figures = Vec::new();
+    for (kind, flags) in builds {
+        let build = directory.path().join(kind);
+        let work = build.join("work");
+        std::fs::create_dir_all(&work).unwrap();
+        let program = compile(name, &build, &flags);
+        let trace = build.join("trace.cairn");
+        let mut arguments: Vec<String> = arguments.iter().map(|a| a.to_string()).collect();
+        arguments.insert(0, work.display().to_string());
+        let output = succeeded(
+            Command::new(cairn_binary())
+                .args(["run", "-o"])
+                .arg(&trace)
+                .arg("--")
+                .arg(&program)
+                .args(&arguments),
+        );
+        assert!(
+            !String::from_utf8_lossy(&output.stderr).contains("statically linked"),
+            "{kind}: {output:?}"
+        );
+        let summary = summary_json(&trace, &[]);
+        assert_eq!(summary["processes"], 1, "{kind}");
+        // Paths differ by the build's directory: compared relative to it.
+        let text = summary_figures(
+            &summary,
+            &[
+                "opens",
+                "reads",
+                "writes",
+                "bytes_read",
+                "bytes_written",
+                "seeks",
+                "syncs",
+                "stats",
+                "metas",
+            ],
+        )
+        .to_string()
+        .replace(&build.display().to_string(), "BUILD");
+        figures.push(text);
+    }
+    assert_eq!(figures[0], figures[1], "static, then dynamic");
+}
+
+#[test]
+fn a_static_program_linked_with_link_flags_traces_as_its_dynamic_build() {
+    // posix_basic.c: open, writes, reads, seeks, pread/pwrite, writev, syncs, stat,
+    // ftruncate, rename, unlink, access — every call and byte as the dynamic build's.
+    static_and_dynamic_figures("posix_basic", &[]);
+    // stdio.c: fopen, fwrite, fprintf (the C shim's variadic hooks), fread, fseek...
+    static_and_dynamic_figures("stdio", &[]);
+    // twenty_writes.c: a loop the tracer folds as it runs.
+    static_and_dynamic_figures("twenty_writes", &[]);
 }

@@ -94,7 +94,8 @@ macro_rules! communicator_hook {
         ///
         /// # Safety
         /// The MPI function's own contract.
-        #[no_mangle]
+        #[cfg_attr(not(cairn_wrap), no_mangle)]
+        #[cfg_attr(cairn_wrap, export_name = concat!("__wrap_", stringify!($name)))]
         pub unsafe extern "C" fn $name($($arg: $ty),*) -> c_int {
             type Real = unsafe extern "C" fn($($ty),*) -> c_int;
             let Some(real) = crate::real::get(Call::$name) else { return missing() };
@@ -154,7 +155,8 @@ communicator_hook!(
 ///
 /// # Safety
 /// The MPI function's own contract.
-#[no_mangle]
+#[cfg_attr(not(cairn_wrap), no_mangle)]
+#[cfg_attr(cairn_wrap, export_name = "__wrap_MPI_Comm_free")]
 pub unsafe extern "C" fn MPI_Comm_free(comm: *mut MpiHandle) -> c_int {
     type Real = unsafe extern "C" fn(*mut MpiHandle) -> c_int;
     let Some(real) = crate::real::get(Call::MPI_Comm_free) else {

@@ -238,7 +238,8 @@ macro_rules! generate_hooks {
     };
     (@row $name:ident) => {};
     (@row $name:ident ( $($arg:ident : $ty:ty),* ) -> $ret:ty => $adapter:ident ( $($adapter_arg:expr),* )) => {
-        #[no_mangle]
+        #[cfg_attr(not(cairn_wrap), no_mangle)]
+        #[cfg_attr(cairn_wrap, export_name = concat!("__wrap_", stringify!($name)))]
         pub unsafe extern "C" fn $name($($arg: $ty),*) -> $ret {
             type Real = unsafe extern "C" fn($($ty),*) -> $ret;
             let Some(real) = crate::real::get(Call::$name) else { return missing() };
@@ -272,7 +273,8 @@ for_each_call!(generate_hooks);
 /// forwarded through a variadic pointer so the callee sees a proper variadic call.
 macro_rules! open_hook {
     ($name:ident, at) => {
-        #[no_mangle]
+        #[cfg_attr(not(cairn_wrap), no_mangle)]
+        #[cfg_attr(cairn_wrap, export_name = concat!("__wrap_", stringify!($name)))]
         pub unsafe extern "C" fn $name(
             dirfd: c_int,
             path: *const c_char,
@@ -301,7 +303,8 @@ macro_rules! open_hook {
         }
     };
     ($name:ident) => {
-        #[no_mangle]
+        #[cfg_attr(not(cairn_wrap), no_mangle)]
+        #[cfg_attr(cairn_wrap, export_name = concat!("__wrap_", stringify!($name)))]
         pub unsafe extern "C" fn $name(path: *const c_char, flags: c_int, mode: c_uint) -> c_int {
             type Real = unsafe extern "C" fn(*const c_char, c_int, ...) -> c_int;
             let Some(real) = crate::real::get(Call::$name) else {
@@ -334,7 +337,8 @@ open_hook!(openat64, at);
 macro_rules! fcntl_hook {
     ($name:ident) => {
         /// Only descriptor duplication is recorded; every other command is forwarded as is.
-        #[no_mangle]
+        #[cfg_attr(not(cairn_wrap), no_mangle)]
+        #[cfg_attr(cairn_wrap, export_name = concat!("__wrap_", stringify!($name)))]
         pub unsafe extern "C" fn $name(fd: c_int, command: c_int, argument: c_ulong) -> c_int {
             type Real = unsafe extern "C" fn(c_int, c_int, ...) -> c_int;
             let Some(real) = crate::real::get(Call::$name) else {
@@ -363,7 +367,8 @@ fcntl_hook!(fcntl);
 fcntl_hook!(fcntl64);
 
 /// Recorded only for mappings of files that `mmap` recorded.
-#[no_mangle]
+#[cfg_attr(not(cairn_wrap), no_mangle)]
+#[cfg_attr(cairn_wrap, export_name = "__wrap_munmap")]
 pub unsafe extern "C" fn munmap(address: *mut c_void, length: size_t) -> c_int {
     type Real = unsafe extern "C" fn(*mut c_void, size_t) -> c_int;
     let Some(real) = crate::real::get(Call::munmap) else {
@@ -388,7 +393,8 @@ pub unsafe extern "C" fn munmap(address: *mut c_void, length: size_t) -> c_int {
 }
 
 /// Needs the stream's descriptor and file before the stream is gone.
-#[no_mangle]
+#[cfg_attr(not(cairn_wrap), no_mangle)]
+#[cfg_attr(cairn_wrap, export_name = "__wrap_fclose")]
 pub unsafe extern "C" fn fclose(stream: *mut FILE) -> c_int {
     type Real = unsafe extern "C" fn(*mut FILE) -> c_int;
     let Some(real) = crate::real::get(Call::fclose) else {
@@ -411,7 +417,8 @@ pub unsafe extern "C" fn fclose(stream: *mut FILE) -> c_int {
 }
 
 /// Needs the file handle before the call sets it to MPI_FILE_NULL.
-#[no_mangle]
+#[cfg_attr(not(cairn_wrap), no_mangle)]
+#[cfg_attr(cairn_wrap, export_name = "__wrap_MPI_File_close")]
 pub unsafe extern "C" fn MPI_File_close(file: *mut MpiHandle) -> c_int {
     type Real = unsafe extern "C" fn(*mut MpiHandle) -> c_int;
     let Some(real) = crate::real::get(Call::MPI_File_close) else {
@@ -446,7 +453,8 @@ macro_rules! fortran_file_close_hook {
         $(
             /// # Safety
             /// Called by a Fortran MPI program with its arguments (all by reference).
-            #[no_mangle]
+            #[cfg_attr(not(cairn_wrap), no_mangle)]
+            #[cfg_attr(cairn_wrap, export_name = concat!("__wrap_", stringify!($name)))]
             pub unsafe extern "C" fn $name(file: *mut c_int, ierror: *mut c_int) {
                 type Real = unsafe extern "C" fn(*mut c_int, *mut c_int);
                 let Some(real) = crate::real::get(Call::$name) else {
@@ -479,7 +487,8 @@ fortran_file_close_hook!(mpi_file_close_, ompi_file_close_f, mpi_file_close_f08_
 
 /// Takes the descriptor's file out of the table before the real close: once the number is
 /// free, another thread's `open` may get it and bind its own file.
-#[no_mangle]
+#[cfg_attr(not(cairn_wrap), no_mangle)]
+#[cfg_attr(cairn_wrap, export_name = "__wrap_close")]
 pub unsafe extern "C" fn close(fd: c_int) -> c_int {
     type Real = unsafe extern "C" fn(c_int) -> c_int;
     let Some(real) = crate::real::get(Call::close) else {
@@ -508,7 +517,8 @@ macro_rules! exit_hook {
     ($name:ident) => {
         /// Marks the end of the process image; everything recorded is already in the
         /// segment file, so nothing needs flushing.
-        #[no_mangle]
+        #[cfg_attr(not(cairn_wrap), no_mangle)]
+        #[cfg_attr(cairn_wrap, export_name = concat!("__wrap_", stringify!($name)))]
         pub unsafe extern "C" fn $name(status: c_int) -> ! {
             type Real = unsafe extern "C" fn(c_int) -> !;
             lifecycle::record_exit_call(status);

@@ -21,6 +21,14 @@
 //! trace an MPI job's rank 0 writes at `MPI_Finalize` (with `CAIRN_MERGE_FANIN`,
 //! `CAIRN_RUNTIME_IO`, `CAIRN_PRECISION`, `CAIRN_BIN`, `CAIRN_QUIET`), `CAIRN_RUNS=0` = stage
 //! every call as its own record (no run records).
+//!
+//! The same source builds `libcairn_static.a` (crates/preload-static, `cfg(cairn_wrap)`),
+//! linked into static programs with `ld --wrap` (`cairn link-flags`): each hook is then
+//! named `__wrap_X` and its real function is the linker's `__real_X`.
+
+// Hooks keep their C names (`MPI_Comm_split`); `export_name` does not silence the lint as
+// `no_mangle` does.
+#![cfg_attr(cairn_wrap, allow(non_snake_case))]
 
 mod adapters;
 mod allocator;

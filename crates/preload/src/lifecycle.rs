@@ -60,7 +60,8 @@ fn runtime_call<R>(call: impl FnOnce() -> R) -> R {
 
 /// # Safety
 /// Called by an MPI program with `MPI_Init`'s arguments.
-#[no_mangle]
+#[cfg_attr(not(cairn_wrap), no_mangle)]
+#[cfg_attr(cairn_wrap, export_name = "__wrap_MPI_Init")]
 pub unsafe extern "C" fn MPI_Init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> c_int {
     type Real = unsafe extern "C" fn(*mut c_int, *mut *mut *mut c_char) -> c_int;
     let Some(real) = crate::real::get(Call::MPI_Init) else {
@@ -72,7 +73,8 @@ pub unsafe extern "C" fn MPI_Init(argc: *mut c_int, argv: *mut *mut *mut c_char)
 
 /// # Safety
 /// Called by an MPI program with `MPI_Init_thread`'s arguments.
-#[no_mangle]
+#[cfg_attr(not(cairn_wrap), no_mangle)]
+#[cfg_attr(cairn_wrap, export_name = "__wrap_MPI_Init_thread")]
 pub unsafe extern "C" fn MPI_Init_thread(
     argc: *mut c_int,
     argv: *mut *mut *mut c_char,
@@ -100,7 +102,8 @@ macro_rules! fortran_lifecycle {
         $(
             /// # Safety
             /// Called by a Fortran MPI program with its `ierror` argument.
-            #[no_mangle]
+            #[cfg_attr(not(cairn_wrap), no_mangle)]
+            #[cfg_attr(cairn_wrap, export_name = concat!("__wrap_", stringify!($init)))]
             pub unsafe extern "C" fn $init(ierror: *mut c_int) {
                 type Real = unsafe extern "C" fn(*mut c_int);
                 let Some(real) = crate::real::get(Call::$init) else {
@@ -113,7 +116,8 @@ macro_rules! fortran_lifecycle {
         $(
             /// # Safety
             /// Called by a Fortran MPI program with its `ierror` argument.
-            #[no_mangle]
+            #[cfg_attr(not(cairn_wrap), no_mangle)]
+            #[cfg_attr(cairn_wrap, export_name = concat!("__wrap_", stringify!($finalize)))]
             pub unsafe extern "C" fn $finalize(ierror: *mut c_int) {
                 type Real = unsafe extern "C" fn(*mut c_int);
                 let Some(real) = crate::real::get(Call::$finalize) else {
@@ -142,7 +146,8 @@ fn staging_segment() -> Option<Vec<u8>> {
 
 /// # Safety
 /// Called by an MPI program.
-#[no_mangle]
+#[cfg_attr(not(cairn_wrap), no_mangle)]
+#[cfg_attr(cairn_wrap, export_name = "__wrap_MPI_Finalize")]
 pub unsafe extern "C" fn MPI_Finalize() -> c_int {
     type Real = unsafe extern "C" fn() -> c_int;
     let Some(real) = crate::real::get(Call::MPI_Finalize) else {
@@ -399,7 +404,8 @@ unsafe extern "C" fn traced_main(
 ///
 /// # Safety
 /// Called by the C runtime's start code, with its arguments.
-#[no_mangle]
+#[cfg_attr(not(cairn_wrap), no_mangle)]
+#[cfg_attr(cairn_wrap, export_name = "__wrap___libc_start_main")]
 pub unsafe extern "C" fn __libc_start_main(
     main: MainFunction,
     argc: c_int,
@@ -449,6 +455,18 @@ extern "C" fn at_unload() {
 #[used]
 #[link_section = ".init_array"]
 static CONSTRUCTOR: extern "C" fn() = at_load;
+
+/// Linked into a static program, the tracer is pulled from its archive by this symbol
+/// (`cairn link-flags` asks the linker for it), which keeps the constructor above with it.
+#[cfg(cairn_wrap)]
+#[no_mangle]
+pub extern "C" fn cairn_static_anchor() {}
+
+/// What `cairn run` looks for in a statically linked program to know it carries the tracer.
+#[cfg(cairn_wrap)]
+#[used]
+#[link_section = ".rodata.cairn_static"]
+static STATIC_MARKER: [u8; 24] = *b"cairn-static-tracer-v1\0\0";
 
 #[used]
 #[link_section = ".fini_array"]

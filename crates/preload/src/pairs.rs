@@ -55,7 +55,8 @@ fn write_pair(
 /// `copy_file_range` and `splice`: (in, offset in, out, offset out, length, flags).
 macro_rules! two_offsets_hook {
     ($name:ident, $into:ident) => {
-        #[no_mangle]
+        #[cfg_attr(not(cairn_wrap), no_mangle)]
+        #[cfg_attr(cairn_wrap, export_name = concat!("__wrap_", stringify!($name)))]
         pub unsafe extern "C" fn $name(
             fd_in: c_int,
             offset_in: *mut off64_t,
@@ -103,7 +104,8 @@ two_offsets_hook!(splice, splice_into);
 /// `sendfile`: (out, in, offset in, count); the destination writes at its position.
 macro_rules! sendfile_hook {
     ($name:ident, $into:ident) => {
-        #[no_mangle]
+        #[cfg_attr(not(cairn_wrap), no_mangle)]
+        #[cfg_attr(cairn_wrap, export_name = concat!("__wrap_", stringify!($name)))]
         pub unsafe extern "C" fn $name(
             fd_out: c_int,
             fd_in: c_int,
@@ -139,7 +141,8 @@ sendfile_hook!(sendfile, sendfile_into);
 sendfile_hook!(sendfile64, sendfile64_into);
 
 /// `tee`: copies a pipe's contents into another pipe, both at their positions.
-#[no_mangle]
+#[cfg_attr(not(cairn_wrap), no_mangle)]
+#[cfg_attr(cairn_wrap, export_name = "__wrap_tee")]
 pub unsafe extern "C" fn tee(
     fd_in: c_int,
     fd_out: c_int,
@@ -173,7 +176,8 @@ pub unsafe extern "C" fn tee(
 /// recorded as `aio_return` itself (its bytes kept as the result, counted as no direction).
 macro_rules! aio_return_hook {
     ($name:ident) => {
-        #[no_mangle]
+        #[cfg_attr(not(cairn_wrap), no_mangle)]
+        #[cfg_attr(cairn_wrap, export_name = concat!("__wrap_", stringify!($name)))]
         pub unsafe extern "C" fn $name(request: *mut c_void) -> ssize_t {
             type Real = unsafe extern "C" fn(*mut c_void) -> ssize_t;
             let Some(real) = crate::real::get(Call::$name) else {
@@ -211,7 +215,8 @@ aio_return_hook!(aio_return64);
 
 /// `closedir` closes the stream's descriptor inside the C library, past our `close`: its
 /// binding goes before the real call, as `close`'s does.
-#[no_mangle]
+#[cfg_attr(not(cairn_wrap), no_mangle)]
+#[cfg_attr(cairn_wrap, export_name = "__wrap_closedir")]
 pub unsafe extern "C" fn closedir(directory: *mut c_void) -> c_int {
     type Real = unsafe extern "C" fn(*mut c_void) -> c_int;
     let Some(real) = crate::real::get(Call::closedir) else {

@@ -39,6 +39,21 @@ pub fn get(call: Call) -> Option<usize> {
     resolve(call)
 }
 
+/// Linked into a static program (`cairn link-flags`): the linker's `__real_` name of each
+/// wrapped call is the real function, and nothing is loaded at run time. No thread-local
+/// state: the start code calls `__libc_start_main` before it sets up threads' storage.
+#[cfg(cairn_wrap)]
+#[cold]
+fn resolve(call: Call) -> Option<usize> {
+    let address = wrapped::address(call);
+    if address == 0 {
+        return None;
+    }
+    REAL[call as usize].store(address, Ordering::Relaxed);
+    Some(address)
+}
+
+#[cfg(not(cairn_wrap))]
 #[cold]
 fn resolve(call: Call) -> Option<usize> {
     if RESOLVING.with(|flag| flag.replace(true)) {
@@ -59,6 +74,34 @@ fn resolve(call: Call) -> Option<usize> {
     }
     REAL[call as usize].store(address, Ordering::Relaxed);
     Some(address)
+}
+
+/// The real functions of a static program: `ld --wrap=X` sends the program's calls of X to
+/// `__wrap_X` (the hook) and makes `__real_X` the real X. Each `__real_` name is a weak
+/// reference, 0 when its call was not wrapped (an MPI call in a program without MPI).
+#[cfg(cairn_wrap)]
+mod wrapped {
+    use cairn_model::{for_each_call, Call};
+
+    macro_rules! weak_reals {
+        ($( $name:ident $layer:ident $class:ident $kind:ident
+            $( ( $($arg:ident : $ty:ty),* ) -> $ret:ty => $adapter:ident ( $($adapter_arg:expr),* ) )? ; )*) => {
+            $( std::arch::global_asm!(concat!(".weak __real_", stringify!($name))); )*
+            #[allow(non_snake_case, dead_code)]
+            mod reals {
+                extern "C" {
+                    $( #[link_name = concat!("__real_", stringify!($name))] pub fn $name(); )*
+                }
+            }
+            /// The address `__real_` of `call` resolved to (0: not wrapped).
+            pub fn address(call: Call) -> usize {
+                // The compiler may not assume a weak reference's address is non-zero.
+                match call { $( Call::$name => std::hint::black_box(reals::$name as *const () as usize), )* }
+            }
+        };
+    }
+
+    for_each_call!(weak_reals);
 }
 
 /// Resolves every call up front (at start-up) so hooks never need dlsym later.

@@ -159,7 +159,8 @@ const UNDEFINED: c_int = -32766;
 macro_rules! c_completion {
     ($name:ident ($($arg:ident: $ty:ty),*), $count:expr, $requests:expr, $statuses:ident,
      $finished:expr) => {
-        #[no_mangle]
+        #[cfg_attr(not(cairn_wrap), no_mangle)]
+        #[cfg_attr(cairn_wrap, export_name = concat!("__wrap_", stringify!($name)))]
         pub unsafe extern "C" fn $name($($arg: $ty),*) -> c_int {
             let (real, scope) = real_or_forward!($name, ($($ty),*), ($($arg),*));
             completion(
@@ -270,7 +271,8 @@ fn listed(outcount: *const c_int, indices: *const c_int, first: c_int) -> Finish
 
 /// `MPI_Request_free` of a receive no completion call finished: what arrived, read before
 /// the request goes; nothing when it has not arrived yet (its bytes then go unseen).
-#[no_mangle]
+#[cfg_attr(not(cairn_wrap), no_mangle)]
+#[cfg_attr(cairn_wrap, export_name = "__wrap_MPI_Request_free")]
 pub unsafe extern "C" fn MPI_Request_free(request: *mut MpiHandle) -> c_int {
     let (real, scope) = real_or_forward!(MPI_Request_free, (*mut MpiHandle), (request));
     let mut received = 0;
@@ -332,7 +334,8 @@ fn status_to_fill(given: MpiHandle, own: &mut [u64; 4]) -> MpiHandle {
     }
 }
 
-#[no_mangle]
+#[cfg_attr(not(cairn_wrap), no_mangle)]
+#[cfg_attr(cairn_wrap, export_name = "__wrap_MPI_Recv")]
 pub unsafe extern "C" fn MPI_Recv(
     buf: *mut c_void,
     count: c_int,
@@ -372,7 +375,8 @@ pub unsafe extern "C" fn MPI_Recv(
     )
 }
 
-#[no_mangle]
+#[cfg_attr(not(cairn_wrap), no_mangle)]
+#[cfg_attr(cairn_wrap, export_name = "__wrap_MPI_Sendrecv")]
 pub unsafe extern "C" fn MPI_Sendrecv(
     sendbuf: *const c_void,
     sendcount: c_int,
@@ -438,7 +442,8 @@ pub unsafe extern "C" fn MPI_Sendrecv(
     )
 }
 
-#[no_mangle]
+#[cfg_attr(not(cairn_wrap), no_mangle)]
+#[cfg_attr(cairn_wrap, export_name = "__wrap_MPI_Sendrecv_replace")]
 pub unsafe extern "C" fn MPI_Sendrecv_replace(
     buf: *mut c_void,
     count: c_int,
@@ -555,7 +560,8 @@ fn fortran_completion(
 macro_rules! fortran_completion {
     ($name:ident ($($arg:ident: $ty:ty),*), $count:expr, $requests:expr, $statuses:ident,
      $ierror:ident, $finished:expr) => {
-        #[no_mangle]
+        #[cfg_attr(not(cairn_wrap), no_mangle)]
+        #[cfg_attr(cairn_wrap, export_name = concat!("__wrap_", stringify!($name)))]
         pub unsafe extern "C" fn $name($($arg: $ty),*) {
             let (real, scope) = fortran_real_or_forward!($name, ($($ty),*), ($($arg),*));
             fortran_completion(

@@ -25,6 +25,14 @@ enum {
     SHIM_ISOC99_VFSCANF = 7,
 };
 
+/* A hook's name: the function's own when preloaded; `__wrap_` + it when linked into a
+ * static program with `ld --wrap` (built with CAIRN_WRAP, see crates/preload-static). */
+#ifdef CAIRN_WRAP
+#define HOOK(name) __wrap_##name
+#else
+#define HOOK(name) name
+#endif
+
 int cairn_stdio_begin(struct cairn_pending *pending);
 void cairn_stdio_end(struct cairn_pending *pending, int call, FILE *stream, long long result);
 /* The next definition of the real v-function that a hook forwards to. */
@@ -64,7 +72,7 @@ __attribute__((noinline)) static int traced_vfscanf(int call, int real_call, FIL
     return result;
 }
 
-int fprintf(FILE *stream, const char *format, ...) {
+int HOOK(fprintf)(FILE *stream, const char *format, ...) {
     va_list args;
     va_start(args, format);
     int result = traced_vfprintf(SHIM_FPRINTF, stream, format, args);
@@ -72,11 +80,11 @@ int fprintf(FILE *stream, const char *format, ...) {
     return result;
 }
 
-int vfprintf(FILE *stream, const char *format, va_list args) {
+int HOOK(vfprintf)(FILE *stream, const char *format, va_list args) {
     return traced_vfprintf(SHIM_VFPRINTF, stream, format, args);
 }
 
-int __fprintf_chk(FILE *stream, int flag, const char *format, ...) {
+int HOOK(__fprintf_chk)(FILE *stream, int flag, const char *format, ...) {
     va_list args;
     va_start(args, format);
     int result = traced_vfprintf_chk(SHIM_FPRINTF_CHK, stream, flag, format, args);
@@ -84,11 +92,11 @@ int __fprintf_chk(FILE *stream, int flag, const char *format, ...) {
     return result;
 }
 
-int __vfprintf_chk(FILE *stream, int flag, const char *format, va_list args) {
+int HOOK(__vfprintf_chk)(FILE *stream, int flag, const char *format, va_list args) {
     return traced_vfprintf_chk(SHIM_VFPRINTF_CHK, stream, flag, format, args);
 }
 
-int fscanf(FILE *stream, const char *format, ...) {
+int HOOK(fscanf)(FILE *stream, const char *format, ...) {
     va_list args;
     va_start(args, format);
     int result = traced_vfscanf(SHIM_FSCANF, SHIM_VFSCANF, stream, format, args);
@@ -96,7 +104,7 @@ int fscanf(FILE *stream, const char *format, ...) {
     return result;
 }
 
-int __isoc99_fscanf(FILE *stream, const char *format, ...) {
+int HOOK(__isoc99_fscanf)(FILE *stream, const char *format, ...) {
     va_list args;
     va_start(args, format);
     int result = traced_vfscanf(SHIM_ISOC99_FSCANF, SHIM_ISOC99_VFSCANF, stream, format, args);
@@ -104,10 +112,10 @@ int __isoc99_fscanf(FILE *stream, const char *format, ...) {
     return result;
 }
 
-int vfscanf(FILE *stream, const char *format, va_list args) {
+int HOOK(vfscanf)(FILE *stream, const char *format, va_list args) {
     return traced_vfscanf(SHIM_VFSCANF, SHIM_VFSCANF, stream, format, args);
 }
 
-int __isoc99_vfscanf(FILE *stream, const char *format, va_list args) {
+int HOOK(__isoc99_vfscanf)(FILE *stream, const char *format, va_list args) {
     return traced_vfscanf(SHIM_ISOC99_VFSCANF, SHIM_ISOC99_VFSCANF, stream, format, args);
 }

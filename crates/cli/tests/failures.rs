@@ -308,8 +308,8 @@ fn a_statically_linked_program_is_said_to_be_beyond_preloading() {
     );
 }
 
-/// The figures of a summary that a static build must share with the dynamic one: events,
-/// each call's count and bytes, each file's counts and bytes, per process bytes.
+/// A static build of `name` linked with `cairn link-flags` and its dynamic build, each run
+/// under `cairn run`, share every exactly kept figure (per call and per file).
 fn static_and_dynamic_figures(name: &str, arguments: &[&str]) {
     let directory = tempfile::tempdir().unwrap();
     let flags = String::from_utf8(succeeded(Command::new(cairn_binary()).arg("link-flags")).stdout)
@@ -341,22 +341,9 @@ fn static_and_dynamic_figures(name: &str, arguments: &[&str]) {
         let summary = summary_json(&trace, &[]);
         assert_eq!(summary["processes"], 1, "{kind}");
         // Paths differ by the build's directory: compared relative to it.
-        let text = summary_figures(
-            &summary,
-            &[
-                "opens",
-                "reads",
-                "writes",
-                "bytes_read",
-                "bytes_written",
-                "seeks",
-                "syncs",
-                "stats",
-                "metas",
-            ],
-        )
-        .to_string()
-        .replace(&build.display().to_string(), "BUILD");
+        let text = every_exact_figure(&summary)
+            .to_string()
+            .replace(&build.display().to_string(), "BUILD");
         figures.push(text);
     }
     assert_eq!(figures[0], figures[1], "static, then dynamic");

@@ -303,37 +303,6 @@ fn sigkill_keeps_everything_before_it() {
     );
 }
 
-/// Every exactly kept figure of a summary: per file (counts, bytes, offsets, access order,
-/// size histograms and size statistics) and per call (count, bytes), and the event count —
-/// not times.
-fn exact_figures(summary: &serde_json::Value) -> serde_json::Value {
-    summary_figures(
-        summary,
-        &[
-            "path",
-            "opens",
-            "closes",
-            "reads",
-            "writes",
-            "bytes_read",
-            "bytes_written",
-            "seeks",
-            "syncs",
-            "stats",
-            "metas",
-            "max_offset",
-            "consecutive_reads",
-            "consecutive_writes",
-            "sequential_reads",
-            "sequential_writes",
-            "read_histogram",
-            "write_histogram",
-            "read_sizes",
-            "write_sizes",
-        ],
-    )
-}
-
 #[test]
 fn runs_folded_in_the_tracer_change_no_exact_figure() {
     // The same programs traced with run and block records (the default) and without
@@ -424,7 +393,7 @@ fn runs_folded_in_the_tracer_change_no_exact_figure() {
             assert!(output.status.success(), "{name}: {output:?}");
             staged.push(staged_bytes(&staging));
             let traced = merge(&staging, output);
-            figures.push(exact_figures(&traced.summary));
+            figures.push(every_exact_figure(&traced.summary));
         }
         assert_eq!(figures[0], figures[1], "{name}: with and without runs");
         // Chunks are allocated whole: the loop program's 20 400 events (a seek, 4 reads
@@ -2270,8 +2239,8 @@ fn ranks_with_roles_merge_up_a_tree_into_one_stream() {
             .unwrap(),
     );
     assert_eq!(
-        exact_figures(&from_tree),
-        exact_figures(&summary_json(&offline, &[]))
+        every_exact_figure(&from_tree),
+        every_exact_figure(&summary_json(&offline, &[]))
     );
 }
 

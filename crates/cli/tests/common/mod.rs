@@ -418,3 +418,34 @@ pub fn summary_figures(summary: &Value, file_fields: &[&str]) -> Value {
         .collect();
     serde_json::json!({ "events": summary["events"], "files": files, "calls": calls })
 }
+
+/// Every exactly kept figure of a summary: per file (counts, bytes, offsets, access order,
+/// size histograms and size statistics) and per call (count, bytes), and the event count —
+/// not times.
+pub fn every_exact_figure(summary: &Value) -> Value {
+    summary_figures(
+        summary,
+        &[
+            "path",
+            "opens",
+            "closes",
+            "reads",
+            "writes",
+            "bytes_read",
+            "bytes_written",
+            "seeks",
+            "syncs",
+            "stats",
+            "metas",
+            "max_offset",
+            "consecutive_reads",
+            "consecutive_writes",
+            "sequential_reads",
+            "sequential_writes",
+            "read_histogram",
+            "write_histogram",
+            "read_sizes",
+            "write_sizes",
+        ],
+    )
+}

@@ -347,6 +347,21 @@ fn static_and_dynamic_figures(name: &str, arguments: &[&str]) {
         figures.push(text);
     }
     assert_eq!(figures[0], figures[1], "static, then dynamic");
+    // Run without `cairn run` (no CAIRN_DIR), the static program traces nothing and
+    // leaves nothing behind.
+    let quiet = directory.path().join("quiet");
+    std::fs::create_dir_all(&quiet).unwrap();
+    let work = quiet.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    succeeded(
+        Command::new(directory.path().join("static").join(name))
+            .arg(&work)
+            .args(arguments)
+            .current_dir(&quiet)
+            .env_remove("CAIRN_DIR"),
+    );
+    assert!(!quiet.join("cairn-trace.d").exists());
+    assert!(!work.join("cairn-trace.d").exists());
 }
 
 #[test]

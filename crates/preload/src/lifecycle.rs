@@ -190,6 +190,13 @@ fn initialise(from_constructor: bool) {
     crate::real::resolve_all();
     let directory = match sys::environment(c"CAIRN_DIR") {
         Some(directory) if !directory.is_empty() => directory,
+        // Linked into a static program, the tracer is there on every run: it traces only
+        // when asked (`cairn run` sets CAIRN_DIR), never leaving staging in a user's
+        // working directory otherwise.
+        _ if cfg!(cairn_wrap) => {
+            STATUS.store(DISABLED, Ordering::Release);
+            return;
+        }
         _ => {
             let mut cwd = PathBuffer::new();
             if !sys::getcwd(&mut cwd) || !cwd.push(b"/cairn-trace.d") {

@@ -137,9 +137,7 @@ impl Generated {
         }
         text
     }
-}
 
-impl Generated {
     /// The rows as a module of the call table: a `macro_rules!` named `name` that appends
     /// them to the rows it is given and hands all of them to the callback (how
     /// `cairn_model::for_each_call!` chains in the generated rows).

@@ -234,6 +234,11 @@ enum Command {
         /// libmpich.so.12 under MPICH's Hydra).
         #[arg(long)]
         mpi_library: Option<PathBuf>,
+        /// Replay an MPI trace on M ranks instead of the recorded number (`mpirun -np M`):
+        /// each rank takes after the recorded rank in the same place (first, interior,
+        /// last), peers, offsets and per-rank file names follow the rank as recorded.
+        #[arg(long, value_name = "M")]
+        scale_ranks: Option<u32>,
     },
     /// Print per-file and per-call tables.
     Summary {
@@ -510,12 +515,14 @@ fn main() -> ExitCode {
             dry_run,
             json,
             mpi_library,
+            scale_ranks,
         } => open_trace(&trace).and_then(|trace| {
             let options = cairn_replay::Options {
                 root,
                 no_compute,
                 dry_run,
                 mpi_library,
+                scale_ranks,
             };
             // Ranks other than 0 report nothing: rank 0 speaks for the job.
             let Some(fidelity) = cairn_replay::replay(&trace, &options)? else {
@@ -542,6 +549,18 @@ fn main() -> ExitCode {
                     fidelity.bytes_written,
                     fidelity.recorded_bytes_written
                 );
+                if let Some(recorded) = fidelity.scaled_from {
+                    eprintln!(
+                        "cairn: a trace of {recorded} ranks replayed on {} (recorded bytes: what the scaled ranks' events ask for)",
+                        fidelity.ranks
+                    );
+                    if fidelity.names_kept > 0 {
+                        eprintln!(
+                            "cairn: {} per-rank files kept the name of the rank they take after (no number in the name to follow)",
+                            fidelity.names_kept
+                        );
+                    }
+                }
                 for (name, count) in &fidelity.not_replayed {
                     eprintln!("cairn: not replayed: {count} {name} calls");
                 }

@@ -56,7 +56,7 @@ pub const EXPANSION_SEED: u64 = 0xca1e_5eed;
 use body::read_leaf;
 pub use body::{Body, Item, Shares};
 pub use relative::{column_parts, Relative, TAG_STEP};
-pub use sharing::{RankSet, RankSlopes, Sharing};
+pub use sharing::{RankSet, RankSlopes, RankView, Sharing};
 
 use crate::fold::{Folder, Leaf, Limits, Node};
 use crate::hash::FastMap;
@@ -980,6 +980,11 @@ impl EncodedStream {
 
     /// The stream's top level as the rank `rank_delta` away from its base rank sees it.
     pub fn nodes_for_rank(&self, rank_delta: i64) -> Body<'_> {
+        self.nodes_for_view(RankView::of(rank_delta))
+    }
+
+    /// The stream's top level as `view` sees it.
+    pub fn nodes_for_view(&self, view: RankView) -> Body<'_> {
         Body {
             data: &self.data[self.body_start..],
             nodes: self.top_level_nodes,
@@ -987,7 +992,9 @@ impl EncodedStream {
             parameters: &self.sharing.parameters,
             rank_sets: &self.sharing.rank_sets,
             shared: self.shared,
-            rank_delta,
+            rank_delta: view.delta,
+            member_delta: view.member_delta,
+            sizes: view.sizes,
             first_rank: self.sharing.base_rank,
             occurrences: 1,
         }
@@ -1006,7 +1013,12 @@ impl EncodedStream {
     /// Events the rank `rank_delta` away from the base rank made (loop counts may depend
     /// on the rank).
     pub fn count_for_rank(&self, rank_delta: i64) -> u64 {
-        let slopes = rank_delta != 0 && self.sharing.loop_slopes.iter().any(|slope| *slope != 0);
+        self.count_for_view(RankView::of(rank_delta))
+    }
+
+    /// Events the rank `view` stands for makes.
+    pub fn count_for_view(&self, view: RankView) -> u64 {
+        let slopes = view.delta != 0 && self.sharing.loop_slopes.iter().any(|slope| *slope != 0);
         if !slopes && self.sharing.rank_sets.is_empty() {
             return self.count;
         }
@@ -1020,7 +1032,7 @@ impl EncodedStream {
                 })
                 .fold(0u64, u64::saturating_add)
         }
-        count(self.nodes_for_rank(rank_delta))
+        count(self.nodes_for_view(view))
     }
 
     /// The same stream with other first and last times (traces merged from runs that

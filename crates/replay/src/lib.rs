@@ -38,6 +38,7 @@ use cairn_trace::{Process, Stream, Trace};
 mod handles;
 mod mpi;
 mod posix;
+mod scale;
 
 use handles::{Handles, Shared, ThreadHandles};
 use posix::{issue, mapped, Moved};
@@ -53,6 +54,8 @@ pub struct Options {
     pub dry_run: bool,
     /// The MPI library to load (default: the one of the launcher that started the rank).
     pub mpi_library: Option<PathBuf>,
+    /// Replay an MPI trace on this many ranks instead of the recorded number ([`scale`]).
+    pub scale_ranks: Option<u32>,
 }
 
 /// What the replay did, for the fidelity report.
@@ -88,6 +91,12 @@ pub struct Fidelity {
     /// closed (the run's finished: something it did before them was not replayed): left
     /// to the library, never touched again.
     pub unfinished_requests: u64,
+    /// The recorded rank count of a trace replayed on another (`--scale-ranks`); the
+    /// recorded bytes are then what the scaled ranks' events ask for.
+    pub scaled_from: Option<u32>,
+    /// Files a scaled rank named as the recorded rank it takes after did (their names
+    /// have no per-rank number to follow), so ranks share them.
+    pub names_kept: u64,
     /// Wall time of the replay and of the recorded run (first start to last end), seconds.
     pub replay_seconds: f64,
     pub recorded_seconds: f64,
@@ -167,14 +176,43 @@ impl Counts {
 /// report is rank 0's (`None` on the other ranks).
 pub fn replay(trace: &Trace, options: &Options) -> Result<Option<Fidelity>, ReplayError> {
     std::fs::create_dir_all(&options.root)?;
-    let ranks = trace.processes.iter().filter_map(|p| p.rank).max();
-    let mut fidelity = match ranks {
-        Some(last) if !options.dry_run => match replay_ranks(trace, options, last + 1)? {
-            Some(fidelity) => fidelity,
-            None => return Ok(None),
-        },
-        _ => replay_processes(trace, options, |_| true, None)?,
+    let mut ranks = trace.processes.iter().filter_map(|p| p.rank).max();
+    let scaled = match (options.scale_ranks, ranks) {
+        (None, _) => None,
+        (Some(_), None) => {
+            return Err(ReplayError::Mpi(
+                "--scale-ranks: the trace is not of an MPI job".into(),
+            ))
+        }
+        (Some(0), _) => return Err(ReplayError::Mpi("--scale-ranks: 0 ranks".into())),
+        (Some(wanted), Some(last)) => {
+            ranks = Some(wanted - 1);
+            Some((
+                scale::scaled(trace, last + 1, wanted)?,
+                scale::Scaling {
+                    recorded: last + 1,
+                    ranks: wanted,
+                },
+            ))
+        }
     };
+    let (trace, scaling) = match &scaled {
+        Some((scaled, scaling)) => (&scaled.trace, Some(*scaling)),
+        None => (trace, None),
+    };
+    let mut fidelity = match ranks {
+        Some(last) if !options.dry_run => {
+            match replay_ranks(trace, options, last + 1, scaling)? {
+                Some(fidelity) => fidelity,
+                None => return Ok(None),
+            }
+        }
+        _ => replay_processes(trace, options, |_| true, None, scaling)?,
+    };
+    if let Some((scaled, scaling)) = &scaled {
+        fidelity.scaled_from = Some(scaling.recorded);
+        fidelity.names_kept = scaled.names_kept;
+    }
     let first = trace
         .streams
         .iter()
@@ -192,12 +230,13 @@ fn replay_ranks(
     trace: &Trace,
     options: &Options,
     ranks: u32,
+    scaling: Option<scale::Scaling>,
 ) -> Result<Option<Fidelity>, ReplayError> {
     match mpi::launched() {
         Some(size) if size == ranks => {}
         Some(size) => {
             return Err(ReplayError::Mpi(format!(
-                "the trace has {ranks} MPI ranks, the replay was launched on {size} (replaying on another rank count is not supported yet)"
+                "the trace has {ranks} MPI ranks, the replay was launched on {size} (--scale-ranks {size} replays it on {size})"
             )))
         }
         None => {
@@ -221,9 +260,22 @@ fn replay_ranks(
     }
     let threaded = asked || calling_threads.values().any(|threads| *threads > 1);
     let (rank, size) = library.init(threaded);
-    let job = mpi::Job::plan(&library, rank, size, trace);
+    if let Some(Err(error)) = scaling
+        .filter(|_| rank == 0)
+        .map(|scaling| scaling.check_messages(trace))
+    {
+        eprintln!("cairn: {error}");
+        library.abort(1)
+    }
+    let job = mpi::Job::plan(&library, rank, size, trace, scaling);
     let started = Instant::now();
-    let result = replay_processes(trace, options, |p| p.rank == Some(rank as u32), Some(&job));
+    let result = replay_processes(
+        trace,
+        options,
+        |p| p.rank == Some(rank as u32),
+        Some(&job),
+        scaling,
+    );
     let mut fidelity = match result {
         Ok(fidelity) => fidelity,
         Err(error) => {
@@ -279,6 +331,7 @@ fn replay_processes(
     options: &Options,
     select: impl Fn(&Process) -> bool,
     job: Option<&mpi::Job>,
+    scaling: Option<scale::Scaling>,
 ) -> Result<Fidelity, ReplayError> {
     let started = Instant::now();
     let mut fidelity = Fidelity::default();
@@ -298,12 +351,12 @@ fn replay_processes(
         let process_started = Instant::now();
         let in_mpi = job.is_some() && !mpi_process_replayed && makes_mpi_calls(trace, &streams);
         let counts = if options.dry_run {
-            replay_process(trace, &streams, options, None)
+            replay_process(trace, &streams, options, None, scaling)
         } else if in_mpi {
             mpi_process_replayed = true;
-            replay_process(trace, &streams, options, job)
+            replay_process(trace, &streams, options, job, scaling)
         } else {
-            in_child(|| replay_process(trace, &streams, options, None))?
+            in_child(|| replay_process(trace, &streams, options, None, scaling))?
         };
         let mut figures = LayerFidelity::default();
         for layer in counts.layers.values() {
@@ -419,6 +472,7 @@ fn replay_process(
     streams: &[&Stream],
     options: &Options,
     job: Option<&mpi::Job>,
+    scaling: Option<scale::Scaling>,
 ) -> Counts {
     let shared = Shared::plan(trace, streams);
     let total = Mutex::new(Counts::default());
@@ -432,7 +486,7 @@ fn replay_process(
             me,
             inherited: std::cell::Cell::new(0),
         };
-        let counts = replay_thread(trace, stream, options, handles, clock, job);
+        let counts = replay_thread(trace, stream, options, handles, clock, job, scaling);
         shared.done[me].store(true, Ordering::Release);
         total.lock().expect("not poisoned").add(&counts);
     };
@@ -466,6 +520,7 @@ fn replay_thread(
     mut handles: ThreadHandles,
     clock: Clock,
     job: Option<&mpi::Job>,
+    scaling: Option<scale::Scaling>,
 ) -> Counts {
     let mut counts = Counts::default();
     let mut buffer: Vec<u8> = Vec::new();
@@ -476,7 +531,10 @@ fn replay_thread(
     // library's own calls (ROMIO's pwrite inside MPI_File_write_at) one after the other
     // with the call around them, whose replay makes them and takes their time again.
     let mut nested = 0u64;
-    trace.expand(stream, |event| {
+    trace.expand(stream, |mut event| {
+        if let Some(scaling) = scaling {
+            scaling.adjust(trace, stream, &mut event);
+        }
         if left_to_libraries(&event) {
             counts.left_to_libraries += 1;
             nested = nested.saturating_add(event.duration);

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use cairn_compress::stream::EncodedStream;
+use cairn_compress::stream::{EncodedStream, RankView};
 use cairn_format::bytes::{ByteReader, ByteWriter};
 use cairn_format::container::{SectionKind, TraceFile, TraceWriter};
 pub use cairn_format::segment::KernelIo;
@@ -234,6 +234,9 @@ pub struct Stream {
     /// The stream's file table: its events name files by position here; each entry is an
     /// index into [`Trace::files`].
     pub files: Vec<u32>,
+    /// Set only in a trace made for a replay on another rank count (`cairn replay
+    /// --scale-ranks`): how this rank walks the shared events ([`RankView`]); never stored.
+    pub scaled: Option<RankView>,
 }
 
 impl Stream {
@@ -248,12 +251,18 @@ impl Stream {
             last_end: events.last_end,
             files,
             events: Arc::new(events),
+            scaled: None,
         }
+    }
+
+    /// How this member walks the shared events.
+    pub fn view(&self) -> RankView {
+        self.scaled.unwrap_or(RankView::of(self.rank_delta))
     }
 
     /// The stream's top level, as this member sees it.
     pub fn nodes(&self) -> cairn_compress::stream::Body<'_> {
-        self.events.nodes_for_rank(self.rank_delta)
+        self.events.nodes_for_view(self.view())
     }
 
     /// The trace-wide index of a file the stream names as `local_plus_one` (0 = none).
@@ -1088,8 +1097,8 @@ impl Trace {
 
     /// [`Trace::expand`] until `visit` returns false, where the walk stops.
     pub fn expand_while(&self, stream: &Stream, mut visit: impl FnMut(Event) -> bool) {
-        stream.events.expand_while_for_rank(
-            stream.rank_delta,
+        stream.events.expand_while_for_view(
+            stream.view(),
             stream.first_start,
             |call| self.class_of(call),
             |mut event| {

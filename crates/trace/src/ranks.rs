@@ -262,6 +262,7 @@ pub fn decode_streams(reader: &mut ByteReader, processes: &[Process]) -> Result<
                 first_start: 0,
                 last_end: 0,
                 files: Vec::new(),
+                scaled: None,
             });
         }
         let group = &mut streams[first..];

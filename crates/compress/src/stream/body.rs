@@ -38,6 +38,10 @@ pub struct Body<'a> {
     /// The rank `rank_delta` is counted from (the stream's base rank, or inside a part
     /// only some ranks have, the first of them).
     pub(super) first_rank: i64,
+    /// The distance whose membership of rank sets counts (`rank_delta` but in a scaled
+    /// replay, [`RankView`]), and the job sizes a wrapping peer moves between.
+    pub(super) member_delta: i64,
+    pub(super) sizes: Option<(i64, i64)>,
     /// How many times the stored loop counts around this body run it (their product, for
     /// the base rank): a leaf's statistics count is stored against it.
     pub(super) occurrences: u64,
@@ -258,6 +262,7 @@ fn read_item<'a>(reader: &mut ByteReader<'a>, outer: &Body<'a>) -> Result<Item<'
             // In a stream ranks share, the count may be affine in the rank.
             let mut count = (tag >> 2) as i128 + slope as i128 * outer.rank_delta as i128;
             let mut rank_delta = outer.rank_delta;
+            let mut member_delta = outer.member_delta;
             let mut first_rank = outer.first_rank;
             let ranks = (ranks as usize)
                 .checked_sub(1)
@@ -266,10 +271,11 @@ fn read_item<'a>(reader: &mut ByteReader<'a>, outer: &Body<'a>) -> Result<Item<'
             // a rank without it sees it as that rank does (to show), run no times.
             if let Some(set) = ranks {
                 first_rank = first_rank.wrapping_add(set.first());
-                if set.contains(rank_delta) {
+                if set.contains(member_delta) {
                     rank_delta -= set.first();
+                    member_delta -= set.first();
                 } else {
-                    (count, rank_delta) = (0, 0);
+                    (count, rank_delta, member_delta) = (0, 0, 0);
                 }
             }
             let occurrences = match &counts {
@@ -282,6 +288,7 @@ fn read_item<'a>(reader: &mut ByteReader<'a>, outer: &Body<'a>) -> Result<Item<'
                     data,
                     nodes,
                     rank_delta,
+                    member_delta,
                     first_rank,
                     occurrences,
                     ..*outer
@@ -297,7 +304,7 @@ fn read_item<'a>(reader: &mut ByteReader<'a>, outer: &Body<'a>) -> Result<Item<'
         .checked_sub(1)
         .and_then(|index| outer.parameters.get(index))
     {
-        slopes.apply(&mut leaf, outer.first_rank, outer.rank_delta);
+        slopes.apply(&mut leaf, outer.first_rank, outer.rank_delta, outer.sizes);
     }
     leaf.slowest = leaf.slowest.wrapping_sub(outer.rank_delta);
     Ok(Item::Leaf(leaf))

@@ -34,8 +34,20 @@ impl EncodedStream {
         rank_delta: i64,
         first_start: u64,
         class_of: impl Fn(u16) -> Option<CallClass>,
+        visit: impl FnMut(Event) -> bool,
+    ) {
+        self.expand_while_for_view(RankView::of(rank_delta), first_start, class_of, visit)
+    }
+
+    /// [`EncodedStream::expand_while_for_rank`] as `view` sees the stream.
+    pub fn expand_while_for_view(
+        &self,
+        view: RankView,
+        first_start: u64,
+        class_of: impl Fn(u16) -> Option<CallClass>,
         mut visit: impl FnMut(Event) -> bool,
     ) {
+        let rank_delta = view.delta;
         /// Items of loop bodies kept decoded, at most (about 300 bytes each).
         const DECODED_ITEMS: usize = 1 << 16;
         struct Expansion<'f, 's, C, V> {
@@ -229,7 +241,7 @@ impl EncodedStream {
             decoded: FastMap::default(),
             decoded_items: 0,
         };
-        expansion.body(self.nodes_for_rank(rank_delta));
+        expansion.body(self.nodes_for_view(view));
     }
 
     /// Of each call site (call, calling context), the blurred sizes and peers of all the

@@ -8,6 +8,37 @@ use cairn_format::Result;
 use super::{EventKey, FileRef, OffsetRef};
 use crate::fold::Leaf;
 
+/// How one rank walks a stream: its distance from the stream's base rank, and, for a replay
+/// on another rank count (`cairn replay --scale-ranks`), which recorded member's parts it
+/// takes and the job sizes a peer wrapping modulo the job size is moved between.
+///
+/// A rank of the bigger (or smaller) job takes the parts only some ranks have as a
+/// recorded rank in the same place has them (the first, an interior one, the last:
+/// `member_delta`), and every value that changes with the rank (peers, offsets, loop counts)
+/// from the stored slopes at its own distance (`delta`): a ring's partner, a block per rank,
+/// a halo neighbour extend to any size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RankView {
+    pub delta: i64,
+    /// The distance whose membership of rank sets the walk takes (`delta` but in a scaled
+    /// replay).
+    pub member_delta: i64,
+    /// (recorded job size, replayed job size): a peer modulo the first is taken modulo
+    /// the second.
+    pub sizes: Option<(i64, i64)>,
+}
+
+impl RankView {
+    /// The recorded rank `delta` from the base rank, as recorded.
+    pub fn of(delta: i64) -> RankView {
+        RankView {
+            delta,
+            member_delta: delta,
+            sizes: None,
+        }
+    }
+}
+
 /// How a leaf's values change with the rank, in a stream several ranks share: rank `r`'s
 /// value is the stored one plus `slope · (r − base rank)` (wrapping). Peers (`rank ± 1`),
 /// offsets of a block per rank (`rank · block`) and per-rank files are all of this form.
@@ -94,7 +125,15 @@ impl RankSlopes {
     }
 
     /// Rank `first + delta`'s leaf from the stored one, which is the rank `first`'s.
-    pub fn apply(&self, leaf: &mut Leaf<EventKey>, first: i64, delta: i64) {
+    /// In a scaled replay, `sizes` (recorded, replayed) moves a peer modulo the recorded job
+    /// size to the replayed one.
+    pub fn apply(
+        &self,
+        leaf: &mut Leaf<EventKey>,
+        first: i64,
+        delta: i64,
+        sizes: Option<(i64, i64)>,
+    ) {
         let shift = |value: i64, slope: i64| value.wrapping_add(slope.wrapping_mul(delta));
         let key = &mut leaf.key;
         key.handle = shift(key.handle as i64, self.handle) as u64;
@@ -113,8 +152,30 @@ impl RankSlopes {
             let peer = key.aux as u32 as i64 ^ first ^ first.wrapping_add(delta);
             (key.aux & !0xffff_ffff) | peer as u32 as u64
         } else if self.peer_modulus > 0 {
-            let peer = (key.aux as u32 as i128 + self.aux as i128 * delta as i128)
-                .rem_euclid(self.peer_modulus as i128);
+            let stored = key.aux as u32 as i128;
+            let peer = match sizes {
+                // On another job size the partner keeps its distance: `slope · rank + d`
+                // with d the stored partner's distance, the nearer way round the ring
+                // (a left neighbour stored as rank 3 of 4 is −1, rank 7 of 8).
+                Some((recorded, replayed)) if recorded == self.peer_modulus => {
+                    // Both taken the nearer way round: a slope of −3 on 4 ranks is +1.
+                    let nearer = |value: i128, n: i128| {
+                        let value = value.rem_euclid(n);
+                        if value > n / 2 {
+                            value - n
+                        } else {
+                            value
+                        }
+                    };
+                    let n = recorded as i128;
+                    let slope = nearer(self.aux as i128, n);
+                    let distance = nearer(stored - slope * first as i128, n);
+                    (slope * first.wrapping_add(delta) as i128 + distance)
+                        .rem_euclid(replayed as i128)
+                }
+                _ => (stored + self.aux as i128 * delta as i128)
+                    .rem_euclid(self.peer_modulus as i128),
+            };
             (key.aux & !0xffff_ffff) | peer as u64
         } else if self.peer_row_width > 0 {
             let rows = first.wrapping_add(delta).div_euclid(self.peer_row_width)
@@ -124,7 +185,16 @@ impl RankSlopes {
                 .wrapping_add(self.peer_row_slope.wrapping_mul(rows));
             (key.aux & !0xffff_ffff) | peer as u32 as u64
         } else {
-            shift(key.aux as i64, self.aux) as u64
+            let aux = shift(key.aux as i64, self.aux) as u64;
+            // On another job size a peer the slope takes below rank 0 has no rank there:
+            // made plainly out of range (never MPI_ANY_SOURCE or MPI_PROC_NULL, which
+            // are negative) for the replay to refuse.
+            let went_negative = (aux as u32 as i32) < 0 && (key.aux as u32 as i32) >= 0;
+            if sizes.is_some() && self.aux != 0 && went_negative {
+                (aux & !0xffff_ffff) | i32::MAX as u32 as u64
+            } else {
+                aux
+            }
         };
         leaf.offset_low = shift(leaf.offset_low, self.offset_low);
         leaf.offset_high = shift(leaf.offset_high, self.offset_high);

@@ -36,7 +36,7 @@ pub(super) struct Plan {
 }
 
 /// Calls that send one message (the send half of a `Sendrecv` included).
-pub(super) fn sends(name: &str) -> bool {
+pub(crate) fn sends(name: &str) -> bool {
     matches!(
         name,
         "MPI_Send"
@@ -81,7 +81,14 @@ pub(super) fn synchronises(trace: &Trace, event: &Event) -> bool {
 impl Plan {
     /// `world_wide(rank, handle)`: whether rank's recorded communicator is the world or a
     /// copy of it.
-    pub(super) fn make(trace: &Trace, me: u32, world_wide: impl Fn(u32, u64) -> bool) -> Plan {
+    /// `scaling`: the trace is one made for another rank count (its events adjusted as
+    /// each rank's replay adjusts them).
+    pub(super) fn make(
+        trace: &Trace,
+        me: u32,
+        scaling: Option<crate::scale::Scaling>,
+        world_wide: impl Fn(u32, u64) -> bool,
+    ) -> Plan {
         let mut plan = Plan::default();
         let mpi_call =
             |event: &Event| matches!(trace.calls[event.call as usize].layer(), Some(Layer::Mpi));
@@ -104,7 +111,10 @@ impl Plan {
                 continue;
             };
             let mut epoch = 0;
-            trace.expand(stream, |event| {
+            trace.expand(stream, |mut event| {
+                if let Some(scaling) = scaling {
+                    scaling.adjust(trace, stream, &mut event);
+                }
                 if !mpi_call(&event) || !world_wide(rank, event.handle) {
                     return;
                 }

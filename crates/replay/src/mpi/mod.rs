@@ -47,6 +47,7 @@ mod files;
 mod thread;
 
 use thread::Pending;
+pub(crate) use derived::sends;
 pub(crate) use thread::Thread;
 
 /// A handle passed by value (a pointer in Open MPI, an `int` in a 64-bit register in the
@@ -392,7 +393,14 @@ unsafe impl Sync for Job<'_> {}
 
 impl<'a> Job<'a> {
     /// Collective over the world: every rank plans once, at the same point.
-    pub(crate) fn plan(mpi: &'a Mpi, rank: c_int, size: c_int, trace: &'a Trace) -> Job<'a> {
+    /// `scaling`: the trace is one made for another rank count than recorded.
+    pub(crate) fn plan(
+        mpi: &'a Mpi,
+        rank: c_int,
+        size: c_int,
+        trace: &'a Trace,
+        scaling: Option<crate::scale::Scaling>,
+    ) -> Job<'a> {
         // Each rank's communicators other than the world's, in order of first use.
         let mut communicators: HashMap<u32, Vec<u64>> = HashMap::new();
         for stream in &trace.streams {
@@ -423,7 +431,7 @@ impl<'a> Job<'a> {
         let derived = trace.is_lossy().then(|| {
             let every: HashMap<u32, HashSet<u64>> =
                 (0..size as u32).map(|r| (r, world_wide_of(r))).collect();
-            derived::Plan::make(trace, rank as u32, |r, handle| {
+            derived::Plan::make(trace, rank as u32, scaling, |r, handle| {
                 handle == 0 || every.get(&r).is_some_and(|set| set.contains(&handle))
             })
         });

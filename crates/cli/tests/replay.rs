@@ -405,11 +405,107 @@ fn an_mpi_trace_outside_mpirun_says_how_to_replay_it() {
     assert!(!output.status.success());
     assert!(
         String::from_utf8_lossy(&output.stderr).contains(
-            "the trace has 2 MPI ranks, the replay was launched on 3 (replaying on another rank count is not supported yet)"
+            "the trace has 2 MPI ranks, the replay was launched on 3 (--scale-ranks 3 replays it on 3)"
         ),
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
+}
+
+fn a_trace_of_four_ranks_replays_as_the_program_runs_on_eight_and_three_under(mpi: Mpi) {
+    // tests/programs/patterns/slabs.c: a 1-D decomposition (halos with both neighbours but
+    // past the ends, an Allreduce a step, rank 0's log, a file per rank named as IOR's -F
+    // names them, one shared file at rank × 64 KiB). Traced on 4 ranks and replayed with
+    // --scale-ranks on 8 and on 3, the replay's own trace must be the program's on 8 and
+    // on 3: every MPI call's count and bytes, every call on every file.
+    let (directory, trace) = traced_mpi_program(mpi, "patterns/slabs", 4, &["6"], &[]);
+    for ranks in [8, 3] {
+        // The program itself on `ranks` ranks, in a directory of its own as fresh as the
+        // replay's root (MPI-IO's probes of a file that exists differ).
+        let program = directory.path().join("slabs");
+        let reference = directory.path().join(format!("program-{ranks}.cairn"));
+        let fresh = directory.path().join(format!("program-{ranks}"));
+        std::fs::create_dir(&fresh).unwrap();
+        succeeded(
+            mpi.mpirun(ranks)
+                .arg(cairn_binary())
+                .args(["run", "-q", "-o"])
+                .arg(&reference)
+                .arg("--")
+                .arg(&program)
+                .arg(&fresh)
+                .arg("6"),
+        );
+        let root = directory.path().join(format!("root-{ranks}"));
+        let scale = ranks.to_string();
+        let (replay, output) =
+            replayed_traced(mpi, ranks, &trace, &root, &["--scale-ranks", &scale]);
+        let said = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert!(
+            said.contains(&format!("a trace of 4 ranks replayed on {ranks}")),
+            "{said}"
+        );
+        assert!(!said.contains("kept the name"), "{said}");
+        assert!(!said.contains("not replayed"), "{said}");
+        assert_eq!(
+            mpi_calls(&replay),
+            mpi_calls(&reference),
+            "{ranks} ranks: {said}"
+        );
+        let prefix = format!("{}/", directory.path().display());
+        let replayed = calls_on_files(&replay, &format!("{}{prefix}", root.display()));
+        let prefix = format!("{}/", fresh.display());
+        let mut files: Vec<String> = replayed.keys().map(|(_, file, _)| file.clone()).collect();
+        files.dedup();
+        let per_rank: Vec<String> = (0..ranks).map(|r| format!("testFile.{r:08}")).collect();
+        assert!(
+            per_rank.iter().all(|name| files.contains(name)),
+            "{files:?}"
+        );
+        assert_eq!(
+            replayed,
+            calls_on_files(&reference, &prefix),
+            "{ranks} ranks: {said}"
+        );
+    }
+}
+
+under_both_mpis!(
+    a_trace_of_four_ranks_replays_as_the_program_runs_on_eight_and_three_under_open_mpi,
+    a_trace_of_four_ranks_replays_as_the_program_runs_on_eight_and_three_under_mpich,
+    a_trace_of_four_ranks_replays_as_the_program_runs_on_eight_and_three_under
+);
+
+#[test]
+fn what_the_trace_cannot_say_at_another_rank_count_is_refused_with_the_reason() {
+    // A 2-D halo on a 2 × 2 grid: its parts (the ranks with a south neighbour, 0 and 1;
+    // with an east one, 0 and 2) depend on the grid's shape. Recursive doubling on 4 ranks:
+    // `rank XOR 1` and `rank XOR 2` are also `1 − rank` and `rank + 2` modulo 4, which do
+    // not pair on 8. Every rank stops, nothing waits.
+    let cases = [
+        ("patterns/halo2d", "only ranks 0,2"),
+        (
+            "patterns/doubling",
+            "rank 0 would send rank 2 5 messages it does not receive",
+        ),
+    ];
+    for (name, reason) in cases {
+        let (directory, trace) = traced_mpi_program(Mpi::OpenMpi, name, 4, &["5"], &[]);
+        let output = Mpi::OpenMpi
+            .mpirun(8)
+            .arg(cairn_binary())
+            .args(["replay", "--no-compute", "--scale-ranks", "8", "--root"])
+            .arg(directory.path().join("root"))
+            .arg(&trace)
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{said}");
+        assert!(
+            said.contains("--scale-ranks: ") && said.contains(reason),
+            "{name}: {said}"
+        );
+    }
 }
 
 fn split_collectives_seeks_and_lengths_replay_call_by_call_under(mpi: Mpi) {

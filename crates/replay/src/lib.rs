@@ -201,12 +201,10 @@ pub fn replay(trace: &Trace, options: &Options) -> Result<Option<Fidelity>, Repl
         None => (trace, None),
     };
     let mut fidelity = match ranks {
-        Some(last) if !options.dry_run => {
-            match replay_ranks(trace, options, last + 1, scaling)? {
-                Some(fidelity) => fidelity,
-                None => return Ok(None),
-            }
-        }
+        Some(last) if !options.dry_run => match replay_ranks(trace, options, last + 1, scaling)? {
+            Some(fidelity) => fidelity,
+            None => return Ok(None),
+        },
         _ => replay_processes(trace, options, |_| true, None, scaling)?,
     };
     if let Some((scaled, scaling)) = &scaled {

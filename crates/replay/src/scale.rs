@@ -27,7 +27,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use cairn_compress::stream::{Body, Item, RankView};
-use cairn_model::{CallClass, Event, Layer};
+use cairn_model::{event_flags, CallClass, Event, Layer};
 use cairn_trace::{FileInfo, Process, Stream, Trace};
 
 use crate::ReplayError;
@@ -386,7 +386,12 @@ fn refuse_what_cannot_scale(trace: &Trace, recorded: u32, ranks: u32) -> Result<
     for stream in &trace.streams {
         if stream.members > 1 && walked.insert(Arc::as_ptr(&stream.events)) {
             let base = stream.events.sharing().base_rank;
-            one_dimensional(stream.events.nodes_for_rank(0), base, recorded as i64)?;
+            one_dimensional(
+                trace,
+                stream.events.nodes_for_rank(0),
+                base,
+                recorded as i64,
+            )?;
         }
         for slopes in stream.events.parameters() {
             if slopes.peer_row_width > 0 {
@@ -405,10 +410,30 @@ fn refuse_what_cannot_scale(trace: &Trace, recorded: u32, ranks: u32) -> Result<
     Ok(())
 }
 
-/// Whether the parts only some ranks have are those a one-dimensional decomposition has:
-/// the first rank, the last, the interior ones, all but the first or the last. Anything
-/// else (every other rank, a row of a grid) depends on a shape the trace does not keep.
-fn one_dimensional(body: Body, first: i64, recorded: i64) -> Result<(), ReplayError> {
+/// Whether a body holds point-to-point calls the replay issues (not an MPI library's own).
+fn sends_or_receives(trace: &Trace, body: Body) -> bool {
+    body.iter().any(|item| match item {
+        Item::Leaf(leaf) => {
+            leaf.key.flags & (event_flags::IN_RUNTIME | event_flags::INSIDE_MPIIO) == 0
+                && trace
+                    .calls
+                    .get(leaf.key.call as usize)
+                    .is_some_and(|info| info.class() == Some(CallClass::PointToPoint))
+        }
+        Item::Loop { body, .. } => sends_or_receives(trace, body),
+    })
+}
+
+/// Whether the parts only some ranks have that send or receive are those a
+/// one-dimensional decomposition has: the first rank, the last, the interior ones, all but
+/// the first or the last. Anything else (every other rank, a row of a grid) depends on a
+/// shape the trace does not keep.
+fn one_dimensional(
+    trace: &Trace,
+    body: Body,
+    first: i64,
+    recorded: i64,
+) -> Result<(), ReplayError> {
     for item in body.iter() {
         let Item::Loop { body, ranks, .. } = item else {
             continue;
@@ -421,7 +446,12 @@ fn one_dimensional(body: Body, first: i64, recorded: i64) -> Result<(), ReplayEr
                 let interval = (0..set.len() as i64).all(|k| set.contains(set.first() + k));
                 let edge = |rank: i64| rank == 0 || rank == recorded - 1;
                 let spans_interior = low <= 1 && high >= recorded - 2;
-                if !interval || !(spans_interior || (low == high && edge(low))) {
+                let scales = interval && (spans_interior || (low == high && edge(low)));
+                // Only messages depend on the place in a grid. Parts of other calls that
+                // look strided are the aggregators of a collective write (the library's:
+                // it picks its own on the new job) or per-rank file numbering (each rank
+                // then takes its model's calls on its own files).
+                if !scales && sends_or_receives(trace, body) {
                     return Err(ReplayError::Mpi(format!(
                         "--scale-ranks: a part of the trace ({}): its place in a {recorded}-rank job does not say where it would be in another (only the first, the last and the interior ranks of a one-dimensional decomposition scale)",
                         set.describe(first)
@@ -430,7 +460,7 @@ fn one_dimensional(body: Body, first: i64, recorded: i64) -> Result<(), ReplayEr
                 low
             }
         };
-        one_dimensional(body, first, recorded)?;
+        one_dimensional(trace, body, first, recorded)?;
     }
     Ok(())
 }
@@ -444,19 +474,41 @@ mod tests {
         let fill = |a: &str, ar, b: &str, br, r| {
             filled(a.as_bytes(), ar, b.as_bytes(), br, r).map(|n| String::from_utf8(n).unwrap())
         };
-        assert_eq!(fill("/d/out.00002", 2, "/d/out.00003", 3, 12).as_deref(), Some("/d/out.00012"));
-        assert_eq!(fill("/d/f9.dat", 9, "/d/f10.dat", 10, 11).as_deref(), Some("/d/f11.dat"));
-        assert_eq!(fill("/d/r2/x", 1, "/d/r4/x", 2, 7).as_deref(), Some("/d/r14/x"));
+        assert_eq!(
+            fill("/d/out.00002", 2, "/d/out.00003", 3, 12).as_deref(),
+            Some("/d/out.00012")
+        );
+        assert_eq!(
+            fill("/d/f9.dat", 9, "/d/f10.dat", 10, 11).as_deref(),
+            Some("/d/f11.dat")
+        );
+        assert_eq!(
+            fill("/d/r2/x", 1, "/d/r4/x", 2, 7).as_deref(),
+            Some("/d/r14/x")
+        );
         assert_eq!(fill("/d/a.1", 1, "/d/b.2", 2, 5), None);
-        assert_eq!(fill("/d/x.3", 1, "/d/x.4", 3, 5), None, "no whole step per rank");
+        assert_eq!(
+            fill("/d/x.3", 1, "/d/x.4", 3, 5),
+            None,
+            "no whole step per rank"
+        );
     }
 
     #[test]
     fn models_keep_the_edges() {
         let of = |r| model(r, 10, 4);
-        assert_eq!((0..10).map(of).collect::<Vec<_>>(), [0, 1, 2, 2, 2, 2, 2, 2, 2, 3]);
-        assert_eq!((0..3).map(|r| model(r, 3, 8)).collect::<Vec<_>>(), [0, 1, 7]);
-        assert_eq!((0..3).map(|r| model(r, 3, 2)).collect::<Vec<_>>(), [0, 1, 1]);
+        assert_eq!(
+            (0..10).map(of).collect::<Vec<_>>(),
+            [0, 1, 2, 2, 2, 2, 2, 2, 2, 3]
+        );
+        assert_eq!(
+            (0..3).map(|r| model(r, 3, 8)).collect::<Vec<_>>(),
+            [0, 1, 7]
+        );
+        assert_eq!(
+            (0..3).map(|r| model(r, 3, 2)).collect::<Vec<_>>(),
+            [0, 1, 1]
+        );
     }
 
     #[test]

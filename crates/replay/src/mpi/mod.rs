@@ -46,8 +46,8 @@ mod derived;
 mod files;
 mod thread;
 
-use thread::Pending;
 pub(crate) use derived::sends;
+use thread::Pending;
 pub(crate) use thread::Thread;
 
 /// A handle passed by value (a pointer in Open MPI, an `int` in a 64-bit register in the

@@ -288,7 +288,7 @@ pub(crate) fn scaled(trace: &Trace, recorded: u32, ranks: u32) -> Result<Scaled,
                             *file = *names.entry(path.clone()).or_insert_with(|| {
                                 scaled.files.push(FileInfo {
                                     path,
-                                    noise: mine.noise.clone(),
+                                    noise: mine.noise,
                                 });
                                 scaled.files.len() as u32 - 1
                             });

@@ -21,6 +21,8 @@
 //!   started as the program started it), and rank 0 gathers the report ([`mpi`]).
 //! - Calls an MPI library made itself (inside MPI-IO calls, `MPI_Init`, `MPI_Finalize`) are
 //!   left to the replayed library, which makes its own.
+//! - `--scale-ranks M` replays a trace of N ranks on M: a trace made for M ranks from the
+//!   recorded one, each rank taking after the recorded rank in the same place ([`scale`]).
 //! - Calls the replayer does not know (memory maps, directory streams, sub-communicators...)
 //!   are counted and reported, never silently dropped.
 //!

@@ -1095,6 +1095,20 @@ impl Trace {
         })
     }
 
+    /// [`Trace::expand`] one event at a time: for readers that walk several streams side
+    /// by side (memory: the loop nest, not the events).
+    pub fn events<'t>(&'t self, stream: &'t Stream) -> impl Iterator<Item = Event> + Send + 't {
+        stream
+            .events
+            .events_for_view(stream.view(), stream.first_start, move |call| {
+                self.class_of(call)
+            })
+            .map(move |mut event| {
+                event.file = event.file.and_then(|local| stream.file(local as u64 + 1));
+                event
+            })
+    }
+
     /// [`Trace::expand`] until `visit` returns false, where the walk stops.
     pub fn expand_while(&self, stream: &Stream, mut visit: impl FnMut(Event) -> bool) {
         stream.events.expand_while_for_view(

@@ -47,201 +47,40 @@ impl EncodedStream {
         class_of: impl Fn(u16) -> Option<CallClass>,
         mut visit: impl FnMut(Event) -> bool,
     ) {
-        let rank_delta = view.delta;
-        /// Items of loop bodies kept decoded, at most (about 300 bytes each).
-        const DECODED_ITEMS: usize = 1 << 16;
-        struct Expansion<'f, 's, C, V> {
-            relative: Relative,
-            /// The column's entries not yet taken.
-            column: std::slice::Iter<'f, i64>,
-            clock: u64,
-            started: bool,
-            class_of: C,
-            visit: &'f mut V,
-            stopped: bool,
-            random: SplitMix,
-            /// Each call site's sizes and peers over the whole stream, for leaves whose own
-            /// histograms are empty ([`EncodedStream::site_histograms`]).
-            sites: FastMap<(u16, u32), SiteHistograms>,
-            /// Where each blurred value's sequence of well-spread points is (by body, node
-            /// in it, and value): its draws take the histogram's bins in proportion.
-            points: FastMap<(usize, usize, u8), f64>,
-            /// Loop bodies decoded ([`Expansion::decoded`]), and their items together.
-            decoded: FastMap<usize, std::rc::Rc<[Item<'s>]>>,
-            decoded_items: usize,
-        }
-        impl<'s, C: Fn(u16) -> Option<CallClass>, V: FnMut(Event) -> bool> Expansion<'_, 's, C, V> {
-            /// The next point of the sequence of `value` (golden-ratio steps from a drawn
-            /// start: a low-discrepancy sequence in [0, 1)).
-            fn point(&mut self, value: (usize, usize, u8)) -> f64 {
-                const STEP: f64 = 0.618_033_988_749_894_9;
-                let random = &mut self.random;
-                let point = self.points.entry(value).or_insert_with(|| random.unit());
-                let at = *point;
-                *point = (at + STEP).fract();
-                at
-            }
-
-            /// A body's items, decoded once per expansion for a body that runs more than
-            /// once (a loop's): decoding a leaf's statistics again at every iteration cost
-            /// more than the replayed call itself for a small I/O.
-            fn decoded(&mut self, body: Body<'s>) -> std::rc::Rc<[Item<'s>]> {
-                if let Some(items) = self.decoded.get(&body.id()) {
-                    return items.clone();
-                }
-                let items: std::rc::Rc<[Item<'s>]> = body.iter().collect();
-                if self.decoded_items + items.len() <= DECODED_ITEMS {
-                    self.decoded_items += items.len();
-                    self.decoded.insert(body.id(), items.clone());
-                }
-                items
-            }
-
-            fn body(&mut self, body: Body<'s>) {
-                for (index, item) in body.iter().enumerate() {
-                    self.item(&item, (body.id(), index));
-                    if self.stopped {
-                        return;
-                    }
-                }
-            }
-
-            fn item(&mut self, item: &Item<'s>, node: (usize, usize)) {
-                match item {
-                    Item::Leaf(leaf) => self.leaf(leaf, node),
-                    Item::Loop {
-                        count,
-                        body,
-                        counts,
-                        ..
-                    } => {
-                        // Counts that differ: each occurrence draws its own.
-                        let count = match counts {
-                            Some(counts) if *count > 0 => {
-                                let at = self.point((node.0, node.1, 3));
-                                counts.draw_at(at, &mut self.random).max(0) as u64
-                            }
-                            _ => *count,
-                        };
-                        if count <= 1 {
-                            if count == 1 {
-                                self.body(*body);
-                            }
-                            return;
-                        }
-                        let items = self.decoded(*body);
-                        for _ in 0..count {
-                            for (index, item) in items.iter().enumerate() {
-                                if self.stopped {
-                                    return;
-                                }
-                                self.item(item, (body.id(), index));
-                            }
-                        }
-                    }
-                }
-            }
-
-            fn leaf(&mut self, leaf: &Leaf<EventKey>, node: (usize, usize)) {
-                let mut key = leaf.key;
-                let mut flags = key.flags & !TAG_STEP;
-                let class = (self.class_of)(key.call);
-                let (file_plus_one, offset, aux) = match key.offset {
-                    OffsetRef::Column => {
-                        let entry = self.column.next().copied();
-                        self.relative.decode_from_column(&key, class, entry)
-                    }
-                    _ => {
-                        // Blurred parameters drawn from their histograms: never a value
-                        // outside what the leaf saw; what follows is relative to them.
-                        let blurred = leaf.blurred.as_deref();
-                        let site = self.sites.get(&(key.call, key.context));
-                        let or_site = |own: Option<&'_ Histogram>, site: Option<&'_ Histogram>| {
-                            own.filter(|own| own.count > 0).or(site).or(own).cloned()
-                        };
-                        let size = or_site(
-                            blurred.and_then(|b| b.size.as_ref()),
-                            site.and_then(|s| s.size.as_ref()),
-                        );
-                        let peers = or_site(
-                            blurred.and_then(|b| b.peer.as_ref()),
-                            site.and_then(|s| s.peer.as_ref()),
-                        );
-                        if let Some(size) = blurred.and(size) {
-                            let at = self.point((node.0, node.1, 0));
-                            let drawn = size.draw_at(at, &mut self.random);
-                            if key.flags & BLURRED_RESULT != 0 {
-                                key.result = drawn.wrapping_sub(key.request as i64);
-                            } else {
-                                key.request = drawn.max(0) as u64;
-                            }
-                        }
-                        if let Some(peers) = blurred.and(peers) {
-                            // A peer drawn, then the nearest one the leaf really talked to.
-                            let at = self.point((node.0, node.1, 1));
-                            let drawn = peers.draw_at(at, &mut self.random);
-                            let peer = blurred
-                                .and_then(|b| b.peers_seen.as_ref())
-                                .and_then(|seen| seen.nearest(drawn, peers.min, peers.max))
-                                .unwrap_or(drawn);
-                            key.aux = (key.aux & !0xffff_ffff) | peer as u32 as u64;
-                        }
-                        let offset = blurred.and_then(|b| b.offset.as_ref()).map(|offset| {
-                            flags |= BLURRED_OFFSET;
-                            (offset, self.point((node.0, node.1, 2)))
-                        });
-                        let offset =
-                            offset.map(|(offset, at)| offset.draw_at(at, &mut self.random));
-                        self.relative.decode_drawn(&key, class, offset)
-                    }
-                };
-                let key = &key;
-                let start = if self.started {
-                    self.clock.saturating_add(leaf.gap.mean.round() as u64)
-                } else {
-                    self.clock
-                };
-                self.started = true;
-                let duration = leaf.duration.mean.round() as u64;
-                self.clock = start.saturating_add(duration);
-                let (request, result) =
-                    positional::absolute(key.flags, offset, key.request, key.result());
-                self.stopped = !(self.visit)(Event {
-                    call: key.call,
-                    start,
-                    duration,
-                    file: file_plus_one.checked_sub(1).map(|file| file as u32),
-                    handle: key.handle,
-                    offset,
-                    request,
-                    result,
-                    errno: key.errno,
-                    context: key.context,
-                    aux,
-                    flags: flags
-                        | if leaf.duration.count > 1 {
-                            event_flags::TIMES_FROM_STATISTICS
-                        } else {
-                            0
-                        },
-                });
+        for event in self.events_for_view(view, first_start, class_of) {
+            if !visit(event) {
+                return;
             }
         }
-        let mut expansion = Expansion {
+    }
+
+    /// The events `view` sees, one at a time ([`Events`]): a reader that walks several
+    /// streams side by side (the replay of a trace with histograms follows every rank's
+    /// sends epoch by epoch) holds one of these per stream, not their events.
+    pub fn events_for_view<C: Fn(u16) -> Option<CallClass>>(
+        &self,
+        view: RankView,
+        first_start: u64,
+        class_of: C,
+    ) -> Events<'_, C> {
+        let top = self.nodes_for_view(view);
+        Events {
             relative: Relative::default(),
             column: self.column.iter(),
             clock: first_start,
             started: false,
             class_of,
-            visit: &mut visit,
-            stopped: false,
-            random: SplitMix::new(EXPANSION_SEED ^ rank_delta as u64),
+            random: SplitMix::new(EXPANSION_SEED ^ view.delta as u64),
             sites: self.site_histograms(),
             points: FastMap::default(),
             decoded: FastMap::default(),
             decoded_items: 0,
-        };
-        expansion.body(self.nodes_for_view(view));
+            stack: vec![Frame::Once {
+                id: top.id(),
+                items: Box::new(top.iter()),
+                index: 0,
+            }],
+        }
     }
 
     /// Of each call site (call, calling context), the blurred sizes and peers of all the
@@ -283,4 +122,248 @@ impl EncodedStream {
 struct SiteHistograms {
     size: Option<Histogram>,
     peer: Option<Histogram>,
+}
+
+/// Items of loop bodies kept decoded, at most (about 300 bytes each).
+const DECODED_ITEMS: usize = 1 << 16;
+
+/// Where an expansion is in one body: read once (the top level, a loop run once) or decoded
+/// and run `remaining` more times from `index`.
+enum Frame<'s> {
+    Once {
+        id: usize,
+        items: Box<dyn Iterator<Item = Item<'s>> + Send + 's>,
+        index: usize,
+    },
+    Repeat {
+        id: usize,
+        items: Arc<[Item<'s>]>,
+        index: usize,
+        remaining: u64,
+    },
+}
+
+/// A stream's events in order, expanded one at a time as they are asked for: memory is the
+/// depth of the loop nest plus the decoded bodies, whatever the loops' counts. Every
+/// event with exact keys, files and offsets; start and duration from the leaves' mean gap
+/// and duration (exact only for the first start); blurred values drawn from their
+/// histograms at well-spread points, in the same order by every reader.
+pub struct Events<'s, C> {
+    relative: Relative,
+    /// The column's entries not yet taken.
+    column: std::slice::Iter<'s, i64>,
+    clock: u64,
+    started: bool,
+    class_of: C,
+    random: SplitMix,
+    /// Each call site's sizes and peers over the whole stream, for leaves whose own
+    /// histograms are empty ([`EncodedStream::site_histograms`]).
+    sites: FastMap<(u16, u32), SiteHistograms>,
+    /// Where each blurred value's sequence of well-spread points is (by body, node in it,
+    /// and value): its draws take the histogram's bins in proportion.
+    points: FastMap<(usize, usize, u8), f64>,
+    /// Loop bodies decoded ([`Events::decoded`]).
+    decoded: FastMap<usize, Arc<[Item<'s>]>>,
+    decoded_items: usize,
+    stack: Vec<Frame<'s>>,
+}
+
+impl<C: Fn(u16) -> Option<CallClass>> Iterator for Events<'_, C> {
+    type Item = Event;
+
+    fn next(&mut self) -> Option<Event> {
+        loop {
+            let (item, node) = match self.stack.last_mut()? {
+                Frame::Once { id, items, index } => match items.next() {
+                    Some(item) => {
+                        *index += 1;
+                        (Taken::Owned(item), (*id, *index - 1))
+                    }
+                    None => {
+                        self.stack.pop();
+                        continue;
+                    }
+                },
+                Frame::Repeat {
+                    id,
+                    items,
+                    index,
+                    remaining,
+                } => {
+                    if *index == items.len() {
+                        *remaining -= 1;
+                        *index = 0;
+                    }
+                    if *remaining == 0 || items.is_empty() {
+                        self.stack.pop();
+                        continue;
+                    }
+                    *index += 1;
+                    (Taken::Shared(items.clone(), *index - 1), (*id, *index - 1))
+                }
+            };
+            match item.get() {
+                Item::Leaf(leaf) => return Some(self.leaf(leaf, node)),
+                Item::Loop {
+                    count,
+                    body,
+                    counts,
+                    ..
+                } => {
+                    // Counts that differ: each occurrence draws its own.
+                    let count = match counts {
+                        Some(counts) if *count > 0 => {
+                            let at = self.point((node.0, node.1, 3));
+                            counts.draw_at(at, &mut self.random).max(0) as u64
+                        }
+                        _ => *count,
+                    };
+                    let body = *body;
+                    if count == 1 {
+                        self.stack.push(Frame::Once {
+                            id: body.id(),
+                            items: Box::new(body.iter()),
+                            index: 0,
+                        });
+                    } else if count > 1 {
+                        let items = self.decoded(body);
+                        self.stack.push(Frame::Repeat {
+                            id: body.id(),
+                            items,
+                            index: 0,
+                            remaining: count,
+                        });
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// An item read from a body once, or one of a decoded body's.
+enum Taken<'s> {
+    Owned(Item<'s>),
+    Shared(Arc<[Item<'s>]>, usize),
+}
+
+impl<'s> Taken<'s> {
+    fn get(&self) -> &Item<'s> {
+        match self {
+            Taken::Owned(item) => item,
+            Taken::Shared(items, index) => &items[*index],
+        }
+    }
+}
+
+impl<'s, C: Fn(u16) -> Option<CallClass>> Events<'s, C> {
+    /// The next point of the sequence of `value` (golden-ratio steps from a drawn start: a
+    /// low-discrepancy sequence in [0, 1)).
+    fn point(&mut self, value: (usize, usize, u8)) -> f64 {
+        const STEP: f64 = 0.618_033_988_749_894_9;
+        let random = &mut self.random;
+        let point = self.points.entry(value).or_insert_with(|| random.unit());
+        let at = *point;
+        *point = (at + STEP).fract();
+        at
+    }
+
+    /// A body's items, decoded once per expansion for a body that runs more than once (a
+    /// loop's): decoding a leaf's statistics again at every iteration cost more than the
+    /// replayed call itself for a small I/O.
+    fn decoded(&mut self, body: Body<'s>) -> Arc<[Item<'s>]> {
+        if let Some(items) = self.decoded.get(&body.id()) {
+            return items.clone();
+        }
+        let items: Arc<[Item<'s>]> = body.iter().collect();
+        if self.decoded_items + items.len() <= DECODED_ITEMS {
+            self.decoded_items += items.len();
+            self.decoded.insert(body.id(), items.clone());
+        }
+        items
+    }
+
+    fn leaf(&mut self, leaf: &Leaf<EventKey>, node: (usize, usize)) -> Event {
+        let mut key = leaf.key;
+        let mut flags = key.flags & !TAG_STEP;
+        let class = (self.class_of)(key.call);
+        let (file_plus_one, offset, aux) = match key.offset {
+            OffsetRef::Column => {
+                let entry = self.column.next().copied();
+                self.relative.decode_from_column(&key, class, entry)
+            }
+            _ => {
+                // Blurred parameters drawn from their histograms: never a value
+                // outside what the leaf saw; what follows is relative to them.
+                let blurred = leaf.blurred.as_deref();
+                let site = self.sites.get(&(key.call, key.context));
+                let or_site = |own: Option<&'_ Histogram>, site: Option<&'_ Histogram>| {
+                    own.filter(|own| own.count > 0).or(site).or(own).cloned()
+                };
+                let size = or_site(
+                    blurred.and_then(|b| b.size.as_ref()),
+                    site.and_then(|s| s.size.as_ref()),
+                );
+                let peers = or_site(
+                    blurred.and_then(|b| b.peer.as_ref()),
+                    site.and_then(|s| s.peer.as_ref()),
+                );
+                if let Some(size) = blurred.and(size) {
+                    let at = self.point((node.0, node.1, 0));
+                    let drawn = size.draw_at(at, &mut self.random);
+                    if key.flags & BLURRED_RESULT != 0 {
+                        key.result = drawn.wrapping_sub(key.request as i64);
+                    } else {
+                        key.request = drawn.max(0) as u64;
+                    }
+                }
+                if let Some(peers) = blurred.and(peers) {
+                    // A peer drawn, then the nearest one the leaf really talked to.
+                    let at = self.point((node.0, node.1, 1));
+                    let drawn = peers.draw_at(at, &mut self.random);
+                    let peer = blurred
+                        .and_then(|b| b.peers_seen.as_ref())
+                        .and_then(|seen| seen.nearest(drawn, peers.min, peers.max))
+                        .unwrap_or(drawn);
+                    key.aux = (key.aux & !0xffff_ffff) | peer as u32 as u64;
+                }
+                let offset = blurred.and_then(|b| b.offset.as_ref()).map(|offset| {
+                    flags |= BLURRED_OFFSET;
+                    (offset, self.point((node.0, node.1, 2)))
+                });
+                let offset =
+                    offset.map(|(offset, at)| offset.draw_at(at, &mut self.random));
+                self.relative.decode_drawn(&key, class, offset)
+            }
+        };
+        let key = &key;
+        let start = if self.started {
+            self.clock.saturating_add(leaf.gap.mean.round() as u64)
+        } else {
+            self.clock
+        };
+        self.started = true;
+        let duration = leaf.duration.mean.round() as u64;
+        self.clock = start.saturating_add(duration);
+        let (request, result) =
+            positional::absolute(key.flags, offset, key.request, key.result());
+        Event {
+            call: key.call,
+            start,
+            duration,
+            file: file_plus_one.checked_sub(1).map(|file| file as u32),
+            handle: key.handle,
+            offset,
+            request,
+            result,
+            errno: key.errno,
+            context: key.context,
+            aux,
+            flags: flags
+                | if leaf.duration.count > 1 {
+                    event_flags::TIMES_FROM_STATISTICS
+                } else {
+                    0
+                },
+        }
+    }
 }

@@ -12,7 +12,7 @@ use super::thread::packed_ints;
 use super::{displacements, rank_of, Pending, Thread, H};
 use crate::posix::Moved;
 
-impl Thread<'_> {
+impl Thread<'_, '_> {
     pub(super) fn collective(
         &mut self,
         name: &str,

@@ -16,23 +16,38 @@
 //! Nothing waits for something no rank does: a sender's messages of epoch e are posted for
 //! by their receiver right after its e-th synchronisation point, which every rank reaches.
 
+use std::collections::{HashMap, HashSet};
 use std::ffi::c_int;
 
 use cairn_model::{CallClass, Event, Layer};
-use cairn_trace::Trace;
+use cairn_trace::{Stream, Trace};
 
 use super::Thread;
 
 /// A message a rank receives: (source, tag, bytes).
 pub(super) type Message = (c_int, c_int, u64);
 
-/// What a rank knows of the whole job's drawn communication.
-#[derive(Default)]
-pub(super) struct Plan {
-    /// Rank 0's synchronisation points: the recorded events, in order.
-    pub(super) points: Vec<Event>,
-    /// This rank's incoming messages, per epoch (`points.len() + 1` of them).
-    pub(super) incoming: Vec<Vec<Message>>,
+/// An expansion of one stream, as far as the replay has followed it.
+type Expansion<'t> = Box<dyn Iterator<Item = Event> + Send + 't>;
+
+/// What a rank knows of the whole job's drawn communication, found as the replay goes:
+/// every rank's stream is expanded side by side, an epoch at a time, so memory is one
+/// expansion per stream (a loop nest each), not the job's events.
+pub(super) struct Plan<'t> {
+    state: std::sync::Mutex<State<'t>>,
+}
+
+struct State<'t> {
+    trace: &'t Trace,
+    me: u32,
+    scaling: Option<crate::scale::Scaling>,
+    /// Per rank, the communicators (recorded handles) that are the world or a copy of it.
+    world_wide: HashMap<u32, HashSet<u64>>,
+    /// Rank 0's synchronisation points not issued yet, and the next one.
+    points: Expansion<'t>,
+    upcoming: Option<Event>,
+    /// Every rank's streams, each followed up to the epoch the replay is in.
+    senders: Vec<(u32, &'t Stream, Expansion<'t>)>,
 }
 
 /// Calls that send one message (the send half of a `Sendrecv` included).
@@ -78,71 +93,115 @@ pub(super) fn synchronises(trace: &Trace, event: &Event) -> bool {
         && !info.name.starts_with("MPI_Cart_")
 }
 
-impl Plan {
-    /// `world_wide(rank, handle)`: whether rank's recorded communicator is the world or a
-    /// copy of it.
-    /// `scaling`: the trace is one made for another rank count (its events adjusted as
-    /// each rank's replay adjusts them).
+impl<'t> Plan<'t> {
+    /// `world_wide[rank]`: the rank's recorded communicators that are the world or a copy
+    /// of it (the world, 0, always is); `scaling`: the trace is one made for another rank
+    /// count (its events adjusted as each rank's replay adjusts them).
     pub(super) fn make(
-        trace: &Trace,
+        trace: &'t Trace,
         me: u32,
         scaling: Option<crate::scale::Scaling>,
-        world_wide: impl Fn(u32, u64) -> bool,
-    ) -> Plan {
-        let mut plan = Plan::default();
-        let mpi_call =
-            |event: &Event| matches!(trace.calls[event.call as usize].layer(), Some(Layer::Mpi));
-        for stream in &trace.streams {
-            if trace.processes[stream.process as usize].rank == Some(0) {
-                trace.expand(stream, |event| {
-                    if mpi_call(&event)
-                        && world_wide(0, event.handle)
-                        && synchronises(trace, &event)
-                    {
-                        plan.points.push(event);
-                    }
-                });
-            }
+        world_wide: HashMap<u32, HashSet<u64>>,
+    ) -> Plan<'t> {
+        let rank_of = |stream: &Stream| trace.processes[stream.process as usize].rank;
+        let rank_zero: Vec<&'t Stream> = trace
+            .streams
+            .iter()
+            .filter(|stream| rank_of(stream) == Some(0))
+            .collect();
+        let mut points: Expansion<'t> =
+            Box::new(rank_zero.into_iter().flat_map(move |stream| trace.events(stream)));
+        let mut state = State {
+            trace,
+            me,
+            scaling,
+            world_wide,
+            upcoming: None,
+            points: Box::new(std::iter::empty()),
+            senders: trace
+                .streams
+                .iter()
+                .filter_map(|stream| {
+                    let rank = rank_of(stream)?;
+                    Some((rank, stream, Box::new(trace.events(stream)) as Expansion<'t>))
+                })
+                .collect(),
+        };
+        state.upcoming = state.next_point(&mut points);
+        state.points = points;
+        Plan {
+            state: std::sync::Mutex::new(state),
         }
-        let last = plan.points.len();
-        plan.incoming = vec![Vec::new(); last + 1];
-        for stream in &trace.streams {
-            let Some(rank) = trace.processes[stream.process as usize].rank else {
-                continue;
-            };
-            let mut epoch = 0;
-            trace.expand(stream, |mut event| {
-                if let Some(scaling) = scaling {
-                    scaling.adjust(trace, stream, &mut event);
+    }
+}
+
+impl<'t> State<'t> {
+    fn mpi_on_world(&self, rank: u32, event: &Event) -> bool {
+        matches!(self.trace.calls[event.call as usize].layer(), Some(Layer::Mpi))
+            && (event.handle == 0
+                || self
+                    .world_wide
+                    .get(&rank)
+                    .is_some_and(|set| set.contains(&event.handle)))
+    }
+
+    /// Rank 0's next synchronisation point from `points`.
+    fn next_point(&self, points: &mut Expansion<'t>) -> Option<Event> {
+        points.find(|event| self.mpi_on_world(0, event) && synchronises(self.trace, event))
+    }
+
+    /// The messages sent to this rank in the epoch the replay enters: each rank's sends up
+    /// to its next synchronisation point, or all it has left in the last epoch (a rank
+    /// with more points than rank 0 sends the rest then).
+    fn incoming(&mut self) -> Vec<Message> {
+        let last = self.upcoming.is_none();
+        let mut senders = std::mem::take(&mut self.senders);
+        let mut messages = Vec::new();
+        for (rank, stream, events) in &mut senders {
+            for mut event in events.by_ref() {
+                if let Some(scaling) = self.scaling {
+                    scaling.adjust(self.trace, stream, &mut event);
                 }
-                if !mpi_call(&event) || !world_wide(rank, event.handle) {
-                    return;
+                if !self.mpi_on_world(*rank, &event) {
+                    continue;
                 }
-                let name = trace.calls[event.call as usize].name.as_str();
-                if synchronises(trace, &event) {
-                    epoch = (epoch + 1).min(last);
-                } else if sends(name) && event.aux as u32 == me {
-                    plan.incoming[epoch].push((
-                        rank as c_int,
+                let name = self.trace.calls[event.call as usize].name.as_str();
+                if synchronises(self.trace, &event) {
+                    if !last {
+                        break;
+                    }
+                } else if sends(name) && event.aux as u32 == self.me {
+                    messages.push((
+                        *rank as c_int,
                         (event.aux >> 32) as u32 as c_int,
                         event.request,
                     ));
                 }
-            });
+            }
         }
-        plan
+        self.senders = senders;
+        messages
+    }
+
+    /// Rank 0's next synchronisation point, taken.
+    fn take_point(&mut self) -> Option<Event> {
+        let point = self.upcoming.take()?;
+        let mut points = std::mem::replace(&mut self.points, Box::new(std::iter::empty()));
+        self.upcoming = self.next_point(&mut points);
+        self.points = points;
+        Some(point)
     }
 }
 
-impl Thread<'_> {
+impl Thread<'_, '_> {
     /// Posts the receives of the epoch this thread is in (derived mode).
     pub(super) fn post_epoch(&mut self) {
         let Some(plan) = self.job.derived.as_ref() else {
             return;
         };
-        let epoch = self.synchronised.min(plan.points.len());
+        let incoming = plan.state.lock().expect("not poisoned").incoming();
         let world = self.job.mpi.constants.world;
-        let posted: Vec<_> = plan.incoming[epoch]
+        let posted: Vec<_> = incoming
             .iter()
             .map(|(source, tag, bytes)| self.start_receive(*source, *tag, *bytes, world))
             .collect();
@@ -156,8 +215,7 @@ impl Thread<'_> {
             .job
             .derived
             .as_ref()
-            .and_then(|plan| plan.points.get(self.synchronised))
-            .cloned()
+            .and_then(|plan| plan.state.lock().expect("not poisoned").take_point())
         else {
             return false;
         };

@@ -11,7 +11,7 @@ use cairn_model::Event;
 use super::{count, Pending, Thread, H};
 use crate::posix::Moved;
 
-impl Thread<'_> {
+impl Thread<'_, '_> {
     pub(super) fn file_call(
         &mut self,
         name: &str,

@@ -383,7 +383,7 @@ pub(crate) struct Job<'a> {
     copy: H,
     pub(crate) trace: &'a Trace,
     /// For a trace with histograms: the job's drawn communication as this rank sees it.
-    derived: Option<derived::Plan>,
+    derived: Option<derived::Plan<'a>>,
     /// Whether a thread already posts the derived receives.
     epochs_claimed: std::sync::atomic::AtomicBool,
 }
@@ -431,9 +431,7 @@ impl<'a> Job<'a> {
         let derived = trace.is_lossy().then(|| {
             let every: HashMap<u32, HashSet<u64>> =
                 (0..size as u32).map(|r| (r, world_wide_of(r))).collect();
-            derived::Plan::make(trace, rank as u32, scaling, |r, handle| {
-                handle == 0 || every.get(&r).is_some_and(|set| set.contains(&handle))
-            })
+            derived::Plan::make(trace, rank as u32, scaling, every)
         });
         let mut copy = 0u64;
         if !world_wide.is_empty() {

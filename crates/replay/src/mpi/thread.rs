@@ -32,8 +32,8 @@ pub(super) struct Pending {
 const STALLED: Duration = Duration::from_secs(2);
 
 /// One replayed thread's MPI state.
-pub(crate) struct Thread<'a> {
-    pub(super) job: &'a Job<'a>,
+pub(crate) struct Thread<'a, 't> {
+    pub(super) job: &'a Job<'t>,
     pub(super) pending: VecDeque<Pending>,
     /// Buffers of requests freed with `MPI_Request_free`, kept until the end (the operation
     /// may still use them).
@@ -68,8 +68,8 @@ pub(crate) struct Thread<'a> {
     pub(super) creating: Option<(&'static str, H)>,
 }
 
-impl<'a> Thread<'a> {
-    pub(crate) fn new(job: &'a Job<'a>) -> Thread<'a> {
+impl<'a, 't> Thread<'a, 't> {
+    pub(crate) fn new(job: &'a Job<'t>) -> Thread<'a, 't> {
         let mut thread = Thread {
             job,
             pending: VecDeque::new(),

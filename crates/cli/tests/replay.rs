@@ -97,6 +97,25 @@ fn posix_calls_replay_call_by_call_and_file_by_file() {
 }
 
 #[test]
+fn forked_children_and_exec_successors_replay_with_the_descriptors_they_were_given() {
+    // tests/programs/forks.c: the child, forked after its parent's 10 writes of 100 B,
+    // writes 3 × 10 B through the parent's descriptor (23 writes, 2,030 B on parent.dat,
+    // as recorded: the replay's child is forked from the parent's replay at that point).
+    // tests/programs/execs.c: the second image writes 2 × 500 B through the descriptor the
+    // first gave it, closes it, and its next open gets the same number (first.dat: 6
+    // writes, 5,000 B; second.dat: 3 writes). Before, those calls went to /dev/null.
+    // The replay's processes: `cairn replay`, the recorded parent (or both images, one
+    // after the other) replayed in a child of it, and for forks.c that one's own child.
+    for (name, arguments, replay_processes) in [("forks", &[][..], 3), ("execs", &["first"][..], 2)]
+    {
+        let (_directory, trace, replay) = replayed_like_the_original(name, arguments, true);
+        let processes = |trace: &Path| summary_json(trace, &[])["processes"].as_u64();
+        assert_eq!(processes(&trace), Some(2), "{name}");
+        assert_eq!(processes(&replay), Some(replay_processes), "{name}");
+    }
+}
+
+#[test]
 fn phases_the_program_marked_are_marked_again_by_a_traced_replay() {
     // tests/programs/patterns/phases.c: under `cairn run`, the replay calls the tracer's
     // marks, so the replay's trace attributes its calls to the same phases.

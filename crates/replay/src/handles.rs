@@ -32,10 +32,16 @@ pub(crate) struct Shared {
     /// Per thread: its replay is over.
     pub(crate) done: Vec<AtomicBool>,
     pub(crate) null: i32,
+    /// Descriptors the process started with, by file ([`Shared::plan`]).
+    pub(crate) inherited: HashMap<u32, i32>,
 }
 
 impl Shared {
-    pub(crate) fn plan(trace: &Trace, streams: &[&Stream]) -> Shared {
+    /// `inherited`: the descriptors the process starts with (a forked child's copies of
+    /// its parent's, an exec successor's), by the file they are open on (handles are
+    /// numbered per process in the trace, so a child's number for its parent's descriptor
+    /// is not the parent's).
+    pub(crate) fn plan(trace: &Trace, streams: &[&Stream], inherited: HashMap<u32, i32>) -> Shared {
         let mut opened = HashSet::new();
         let mut borrowed = Vec::new();
         for stream in streams {
@@ -64,6 +70,7 @@ impl Shared {
         let null = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
         Shared {
             handles: Mutex::new(Handles::default()),
+            inherited,
             opened,
             done: streams.iter().map(|_| AtomicBool::new(false)).collect(),
             borrowed,
@@ -116,6 +123,9 @@ fn uses_handle(name: &str) -> bool {
 /// A thread's own handles, and the process's.
 pub(crate) struct ThreadHandles<'a> {
     pub(crate) own: Handles,
+    /// The file each of its descriptors is open on, kept by a thread whose process forks
+    /// or execs (the descriptors it passes on are known by file).
+    pub(crate) files: Option<HashMap<u64, u32>>,
     pub(crate) shared: &'a Shared,
     /// This thread's index among the process's.
     pub(crate) me: usize,
@@ -130,6 +140,45 @@ const WAIT_FOR_HANDLE: Duration = Duration::from_secs(2);
 const WAIT_FOR_BORROWERS: Duration = Duration::from_secs(60);
 
 impl ThreadHandles<'_> {
+    /// Before a call on `recorded` naming `file`: a descriptor of this process's it did
+    /// not open takes the one it inherited on that file; a thread that passes descriptors
+    /// on notes the file of each.
+    pub(crate) fn note(&mut self, recorded: u64, file: u32, opened_by_it: bool) {
+        if let Some(files) = self.files.as_mut() {
+            files.insert(recorded, file);
+        }
+        // A number the process opens later may be an inherited descriptor's before (an
+        // exec successor closes the descriptor it was given, and its next open gets the
+        // same number): only a number mapped now is the process's own.
+        if opened_by_it || self.shared.inherited.is_empty() || self.own.fds.contains_key(&recorded)
+        {
+            return;
+        }
+        if let Some(fd) = self.shared.inherited.get(&file) {
+            self.own.fds.insert(recorded, *fd);
+        }
+    }
+
+    /// Whether [`ThreadHandles::note`] has anything to do for this thread.
+    pub(crate) fn passes_on_or_inherits(&self) -> bool {
+        self.files.is_some() || !self.shared.inherited.is_empty()
+    }
+
+    /// The descriptors open now, by file (for a forked child or an exec successor).
+    pub(crate) fn open_files(&self) -> HashMap<u32, i32> {
+        let Some(files) = self.files.as_ref() else {
+            return HashMap::new();
+        };
+        let shared = self.shared.handles.lock().expect("not poisoned");
+        files
+            .iter()
+            .filter_map(|(recorded, file)| {
+                let fd = self.own.fds.get(recorded).or(shared.fds.get(recorded))?;
+                Some((*file, *fd))
+            })
+            .collect()
+    }
+
     pub(crate) fn fd(&self, recorded: u64) -> i32 {
         if let Some(fd) = self.own.fds.get(&recorded) {
             return *fd;
@@ -150,7 +199,8 @@ impl ThreadHandles<'_> {
             {
                 return *fd;
             }
-            if waited.elapsed() > WAIT_FOR_HANDLE {
+            // No other thread will open it.
+            if self.shared.done.len() == 1 || waited.elapsed() > WAIT_FOR_HANDLE {
                 return -1;
             }
             std::thread::sleep(Duration::from_micros(200));
@@ -176,7 +226,7 @@ impl ThreadHandles<'_> {
             {
                 return Some(*stream);
             }
-            if waited.elapsed() > WAIT_FOR_HANDLE {
+            if self.shared.done.len() == 1 || waited.elapsed() > WAIT_FOR_HANDLE {
                 return None;
             }
             std::thread::sleep(Duration::from_micros(200));

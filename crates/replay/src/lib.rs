@@ -30,19 +30,18 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use cairn_model::{event_flags, Layer};
-use cairn_trace::{Process, Stream, Trace};
+use cairn_trace::{Stream, Trace};
 
 mod handles;
 mod mpi;
 mod posix;
+mod processes;
 mod scale;
 
-use handles::{Handles, Shared, ThreadHandles};
+use handles::ThreadHandles;
 use posix::{issue, mapped, Moved};
 
 /// How to replay.
@@ -207,7 +206,7 @@ pub fn replay(trace: &Trace, options: &Options) -> Result<Option<Fidelity>, Repl
             Some(fidelity) => fidelity,
             None => return Ok(None),
         },
-        _ => replay_processes(trace, options, |_| true, None, scaling)?,
+        _ => processes::replay_processes(trace, options, |_| true, None, scaling)?,
     };
     if let Some((scaled, scaling)) = &scaled {
         fidelity.scaled_from = Some(scaling.recorded);
@@ -253,7 +252,7 @@ fn replay_ranks(
         if trace.processes[stream.process as usize].rank.is_none() {
             continue;
         }
-        if let Some(first) = first_mpi_call(trace, stream) {
+        if let Some(first) = processes::first_mpi_call(trace, stream) {
             asked |= first == "MPI_Init_thread";
             *calling_threads.entry(stream.process).or_default() += 1;
         }
@@ -269,7 +268,7 @@ fn replay_ranks(
     }
     let job = mpi::Job::plan(&library, rank, size, trace, scaling);
     let started = Instant::now();
-    let result = replay_processes(
+    let result = processes::replay_processes(
         trace,
         options,
         |p| p.rank == Some(rank as u32),
@@ -323,186 +322,10 @@ impl Fidelity {
     }
 }
 
-/// Replays the processes `select` picks, one after the other; with an MPI `job`, the one
-/// that makes MPI calls is replayed in this process (MPI is started here), the others in
-/// forked children.
-fn replay_processes(
-    trace: &Trace,
-    options: &Options,
-    select: impl Fn(&Process) -> bool,
-    job: Option<&mpi::Job>,
-    scaling: Option<scale::Scaling>,
-) -> Result<Fidelity, ReplayError> {
-    let started = Instant::now();
-    let mut fidelity = Fidelity::default();
-    let mut mpi_process_replayed = false;
-    for (index, process) in trace.processes.iter().enumerate() {
-        if !select(process) {
-            continue;
-        }
-        let streams: Vec<&Stream> = trace
-            .streams
-            .iter()
-            .filter(|stream| stream.process as usize == index)
-            .collect();
-        if streams.is_empty() {
-            continue;
-        }
-        let process_started = Instant::now();
-        let in_mpi = job.is_some() && !mpi_process_replayed && makes_mpi_calls(trace, &streams);
-        let counts = if options.dry_run {
-            replay_process(trace, &streams, options, None, scaling)
-        } else if in_mpi {
-            mpi_process_replayed = true;
-            replay_process(trace, &streams, options, job, scaling)
-        } else {
-            in_child(|| replay_process(trace, &streams, options, None, scaling))?
-        };
-        let mut figures = LayerFidelity::default();
-        for layer in counts.layers.values() {
-            figures.add(layer);
-        }
-        let recorded_start = streams.iter().map(|s| s.first_start).min().unwrap_or(0);
-        let recorded_end = streams.iter().map(|s| s.last_end).max().unwrap_or(0);
-        fidelity.absorb(&Fidelity {
-            processes: 1,
-            threads: streams.len() as u64,
-            calls_replayed: figures.calls,
-            bytes_read: figures.bytes_read,
-            bytes_written: figures.bytes_written,
-            recorded_bytes_read: figures.recorded_bytes_read,
-            recorded_bytes_written: figures.recorded_bytes_written,
-            inherited_calls: counts.inherited,
-            left_to_libraries: counts.left_to_libraries,
-            library_calls: counts.library_calls,
-            unfinished_requests: counts.unfinished,
-            not_replayed: counts.not_replayed,
-            layers: counts.layers,
-            process_list: vec![ProcessFidelity {
-                pid: process.pid,
-                rank: process.rank,
-                calls: figures.calls,
-                replay_seconds: process_started.elapsed().as_secs_f64(),
-                recorded_seconds: recorded_end.saturating_sub(recorded_start) as f64 / 1e9,
-            }],
-            ..Fidelity::default()
-        });
-    }
-    fidelity.replay_seconds = started.elapsed().as_secs_f64();
-    Ok(fidelity)
-}
-
 /// Whether an event is a call an MPI library made itself (inside an MPI-IO call, in
 /// `MPI_Init` or `MPI_Finalize`): the replayed MPI calls make their own.
 fn left_to_libraries(event: &cairn_model::Event) -> bool {
     event.flags & (event_flags::IN_RUNTIME | event_flags::INSIDE_MPIIO) != 0
-}
-
-/// Whether any of a process's threads made an MPI call.
-fn makes_mpi_calls(trace: &Trace, streams: &[&Stream]) -> bool {
-    streams
-        .iter()
-        .any(|stream| first_mpi_call(trace, stream).is_some())
-}
-
-/// The name of a thread's first MPI call, if it made one (the walk stops there).
-fn first_mpi_call<'a>(trace: &'a Trace, stream: &Stream) -> Option<&'a str> {
-    let mut found = None;
-    trace.expand_while(stream, |event| {
-        let info = &trace.calls[event.call as usize];
-        if matches!(info.layer(), Some(Layer::Mpi | Layer::MpiIo))
-            || info.name.starts_with("MPI_Init")
-        {
-            found = Some(info.name.as_str());
-        }
-        found.is_none()
-    });
-    found
-}
-
-/// Runs `work` in a forked child (a process of its own, as recorded), its counters sent
-/// back through a pipe as JSON.
-fn in_child(work: impl FnOnce() -> Counts) -> Result<Counts, ReplayError> {
-    let mut pipe = [0i32; 2];
-    // SAFETY: a two-element array for pipe(2).
-    if unsafe { libc::pipe(pipe.as_mut_ptr()) } != 0 {
-        return Err(std::io::Error::last_os_error().into());
-    }
-    // SAFETY: the replayer has no other thread here (threads are made in the child), so the
-    // child may run Rust code freely.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(std::io::Error::last_os_error().into());
-    }
-    if pid == 0 {
-        let counts = work();
-        let message = serde_json::to_string(&counts).expect("counts serialise");
-        // SAFETY: the pipe's write end; the child then leaves without running the parent's
-        // exit handlers.
-        unsafe {
-            libc::write(pipe[1], message.as_ptr().cast(), message.len());
-            libc::_exit(0);
-        }
-    }
-    // SAFETY: the parent's copy of the write end, closed so the read sees the child's end.
-    unsafe { libc::close(pipe[1]) };
-    let mut text = Vec::new();
-    let mut buffer = [0u8; 4096];
-    loop {
-        // SAFETY: reading into a buffer of its own size.
-        let read = unsafe { libc::read(pipe[0], buffer.as_mut_ptr().cast(), buffer.len()) };
-        if read <= 0 {
-            break;
-        }
-        text.extend_from_slice(&buffer[..read as usize]);
-    }
-    let mut status = 0;
-    // SAFETY: the read end, done; the child just forked.
-    unsafe {
-        libc::close(pipe[0]);
-        libc::waitpid(pid, &mut status, 0);
-    }
-    serde_json::from_slice(&text).map_err(|_| ReplayError::Child(format!("wait status {status}")))
-}
-
-/// One process: a thread per recorded thread, sharing the descriptor maps (a process of
-/// one thread is replayed on the calling thread, which is MPI's main thread).
-fn replay_process(
-    trace: &Trace,
-    streams: &[&Stream],
-    options: &Options,
-    job: Option<&mpi::Job>,
-    scaling: Option<scale::Scaling>,
-) -> Counts {
-    let shared = Shared::plan(trace, streams);
-    let total = Mutex::new(Counts::default());
-    let first = streams.iter().map(|s| s.first_start).min().unwrap_or(0);
-    let started = Instant::now();
-    let run = |me: usize, stream: &Stream| {
-        let clock = Clock { started, first };
-        let handles = ThreadHandles {
-            own: Handles::default(),
-            shared: &shared,
-            me,
-            inherited: std::cell::Cell::new(0),
-        };
-        let counts = replay_thread(trace, stream, options, handles, clock, job, scaling);
-        shared.done[me].store(true, Ordering::Release);
-        total.lock().expect("not poisoned").add(&counts);
-    };
-    if let [stream] = streams {
-        run(0, stream);
-    } else {
-        std::thread::scope(|scope| {
-            for (me, stream) in streams.iter().enumerate() {
-                let run = &run;
-                scope.spawn(move || run(me, stream));
-            }
-        });
-    }
-    // SAFETY: the /dev/null descriptor the plan opened, no longer used.
-    unsafe { libc::close(shared.null) };
-    total.into_inner().expect("not poisoned")
 }
 
 /// The process's replay clock: when its replay started, and when its first recorded event
@@ -521,7 +344,8 @@ fn replay_thread(
     clock: Clock,
     job: Option<&mpi::Job>,
     scaling: Option<scale::Scaling>,
-) -> Counts {
+    mut forks: Option<&mut processes::Forks>,
+) -> (Counts, std::collections::HashMap<u32, i32>) {
     let mut counts = Counts::default();
     let mut buffer: Vec<u8> = Vec::new();
     // Made at the thread's first MPI call: only a thread that calls MPI may post the
@@ -534,6 +358,19 @@ fn replay_thread(
     trace.expand(stream, |mut event| {
         if let Some(scaling) = scaling {
             scaling.adjust(trace, stream, &mut event);
+        }
+        // The children that started before this call, forked with the descriptors open.
+        if let Some(forks) = forks.as_deref_mut() {
+            forks.before(event.start, &handles);
+        }
+        if let Some(file) = event.file.filter(|_| handles.passes_on_or_inherits()) {
+            let opens = handles::opens(&trace.calls[event.call as usize].name);
+            let recorded = if opens {
+                event.result as u64
+            } else {
+                event.handle
+            };
+            handles.note(recorded, file, opens);
         }
         if left_to_libraries(&event) {
             counts.left_to_libraries += 1;
@@ -635,6 +472,9 @@ fn replay_thread(
         }
         layer.calls += 1;
     });
+    if let Some(forks) = forks {
+        forks.before(u64::MAX, &handles);
+    }
     if let Some(mpi) = mpi.as_mut() {
         mpi.drain();
         counts.unfinished = mpi.unfinished;
@@ -642,5 +482,6 @@ fn replay_thread(
         counts.layers.entry("mpi".into()).or_default().bytes_read += mpi.received_from_senders();
     }
     counts.inherited = handles.inherited.get();
-    counts
+    let open = handles.open_files();
+    (counts, open)
 }

@@ -241,6 +241,8 @@ impl<C: Fn(u16) -> Option<CallClass>> Iterator for Events<'_, C> {
 }
 
 /// An item read from a body once, or one of a decoded body's.
+// Lives on the stack for one step; boxing the item would cost an allocation per event.
+#[allow(clippy::large_enum_variant)]
 enum Taken<'s> {
     Owned(Item<'s>),
     Shared(Arc<[Item<'s>]>, usize),
@@ -330,8 +332,7 @@ impl<'s, C: Fn(u16) -> Option<CallClass>> Events<'s, C> {
                     flags |= BLURRED_OFFSET;
                     (offset, self.point((node.0, node.1, 2)))
                 });
-                let offset =
-                    offset.map(|(offset, at)| offset.draw_at(at, &mut self.random));
+                let offset = offset.map(|(offset, at)| offset.draw_at(at, &mut self.random));
                 self.relative.decode_drawn(&key, class, offset)
             }
         };
@@ -344,8 +345,7 @@ impl<'s, C: Fn(u16) -> Option<CallClass>> Events<'s, C> {
         self.started = true;
         let duration = leaf.duration.mean.round() as u64;
         self.clock = start.saturating_add(duration);
-        let (request, result) =
-            positional::absolute(key.flags, offset, key.request, key.result());
+        let (request, result) = positional::absolute(key.flags, offset, key.request, key.result());
         Event {
             call: key.call,
             start,

@@ -109,8 +109,11 @@ impl<'t> Plan<'t> {
             .iter()
             .filter(|stream| rank_of(stream) == Some(0))
             .collect();
-        let mut points: Expansion<'t> =
-            Box::new(rank_zero.into_iter().flat_map(move |stream| trace.events(stream)));
+        let mut points: Expansion<'t> = Box::new(
+            rank_zero
+                .into_iter()
+                .flat_map(move |stream| trace.events(stream)),
+        );
         let mut state = State {
             trace,
             me,
@@ -123,7 +126,11 @@ impl<'t> Plan<'t> {
                 .iter()
                 .filter_map(|stream| {
                     let rank = rank_of(stream)?;
-                    Some((rank, stream, Box::new(trace.events(stream)) as Expansion<'t>))
+                    Some((
+                        rank,
+                        stream,
+                        Box::new(trace.events(stream)) as Expansion<'t>,
+                    ))
                 })
                 .collect(),
         };
@@ -137,12 +144,14 @@ impl<'t> Plan<'t> {
 
 impl<'t> State<'t> {
     fn mpi_on_world(&self, rank: u32, event: &Event) -> bool {
-        matches!(self.trace.calls[event.call as usize].layer(), Some(Layer::Mpi))
-            && (event.handle == 0
-                || self
-                    .world_wide
-                    .get(&rank)
-                    .is_some_and(|set| set.contains(&event.handle)))
+        matches!(
+            self.trace.calls[event.call as usize].layer(),
+            Some(Layer::Mpi)
+        ) && (event.handle == 0
+            || self
+                .world_wide
+                .get(&rank)
+                .is_some_and(|set| set.contains(&event.handle)))
     }
 
     /// Rank 0's next synchronisation point from `points`.

@@ -336,6 +336,9 @@ struct Clock {
     first: u64,
 }
 
+// One thread's replay needs the whole context it runs in; a struct of these eight would
+// only be unpacked again here.
+#[allow(clippy::too_many_arguments)]
 fn replay_thread(
     trace: &Trace,
     stream: &Stream,

@@ -9,8 +9,10 @@
 //! - Files live under a scratch root (`--root`): the recorded absolute path `/a/b` becomes
 //!   `ROOT/a/b`, directories made as needed, so a replay never touches the original files.
 //! - One forked child per recorded process, one thread per recorded thread, descriptors and
-//!   streams mapped from the recorded numbers to the replay's own. Processes are replayed
-//!   one after the other (v1: not concurrently as recorded).
+//!   streams mapped from the recorded numbers to the replay's own. A child is forked from
+//!   its parent's replay when the run forked it, with the parent's descriptors; an exec
+//!   successor continues in the same process ([`processes`]). Processes the run started
+//!   otherwise are replayed one after the other.
 //! - Each call is issued no earlier than it came in the run, counted from the process's
 //!   start (a folded loop's calls at its mean gap): the compute time between calls and the
 //!   order of calls across threads are reproduced. `no_compute` issues each thread's calls
@@ -77,9 +79,10 @@ pub struct Fidelity {
     pub bytes_written: u64,
     pub recorded_bytes_read: u64,
     pub recorded_bytes_written: u64,
-    /// Calls on descriptors the process did not open in the trace (standard streams, a
-    /// forked child's copies of its parent's), issued on /dev/null (v1: a forked child is
-    /// replayed after its parent, not with its descriptors).
+    /// Calls on descriptors the process did not open in the trace and was not given by a
+    /// replayed parent or exec predecessor (standard streams; the copies a child of an MPI
+    /// process or of a process of several threads has, such children being replayed
+    /// after their parent): issued on /dev/null.
     pub inherited_calls: u64,
     /// Calls an MPI library made itself (inside MPI-IO calls, `MPI_Init`, `MPI_Finalize`):
     /// not re-issued, since the replayed MPI calls make their own.

@@ -12,6 +12,11 @@
 # alternating, medians of both jobs' walls (launch included) and of the replay's own time
 # against the recorded run's.
 #
+# Last, replays on another rank count: a job traced on 4 ranks, replayed on 8 with
+# `--scale-ranks 8`, against the job itself run on 8 (both walls, alternating, medians):
+# patterns/slabs (a 1-D decomposition with a file per rank) and, given IOR, its POSIX
+# file-per-process and MPIIO backends.
+#
 # Usage: [IOR=path] bench/replay.sh [rounds=3] [scale=10]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -100,4 +105,43 @@ for spec in "${mpi_jobs[@]}"; do
     moved=$(python3 -c 'import json,sys; f=json.load(open(sys.argv[1])); print("%d/%d" % (f["bytes_read"] + f["bytes_written"], f["recorded_bytes_read"] + f["recorded_bytes_written"]))' "$work/fidelity.json")
     awk -v n="$name" -v p="$program" -v r="$replay" -v w="$was" -v i="$replayed" -v m="$moved" \
         'BEGIN { printf "%-16s %10.4f %10.4f %8.2f %12.4f %12.4f %8.2f %14s\n", n, p, r, r / p, w, i, i / w, m }'
+done
+
+echo
+printf '%-16s %10s %10s %8s %14s\n' "4 -> 8 ranks" "job@8 s" "replay s" ratio "bytes moved"
+scaled_jobs=("slabs patterns/slabs")
+if [ -n "${IOR:-}" ]; then
+    scaled_jobs+=("ior-posix-F IOR:-a POSIX -F" "ior-mpiio IOR:-a MPIIO")
+fi
+for spec in "${scaled_jobs[@]}"; do
+    read -r name what <<<"$spec"
+    mkdir -p "$work/$name.s"
+    case "$what" in
+        IOR:*)
+            command=("$IOR" ${what#IOR:} -b 4m -t 256k -s 4 -w -r -o "$work/$name.s/ior.dat")
+            ;;
+        *)
+            mpicc.openmpi -O2 -o "$work/$name" "tests/programs/$what.c"
+            command=("$work/$name" "$work/$name.s" "$((20 * scale))")
+            ;;
+    esac
+    mpirun.openmpi --oversubscribe -np 4 "$cairn" run -q -o "$work/$name-4.cairn" -- "${command[@]}" >/dev/null
+    programs=() replays=()
+    for _ in $(seq "$rounds"); do
+        start=$(now)
+        mpirun.openmpi --oversubscribe -np 8 "${command[@]}" >/dev/null
+        programs+=("$(awk -v a="$start" -v b="$(now)" 'BEGIN { print b - a }')")
+        rm -rf "$work/root"
+        start=$(now)
+        mpirun.openmpi --oversubscribe -np 8 "$cairn" replay --json --scale-ranks 8 \
+            --root "$work/root" "$work/$name-4.cairn" >"$work/fidelity.json"
+        replays+=("$(awk -v a="$start" -v b="$(now)" 'BEGIN { print b - a }')")
+    done
+    # shellcheck disable=SC2086
+    program=$(median ${programs[*]})
+    # shellcheck disable=SC2086
+    replay=$(median ${replays[*]})
+    moved=$(python3 -c 'import json,sys; f=json.load(open(sys.argv[1])); print("%d/%d" % (f["bytes_read"] + f["bytes_written"], f["recorded_bytes_read"] + f["recorded_bytes_written"]))' "$work/fidelity.json")
+    awk -v n="$name" -v p="$program" -v r="$replay" -v m="$moved" \
+        'BEGIN { printf "%-16s %10.4f %10.4f %8.2f %14s\n", n, p, r, r / p, m }'
 done

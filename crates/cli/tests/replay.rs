@@ -396,6 +396,14 @@ fn a_trace_taken_with_open_mpi_replays_under_mpich() {
 }
 
 #[test]
+fn the_ring_replays_call_by_call_on_sixteen_and_on_two_ranks() {
+    // The ends of the range replays are promised for: 16 ranks under Open MPI (a rank per
+    // eighth of a core here), 2 under MPICH.
+    mpi_replayed_like_the_original(Mpi::OpenMpi, Mpi::OpenMpi, "mpi_ring_io", 16, &[]);
+    mpi_replayed_like_the_original(Mpi::Mpich, Mpi::Mpich, "mpi_ring_io", 2, &[]);
+}
+
+#[test]
 fn an_mpi_trace_outside_mpirun_says_how_to_replay_it() {
     let (directory, trace) = traced_mpi_program(Mpi::OpenMpi, "mpi_parts", 2, &[], &[]);
     let output = Command::new(cairn_binary())

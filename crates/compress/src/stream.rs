@@ -995,6 +995,7 @@ impl EncodedStream {
             rank_delta: view.delta,
             member_delta: view.member_delta,
             sizes: view.sizes,
+            one_rank: false,
             first_rank: self.sharing.base_rank,
             occurrences: 1,
         }

@@ -86,6 +86,10 @@ pub mod event_flags {
     /// Set by expansion only, never stored: the event stands in a folded leaf of several
     /// occurrences, so its start and duration are the leaf's mean gap and duration.
     pub const TIMES_FROM_STATISTICS: u32 = 1 << 30;
+    /// Set by expansion only, for a replay on another rank count, never stored: the event
+    /// comes from a part of the trace only one recorded rank had, so its values have no
+    /// slope to follow the rank (its peers are its model rank's).
+    pub const FROM_ONE_RANK: u32 = 1 << 24;
 
     /// The runtime's I/O, not the program's: before `main`, or inside MPI start-up/shut-down.
     /// One rule for every reader (summary, dump, noise classification).

@@ -12,9 +12,11 @@
 //!   and a halo extend to any size, exactly as the program would have (`RankView`).
 //! - A peer modulo the recorded job size wraps modulo the new one. A collective file open
 //!   over the whole recorded world is over the whole new one.
-//! - A rank whose stream is its own (no slopes to follow) keeps peers at the same distance
-//!   from it, except rank 0 (a root stays the root) and the last rank (its neighbours are
-//!   the last ranks'): [`Scaling::peer`].
+//! - Where no slope says how a value follows the rank — a stream of its own, a part only
+//!   one recorded rank has (the ends of a 1-D decomposition, when the first and last ranks
+//!   share a stream) — peers keep their distance from the rank, except from rank 0 (a root
+//!   stays the root) and from the last rank (its neighbours are the last ranks'):
+//!   [`Scaling::peer`].
 //! - A file per rank is named by the recorded names' template: two ranks sharing a stream
 //!   name it `out.00002` and `out.00003`, rank 12 names it `out.00012` ([`filled`]). A
 //!   name without such a template is the model's own name (the ranks then share it), and
@@ -67,7 +69,8 @@ impl Scaling {
             }
             return;
         }
-        if stream.members > 1
+        let no_slopes = stream.members == 1 || event.flags & event_flags::FROM_ONE_RANK != 0;
+        if !no_slopes
             || info.layer() != Some(Layer::Mpi)
             || info.class() != Some(CallClass::PointToPoint)
         {
@@ -240,6 +243,11 @@ pub(crate) fn scaled(trace: &Trace, recorded: u32, ranks: u32) -> Result<Scaled,
         scaled.processes[new].parent = process.parent.and_then(key);
         scaled.processes[new].exec_of = process.exec_of.and_then(key);
     }
+    let own_files = RankFiles::of(trace);
+    let mut takers = vec![0u32; recorded as usize];
+    for rank in 0..ranks {
+        takers[model(rank, ranks, recorded) as usize] += 1;
+    }
     let mut names: HashMap<Vec<u8>, u32> = trace
         .files
         .iter()
@@ -265,36 +273,20 @@ pub(crate) fn scaled(trace: &Trace, recorded: u32, ranks: u32) -> Result<Scaled,
             };
             let mut files = stream.files.clone();
             if *rank != model {
-                let other = sibling(trace, stream);
-                for (local, file) in files.iter_mut().enumerate() {
-                    let Some((other_rank, other_files)) = other else {
-                        break;
-                    };
-                    let Some(&theirs) = other_files.get(local) else {
+                for file in files.iter_mut() {
+                    let Some(path) = own_files.named_for(trace, model, *file, *rank) else {
+                        // A file of the model's own that no other rank names alike: the
+                        // ranks taking after it share it.
+                        if takers[model as usize] > 1 && !own_files.shared(model, *file) {
+                            names_kept += 1;
+                        }
                         continue;
                     };
-                    if theirs == *file {
-                        continue; // a file the ranks share
-                    }
-                    let mine = &trace.files[*file as usize];
-                    match filled(
-                        &mine.path,
-                        model as i64,
-                        &trace.files[theirs as usize].path,
-                        other_rank as i64,
-                        *rank as i64,
-                    ) {
-                        Some(path) => {
-                            *file = *names.entry(path.clone()).or_insert_with(|| {
-                                scaled.files.push(FileInfo {
-                                    path,
-                                    noise: mine.noise,
-                                });
-                                scaled.files.len() as u32 - 1
-                            });
-                        }
-                        None => names_kept += 1,
-                    }
+                    let noise = trace.files[*file as usize].noise;
+                    *file = *names.entry(path.clone()).or_insert_with(|| {
+                        scaled.files.push(FileInfo { path, noise });
+                        scaled.files.len() as u32 - 1
+                    });
                 }
             }
             scaled.streams.push(Stream {
@@ -314,22 +306,55 @@ pub(crate) fn scaled(trace: &Trace, recorded: u32, ranks: u32) -> Result<Scaled,
     })
 }
 
-/// The nearest other rank's member of the stream `stream` shares whose file table is as
-/// long (files are numbered per member in order of first use: rank 0's log shifts its
-/// numbers), and that table.
-fn sibling<'t>(trace: &'t Trace, stream: &Stream) -> Option<(u32, &'t [u32])> {
-    let own = trace.processes[stream.process as usize].rank?;
-    trace
-        .streams
-        .iter()
-        .filter_map(|other| {
-            let rank = trace.processes[other.process as usize].rank?;
-            (rank != own
-                && Arc::ptr_eq(&other.events, &stream.events)
-                && other.files.len() == stream.files.len())
-            .then_some((rank, other.files.as_slice()))
-        })
-        .min_by_key(|(rank, _)| rank.abs_diff(own))
+/// The files each recorded rank's streams name.
+struct RankFiles {
+    files: HashMap<u32, Vec<u32>>,
+}
+
+impl RankFiles {
+    fn of(trace: &Trace) -> RankFiles {
+        let mut files: HashMap<u32, Vec<u32>> = HashMap::new();
+        for stream in &trace.streams {
+            if let Some(rank) = trace.processes[stream.process as usize].rank {
+                let mine = files.entry(rank).or_default();
+                mine.extend(&stream.files);
+                mine.sort_unstable();
+                mine.dedup();
+            }
+        }
+        RankFiles { files }
+    }
+
+    /// Whether another rank than `model` names `file` too (a shared file).
+    fn shared(&self, model: u32, file: u32) -> bool {
+        self.files
+            .iter()
+            .any(|(rank, files)| *rank != model && files.binary_search(&file).is_ok())
+    }
+
+    /// The name replayed `rank` gives the file its `model` names `file`: `None` for a file
+    /// ranks share, or one without a numbered name that a rank near the model names
+    /// alike (`testFile.00000003` of rank 3 and `testFile.00000002` of rank 2).
+    fn named_for(&self, trace: &Trace, model: u32, file: u32, rank: u32) -> Option<Vec<u8>> {
+        if self.shared(model, file) {
+            return None;
+        }
+        let mine = &trace.files[file as usize].path;
+        let near = (1..=4i64).flat_map(|d| [model as i64 - d, model as i64 + d]);
+        near.filter_map(|other| u32::try_from(other).ok())
+            .filter_map(|other| Some((other, self.files.get(&other)?)))
+            .find_map(|(other, files)| {
+                files.iter().find_map(|theirs| {
+                    filled(
+                        mine,
+                        model as i64,
+                        &trace.files[*theirs as usize].path,
+                        other as i64,
+                        rank as i64,
+                    )
+                })
+            })
+    }
 }
 
 /// The name rank `rank` gives a file that rank `a_rank` names `a` and rank `b_rank` names

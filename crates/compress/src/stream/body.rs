@@ -42,6 +42,9 @@ pub struct Body<'a> {
     /// replay, [`RankView`]), and the job sizes a wrapping peer moves between.
     pub(super) member_delta: i64,
     pub(super) sizes: Option<(i64, i64)>,
+    /// In a scaled walk, inside a part only one recorded rank has: its leaves are marked
+    /// (`event_flags::FROM_ONE_RANK`), their values having no slope to follow.
+    pub(super) one_rank: bool,
     /// How many times the stored loop counts around this body run it (their product, for
     /// the base rank): a leaf's statistics count is stored against it.
     pub(super) occurrences: u64,
@@ -269,7 +272,9 @@ fn read_item<'a>(reader: &mut ByteReader<'a>, outer: &Body<'a>) -> Result<Item<'
                 .and_then(|index| outer.rank_sets.get(index));
             // A part only some ranks have stores its values as the first of them has them;
             // a rank without it sees it as that rank does (to show), run no times.
+            let mut one_rank = outer.one_rank;
             if let Some(set) = ranks {
+                one_rank |= outer.sizes.is_some() && set.len() == 1;
                 first_rank = first_rank.wrapping_add(set.first());
                 if set.contains(member_delta) {
                     rank_delta -= set.first();
@@ -289,6 +294,7 @@ fn read_item<'a>(reader: &mut ByteReader<'a>, outer: &Body<'a>) -> Result<Item<'
                     nodes,
                     rank_delta,
                     member_delta,
+                    one_rank,
                     first_rank,
                     occurrences,
                     ..*outer
@@ -307,5 +313,8 @@ fn read_item<'a>(reader: &mut ByteReader<'a>, outer: &Body<'a>) -> Result<Item<'
         slopes.apply(&mut leaf, outer.first_rank, outer.rank_delta, outer.sizes);
     }
     leaf.slowest = leaf.slowest.wrapping_sub(outer.rank_delta);
+    if outer.one_rank {
+        leaf.key.flags |= event_flags::FROM_ONE_RANK;
+    }
     Ok(Item::Leaf(leaf))
 }

@@ -221,6 +221,14 @@ enum Command {
         /// Where the recorded paths are recreated (`/a/b` becomes `ROOT/a/b`).
         #[arg(long, default_value = "cairn-replay")]
         root: PathBuf,
+        /// Replay on the recorded paths themselves (the files there are overwritten).
+        #[arg(long, conflicts_with = "root")]
+        in_place: bool,
+        /// The seed of the values drawn from a trace's histograms (precision below 100);
+        /// give every rank the same. Default: the one `cairn dump --expand` and the exports
+        /// use, so the replay issues the values they show.
+        #[arg(long)]
+        seed: Option<u64>,
         /// Skip the compute time between calls.
         #[arg(long)]
         no_compute: bool,
@@ -511,18 +519,29 @@ fn main() -> ExitCode {
         Command::Replay {
             trace,
             root,
+            in_place,
+            seed,
             no_compute,
             dry_run,
             json,
             mpi_library,
             scale_ranks,
         } => open_trace(&trace).and_then(|trace| {
+            // Said once for a job: by its rank 0, or by the one process.
+            let first_rank = ["OMPI_COMM_WORLD_RANK", "PMI_RANK"]
+                .iter()
+                .find_map(|name| std::env::var(name).ok())
+                .is_none_or(|rank| rank == "0");
+            if in_place && !dry_run && first_rank {
+                eprintln!("cairn: replaying in place: the recorded files are overwritten");
+            }
             let options = cairn_replay::Options {
-                root,
+                root: if in_place { PathBuf::from("/") } else { root },
                 no_compute,
                 dry_run,
                 mpi_library,
                 scale_ranks,
+                seed,
             };
             // Ranks other than 0 report nothing: rank 0 speaks for the job.
             let Some(fidelity) = cairn_replay::replay(&trace, &options)? else {

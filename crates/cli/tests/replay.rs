@@ -130,6 +130,48 @@ fn forked_children_and_exec_successors_replay_with_the_descriptors_they_were_giv
 }
 
 #[test]
+fn in_place_the_replay_writes_the_recorded_paths_themselves() {
+    // tests/programs/posix_basic.c's files, deleted, then made again where they were.
+    let (directory, traced) = trace_program("posix_basic", &[], &[]);
+    let prefix = format!("{}/", directory.path().display());
+    let program_files = |trace: &Path| {
+        let mut calls = calls_on_files(trace, &prefix);
+        calls.retain(|(_, file, _), _| !file.contains(".cairn"));
+        calls
+    };
+    let original = program_files(&traced.trace);
+    for entry in std::fs::read_dir(directory.path()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() && !path.to_string_lossy().contains(".cairn") {
+            std::fs::remove_file(&path).unwrap();
+        }
+    }
+    let replay = directory.path().join("replay.cairn");
+    let output = succeeded(
+        Command::new(cairn_binary())
+            .args(["run", "-q", "-o"])
+            .arg(&replay)
+            .args(["--", cairn_binary().to_str().unwrap()])
+            .args(["replay", "--in-place", "--no-compute"])
+            .arg(&traced.trace),
+    );
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        said.starts_with("cairn: replaying in place: the recorded files are overwritten\n"),
+        "{said}"
+    );
+    assert!(!original.is_empty());
+    assert_eq!(program_files(&replay), original, "{said}");
+    // --in-place and --root name two places: refused.
+    let output = Command::new(cairn_binary())
+        .args(["replay", "--in-place", "--root", "/tmp"])
+        .arg(&traced.trace)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
 fn phases_the_program_marked_are_marked_again_by_a_traced_replay() {
     // tests/programs/patterns/phases.c: under `cairn run`, the replay calls the tracer's
     // marks, so the replay's trace attributes its calls to the same phases.
@@ -750,6 +792,53 @@ fn a_benchmarks_copy_of_the_world_and_a_file_rank_0_creates_alone_replay() {
             &format!("{}{}/", root.display(), directory.path().display())
         ),
         calls_on_files(&trace, &format!("{}/", directory.path().display()))
+    );
+}
+
+#[test]
+fn the_seed_chooses_the_draws_from_histograms_and_every_rank_agrees() {
+    // tests/programs/patterns/irregular.c at precision 0 on 8 ranks. What a replay would
+    // issue (--dry-run, every rank's calls) is the same for the same seed and differs
+    // between seeds; replayed under mpirun with --seed 7, every rank draws alike: the
+    // recorded messages, each received once, bytes within 5%.
+    let ranks = 8;
+    let (directory, trace) = traced_mpi_program(
+        Mpi::OpenMpi,
+        "patterns/irregular",
+        ranks,
+        &["20", "{dir}/irregular.log"],
+        &["--precision", "0"],
+    );
+    let dry = |seed: &[&str]| {
+        let output = succeeded(
+            Command::new(cairn_binary())
+                .args(["replay", "--dry-run"])
+                .args(seed)
+                .arg("--root")
+                .arg(directory.path().join("dry"))
+                .arg(&trace),
+        );
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let default = dry(&[]);
+    assert!(default.contains("MPI_Isend"));
+    assert_eq!(dry(&[]), default);
+    let seven = dry(&["--seed", "7"]);
+    assert_eq!(dry(&["--seed", "7"]), seven);
+    assert_ne!(seven, default);
+    let root = directory.path().join("replay-root");
+    let (replay, _) = replayed_traced(Mpi::OpenMpi, ranks, &trace, &root, &["--seed", "7"]);
+    let (recorded, replayed) = (mpi_calls(&trace), mpi_calls(&replay));
+    let messages = ranks as u64 * 20;
+    assert_eq!(replayed["MPI_Isend"].0, messages);
+    assert_eq!(replayed["MPI_Irecv"].0, messages);
+    let (sent, was) = (
+        replayed["MPI_Isend"].1 as f64,
+        recorded["MPI_Isend"].1 as f64,
+    );
+    assert!(
+        (sent - was).abs() <= 0.05 * was,
+        "{sent} bytes sent, {was} recorded"
     );
 }
 

@@ -59,6 +59,16 @@ pub struct Options {
     pub mpi_library: Option<PathBuf>,
     /// Replay an MPI trace on this many ranks instead of the recorded number ([`scale`]).
     pub scale_ranks: Option<u32>,
+    /// The seed of the draws from a trace's histograms (every rank must be given the
+    /// same); `None`: the one every reader uses, so the replay issues the values `cairn
+    /// dump --expand` and the exports show.
+    pub seed: Option<u64>,
+}
+
+impl Options {
+    fn seed(&self) -> u64 {
+        self.seed.unwrap_or(cairn_compress::stream::EXPANSION_SEED)
+    }
 }
 
 /// What the replay did, for the fidelity report.
@@ -264,12 +274,12 @@ fn replay_ranks(
     let (rank, size) = library.init(threaded);
     if let Some(Err(error)) = scaling
         .filter(|_| rank == 0)
-        .map(|scaling| scaling.check_messages(trace))
+        .map(|scaling| scaling.check_messages(trace, options.seed()))
     {
         eprintln!("cairn: {error}");
         library.abort(1)
     }
-    let job = mpi::Job::plan(&library, rank, size, trace, scaling);
+    let job = mpi::Job::plan(&library, rank, size, trace, scaling, options.seed());
     let started = Instant::now();
     let result = processes::replay_processes(
         trace,
@@ -361,7 +371,7 @@ fn replay_thread(
     // library's own calls (ROMIO's pwrite inside MPI_File_write_at) one after the other
     // with the call around them, whose replay makes them and takes their time again.
     let mut nested = 0u64;
-    trace.expand(stream, |mut event| {
+    for mut event in trace.events_seeded(stream, options.seed()) {
         if let Some(scaling) = scaling {
             scaling.adjust(trace, stream, &mut event);
         }
@@ -381,12 +391,12 @@ fn replay_thread(
         if left_to_libraries(&event) {
             counts.left_to_libraries += 1;
             nested = nested.saturating_add(event.duration);
-            return;
+            continue;
         }
         let info = &trace.calls[event.call as usize];
         if info.layer().is_some_and(Layer::is_library) {
             counts.library_calls += 1;
-            return;
+            continue;
         }
         // Each call no earlier than it came in the run, from the process's start: the
         // compute time between calls is reproduced, and so is the order of calls across
@@ -443,7 +453,7 @@ fn replay_thread(
                 event.result
             );
             layer.calls += 1;
-            return;
+            continue;
         }
         let target = (name == "rename" || name == "renameat" || name == "renameat2")
             .then(|| stream.file(event.aux))
@@ -473,11 +483,11 @@ fn replay_thread(
             Some(Moved::Nothing) => {}
             None => {
                 *counts.not_replayed.entry(name.to_string()).or_default() += 1;
-                return;
+                continue;
             }
         }
         layer.calls += 1;
-    });
+    }
     if let Some(forks) = forks {
         forks.before(u64::MAX, &handles);
     }

@@ -119,7 +119,7 @@ impl Scaling {
     /// on 4 ranks `rank XOR 2` is also `rank + 2 mod 4`, which does not pair on 6). The
     /// check expands every rank's stream (run once, on rank 0); receives from any source
     /// or matched probes make it unable to say, and it lets those through.
-    pub(crate) fn check_messages(&self, trace: &Trace) -> Result<(), ReplayError> {
+    pub(crate) fn check_messages(&self, trace: &Trace, seed: u64) -> Result<(), ReplayError> {
         let ranks = self.ranks as i64;
         let mut pairs: HashMap<(i64, i64), i64> = HashMap::new();
         let mut unsure = false;
@@ -129,14 +129,14 @@ impl Scaling {
                 continue;
             };
             let rank = rank as i64;
-            trace.expand_while(stream, |mut event| {
+            for mut event in trace.events_seeded(stream, seed) {
                 self.adjust(trace, stream, &mut event);
                 let info = &trace.calls[event.call as usize];
                 if info.layer() != Some(Layer::Mpi)
                     || info.class() != Some(CallClass::PointToPoint)
                     || crate::left_to_libraries(&event)
                 {
-                    return true;
+                    continue;
                 }
                 let peer = event.aux as u32 as i32 as i64;
                 let name = info.name.as_str();
@@ -149,7 +149,7 @@ impl Scaling {
                 );
                 if peer >= ranks {
                     outside = Some((rank, name.to_string(), peer));
-                    return false;
+                    break;
                 }
                 if crate::mpi::sends(name) {
                     if peer >= 0 {
@@ -164,8 +164,7 @@ impl Scaling {
                 } else {
                     unsure |= name.contains("probe") || name.contains("Probe");
                 }
-                true
-            });
+            }
             if let Some((rank, call, peer)) = outside {
                 let named = if peer == i32::MAX as i64 {
                     "a rank below 0".to_string()

@@ -1098,11 +1098,24 @@ impl Trace {
     /// [`Trace::expand`] one event at a time: for readers that walk several streams side
     /// by side (memory: the loop nest, not the events).
     pub fn events<'t>(&'t self, stream: &'t Stream) -> impl Iterator<Item = Event> + Send + 't {
+        self.events_seeded(stream, cairn_compress::stream::EXPANSION_SEED)
+    }
+
+    /// [`Trace::events`] with blurred values drawn from `seed` (the default one is
+    /// [`cairn_compress::stream::EXPANSION_SEED`], every other reader's).
+    pub fn events_seeded<'t>(
+        &'t self,
+        stream: &'t Stream,
+        seed: u64,
+    ) -> impl Iterator<Item = Event> + Send + 't {
         stream
             .events
-            .events_for_view(stream.view(), stream.first_start, move |call| {
-                self.class_of(call)
-            })
+            .events_for_view_seeded(
+                stream.view(),
+                stream.first_start,
+                move |call| self.class_of(call),
+                seed,
+            )
             .map(move |mut event| {
                 event.file = event.file.and_then(|local| stream.file(local as u64 + 1));
                 event

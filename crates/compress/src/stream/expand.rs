@@ -63,6 +63,18 @@ impl EncodedStream {
         first_start: u64,
         class_of: C,
     ) -> Events<'_, C> {
+        self.events_for_view_seeded(view, first_start, class_of, EXPANSION_SEED)
+    }
+
+    /// [`EncodedStream::events_for_view`] with blurred values drawn from another seed (a
+    /// replay's `--seed`): every reader given the same seed draws the same values.
+    pub fn events_for_view_seeded<C: Fn(u16) -> Option<CallClass>>(
+        &self,
+        view: RankView,
+        first_start: u64,
+        class_of: C,
+        seed: u64,
+    ) -> Events<'_, C> {
         let top = self.nodes_for_view(view);
         Events {
             relative: Relative::default(),
@@ -70,7 +82,7 @@ impl EncodedStream {
             clock: first_start,
             started: false,
             class_of,
-            random: SplitMix::new(EXPANSION_SEED ^ view.delta as u64),
+            random: SplitMix::new(seed ^ view.delta as u64),
             sites: self.site_histograms(),
             points: FastMap::default(),
             decoded: FastMap::default(),

@@ -102,6 +102,7 @@ impl<'t> Plan<'t> {
         me: u32,
         scaling: Option<crate::scale::Scaling>,
         world_wide: HashMap<u32, HashSet<u64>>,
+        seed: u64,
     ) -> Plan<'t> {
         let rank_of = |stream: &Stream| trace.processes[stream.process as usize].rank;
         let rank_zero: Vec<&'t Stream> = trace
@@ -112,7 +113,7 @@ impl<'t> Plan<'t> {
         let mut points: Expansion<'t> = Box::new(
             rank_zero
                 .into_iter()
-                .flat_map(move |stream| trace.events(stream)),
+                .flat_map(move |stream| trace.events_seeded(stream, seed)),
         );
         let mut state = State {
             trace,
@@ -129,7 +130,7 @@ impl<'t> Plan<'t> {
                     Some((
                         rank,
                         stream,
-                        Box::new(trace.events(stream)) as Expansion<'t>,
+                        Box::new(trace.events_seeded(stream, seed)) as Expansion<'t>,
                     ))
                 })
                 .collect(),

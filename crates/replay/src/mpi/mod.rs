@@ -400,6 +400,7 @@ impl<'a> Job<'a> {
         size: c_int,
         trace: &'a Trace,
         scaling: Option<crate::scale::Scaling>,
+        seed: u64,
     ) -> Job<'a> {
         // Each rank's communicators other than the world's, in order of first use.
         let mut communicators: HashMap<u32, Vec<u64>> = HashMap::new();
@@ -431,7 +432,7 @@ impl<'a> Job<'a> {
         let derived = trace.is_lossy().then(|| {
             let every: HashMap<u32, HashSet<u64>> =
                 (0..size as u32).map(|r| (r, world_wide_of(r))).collect();
-            derived::Plan::make(trace, rank as u32, scaling, every)
+            derived::Plan::make(trace, rank as u32, scaling, every, seed)
         });
         let mut copy = 0u64;
         if !world_wide.is_empty() {

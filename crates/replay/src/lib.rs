@@ -371,6 +371,8 @@ fn replay_thread(
     // library's own calls (ROMIO's pwrite inside MPI_File_write_at) one after the other
     // with the call around them, whose replay makes them and takes their time again.
     let mut nested = 0u64;
+    let mut paths: std::collections::HashMap<u32, std::path::PathBuf> =
+        std::collections::HashMap::new();
     for mut event in trace.events_seeded(stream, options.seed()) {
         if let Some(scaling) = scaling {
             scaling.adjust(trace, stream, &mut event);
@@ -413,17 +415,20 @@ fn replay_thread(
             }
         }
         let name = info.name.as_str();
-        let layer = counts
-            .layers
-            .entry(
-                info.layer()
-                    .map_or("other", |layer| layer.name())
-                    .to_string(),
-            )
-            .or_default();
-        let path = event
-            .file
-            .map(|file| mapped(&options.root, &trace.files[file as usize].path));
+        let layer_name = info.layer().map_or("other", |layer| layer.name());
+        if !counts.layers.contains_key(layer_name) {
+            counts
+                .layers
+                .insert(layer_name.to_string(), LayerFidelity::default());
+        }
+        let layer = counts.layers.get_mut(layer_name).expect("just made");
+        // Each file's path under the root, made once per thread (not at every call).
+        let path: Option<&std::path::Path> = event.file.map(|file| {
+            paths
+                .entry(file)
+                .or_insert_with(|| mapped(&options.root, &trace.files[file as usize].path))
+                .as_path()
+        });
         let is_mpi = matches!(info.layer(), Some(Layer::Mpi))
             || name.starts_with("MPI_Init")
             || name == "MPI_Finalize";

@@ -20,6 +20,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 use std::time::Instant;
 
+use cairn_compress::stream::{Body, Item};
 use cairn_model::Layer;
 use cairn_trace::{Process, Stream, Trace};
 
@@ -256,19 +257,21 @@ pub(crate) fn makes_mpi_calls(trace: &Trace, streams: &[&Stream]) -> bool {
         .any(|stream| first_mpi_call(trace, stream).is_some())
 }
 
-/// The name of a thread's first MPI call, if it made one (the walk stops there).
+/// The name of a thread's first MPI call, if it made one: one walk of the folded
+/// structure (a loop's body once), which stops there.
 pub(crate) fn first_mpi_call<'a>(trace: &'a Trace, stream: &Stream) -> Option<&'a str> {
-    let mut found = None;
-    trace.expand_while(stream, |event| {
-        let info = &trace.calls[event.call as usize];
-        if matches!(info.layer(), Some(Layer::Mpi | Layer::MpiIo))
-            || info.name.starts_with("MPI_Init")
-        {
-            found = Some(info.name.as_str());
-        }
-        found.is_none()
-    });
-    found
+    fn first<'a>(trace: &'a Trace, body: Body) -> Option<&'a str> {
+        body.iter().find_map(|item| match item {
+            Item::Leaf(leaf) => {
+                let info = trace.calls.get(leaf.key.call as usize)?;
+                (matches!(info.layer(), Some(Layer::Mpi | Layer::MpiIo))
+                    || info.name.starts_with("MPI_Init"))
+                .then_some(info.name.as_str())
+            }
+            Item::Loop { count, body, .. } => (count > 0).then(|| first(trace, body)).flatten(),
+        })
+    }
+    first(trace, stream.nodes())
 }
 
 /// Runs `work` in a forked child (a process of its own, as recorded) and waits for its

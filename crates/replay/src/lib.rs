@@ -450,8 +450,7 @@ fn replay_thread(
         if options.dry_run {
             println!(
                 "{name} {} request {} offset {} aux {} result {}",
-                path.as_deref()
-                    .map_or(String::new(), |p| p.display().to_string()),
+                path.map_or(String::new(), |p| p.display().to_string()),
                 event.request,
                 event.offset,
                 event.aux,
@@ -466,17 +465,14 @@ fn replay_thread(
             .map(|file| mapped(&options.root, &trace.files[file as usize].path));
         let issued = if is_mpi || matches!(info.layer(), Some(Layer::MpiIo)) {
             job.and_then(|job| {
-                mpi.get_or_insert_with(|| mpi::Thread::new(job)).issue(
-                    name,
-                    &event,
-                    path.as_deref(),
-                )
+                mpi.get_or_insert_with(|| mpi::Thread::new(job))
+                    .issue(name, &event, path)
             })
         } else {
             issue(
                 name,
                 &event,
-                path.as_deref(),
+                path,
                 target.as_deref(),
                 &mut handles,
                 &mut buffer,

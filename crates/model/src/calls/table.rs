@@ -589,6 +589,23 @@ macro_rules! for_each_builtin_call {
                 => fortran_file_status(file, ierror);
             mpi_file_sync_ MpiIo Sync generated (file: *const c_int, ierror: *mut c_int) -> ()
                 => fortran_file_status(file, ierror);
+            // Communicators made and freed from Fortran (hooks in communicators.rs): the
+            // call, then its MPI_Comm_made share, as from C.
+            mpi_comm_split_ Mpi Collective custom;
+            mpi_comm_dup_ Mpi Collective custom;
+            mpi_comm_create_ Mpi Collective custom;
+            mpi_cart_create_ Mpi Collective custom;
+            mpi_comm_free_ Mpi Meta custom;
+            ompi_comm_split_f Mpi Collective custom;
+            ompi_comm_dup_f Mpi Collective custom;
+            ompi_comm_create_f Mpi Collective custom;
+            ompi_cart_create_f Mpi Collective custom;
+            ompi_comm_free_f Mpi Meta custom;
+            mpi_comm_split_f08_ Mpi Collective custom;
+            mpi_comm_dup_f08_ Mpi Collective custom;
+            mpi_comm_create_f08_ Mpi Collective custom;
+            mpi_cart_create_f08_ Mpi Collective custom;
+            mpi_comm_free_f08_ Mpi Meta custom;
             mpi_barrier_ Mpi Collective generated (comm: *const c_int, ierror: *mut c_int) -> ()
                 => fortran_collective(std::ptr::null(), std::ptr::null(), comm, ierror);
             mpi_bcast_ Mpi Collective generated (buffer: *mut c_void, count: *const c_int, datatype: *const c_int, root: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()

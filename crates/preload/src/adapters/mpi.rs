@@ -461,7 +461,7 @@ fn c_datatype(fortran: *const c_int) -> MpiHandle {
 }
 
 /// The C communicator of a Fortran one.
-fn c_communicator(fortran: c_int) -> MpiHandle {
+pub(crate) fn c_communicator(fortran: c_int) -> MpiHandle {
     c_handle(fortran, &COMM_F2C, c"PMPI_Comm_f2c")
 }
 

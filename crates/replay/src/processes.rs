@@ -99,7 +99,11 @@ impl Family<'_> {
                 .parent
                 .is_some_and(|parent| self.forks_its_children(parent as usize));
         }
-        !self.dry_run && selected(process.exec_of) && !self.mpi_calls[index]
+        // An image without events is not replayed, so it cannot continue into this one.
+        let replayed = |other: u32| {
+            selected(Some(other)) && !streams_of(self.trace, other as usize).is_empty()
+        };
+        !self.dry_run && process.exec_of.is_some_and(replayed) && !self.mpi_calls[index]
     }
 
     /// The children the process `index` forked, by recorded start.

@@ -468,20 +468,19 @@ fn fortran_sub_communicators_replay_call_by_call_under(mpi: Mpi) {
     // periodic Cartesian ring made from Fortran (under Open MPI its Fortran layer calls
     // PMPI_*, so the Fortran hooks follow them), a collective on each, each freed. Every
     // communicator is made again and every call replays with its count and bytes.
-    let (directory, trace) = traced_mpi_program(mpi, "patterns/subcomms_fortran", 4, &[], &[]);
-    let (replay, output) =
-        replayed_traced(mpi, 4, &trace, &directory.path().join("replay-root"), &[]);
-    let said = String::from_utf8_lossy(&output.stderr);
-    assert!(!said.contains("not replayed"), "{said}");
-    let original = made_as_splits(mpi_calls(&trace));
     // Per rank: a split, a cart (made again as a split), a dup, each with its share and
     // freed; Allreduces of one double on the row and the dup, a Barrier on the ring.
-    assert_eq!(original["MPI_Comm_split"], (8, 0));
-    assert_eq!(original["MPI_Comm_dup"], (4, 0));
-    assert_eq!(original["MPI_Comm_made"], (12, 0));
-    assert_eq!(original["MPI_Comm_free"], (12, 0));
-    assert_eq!(original["MPI_Allreduce"], (8, 64));
-    assert_eq!(made_as_splits(mpi_calls(&replay)), original, "{said}");
+    communicators_made_again(
+        mpi,
+        "patterns/subcomms_fortran",
+        &[
+            ("MPI_Comm_split", (8, 0)),
+            ("MPI_Comm_dup", (4, 0)),
+            ("MPI_Comm_made", (12, 0)),
+            ("MPI_Comm_free", (12, 0)),
+            ("MPI_Allreduce", (8, 64)),
+        ],
+    );
 }
 
 under_both_mpis!(
@@ -744,22 +743,37 @@ fn sub_communicators_replay_with_their_members_in_order_under(mpi: Mpi) {
     // and Sendrecvs on each. The tracer keeps each new communicator's rank 0 (as a world
     // rank) and this rank's rank in it, so the replay makes them again as splits; a free
     // keeps the communicator it freed, so the replay frees the same.
-    let (directory, trace) = traced_mpi_program(mpi, "patterns/subcomms", 4, &[], &[]);
+    // Per rank: 2 row/column splits, a dup, the evens' create, the ring's cart and the
+    // node's split_type (6 communicators made, each with its share, and freed: 4 × 5 and
+    // the 2 evens'); Allreduces of 8 (rows), 4 (evens only) and 4 (node) bytes, a Bcast of
+    // 64, Sendrecvs of 16 and 32 bytes.
+    communicators_made_again(
+        mpi,
+        "patterns/subcomms",
+        &[
+            ("MPI_Comm_split", (20, 0)),
+            ("MPI_Comm_made", (24, 0)),
+            ("MPI_Comm_free", (22, 0)),
+            ("MPI_Allreduce", (10, 56)),
+            ("MPI_Bcast", (4, 256)),
+            ("MPI_Sendrecv", (8, 192)),
+        ],
+    );
+}
+
+/// `program` traced on 4 ranks under `mpi`, its `expected` (call, (count, bytes)) in the
+/// trace (communicators counted as the replay makes them again), and its replay, traced:
+/// every communicator made again, every MPI call with its count and bytes.
+fn communicators_made_again(mpi: Mpi, program: &str, expected: &[(&str, (u64, u64))]) {
+    let (directory, trace) = traced_mpi_program(mpi, program, 4, &[], &[]);
     let root = directory.path().join("replay-root");
     let (replay, output) = replayed_traced(mpi, 4, &trace, &root, &[]);
     let said = String::from_utf8_lossy(&output.stderr);
     assert!(!said.contains("not replayed"), "{said}");
     let original = made_as_splits(mpi_calls(&trace));
-    // Per rank: 2 row/column splits, a dup, the evens' create, the ring's cart and the
-    // node's split_type (6 communicators made, each with its share, and freed: 4 × 5 and
-    // the 2 evens'); Allreduces of 8 (rows), 4 (evens only) and 4 (node) bytes, a Bcast of
-    // 64, Sendrecvs of 16 and 32 bytes.
-    assert_eq!(original["MPI_Comm_split"], (20, 0));
-    assert_eq!(original["MPI_Comm_made"], (24, 0));
-    assert_eq!(original["MPI_Comm_free"], (22, 0));
-    assert_eq!(original["MPI_Allreduce"], (10, 56));
-    assert_eq!(original["MPI_Bcast"], (4, 256));
-    assert_eq!(original["MPI_Sendrecv"], (8, 192));
+    for (call, figures) in expected {
+        assert_eq!(original[*call], *figures, "{call}");
+    }
     assert_eq!(made_as_splits(mpi_calls(&replay)), original, "{said}");
 }
 

@@ -13,11 +13,15 @@
 //!   its parent's replay when the run forked it, with the parent's descriptors; an exec
 //!   successor continues in the same process ([`processes`]). Processes the run started
 //!   otherwise are replayed one after the other.
-//! - Each call is issued no earlier than it came in the run, counted from the process's
-//!   start (a folded loop's calls at its mean gap): the compute time between calls and the
-//!   order of calls across threads are reproduced. `no_compute` issues each thread's calls
-//!   as fast as it can: for single-threaded processes (across threads, a descriptor one
-//!   thread closes after the others used it may then be closed too early).
+//! - Compute time: before each call the thread owes the gap the run had before it (a
+//!   folded loop's mean gap), less the tracer's own cost, which recorded gaps hold (the
+//!   thread's smallest mean gap); a thread's first call is owed its offset from its
+//!   process's start. What is owed is slept once it reaches 200 µs (a sleep costs tens of
+//!   microseconds; oversleeping is paid back). The calls' own times are the replay's, so a
+//!   faster or slower file system shows in the replay's wall (a schedule of absolute
+//!   recorded times would hide a speed-up). Across threads, a thread waits for a
+//!   descriptor another opens, and a close for the threads that use the descriptor.
+//!   `no_compute` issues each thread's calls as fast as it can.
 //! - A trace of an MPI job is replayed by `mpirun -np N cairn replay`: each rank replays its
 //!   own rank's processes, the one that made MPI calls in the launched process itself (MPI
 //!   started as the program started it), and rank 0 gathers the report ([`mpi`]).
@@ -341,11 +345,41 @@ fn left_to_libraries(event: &cairn_model::Event) -> bool {
     event.flags & (event_flags::IN_RUNTIME | event_flags::INSIDE_MPIIO) != 0
 }
 
-/// The process's replay clock: when its replay started, and when its first recorded event
-/// did (ns since the run's start).
+/// The least compute time a replayed thread sleeps at once (see `replay_thread`).
+const SLEEP_GRAIN_NS: i64 = 200_000;
+
+/// The smallest mean gap before a call of a thread's in the run (0 if none is known): one
+/// walk of its folded structure, the calls MPI libraries made inside others left out.
+fn smallest_gap(stream: &Stream) -> u64 {
+    fn walk(body: cairn_compress::stream::Body, smallest: &mut Option<u64>) {
+        for item in body.iter() {
+            match item {
+                cairn_compress::stream::Item::Leaf(leaf) => {
+                    let library = event_flags::IN_RUNTIME | event_flags::INSIDE_MPIIO;
+                    // A call site's mean gap (a single one can read 0 ns between two clock
+                    // readings; a thread's first call has none).
+                    let gap = leaf.gap.mean.round() as u64;
+                    if leaf.gap.count > 0 && gap > 0 && leaf.key.flags & library == 0 {
+                        *smallest = Some(smallest.map_or(gap, |s| s.min(gap)));
+                    }
+                }
+                cairn_compress::stream::Item::Loop { count, body, .. } => {
+                    if count > 0 {
+                        walk(body, smallest);
+                    }
+                }
+            }
+        }
+    }
+    let mut smallest = None;
+    walk(stream.nodes(), &mut smallest);
+    smallest.unwrap_or(0)
+}
+
+/// The process's clock in the run: when its first recorded event started (ns since the
+/// run's start), from which a thread's first call is owed its offset.
 #[derive(Clone, Copy)]
 struct Clock {
-    started: Instant,
     first: u64,
 }
 
@@ -370,10 +404,24 @@ fn replay_thread(
     // The durations of the calls left to the libraries so far: the expansion places a
     // library's own calls (ROMIO's pwrite inside MPI_File_write_at) one after the other
     // with the call around them, whose replay makes them and takes their time again.
-    let mut nested = 0u64;
+    // The compute time between calls (see the crate note): the gap the run had before each
+    // call, less the tracer's own cost, which every recorded gap holds and the program did
+    // not have (the smallest mean gap the thread had stands for it). The gap after a call
+    // MPI made inside another, which the replay does not issue, counts from its end.
+    let tracer_cost = smallest_gap(stream);
+    let mut recorded_end: Option<u64> = None;
+    // Compute time owed and not slept yet (ns; below 0 after oversleeping): a sleep costs
+    // tens of microseconds, so gaps of a few hundred nanoseconds are slept together.
+    let mut owed: i64 = 0;
     let mut paths: std::collections::HashMap<u32, std::path::PathBuf> =
         std::collections::HashMap::new();
     for mut event in trace.events_seeded(stream, options.seed()) {
+        let gap = match recorded_end {
+            // A thread's first call: as long after its process's start as in the run.
+            None => event.start.saturating_sub(clock.first),
+            Some(end) => event.start.saturating_sub(end).saturating_sub(tracer_cost),
+        };
+        recorded_end = Some(event.start.saturating_add(event.duration));
         if let Some(scaling) = scaling {
             scaling.adjust(trace, stream, &mut event);
         }
@@ -392,7 +440,6 @@ fn replay_thread(
         }
         if left_to_libraries(&event) {
             counts.left_to_libraries += 1;
-            nested = nested.saturating_add(event.duration);
             continue;
         }
         let info = &trace.calls[event.call as usize];
@@ -400,18 +447,12 @@ fn replay_thread(
             counts.library_calls += 1;
             continue;
         }
-        // Each call no earlier than it came in the run, from the process's start: the
-        // compute time between calls is reproduced, and so is the order of calls across
-        // threads (a file one thread closes after the others wrote it).
         if !options.no_compute && !options.dry_run {
-            let due = Duration::from_nanos(
-                event
-                    .start
-                    .saturating_sub(clock.first)
-                    .saturating_sub(nested),
-            );
-            if let Some(wait) = due.checked_sub(clock.started.elapsed()) {
-                std::thread::sleep(wait);
+            owed = owed.saturating_add(gap.min(i64::MAX as u64) as i64);
+            if owed >= SLEEP_GRAIN_NS {
+                let asleep = Instant::now();
+                std::thread::sleep(Duration::from_nanos(owed as u64));
+                owed -= asleep.elapsed().as_nanos().min(i64::MAX as u128) as i64;
             }
         }
         let name = info.name.as_str();

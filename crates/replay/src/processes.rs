@@ -365,11 +365,10 @@ fn replay_process(
     let shared = Shared::plan(trace, streams, inherited);
     let total = Mutex::new(Counts::default());
     let first = streams.iter().map(|s| s.first_start).min().unwrap_or(0);
-    let started = Instant::now();
     let forks = Mutex::new(forks);
     let left_open = Mutex::new(HashMap::new());
     let run = |me: usize, stream: &Stream| {
-        let clock = Clock { started, first };
+        let clock = Clock { first };
         let handles = ThreadHandles {
             own: Handles::default(),
             // A process of one thread passes its descriptors on (children, exec).

@@ -401,9 +401,6 @@ fn replay_thread(
     // Made at the thread's first MPI call: only a thread that calls MPI may post the
     // derived receives of a trace with histograms.
     let mut mpi: Option<mpi::Thread> = None;
-    // The durations of the calls left to the libraries so far: the expansion places a
-    // library's own calls (ROMIO's pwrite inside MPI_File_write_at) one after the other
-    // with the call around them, whose replay makes them and takes their time again.
     // The compute time between calls (see the crate note): the gap the run had before each
     // call, less the tracer's own cost, which every recorded gap holds and the program did
     // not have (the smallest mean gap the thread had stands for it). The gap after a call

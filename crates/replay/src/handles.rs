@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use cairn_compress::stream::{Body, Item};
-use cairn_model::event_flags;
+use std::ops::ControlFlow;
+
 use cairn_trace::{Stream, Trace};
 
 /// The replayed process's descriptors and streams, by their recorded numbers: the ones a
@@ -49,47 +49,28 @@ impl Shared {
         for stream in streams {
             let mut own: HashSet<u64> = HashSet::new();
             let mut uses: HashSet<u64> = HashSet::new();
-            // One walk of the folded structure (a loop's body once), not of the events:
-            // what is opened and used first is found in the same order.
-            fn walk(
-                trace: &Trace,
-                body: Body,
-                own: &mut HashSet<u64>,
-                opened: &mut HashSet<u64>,
-                uses: &mut HashSet<u64>,
-            ) {
-                for item in body.iter() {
-                    let leaf = match item {
-                        Item::Leaf(leaf) => leaf,
-                        Item::Loop { count, body, .. } => {
-                            if count > 0 {
-                                walk(trace, body, own, opened, uses);
-                            }
-                            continue;
-                        }
+            // One walk of the folded structure, not of the events: what is opened and
+            // used first is found in the same order.
+            let _ = crate::each_leaf_run::<()>(stream.nodes(), &mut |leaf| {
+                let key = &leaf.key;
+                let info = trace.calls.get(key.call as usize);
+                let Some(info) = info.filter(|_| !crate::made_by_libraries(key.flags)) else {
+                    return ControlFlow::Continue(());
+                };
+                let name = info.name.as_str();
+                if opens(name) {
+                    let handle = if name.starts_with("fopen") {
+                        key.handle
+                    } else {
+                        key.result() as u64
                     };
-                    let key = &leaf.key;
-                    if key.flags & (event_flags::IN_RUNTIME | event_flags::INSIDE_MPIIO) != 0 {
-                        continue;
-                    }
-                    let Some(info) = trace.calls.get(key.call as usize) else {
-                        continue;
-                    };
-                    let name = info.name.as_str();
-                    if opens(name) {
-                        let handle = if name.starts_with("fopen") {
-                            key.handle
-                        } else {
-                            key.result() as u64
-                        };
-                        own.insert(handle);
-                        opened.insert(handle);
-                    } else if uses_handle(name) && !own.contains(&key.handle) {
-                        uses.insert(key.handle);
-                    }
+                    own.insert(handle);
+                    opened.insert(handle);
+                } else if uses_handle(name) && !own.contains(&key.handle) {
+                    uses.insert(key.handle);
                 }
-            }
-            walk(trace, stream.nodes(), &mut own, &mut opened, &mut uses);
+                ControlFlow::Continue(())
+            });
             borrowed.push(uses);
         }
         // SAFETY: a NUL-terminated path.

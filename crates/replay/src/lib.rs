@@ -35,6 +35,7 @@
 //! The places with `unsafe`: the libc and MPI calls that re-issue the I/O (FFI).
 
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -342,7 +343,34 @@ impl Fidelity {
 /// Whether an event is a call an MPI library made itself (inside an MPI-IO call, in
 /// `MPI_Init` or `MPI_Finalize`): the replayed MPI calls make their own.
 fn left_to_libraries(event: &cairn_model::Event) -> bool {
-    event.flags & (event_flags::IN_RUNTIME | event_flags::INSIDE_MPIIO) != 0
+    made_by_libraries(event.flags)
+}
+
+/// [`left_to_libraries`], by an event's or a leaf key's flags.
+fn made_by_libraries(flags: u32) -> bool {
+    flags & (event_flags::IN_RUNTIME | event_flags::INSIDE_MPIIO) != 0
+}
+
+/// Visits in order the leaves of `body` the walked rank runs — a loop's body once, a loop
+/// of a part only other ranks have not at all — until `visit` breaks: one walk of the
+/// folded structure, which finds first uses in the order the events have them, whatever
+/// the loops' counts.
+fn each_leaf_run<B>(
+    body: cairn_compress::stream::Body,
+    visit: &mut impl FnMut(
+        &cairn_compress::fold::Leaf<cairn_compress::stream::EventKey>,
+    ) -> ControlFlow<B>,
+) -> ControlFlow<B> {
+    for item in body.iter() {
+        match item {
+            cairn_compress::stream::Item::Leaf(leaf) => visit(&leaf)?,
+            cairn_compress::stream::Item::Loop { count, body, .. } if count > 0 => {
+                each_leaf_run(body, visit)?
+            }
+            cairn_compress::stream::Item::Loop { .. } => {}
+        }
+    }
+    ControlFlow::Continue(())
 }
 
 /// The least compute time a replayed thread sleeps at once (see `replay_thread`).
@@ -351,28 +379,16 @@ const SLEEP_GRAIN_NS: i64 = 200_000;
 /// The smallest mean gap before a call of a thread's in the run (0 if none is known): one
 /// walk of its folded structure, the calls MPI libraries made inside others left out.
 fn smallest_gap(stream: &Stream) -> u64 {
-    fn walk(body: cairn_compress::stream::Body, smallest: &mut Option<u64>) {
-        for item in body.iter() {
-            match item {
-                cairn_compress::stream::Item::Leaf(leaf) => {
-                    let library = event_flags::IN_RUNTIME | event_flags::INSIDE_MPIIO;
-                    // A call site's mean gap (a single one can read 0 ns between two clock
-                    // readings; a thread's first call has none).
-                    let gap = leaf.gap.mean.round() as u64;
-                    if leaf.gap.count > 0 && gap > 0 && leaf.key.flags & library == 0 {
-                        *smallest = Some(smallest.map_or(gap, |s| s.min(gap)));
-                    }
-                }
-                cairn_compress::stream::Item::Loop { count, body, .. } => {
-                    if count > 0 {
-                        walk(body, smallest);
-                    }
-                }
-            }
+    let mut smallest: Option<u64> = None;
+    let _ = each_leaf_run::<()>(stream.nodes(), &mut |leaf| {
+        // A call site's mean gap (a single one can read 0 ns between two clock readings;
+        // a thread's first call has none).
+        let gap = leaf.gap.mean.round() as u64;
+        if leaf.gap.count > 0 && gap > 0 && !made_by_libraries(leaf.key.flags) {
+            smallest = Some(smallest.map_or(gap, |s| s.min(gap)));
         }
-    }
-    let mut smallest = None;
-    walk(stream.nodes(), &mut smallest);
+        ControlFlow::Continue(())
+    });
     smallest.unwrap_or(0)
 }
 

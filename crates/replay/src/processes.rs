@@ -20,7 +20,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 use std::time::Instant;
 
-use cairn_compress::stream::{Body, Item};
+use std::ops::ControlFlow;
+
 use cairn_model::Layer;
 use cairn_trace::{Process, Stream, Trace};
 
@@ -42,11 +43,20 @@ pub(crate) fn replay_processes(
     let started = Instant::now();
     let mut fidelity = Fidelity::default();
     let mut mpi_process_replayed = false;
-    let mpi_calls: Vec<bool> = (0..trace.processes.len())
-        .map(|index| makes_mpi_calls(trace, &streams_of(trace, index)))
+    // Each process's streams, found once (every question below is about processes).
+    let mut streams: Vec<Vec<&Stream>> = vec![Vec::new(); trace.processes.len()];
+    for stream in &trace.streams {
+        if let Some(mine) = streams.get_mut(stream.process as usize) {
+            mine.push(stream);
+        }
+    }
+    let mpi_calls: Vec<bool> = streams
+        .iter()
+        .map(|streams| makes_mpi_calls(trace, streams))
         .collect();
     let family = Family {
         trace,
+        streams: &streams,
         mpi_calls: &mpi_calls,
         dry_run: options.dry_run,
     };
@@ -54,7 +64,7 @@ pub(crate) fn replay_processes(
         if !select(process) || family.replayed_by_another(index, &select) {
             continue;
         }
-        if streams_of(trace, index).is_empty() {
+        if streams[index].is_empty() {
             continue;
         }
         let in_mpi = job.is_some() && !mpi_process_replayed && mpi_calls[index];
@@ -76,6 +86,8 @@ pub(crate) fn replay_processes(
 #[derive(Clone, Copy)]
 struct Family<'a> {
     trace: &'a Trace,
+    /// Per process: its threads' streams.
+    streams: &'a [Vec<&'a Stream>],
     /// Per process: whether it makes MPI calls.
     mpi_calls: &'a [bool],
     dry_run: bool,
@@ -84,7 +96,7 @@ struct Family<'a> {
 impl Family<'_> {
     /// Whether a replayed process forks its children when the run did.
     fn forks_its_children(&self, index: usize) -> bool {
-        !self.dry_run && !self.mpi_calls[index] && streams_of(self.trace, index).len() == 1
+        !self.dry_run && !self.mpi_calls[index] && self.streams[index].len() == 1
     }
 
     /// Whether another process's replay replays this one (it forks it, or this image
@@ -100,9 +112,8 @@ impl Family<'_> {
                 .is_some_and(|parent| self.forks_its_children(parent as usize));
         }
         // An image without events is not replayed, so it cannot continue into this one.
-        let replayed = |other: u32| {
-            selected(Some(other)) && !streams_of(self.trace, other as usize).is_empty()
-        };
+        let replayed =
+            |other: u32| selected(Some(other)) && !self.streams[other as usize].is_empty();
         !self.dry_run && process.exec_of.is_some_and(replayed) && !self.mpi_calls[index]
     }
 
@@ -134,7 +145,7 @@ impl Family<'_> {
         inherited: HashMap<u32, i32>,
     ) -> Fidelity {
         let trace = self.trace;
-        let streams = streams_of(trace, index);
+        let streams = &self.streams[index];
         let started = Instant::now();
         let mut forks = Forks {
             family: *self,
@@ -144,10 +155,9 @@ impl Family<'_> {
             next: 0,
             running: Vec::new(),
         };
-        let (counts, open) = replay_process(
-            trace, &streams, options, job, scaling, inherited, &mut forks,
-        );
-        let mut fidelity = process_fidelity(trace, index, &streams, counts, started);
+        let (counts, open) =
+            replay_process(trace, streams, options, job, scaling, inherited, &mut forks);
+        let mut fidelity = process_fidelity(trace, index, streams, counts, started);
         for child in forks.collect() {
             fidelity.absorb(&child);
         }
@@ -246,14 +256,6 @@ fn process_fidelity(
     }
 }
 
-fn streams_of(trace: &Trace, index: usize) -> Vec<&Stream> {
-    trace
-        .streams
-        .iter()
-        .filter(|stream| stream.process as usize == index)
-        .collect()
-}
-
 /// Whether any of a process's threads made an MPI call.
 pub(crate) fn makes_mpi_calls(trace: &Trace, streams: &[&Stream]) -> bool {
     streams
@@ -264,18 +266,19 @@ pub(crate) fn makes_mpi_calls(trace: &Trace, streams: &[&Stream]) -> bool {
 /// The name of a thread's first MPI call, if it made one: one walk of the folded
 /// structure (a loop's body once), which stops there.
 pub(crate) fn first_mpi_call<'a>(trace: &'a Trace, stream: &Stream) -> Option<&'a str> {
-    fn first<'a>(trace: &'a Trace, body: Body) -> Option<&'a str> {
-        body.iter().find_map(|item| match item {
-            Item::Leaf(leaf) => {
-                let info = trace.calls.get(leaf.key.call as usize)?;
-                (matches!(info.layer(), Some(Layer::Mpi | Layer::MpiIo))
-                    || info.name.starts_with("MPI_Init"))
-                .then_some(info.name.as_str())
-            }
-            Item::Loop { count, body, .. } => (count > 0).then(|| first(trace, body)).flatten(),
-        })
-    }
-    first(trace, stream.nodes())
+    let found = crate::each_leaf_run(stream.nodes(), &mut |leaf| match trace
+        .calls
+        .get(leaf.key.call as usize)
+    {
+        Some(info)
+            if matches!(info.layer(), Some(Layer::Mpi | Layer::MpiIo))
+                || info.name.starts_with("MPI_Init") =>
+        {
+            ControlFlow::Break(info.name.as_str())
+        }
+        _ => ControlFlow::Continue(()),
+    });
+    found.break_value()
 }
 
 /// Runs `work` in a forked child (a process of its own, as recorded) and waits for its

@@ -438,7 +438,7 @@ fn refuse_what_cannot_scale(trace: &Trace, recorded: u32, ranks: u32) -> Result<
 fn sends_or_receives(trace: &Trace, body: Body) -> bool {
     body.iter().any(|item| match item {
         Item::Leaf(leaf) => {
-            leaf.key.flags & (event_flags::IN_RUNTIME | event_flags::INSIDE_MPIIO) == 0
+            !crate::made_by_libraries(leaf.key.flags)
                 && trace
                     .calls
                     .get(leaf.key.call as usize)

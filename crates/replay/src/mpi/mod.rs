@@ -33,7 +33,7 @@ use std::ffi::{c_int, c_void, CString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use cairn_compress::stream::{Body, Item};
+use cairn_compress::stream::Body;
 use cairn_model::{Event, Layer};
 use cairn_mpi_abi::{Constants, Family};
 use cairn_trace::Trace;
@@ -508,28 +508,19 @@ fn rank_of(mpi: &Mpi, comm: H) -> c_int {
 /// first use; loops are walked once (a loop run no times by this rank — another rank's
 /// part — not at all).
 fn first_uses(trace: &Trace, body: Body, used: &mut Vec<u64>) {
-    for item in body.iter() {
-        match item {
-            Item::Leaf(leaf) => {
-                let handle = leaf.key.handle;
-                let Some(info) = trace.calls.get(leaf.key.call as usize) else {
-                    continue;
-                };
-                if handle != 0
-                    && info.layer() == Some(Layer::Mpi)
-                    && !is_completion(&info.name)
-                    && !used.contains(&handle)
-                {
-                    used.push(handle);
-                }
-            }
-            Item::Loop { count, body, .. } => {
-                if count > 0 {
-                    first_uses(trace, body, used);
-                }
+    let _ = crate::each_leaf_run::<()>(body, &mut |leaf| {
+        let handle = leaf.key.handle;
+        if let Some(info) = trace.calls.get(leaf.key.call as usize) {
+            if handle != 0
+                && info.layer() == Some(Layer::Mpi)
+                && !is_completion(&info.name)
+                && !used.contains(&handle)
+            {
+                used.push(handle);
             }
         }
-    }
+        std::ops::ControlFlow::Continue(())
+    });
 }
 
 fn is_completion(name: &str) -> bool {

@@ -147,20 +147,6 @@ impl Family<'_> {
         let trace = self.trace;
         let streams = &self.streams[index];
         let started = Instant::now();
-        let mut forks = Forks {
-            family: *self,
-            options,
-            scaling,
-            due: self.children(index),
-            next: 0,
-            running: Vec::new(),
-        };
-        let (counts, open) =
-            replay_process(trace, streams, options, job, scaling, inherited, &mut forks);
-        let mut fidelity = process_fidelity(trace, index, streams, counts, started);
-        for child in forks.collect() {
-            fidelity.absorb(&child);
-        }
         let successor = (!self.dry_run)
             .then(|| {
                 trace
@@ -170,6 +156,22 @@ impl Family<'_> {
             })
             .flatten()
             .filter(|next| !self.mpi_calls[*next]);
+        let due = self.children(index);
+        let mut forks = Forks {
+            family: *self,
+            options,
+            scaling,
+            passes_on: !due.is_empty() || successor.is_some(),
+            due,
+            next: 0,
+            running: Vec::new(),
+        };
+        let (counts, open) =
+            replay_process(trace, streams, options, job, scaling, inherited, &mut forks);
+        let mut fidelity = process_fidelity(trace, index, streams, counts, started);
+        for child in forks.collect() {
+            fidelity.absorb(&child);
+        }
         if let Some(next) = successor {
             fidelity.absorb(&self.replay_image(next, options, None, scaling, open));
         }
@@ -184,6 +186,9 @@ pub(crate) struct Forks<'a> {
     scaling: Option<scale::Scaling>,
     /// (recorded start, process index), in order.
     due: Vec<(u64, usize)>,
+    /// Whether the process passes descriptors on (children to fork, an exec successor):
+    /// only then do its calls note the file of each descriptor.
+    passes_on: bool,
     next: usize,
     /// Forked and not collected yet: (pid, read end of its report's pipe).
     running: Vec<(i32, i32)>,
@@ -368,14 +373,16 @@ fn replay_process(
     let shared = Shared::plan(trace, streams, inherited);
     let total = Mutex::new(Counts::default());
     let first = streams.iter().map(|s| s.first_start).min().unwrap_or(0);
+    // A process of one thread that has children or an exec successor passes its
+    // descriptors on.
+    let passes_on = streams.len() == 1 && job.is_none() && forks.passes_on;
     let forks = Mutex::new(forks);
     let left_open = Mutex::new(HashMap::new());
     let run = |me: usize, stream: &Stream| {
         let clock = Clock { first };
         let handles = ThreadHandles {
             own: Handles::default(),
-            // A process of one thread passes its descriptors on (children, exec).
-            files: (streams.len() == 1 && job.is_none()).then(HashMap::new),
+            files: passes_on.then(HashMap::new),
             shared: &shared,
             me,
             inherited: std::cell::Cell::new(0),

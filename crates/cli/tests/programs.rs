@@ -326,6 +326,7 @@ fn runs_folded_in_the_tracer_change_no_exact_figure() {
     let threads_blocks = compile("threads_blocks", directory.path(), &["-pthread"]);
     let steps = compile("steps", directory.path(), &[]);
     let stdio = compile("stdio", directory.path(), &["-fno-builtin"]);
+    let random_reads = compile("patterns/random_reads", directory.path(), &[]);
     let python = python();
     let python_arrays = programs_directory().join("../../bench/python_arrays.py");
     let work = directory.path().to_str().unwrap().to_string();
@@ -357,6 +358,14 @@ fn runs_folded_in_the_tracer_change_no_exact_figure() {
             vec![steps.display().to_string(), work.clone(), "50".into()],
         ),
         ("stdio", vec![stdio.display().to_string(), work.clone()]),
+        (
+            "random reads",
+            vec![
+                random_reads.display().to_string(),
+                work.clone(),
+                "20000".into(),
+            ],
+        ),
         (
             "python arrays",
             vec![
@@ -405,6 +414,10 @@ fn runs_folded_in_the_tracer_change_no_exact_figure() {
         } else if name == "blocks in threads and across fork" {
             // 182 000 events, nearly all folded: less than a tenth.
             assert!(10 * staged[0] < staged[1], "{name}: {staged:?}");
+        } else if name == "random reads" {
+            // 20,000 preads at random offsets: offsets records (8 bytes a read) instead of
+            // an event record each (80): a header and one chunk against seven.
+            assert!(5 * staged[0] < staged[1], "{name}: {staged:?}");
         } else if name == "blocks" || name == "reopen" {
             assert!(staged[0] < staged[1], "{name}: {staged:?}");
         } else {

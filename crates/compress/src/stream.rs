@@ -45,6 +45,7 @@ use cairn_model::{event_flags, positional, CallClass, Event};
 mod blur;
 mod body;
 mod expand;
+mod offsets;
 mod relative;
 mod sharing;
 

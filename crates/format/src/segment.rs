@@ -26,7 +26,7 @@ use crate::bytes::{ByteReader, ByteWriter};
 use crate::{FormatError, Result};
 
 pub const MAGIC: &[u8; 8] = b"CAIRNSEG";
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 pub const HEADER_BYTES: u64 = 64 * 1024;
 pub const CHUNK_BYTES: u64 = 256 * 1024;
 pub const CHUNK_MAGIC: u32 = u32::from_le_bytes(*b"CHNK");
@@ -179,6 +179,9 @@ pub mod kind {
     /// Repetitions of the thread's last few event records as a whole ([`super::RawBlock`]
     /// and a [`super::RawRun`] per event); extra = how many events (the period).
     pub const BLOCK: u32 = 8;
+    /// Repetitions of one event at irregular offsets ([`super::RawOffsets`]); extra = the
+    /// call's id.
+    pub const OFFSETS: u32 = 9;
 }
 
 /// Lifecycle marks.
@@ -302,6 +305,24 @@ pub struct RawRun {
 
 pub const RAW_RUN_BYTES: usize = std::mem::size_of::<RawRun>();
 const _: () = assert!(RAW_RUN_BYTES == 136);
+
+/// The head of an offsets record: `event` (its first occurrence) and `run.count − 1`
+/// repetitions of it with the same values but their offsets, which are listed after it
+/// (`i64` each, room for `(body length − RAW_OFFSETS_BYTES) / 8`): random accesses
+/// (`pread` at scattered offsets, seeks to them), which no stride describes, staged at 8
+/// bytes a call instead of an event record each. `run` holds the timing statistics over
+/// every occurrence and the end of the last (its stride is not used). Whether a site's
+/// offsets are irregular is `cairn_model::IrregularSteps`' rule, the trace builder's
+/// too. The writer stores each offset before the count that covers it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RawOffsets {
+    pub event: RawEvent,
+    pub run: RawRun,
+}
+
+pub const RAW_OFFSETS_BYTES: usize = std::mem::size_of::<RawOffsets>();
+const _: () = assert!(RAW_OFFSETS_BYTES == RAW_EVENT_BYTES + RAW_RUN_BYTES);
 
 /// The head of a block record: the thread's last `period` events (2 ≤ period ≤
 /// [`MAX_BLOCK_PERIOD`]) repeat `count` more times as a whole, in order. Those events are
@@ -484,6 +505,14 @@ pub enum Record<'a> {
     Run {
         call: u32,
         run: Box<RawRun>,
+    },
+    /// An event and its repetitions at other offsets, one per entry of `offsets` (the
+    /// first is the event's own).
+    Offsets {
+        call: u32,
+        event: RawEvent,
+        run: Box<RawRun>,
+        offsets: Vec<i64>,
     },
     /// The last `positions.len()` event records repeat `count` times (0: the block ended
     /// before a whole repetition).
@@ -669,6 +698,29 @@ fn decode_record(kind: u32, extra: u32, body: &[u8]) -> Result<Record<'_>> {
             Record::Run {
                 call: extra,
                 run: Box::new(run),
+            }
+        }
+        kind::OFFSETS => {
+            if body.len() < RAW_OFFSETS_BYTES + 8 || (body.len() - RAW_OFFSETS_BYTES) % 8 != 0 {
+                return Err(FormatError::Corrupt(
+                    "offsets record of the wrong size".into(),
+                ));
+            }
+            let run = raw_run_at(&u32_at, &u64_at, RAW_EVENT_BYTES)?;
+            let room = (body.len() - RAW_OFFSETS_BYTES) / 8;
+            if run.count == 0 || run.count > room as u64 {
+                return Err(FormatError::Corrupt(
+                    "offsets record counting more offsets than it holds".into(),
+                ));
+            }
+            let offsets = (0..run.count as usize)
+                .map(|index| u64_at(RAW_OFFSETS_BYTES + 8 * index).map(|word| word as i64))
+                .collect::<Result<Vec<i64>>>()?;
+            Record::Offsets {
+                call: extra,
+                event: raw_event_at(&u32_at, &u64_at, 0)?,
+                run: Box::new(run),
+                offsets,
             }
         }
         kind::PATH => {
@@ -936,6 +988,73 @@ mod tests {
         chunk[at + 8..at + 16].copy_from_slice(&0u64.to_le_bytes());
         assert!(records(&chunk).is_err());
         chunk[at..at + 4].copy_from_slice(&record_word(kind::RUN, 72).to_le_bytes());
+        assert!(records(&chunk).is_err());
+    }
+
+    #[test]
+    fn offsets_records_read_back_as_the_tracer_lays_them_out() {
+        let event = RawEvent {
+            start: 10,
+            duration: 3,
+            handle: 5,
+            offset: 8192,
+            request: 4096,
+            result: 4096,
+            file: 2,
+            context: 9,
+            flags: 4,
+            ..RawEvent::default()
+        };
+        let run = RawRun {
+            count: 3,
+            last_end: 99,
+            histogram: [3, 0, 0, 0, 0, 0, 0, 0],
+            ..RawRun::default()
+        };
+        let mut body = Vec::new();
+        for word in [
+            event.start,
+            event.duration,
+            event.handle,
+            event.offset as u64,
+        ] {
+            body.extend_from_slice(&word.to_le_bytes());
+        }
+        for word in [event.request, event.result as u64, event.aux] {
+            body.extend_from_slice(&word.to_le_bytes());
+        }
+        for word in [event.file, event.context, event.errno as u32, event.flags] {
+            body.extend_from_slice(&word.to_le_bytes());
+        }
+        body.extend_from_slice(&raw_run_bytes(&run));
+        // Room for four offsets, three filled.
+        for offset in [8192i64, 0, 65536, 0] {
+            body.extend_from_slice(&offset.to_le_bytes());
+        }
+        assert_eq!(body.len(), RAW_OFFSETS_BYTES + 32);
+        let mut chunk = vec![0u8; CHUNK_HEADER_BYTES + RECORD_HEADER_BYTES + body.len() + 8];
+        let at = CHUNK_HEADER_BYTES;
+        chunk[at..at + 4].copy_from_slice(&record_word(kind::OFFSETS, body.len()).to_le_bytes());
+        chunk[at + 4..at + 8].copy_from_slice(&7u32.to_le_bytes());
+        chunk[at + 8..at + 8 + body.len()].copy_from_slice(&body);
+        assert_eq!(
+            records(&chunk).unwrap(),
+            vec![Record::Offsets {
+                call: 7,
+                event,
+                run: Box::new(run),
+                offsets: vec![8192, 0, 65536],
+            }]
+        );
+        // More offsets counted than there is room for, none, or a ragged body: damage.
+        let count_at = at + 8 + RAW_EVENT_BYTES;
+        chunk[count_at..count_at + 8].copy_from_slice(&5u64.to_le_bytes());
+        assert!(records(&chunk).is_err());
+        chunk[count_at..count_at + 8].copy_from_slice(&0u64.to_le_bytes());
+        assert!(records(&chunk).is_err());
+        chunk[count_at..count_at + 8].copy_from_slice(&3u64.to_le_bytes());
+        chunk[at..at + 4]
+            .copy_from_slice(&record_word(kind::OFFSETS, body.len() - 4).to_le_bytes());
         assert!(records(&chunk).is_err());
     }
 

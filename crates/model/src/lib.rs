@@ -182,3 +182,122 @@ impl Event {
         self.start + self.duration
     }
 }
+
+/// The one rule by which a calling context's offsets are irregular (random access): the
+/// tracer stages such a site's repetitions as a list of offsets (an offsets record, about 8
+/// bytes a call) and the trace builder keeps them in its stream's column, so that their keys
+/// repeat and the calls fold. Steps are counted among the last [`IrregularSteps::KEPT`]
+/// distinct ones: a site becomes irregular once [`IrregularSteps::IRREGULAR_FROM`] steps in
+/// a row were new, regular again once [`IrregularSteps::REGULAR_FROM`] in a row were not (a
+/// random step that happens to repeat one of the last does not end a loop of random
+/// accesses). Fixed-size and allocation-free, so the preload library keeps one per thread.
+#[derive(Clone, Debug)]
+pub struct IrregularSteps {
+    steps: [i64; IrregularSteps::KEPT],
+    kept: u8,
+    next: u8,
+    new_in_a_row: u32,
+    seen_in_a_row: u32,
+    irregular: bool,
+}
+
+impl Default for IrregularSteps {
+    fn default() -> IrregularSteps {
+        IrregularSteps {
+            steps: [0; IrregularSteps::KEPT],
+            kept: 0,
+            next: 0,
+            new_in_a_row: 0,
+            seen_in_a_row: 0,
+            irregular: false,
+        }
+    }
+}
+
+impl IrregularSteps {
+    /// As many distinct steps as a loop body the folder can find has events: a regular
+    /// pattern with that many distinct steps at one call site still repeats its keys.
+    pub const KEPT: usize = 64;
+    /// New steps in a row that make a call site irregular. Regular loops see a new step
+    /// only at their start and at each level's turn, between runs of seen ones; a loop body
+    /// with many accesses at one call site sees its steps once, in its first iteration:
+    /// short of this, they stay in the keys.
+    pub const IRREGULAR_FROM: u32 = 16;
+    /// Seen steps in a row that make it regular again.
+    pub const REGULAR_FROM: u32 = 4;
+
+    /// Takes the next step; whether the call site's offsets are now irregular.
+    #[inline]
+    pub fn step(&mut self, step: i64) -> bool {
+        let kept = &self.steps[..self.kept as usize];
+        if kept.contains(&step) {
+            self.new_in_a_row = 0;
+            self.seen_in_a_row = self.seen_in_a_row.saturating_add(1);
+            if self.seen_in_a_row >= Self::REGULAR_FROM {
+                self.irregular = false;
+            }
+        } else {
+            if (self.kept as usize) < Self::KEPT {
+                self.steps[self.kept as usize] = step;
+                self.kept += 1;
+            } else {
+                self.steps[self.next as usize] = step;
+                self.next = ((self.next as usize + 1) % Self::KEPT) as u8;
+            }
+            self.seen_in_a_row = 0;
+            self.new_in_a_row = self.new_in_a_row.saturating_add(1);
+            if self.new_in_a_row >= Self::IRREGULAR_FROM {
+                self.irregular = true;
+            }
+        }
+        self.irregular
+    }
+
+    /// Whether the site's offsets are irregular now.
+    pub fn is_irregular(&self) -> bool {
+        self.irregular
+    }
+
+    /// Forgets every step (a new call site): a few stores (the steps past `kept` are
+    /// never read), as the tracer does it at every event that repeats nothing.
+    #[inline]
+    pub fn reset(&mut self) {
+        self.kept = 0;
+        self.next = 0;
+        self.new_in_a_row = 0;
+        self.seen_in_a_row = 0;
+        self.irregular = false;
+    }
+}
+
+#[cfg(test)]
+mod irregular_tests {
+    use super::IrregularSteps;
+
+    #[test]
+    fn random_steps_turn_irregular_at_the_sixteenth_and_regular_after_four_seen() {
+        let mut steps = IrregularSteps::default();
+        let mut state = 12345u64;
+        let mut random = || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as i64
+        };
+        for index in 1..=16 {
+            assert_eq!(steps.step(random()), index == 16, "step {index}");
+        }
+        // A new step keeps it irregular, and so do seen ones until four in a row were seen.
+        assert!(steps.step(4096));
+        for seen in 1..=4 {
+            assert_eq!(steps.step(4096), seen < 4, "seen {seen}");
+        }
+        // A loop of eight distinct steps at one site never turns irregular.
+        let mut regular = IrregularSteps::default();
+        for round in 0..10 {
+            for step in 0..8 {
+                assert!(!regular.step(step * 8), "round {round} step {step}");
+            }
+        }
+    }
+}

@@ -188,6 +188,13 @@ fn first_pass(path: &Path, diagnostics: &mut Vec<String>) -> Result<SegmentSumma
                     }
                 }
                 Record::Block { .. } => {}
+                Record::Offsets { event, run, .. } => {
+                    last_raw_time = last_raw_time.max(run.last_end);
+                    let library = event_flags::IN_RUNTIME | event_flags::INSIDE_MPIIO;
+                    if event.flags & library == 0 {
+                        summary.program_files.insert(event.file);
+                    }
+                }
                 Record::Event { event, .. } => {
                     last_raw_time = last_raw_time.max(event.start + event.duration);
                     let library = event_flags::IN_RUNTIME | event_flags::INSIDE_MPIIO;
@@ -269,6 +276,8 @@ enum Staged {
     Event(RawEvent),
     Run(RawEvent, Box<RawRun>),
     Block(Box<StagedBlock>),
+    /// An event and its repetitions at irregular offsets (an offsets record).
+    Offsets(RawEvent, Box<RawRun>, Vec<i64>),
 }
 
 /// A block record with the events it repeats: per position the call, the first
@@ -285,7 +294,7 @@ impl Staged {
     /// The (first) occurrence.
     fn first(&self) -> &RawEvent {
         match self {
-            Staged::Event(event) | Staged::Run(event, _) => event,
+            Staged::Event(event) | Staged::Run(event, _) | Staged::Offsets(event, ..) => event,
             Staged::Block(block) => &block.first[0],
         }
     }
@@ -457,6 +466,22 @@ impl ThreadCursor {
                             );
                         }
                         events.push((call, Staged::Run(first, run)));
+                    }
+                    Record::Offsets {
+                        call,
+                        event,
+                        run,
+                        offsets,
+                    } => {
+                        // Blocks never repeat across it; a run after it would repeat its last
+                        // occurrence (the tracer writes an event record first).
+                        self.plain.clear();
+                        let last = offsets.last().copied().unwrap_or(event.offset);
+                        self.last = Some(RawEvent {
+                            offset: last,
+                            ..event
+                        });
+                        events.push((call, Staged::Offsets(event, run, offsets)));
                     }
                     // What a block repeats are the events of event, run and block records
                     // with nothing else between them but definitions (as the tracer has it).
@@ -1170,6 +1195,25 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                         Some(call.class()),
                         run.count,
                         stride,
+                        relative(segment.clock.nanoseconds(run.last_end)),
+                        run_statistics(&run.duration, Some(&run.histogram), run.count, scale),
+                        run_statistics(&run.gap, None, run.count, scale),
+                    );
+                }
+                Staged::Offsets(first, run, offsets) => {
+                    let Some((call, event)) =
+                        prepare(&mut tracker, slot, call_id, first, run.count, None)
+                    else {
+                        continue;
+                    };
+                    let scale = segment.clock.scale(first.start);
+                    // Seeks leave the position where the last one went.
+                    let last = offsets.last().copied().unwrap_or(first.offset);
+                    tracker.seeks_moved(call, &event, last.wrapping_sub(first.offset));
+                    encoders[slot].push_offsets(
+                        &event,
+                        Some(call.class()),
+                        &offsets,
                         relative(segment.clock.nanoseconds(run.last_end)),
                         run_statistics(&run.duration, Some(&run.histogram), run.count, scale),
                         run_statistics(&run.gap, None, run.count, scale),

@@ -4,7 +4,7 @@
 //! MPI-IO offset after the last at the call site — has the same key every time, and the
 //! column that takes irregular offsets out of the keys.
 
-use cairn_model::{event_flags, positional, CallClass, Event, UNKNOWN};
+use cairn_model::{event_flags, positional, CallClass, Event, IrregularSteps, UNKNOWN};
 
 use super::blur::{Blur, BLURRED_PEER, BLURRED_RESULT, BLURRED_SIZE, ORDER_IN_LEAF};
 use super::{EventKey, FileRef, OffsetRef, CONSECUTIVE, SEQUENTIAL};
@@ -24,7 +24,7 @@ pub struct Relative {
     context_aux: FastMap<u32, u64>,
     /// Encoding only: per context, the offset deltas seen last (see
     /// [`Relative::encode_into_column`]).
-    context_deltas: FastMap<u32, RecentDeltas>,
+    context_deltas: FastMap<u32, IrregularSteps>,
     /// Encoding only: files (index + 1) whose last event was a seek to an irregular
     /// offset: the access after it (IOR's `lseek` then `write` at random offsets) goes to
     /// the column too, since its access order is as irregular as the seek's offset.
@@ -34,50 +34,6 @@ pub struct Relative {
     /// Encoding only: files whose last event was a seek to a blurred offset (the access
     /// after it counts its order in its leaf, [`ORDER_IN_LEAF`]).
     sought_blurred: FastMap<u64, ()>,
-}
-
-/// The distinct offset deltas last seen at a calling context, and whether accesses there
-/// are irregular: an offset goes to the column once [`RecentDeltas::IRREGULAR_FROM`] steps
-/// in a row were new, and until [`RecentDeltas::REGULAR_FROM`] in a row were not (a random
-/// step that happens to repeat one of the last does not end a loop of random accesses).
-#[derive(Clone, Debug, Default)]
-struct RecentDeltas {
-    deltas: Recent<i64, { RecentDeltas::KEPT }>,
-    new_in_a_row: u32,
-    seen_in_a_row: u32,
-    irregular: bool,
-}
-
-impl RecentDeltas {
-    /// As many distinct deltas as a loop body the folder can find has events: a regular
-    /// pattern with that many distinct steps at one call site still repeats its keys.
-    const KEPT: usize = 64;
-    /// New steps in a row that make a call site irregular. Regular loops see a new step
-    /// only at their start and at each level's turn, between runs of seen ones; a loop
-    /// body with many accesses at one call site sees its steps once, in its first
-    /// iteration: short of this, they stay in the keys (a stream with a column is its
-    /// thread's own, never merged with other ranks').
-    const IRREGULAR_FROM: u32 = 16;
-    /// Seen steps in a row that make it regular again.
-    const REGULAR_FROM: u32 = 4;
-
-    /// Takes the next step; whether the call site's offsets are now irregular.
-    fn step(&mut self, delta: i64) -> bool {
-        if self.deltas.remember(delta) {
-            self.new_in_a_row = 0;
-            self.seen_in_a_row += 1;
-            if self.seen_in_a_row >= Self::REGULAR_FROM {
-                self.irregular = false;
-            }
-        } else {
-            self.seen_in_a_row = 0;
-            self.new_in_a_row += 1;
-            if self.new_in_a_row >= Self::IRREGULAR_FROM {
-                self.irregular = true;
-            }
-        }
-        self.irregular
-    }
 }
 
 /// The last `N` distinct values seen (a ring once full).
@@ -212,7 +168,7 @@ impl Relative {
     }
 
     /// The key of `event`; the offset of an access at an irregular calling context (see
-    /// [`RecentDeltas`]: random accesses) goes into `column` instead, with the access
+    /// [`IrregularSteps`]: random accesses) goes into `column` instead, with the access
     /// order: the key is then the same every time and the events fold. Returns the key and
     /// the order of this event.
     pub fn encode_into_column(
@@ -384,6 +340,81 @@ impl Relative {
             key.request = 0;
         }
         (key, order)
+    }
+
+    /// The key of the occurrences of `first` at each of `offsets` (the same event at other
+    /// offsets, as an offsets record stages them) if every one goes to `column` with the
+    /// same key (their order counted in `order_counts`); `None` otherwise, with this state
+    /// then part-way (the caller encodes on a copy). Reads and writes at explicit offsets
+    /// after the first are encoded in closed form — the steps, the column entries and the
+    /// ends the maps would hold — which is what `encode_with` does for each of them.
+    pub(super) fn encode_column_run(
+        &mut self,
+        at: &dyn Fn(i64) -> Event,
+        class: Option<CallClass>,
+        offsets: &[i64],
+        column: &mut Vec<i64>,
+        order_counts: &mut [u64; 2],
+    ) -> Option<EventKey> {
+        let (&head, rest) = offsets.split_first()?;
+        let first = at(head);
+        let mut count = |order: u8| {
+            order_counts[0] += (order & CONSECUTIVE != 0) as u64;
+            order_counts[1] += (order & SEQUENTIAL != 0) as u64;
+        };
+        let (key, order) = self.encode_with(&first, class, Some(column));
+        if key.offset != OffsetRef::Column {
+            return None;
+        }
+        count(order);
+        let positional = event_flags::REQUEST_AT_POSITION
+            | event_flags::RESULT_AT_POSITION
+            | event_flags::OFFSET_IN_AUX
+            | event_flags::FAILED;
+        let closed_form = matches!(class, Some(CallClass::Read | CallClass::Write))
+            && key.file == FileRef::Bound
+            && first.flags & positional == 0
+            && self.blur.is_lossless();
+        if !closed_form {
+            for offset in rest {
+                let (this, order) = self.encode_with(&at(*offset), class, Some(column));
+                if this != key {
+                    return None;
+                }
+                count(order);
+            }
+            return Some(key);
+        }
+        let file_plus_one = first.file.map_or(0, |file| file as u64 + 1);
+        let moved = first.result.max(0);
+        let steps = self.context_deltas.entry(first.context).or_default();
+        let mut previous = head;
+        for offset in rest {
+            // Where the previous occurrence ended: the file's end and, as the same call,
+            // the end of the last access in its direction.
+            let end = previous.wrapping_add(moved);
+            let delta = offset.wrapping_sub(end);
+            let mut order = 0;
+            if *offset == end {
+                order |= CONSECUTIVE;
+            }
+            if *offset >= end {
+                order |= SEQUENTIAL;
+            }
+            if !steps.step(delta) {
+                return None;
+            }
+            column.push(column_entry(delta, order)?);
+            count(order);
+            previous = *offset;
+        }
+        self.file_end
+            .insert(file_plus_one, previous.wrapping_add(moved));
+        self.direction_end.insert(
+            (file_plus_one, class == Some(CallClass::Read)),
+            previous.saturating_add(moved),
+        );
+        Some(key)
     }
 
     /// The file (index + 1, 0 = none), offset and aux of the next occurrence of `key`; the

@@ -338,6 +338,67 @@ proptest! {
     }
 
     #[test]
+    fn offsets_records_expand_to_their_events(segments in proptest::collection::vec((1u16..4, 0u32..2, 0usize..24, 1usize..300, any::<u64>(), prop_oneof![Just(0u32), Just(4u32)]), 0..8)) {
+        // Each segment: one call at random offsets (a seek, a read or a write; pread's
+        // explicit-offset flag or not), its first `alone` occurrences pushed one by one as
+        // event records, the rest as one offsets record with summed statistics — as the
+        // tracer stages random accesses — and expanded: every exact field comes back, in
+        // order, whether the encoder takes the record whole (its offsets in the column) or
+        // one by one (a site not yet irregular).
+        let mut events = Vec::new();
+        let mut encoder = StreamEncoder::default();
+        let mut clock = 0u64;
+        for (call, context, alone, count, seed, flags) in segments {
+            let mut state = seed | 1;
+            let mut block = Vec::new();
+            for _ in 0..count {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let offset = ((state >> 33) % 1024) as i64 * 4096;
+                clock += 5;
+                let seek = class_of(call) == Some(CallClass::Seek);
+                let position_flags = event_flags::REQUEST_AT_POSITION | event_flags::RESULT_AT_POSITION;
+                block.push(Event {
+                    call,
+                    start: clock,
+                    duration: 3,
+                    file: Some(context),
+                    handle: 3 + context as u64,
+                    offset,
+                    request: if seek { offset as u64 } else { 4096 },
+                    result: if seek { offset } else { 4096 },
+                    errno: 0,
+                    context,
+                    aux: 0,
+                    flags: if seek { position_flags } else { flags },
+                });
+                clock += 3;
+            }
+            let alone = alone.min(block.len());
+            for event in &block[..alone] {
+                encoder.push(event, class_of(call));
+            }
+            if let Some(first) = block.get(alone) {
+                let mut duration = Stats::default();
+                let mut gap = Stats::default();
+                let mut previous_end = events.last().map_or(0, Event::end);
+                if alone > 0 {
+                    previous_end = block[alone - 1].end();
+                }
+                for event in &block[alone..] {
+                    duration.add(event.duration);
+                    gap.add(event.start.saturating_sub(previous_end));
+                    previous_end = event.end();
+                }
+                let offsets: Vec<i64> = block[alone..].iter().map(|event| event.offset).collect();
+                encoder.push_offsets(first, class_of(call), &offsets, previous_end, duration, gap);
+            }
+            events.extend(block);
+        }
+        let last_end = events.last().map_or(0, Event::end);
+        expands_to(&encoder.finish(), &events, last_end)?;
+    }
+
+    #[test]
     fn blocks_folded_by_the_tracer_expand_to_their_events(segments in proptest::collection::vec((proptest::collection::vec((1u16..3, 0u32..3, prop_oneof![Just(-1i64), (0i64..3).prop_map(|o| o * 4096)], prop_oneof![Just(0i64), Just(64), Just(4096)], 1u64..300), 1..6), 1u64..12), 0..12)) {
         // Each segment: a body of calls repeated; pushed as the tracer stages it (two
         // repetitions one by one, the rest as one block with summed statistics, each

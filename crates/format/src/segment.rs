@@ -701,7 +701,9 @@ fn decode_record(kind: u32, extra: u32, body: &[u8]) -> Result<Record<'_>> {
             }
         }
         kind::OFFSETS => {
-            if body.len() < RAW_OFFSETS_BYTES + 8 || !(body.len() - RAW_OFFSETS_BYTES).is_multiple_of(8)
+            if body.len() < RAW_OFFSETS_BYTES + 8
+                || !(body.len() - RAW_OFFSETS_BYTES).is_multiple_of(8)
+            {
                 return Err(FormatError::Corrupt(
                     "offsets record of the wrong size".into(),
                 ));

@@ -112,7 +112,7 @@ impl StreamEncoder {
         let mut entries = Vec::with_capacity(offsets.len());
         let mut order_counts = [0u64; 2];
         let key = state.encode_column_run(at, class, offsets, &mut entries, &mut order_counts)?;
-        (entries.len() == offsets.len()).then(|| InColumn {
+        (entries.len() == offsets.len()).then_some(InColumn {
             state,
             entries,
             key,

@@ -1097,8 +1097,10 @@ fn a_loop_of_one_call_folds_while_the_program_runs() {
     // The process header and one chunk.
     assert_eq!(staged[1], 64 * 1024 + 256 * 1024);
 
-    // Same-sized writes at scattered offsets never start a run: each stays one 80-byte
-    // record (a run record is 144 bytes), and the trace has every one at its offset.
+    // Same-sized writes at scattered offsets never start a run: once 16 steps in a row
+    // were new (the builder's rule for a site's offsets going to its column), they go to
+    // offsets records, 8 bytes a write (records of up to 4,096, seven to a chunk), instead
+    // of an 80-byte event record each (31 chunks); the trace has every one at its offset.
     let staging = directory.path().join("staging-scattered");
     let count = 100_000u64;
     let output = run_preloaded(
@@ -1107,8 +1109,7 @@ fn a_loop_of_one_call_folds_while_the_program_runs() {
         &staging,
     );
     let bytes = staged_bytes(&staging);
-    let chunk_room = 256 * 1024 - 32;
-    let chunks = (count * 80).div_ceil(chunk_room);
+    let chunks = (count * 8).div_ceil(7 * 4096 * 8);
     assert!(
         bytes >= 64 * 1024 + chunks * 256 * 1024 && bytes <= 64 * 1024 + (chunks + 1) * 256 * 1024,
         "{bytes} bytes staged for {count} scattered writes"

@@ -179,8 +179,8 @@ pub mod kind {
     /// Repetitions of the thread's last few event records as a whole ([`super::RawBlock`]
     /// and a [`super::RawRun`] per event); extra = how many events (the period).
     pub const BLOCK: u32 = 8;
-    /// Repetitions of one event at irregular offsets ([`super::RawOffsets`]); extra = the
-    /// call's id.
+    /// Repetitions of a few events, the first at irregular offsets
+    /// ([`super::RawOffsetsHead`]); extra = how many events (the period).
     pub const OFFSETS: u32 = 9;
 }
 
@@ -306,23 +306,45 @@ pub struct RawRun {
 pub const RAW_RUN_BYTES: usize = std::mem::size_of::<RawRun>();
 const _: () = assert!(RAW_RUN_BYTES == 136);
 
-/// The head of an offsets record: `event` (its first occurrence) and `run.count − 1`
-/// repetitions of it with the same values but their offsets, which are listed after it
-/// (`i64` each, room for `(body length − RAW_OFFSETS_BYTES) / 8`): random accesses
-/// (`pread` at scattered offsets, seeks to them), which no stride describes, staged at 8
-/// bytes a call instead of an event record each. `run` holds the timing statistics over
-/// every occurrence and the end of the last (its stride is not used). Whether a site's
-/// offsets are irregular is `cairn_model::IrregularSteps`' rule, the trace builder's
-/// too. The writer stores each offset before the count that covers it.
+/// The head of an offsets record: a body of `period` events (1 ≤ period ≤
+/// [`MAX_OFFSETS_PERIOD`]; a [`RawOffsetsPosition`] each follows the head) repeated
+/// `count` times, its first position at irregular offsets — random accesses (`pread` at
+/// scattered offsets; IOR's `-z`: a seek to a shuffled block, then the transfer at the
+/// position) which no stride describes — the others with the same values every time. The
+/// first position's offset of each repetition follows the positions (`i64` each, room for
+/// as many as the body length leaves): 8 bytes a repetition instead of an event record per
+/// call. Whether a site's offsets are irregular is `cairn_model::IrregularSteps`' rule, the
+/// trace builder's too. The writer stores each offset and the statistics before the count
+/// that covers them.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RawOffsetsHead {
+    pub count: u64,
+    pub period: u64,
+}
+
+/// One position of an offsets record: its call (the id in the segment's call-name list),
+/// its first occurrence, and its statistics over every repetition with the end of the
+/// last (the run's count and stride are not used).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct RawOffsets {
+pub struct RawOffsetsPosition {
+    pub call: u32,
+    pub reserved: u32,
     pub event: RawEvent,
     pub run: RawRun,
 }
 
-pub const RAW_OFFSETS_BYTES: usize = std::mem::size_of::<RawOffsets>();
-const _: () = assert!(RAW_OFFSETS_BYTES == RAW_EVENT_BYTES + RAW_RUN_BYTES);
+pub const RAW_OFFSETS_HEAD_BYTES: usize = std::mem::size_of::<RawOffsetsHead>();
+pub const RAW_OFFSETS_POSITION_BYTES: usize = std::mem::size_of::<RawOffsetsPosition>();
+const _: () = assert!(RAW_OFFSETS_POSITION_BYTES == 8 + RAW_EVENT_BYTES + RAW_RUN_BYTES);
+/// The longest body an offsets record repeats.
+pub const MAX_OFFSETS_PERIOD: usize = 4;
+
+/// Bytes of an offsets record's body of `period` positions with room for `room` offsets.
+pub const fn offsets_record_bytes(period: usize, room: usize) -> usize {
+    RAW_OFFSETS_HEAD_BYTES + period * RAW_OFFSETS_POSITION_BYTES + 8 * room
+}
 
 /// The head of a block record: the thread's last `period` events (2 ≤ period ≤
 /// [`MAX_BLOCK_PERIOD`]) repeat `count` more times as a whole, in order. Those events are
@@ -506,12 +528,10 @@ pub enum Record<'a> {
         call: u32,
         run: Box<RawRun>,
     },
-    /// An event and its repetitions at other offsets, one per entry of `offsets` (the
-    /// first is the event's own).
+    /// A body of a few events repeated with its first position at other offsets, one
+    /// repetition per entry of `offsets` (the first is the body's own).
     Offsets {
-        call: u32,
-        event: RawEvent,
-        run: Box<RawRun>,
+        positions: Vec<RawOffsetsPosition>,
         offsets: Vec<i64>,
     },
     /// The last `positions.len()` event records repeat `count` times (0: the block ended
@@ -701,29 +721,38 @@ fn decode_record(kind: u32, extra: u32, body: &[u8]) -> Result<Record<'_>> {
             }
         }
         kind::OFFSETS => {
-            if body.len() < RAW_OFFSETS_BYTES + 8
-                || !(body.len() - RAW_OFFSETS_BYTES).is_multiple_of(8)
+            let period = extra as usize;
+            let head = offsets_record_bytes(period, 0);
+            if !(1..=MAX_OFFSETS_PERIOD).contains(&period)
+                || body.len() < head + 8
+                || !(body.len() - head).is_multiple_of(8)
+                || u64_at(8)? != period as u64
             {
                 return Err(FormatError::Corrupt(
                     "offsets record of the wrong size".into(),
                 ));
             }
-            let run = raw_run_at(&u32_at, &u64_at, RAW_EVENT_BYTES)?;
-            let room = (body.len() - RAW_OFFSETS_BYTES) / 8;
-            if run.count == 0 || run.count > room as u64 {
+            let count = u64_at(0)?;
+            if count == 0 || count > ((body.len() - head) / 8) as u64 {
                 return Err(FormatError::Corrupt(
                     "offsets record counting more offsets than it holds".into(),
                 ));
             }
-            let offsets = (0..run.count as usize)
-                .map(|index| u64_at(RAW_OFFSETS_BYTES + 8 * index).map(|word| word as i64))
+            let positions = (0..period)
+                .map(|index| {
+                    let at = RAW_OFFSETS_HEAD_BYTES + index * RAW_OFFSETS_POSITION_BYTES;
+                    Ok(RawOffsetsPosition {
+                        call: u32_at(at)?,
+                        reserved: 0,
+                        event: raw_event_at(&u32_at, &u64_at, at + 8)?,
+                        run: raw_run_at(&u32_at, &u64_at, at + 8 + RAW_EVENT_BYTES)?,
+                    })
+                })
+                .collect::<Result<Vec<RawOffsetsPosition>>>()?;
+            let offsets = (0..count as usize)
+                .map(|index| u64_at(head + 8 * index).map(|word| word as i64))
                 .collect::<Result<Vec<i64>>>()?;
-            Record::Offsets {
-                call: extra,
-                event: raw_event_at(&u32_at, &u64_at, 0)?,
-                run: Box::new(run),
-                offsets,
-            }
+            Record::Offsets { positions, offsets }
         }
         kind::PATH => {
             let origin = u32_at(0)?;
@@ -995,66 +1024,87 @@ mod tests {
 
     #[test]
     fn offsets_records_read_back_as_the_tracer_lays_them_out() {
-        let event = RawEvent {
+        // A seek to irregular offsets, then a write at the position: two positions, room
+        // for four offsets, three filled.
+        let seek = RawEvent {
             start: 10,
             duration: 3,
             handle: 5,
             offset: 8192,
-            request: 4096,
-            result: 4096,
             file: 2,
             context: 9,
-            flags: 4,
+            flags: 384,
             ..RawEvent::default()
         };
-        let run = RawRun {
-            count: 3,
-            last_end: 99,
+        let write = RawEvent {
+            start: 14,
+            offset: -1,
+            request: 4096,
+            result: 4096,
+            context: 10,
+            ..seek
+        };
+        let run = |last_end| RawRun {
+            last_end,
             histogram: [3, 0, 0, 0, 0, 0, 0, 0],
             ..RawRun::default()
         };
         let mut body = Vec::new();
-        for word in [
-            event.start,
-            event.duration,
-            event.handle,
-            event.offset as u64,
-        ] {
-            body.extend_from_slice(&word.to_le_bytes());
+        body.extend_from_slice(&3u64.to_le_bytes());
+        body.extend_from_slice(&2u64.to_le_bytes());
+        for (call, event, last_end) in [(4u32, seek, 90u64), (6, write, 99)] {
+            body.extend_from_slice(&call.to_le_bytes());
+            body.extend_from_slice(&0u32.to_le_bytes());
+            for word in [
+                event.start,
+                event.duration,
+                event.handle,
+                event.offset as u64,
+            ] {
+                body.extend_from_slice(&word.to_le_bytes());
+            }
+            for word in [event.request, event.result as u64, event.aux] {
+                body.extend_from_slice(&word.to_le_bytes());
+            }
+            for word in [event.file, event.context, event.errno as u32, event.flags] {
+                body.extend_from_slice(&word.to_le_bytes());
+            }
+            body.extend_from_slice(&raw_run_bytes(&run(last_end)));
         }
-        for word in [event.request, event.result as u64, event.aux] {
-            body.extend_from_slice(&word.to_le_bytes());
-        }
-        for word in [event.file, event.context, event.errno as u32, event.flags] {
-            body.extend_from_slice(&word.to_le_bytes());
-        }
-        body.extend_from_slice(&raw_run_bytes(&run));
-        // Room for four offsets, three filled.
         for offset in [8192i64, 0, 65536, 0] {
             body.extend_from_slice(&offset.to_le_bytes());
         }
-        assert_eq!(body.len(), RAW_OFFSETS_BYTES + 32);
+        assert_eq!(body.len(), offsets_record_bytes(2, 4));
         let mut chunk = vec![0u8; CHUNK_HEADER_BYTES + RECORD_HEADER_BYTES + body.len() + 8];
         let at = CHUNK_HEADER_BYTES;
         chunk[at..at + 4].copy_from_slice(&record_word(kind::OFFSETS, body.len()).to_le_bytes());
-        chunk[at + 4..at + 8].copy_from_slice(&7u32.to_le_bytes());
+        chunk[at + 4..at + 8].copy_from_slice(&2u32.to_le_bytes());
         chunk[at + 8..at + 8 + body.len()].copy_from_slice(&body);
+        let position = |call, event, last_end| RawOffsetsPosition {
+            call,
+            reserved: 0,
+            event,
+            run: run(last_end),
+        };
         assert_eq!(
             records(&chunk).unwrap(),
             vec![Record::Offsets {
-                call: 7,
-                event,
-                run: Box::new(run),
+                positions: vec![position(4, seek, 90), position(6, write, 99)],
                 offsets: vec![8192, 0, 65536],
             }]
         );
-        // More offsets counted than there is room for, none, or a ragged body: damage.
-        let count_at = at + 8 + RAW_EVENT_BYTES;
+        // More offsets counted than there is room for, none, a period the head does not
+        // repeat, or a ragged body: damage.
+        let count_at = at + 8;
         chunk[count_at..count_at + 8].copy_from_slice(&5u64.to_le_bytes());
         assert!(records(&chunk).is_err());
         chunk[count_at..count_at + 8].copy_from_slice(&0u64.to_le_bytes());
         assert!(records(&chunk).is_err());
         chunk[count_at..count_at + 8].copy_from_slice(&3u64.to_le_bytes());
+        assert!(records(&chunk).is_ok());
+        chunk[at + 4..at + 8].copy_from_slice(&1u32.to_le_bytes());
+        assert!(records(&chunk).is_err());
+        chunk[at + 4..at + 8].copy_from_slice(&2u32.to_le_bytes());
         chunk[at..at + 4]
             .copy_from_slice(&record_word(kind::OFFSETS, body.len() - 4).to_le_bytes());
         assert!(records(&chunk).is_err());

@@ -36,10 +36,12 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering}
 
 use cairn_format::segment::{
     self, encode_chunk_header, last_repetitions, record_word, ChunkHeader, RawBlock, RawEvent,
-    RawOffsets, RawRun, RawSpread, CHUNK_BYTES, CHUNK_HEADER_BYTES, HEADER_BYTES, MAX_BLOCK_PERIOD,
-    RAW_BLOCK_BYTES, RAW_EVENT_BYTES, RAW_OFFSETS_BYTES, RAW_RUN_BYTES, RECORD_HEADER_BYTES,
+    RawRun, RawSpread, CHUNK_BYTES, CHUNK_HEADER_BYTES, HEADER_BYTES, MAX_BLOCK_PERIOD,
+    MAX_OFFSETS_PERIOD, RAW_BLOCK_BYTES, RAW_EVENT_BYTES, RAW_RUN_BYTES, RECORD_HEADER_BYTES,
 };
 use cairn_model::IrregularSteps;
+
+mod irregular;
 
 use crate::context::CONTEXT_CACHE_SIZE;
 use crate::header_page;
@@ -120,10 +122,14 @@ pub struct ThreadState {
     block: *mut u8,
     block_period: usize,
     block_filled: usize,
-    /// The open offsets record (null if none): the thread's last event repeating at
-    /// irregular offsets ([`ThreadState::write_event`]); how many offsets it has room for,
-    /// and how many such records this irregular stretch has written (each has more room).
-    offsets: *mut RawOffsets,
+    /// Irregular offsets (`irregular.rs`): the period of the body repeating with its first
+    /// position at irregular offsets (0 if none), how many positions of the repetition
+    /// being completed wait in [`History::irregular_pending`], the open offsets record
+    /// (null until a repetition completes, and once one is full), how many offsets it has
+    /// room for, and how many such records this stretch has written (each has more room).
+    irregular_period: usize,
+    irregular_filled: usize,
+    offsets: *mut u8,
     offsets_room: usize,
     offsets_records: u32,
     history: Box<History>,
@@ -154,6 +160,14 @@ struct History {
     /// The steps of the thread's current chain of repetitions (the same call and values at
     /// other offsets): whether they are irregular, by the trace builder's rule.
     steps: IrregularSteps,
+    /// The same for the first position of a short body repeating (a seek, then the
+    /// transfer at the position), and the site they are of: (call, context, period).
+    body_steps: IrregularSteps,
+    body_steps_site: (u32, u32, u32),
+    /// The irregular body: per position its call and event (the first position's as last
+    /// repeated), and the repetition being completed: (start, duration, gap).
+    irregular_body: [(u32, RawEvent); MAX_OFFSETS_PERIOD],
+    irregular_pending: [(u64, u64, u64); MAX_OFFSETS_PERIOD],
 }
 
 const NO_CALL: u32 = u32::MAX;
@@ -378,6 +392,8 @@ impl ThreadState {
             block: std::ptr::null_mut(),
             block_period: 0,
             block_filled: 0,
+            irregular_period: 0,
+            irregular_filled: 0,
             offsets: std::ptr::null_mut(),
             offsets_room: 0,
             offsets_records: 0,
@@ -406,6 +422,9 @@ impl ThreadState {
         self.block = std::ptr::null_mut();
         self.block_period = 0;
         self.block_filled = 0;
+        // So is its irregular body's waiting repetition.
+        self.irregular_period = 0;
+        self.irregular_filled = 0;
         self.offsets = std::ptr::null_mut();
         self.plain_events = 0;
         self.forget_recent();
@@ -424,6 +443,7 @@ impl ThreadState {
     pub fn release(&mut self) {
         if self.generation == GENERATION.load(Ordering::Relaxed) {
             self.close_block();
+            self.end_irregular();
         }
         if !self.chunk.is_null() && self.generation == GENERATION.load(Ordering::Relaxed) {
             sys::unmap(self.chunk, CHUNK_BYTES as usize);
@@ -526,7 +546,7 @@ impl ThreadState {
         self.next_release = next_release_after(self.cursor);
         let page = sys::page_size();
         let mut end = self.cursor & !(page - 1);
-        for open in [self.run.cast::<u8>(), self.block, self.offsets.cast::<u8>()] {
+        for open in [self.run.cast::<u8>(), self.block, self.offsets] {
             if !open.is_null() {
                 end = end.min((open as usize - self.chunk as usize) & !(page - 1));
             }
@@ -558,26 +578,22 @@ impl ThreadState {
             }
             self.close_block();
         }
+        if self.irregular_period > 0 {
+            // At irregular offsets the body goes on in offsets records until its values
+            // change or its steps turn regular (`IrregularSteps`).
+            if repeatable && self.irregular_takes(call, event, gap) {
+                self.previous = *event;
+                self.previous_call = call;
+                return;
+            }
+            self.end_irregular();
+        }
         let run = self.run;
         let step = if repeatable && call == self.previous_call {
             repeats(&self.previous, event)
         } else {
             None
         };
-        // At irregular offsets the chain goes on in the open offsets record until its
-        // values change or its steps turn regular (`IrregularSteps`).
-        let steps_taken = !self.offsets.is_null();
-        if steps_taken {
-            if let (Some(step), true) = (step, event.offset >= 0) {
-                if self.history.steps.step(step) {
-                    self.add_offset(call, event, gap);
-                    self.previous = *event;
-                    self.previous_call = call;
-                    return;
-                }
-            }
-            self.close_offsets();
-        }
         self.previous = *event;
         self.previous_call = call;
         let candidate = std::mem::replace(&mut self.candidate_stride, step);
@@ -622,9 +638,9 @@ impl ThreadState {
         }
         self.run = std::ptr::null_mut();
         match step {
-            Some(step) if event.offset >= 0 && !steps_taken => {
+            Some(step) if event.offset >= 0 => {
                 if self.history.steps.step(step) {
-                    self.start_offsets(call, event, gap);
+                    self.begin_irregular(1, call, event, gap);
                     return;
                 }
             }
@@ -641,78 +657,13 @@ impl ThreadState {
         if repeatable && self.start_block(call, event, signature, gap) {
             return;
         }
-        self.write_plain(call, event, signature);
-    }
-
-    /// Starts an offsets record with `event` as its first occurrence (the chain's steps
-    /// turned irregular): its later repetitions add 8 bytes each. A record has room for 64
-    /// offsets, each next one of the same stretch twice as many, up to 4,096 (32 KiB).
-    #[cold]
-    fn start_offsets(&mut self, call: u32, event: &RawEvent, gap: u64) {
-        let room = 64usize << self.offsets_records.min(6);
-        let length = RAW_OFFSETS_BYTES + 8 * room;
-        // Blocks never repeat across another kind of record (the builder's view too).
-        self.plain_events = 0;
-        self.forget_recent();
-        let Some(body) = self.reserve(length) else {
-            header_page::count_unrecorded();
-            return;
-        };
-        let mut run = RawRun {
-            count: 1,
-            last_end: event.start.saturating_add(event.duration),
-            ..RawRun::default()
-        };
-        add_repetition(&mut run, 0, event.duration, gap);
-        // SAFETY: `body` has room for the head and `room` offsets, and is 8-aligned; the
-        // chunk's unwritten bytes are zero, so only the first offset needs writing.
-        unsafe {
-            body.cast::<RawOffsets>()
-                .write(RawOffsets { event: *event, run });
-            body.add(RAW_OFFSETS_BYTES)
-                .cast::<i64>()
-                .write(event.offset);
-        }
-        self.publish(segment::kind::OFFSETS, call, length);
-        self.offsets = body.cast();
-        self.offsets_room = room;
-        self.offsets_records = self.offsets_records.saturating_add(1);
-    }
-
-    /// Adds a repetition at another offset to the open offsets record (or, when it is
-    /// full, starts the next with it).
-    #[inline(always)]
-    fn add_offset(&mut self, call: u32, event: &RawEvent, gap: u64) {
-        // SAFETY: an open offsets record is a record of the current chunk, written by this
-        // thread, with room for `offsets_room` offsets after its head; the count is stored
-        // after the offset and the statistics (a crash leaves at most one uncounted).
-        unsafe {
-            let record = &mut *self.offsets;
-            let count = record.run.count;
-            if count as usize >= self.offsets_room {
-                self.offsets = std::ptr::null_mut();
-                self.start_offsets(call, event, gap);
+        if repeatable && event.offset >= 0 {
+            if let Some(period) = self.irregular_body_starts(call, event, signature) {
+                self.begin_irregular(period, call, event, gap);
                 return;
             }
-            self.offsets
-                .cast::<u8>()
-                .add(RAW_OFFSETS_BYTES)
-                .cast::<i64>()
-                .add(count as usize)
-                .write(event.offset);
-            add_repetition(&mut record.run, count, event.duration, gap);
-            record.run.last_end = event.start.saturating_add(event.duration);
-            std::ptr::write_volatile(&mut record.run.count, count + 1);
         }
-    }
-
-    /// Ends the open offsets record: the next event is written as an event record (a run
-    /// repeats the event record before it).
-    fn close_offsets(&mut self) {
-        self.offsets = std::ptr::null_mut();
-        self.offsets_records = 0;
-        self.candidate_stride = None;
-        self.history.steps.reset();
+        self.write_plain(call, event, signature);
     }
 
     /// Writes an event record and remembers it for blocks.
@@ -1051,9 +1002,7 @@ impl ThreadState {
     /// iteration of every loop writes; any other record starts the recent events afresh.
     pub fn write_record(&mut self, kind: u32, extra: u32, parts: &[&[u8]]) {
         self.close_block();
-        if !self.offsets.is_null() {
-            self.close_offsets();
-        }
+        self.end_irregular();
         let run = std::mem::replace(&mut self.run, std::ptr::null_mut());
         self.candidate_stride = None;
         let definition = matches!(

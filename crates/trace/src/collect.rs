@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use cairn_compress::stats::Stats;
 use cairn_compress::stream::{BlockPosition, StreamEncoder};
 use cairn_format::segment::{
-    self, last_repetitions, mark, KernelIo, ProcessHeader, RawEvent, RawRun, RawSpread, Record,
-    SegmentFile, MAX_BLOCK_PERIOD,
+    self, last_repetitions, mark, KernelIo, ProcessHeader, RawEvent, RawOffsetsPosition, RawRun,
+    RawSpread, Record, SegmentFile, MAX_BLOCK_PERIOD,
 };
 use cairn_model::{event_flags, positional, Call, CallClass, Event, Layer, UNKNOWN};
 
@@ -188,11 +188,13 @@ fn first_pass(path: &Path, diagnostics: &mut Vec<String>) -> Result<SegmentSumma
                     }
                 }
                 Record::Block { .. } => {}
-                Record::Offsets { event, run, .. } => {
-                    last_raw_time = last_raw_time.max(run.last_end);
-                    let library = event_flags::IN_RUNTIME | event_flags::INSIDE_MPIIO;
-                    if event.flags & library == 0 {
-                        summary.program_files.insert(event.file);
+                Record::Offsets { positions, .. } => {
+                    for position in &positions {
+                        last_raw_time = last_raw_time.max(position.run.last_end);
+                        let library = event_flags::IN_RUNTIME | event_flags::INSIDE_MPIIO;
+                        if position.event.flags & library == 0 {
+                            summary.program_files.insert(position.event.file);
+                        }
                     }
                 }
                 Record::Event { event, .. } => {
@@ -276,8 +278,9 @@ enum Staged {
     Event(RawEvent),
     Run(RawEvent, Box<RawRun>),
     Block(Box<StagedBlock>),
-    /// An event and its repetitions at irregular offsets (an offsets record).
-    Offsets(RawEvent, Box<RawRun>, Vec<i64>),
+    /// A body repeated with its first position at irregular offsets (an offsets record):
+    /// per position its call, first occurrence and statistics; the first's offsets.
+    Offsets(Vec<RawOffsetsPosition>, Vec<i64>),
 }
 
 /// A block record with the events it repeats: per position the call, the first
@@ -294,7 +297,8 @@ impl Staged {
     /// The (first) occurrence.
     fn first(&self) -> &RawEvent {
         match self {
-            Staged::Event(event) | Staged::Run(event, _) | Staged::Offsets(event, ..) => event,
+            Staged::Event(event) | Staged::Run(event, _) => event,
+            Staged::Offsets(positions, _) => &positions[0].event,
             Staged::Block(block) => &block.first[0],
         }
     }
@@ -467,21 +471,16 @@ impl ThreadCursor {
                         }
                         events.push((call, Staged::Run(first, run)));
                     }
-                    Record::Offsets {
-                        call,
-                        event,
-                        run,
-                        offsets,
-                    } => {
+                    Record::Offsets { positions, offsets } => {
                         // Blocks never repeat across it; a run after it would repeat its last
-                        // occurrence (the tracer writes an event record first).
+                        // event (the tracer writes an event record first).
                         self.plain.clear();
-                        let last = offsets.last().copied().unwrap_or(event.offset);
-                        self.last = Some(RawEvent {
-                            offset: last,
-                            ..event
-                        });
-                        events.push((call, Staged::Offsets(event, run, offsets)));
+                        let mut last = positions[positions.len() - 1].event;
+                        if positions.len() == 1 {
+                            last.offset = offsets.last().copied().unwrap_or(last.offset);
+                        }
+                        self.last = Some(last);
+                        events.push((0, Staged::Offsets(positions, offsets)));
                     }
                     // What a block repeats are the events of event, run and block records
                     // with nothing else between them but definitions (as the tracer has it).
@@ -1200,24 +1199,71 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                         run_statistics(&run.gap, None, run.count, scale),
                     );
                 }
-                Staged::Offsets(first, run, offsets) => {
-                    let Some((call, event)) =
-                        prepare(&mut tracker, slot, call_id, first, run.count, None)
-                    else {
-                        continue;
-                    };
-                    let scale = segment.clock.scale(first.start);
-                    // Seeks leave the position where the last one went.
-                    let last = offsets.last().copied().unwrap_or(first.offset);
-                    tracker.seeks_moved(call, &event, last.wrapping_sub(first.offset));
-                    encoders[slot].push_offsets(
-                        &event,
-                        Some(call.class()),
-                        &offsets,
-                        relative(segment.clock.nanoseconds(run.last_end)),
-                        run_statistics(&run.duration, Some(&run.histogram), run.count, scale),
-                        run_statistics(&run.gap, None, run.count, scale),
-                    );
+                Staged::Offsets(positions, offsets) => {
+                    let count = offsets.len() as u64;
+                    let scale = segment.clock.scale(positions[0].event.start);
+                    // Each position made the trace's once (its first repetition applied to
+                    // the offsets tracked, its bytes counted for every repetition); the
+                    // others are then resolved in turn — a transfer at the descriptor's
+                    // position lands where the seek before it went.
+                    let mut deferred = Vec::with_capacity(positions.len());
+                    let prepared: Vec<Option<(Call, Event)>> = positions
+                        .iter()
+                        .map(|position| {
+                            prepare(
+                                &mut tracker,
+                                slot,
+                                position.call,
+                                position.event,
+                                count,
+                                Some(&mut deferred),
+                            )
+                        })
+                        .collect();
+                    let first_offset = positions[0].event.offset;
+                    let mut resolved = Vec::with_capacity(offsets.len() * positions.len());
+                    for (repetition, offset) in offsets.iter().enumerate() {
+                        for (index, prepared) in prepared.iter().enumerate() {
+                            let Some((call, event)) = prepared else {
+                                continue;
+                            };
+                            if repetition == 0 {
+                                resolved.push(event.offset);
+                                continue;
+                            }
+                            let mut event = event.clone();
+                            if index == 0 {
+                                let by = offset.wrapping_sub(first_offset);
+                                (event.request, event.result) =
+                                    positional::moved(event.flags, by, event.request, event.result);
+                                event.offset = *offset;
+                            }
+                            tracker.apply(*call, &mut event);
+                            resolved.push(event.offset);
+                        }
+                    }
+                    let body: Vec<BlockPosition> = prepared
+                        .into_iter()
+                        .zip(&positions)
+                        .filter_map(|(prepared, position)| {
+                            let (call, event) = prepared?;
+                            let run = &position.run;
+                            Some(BlockPosition {
+                                event,
+                                class: Some(call.class()),
+                                stride: 0,
+                                last_end: relative(segment.clock.nanoseconds(run.last_end)),
+                                duration: run_statistics(
+                                    &run.duration,
+                                    Some(&run.histogram),
+                                    count,
+                                    scale,
+                                ),
+                                gap: run_statistics(&run.gap, None, count, scale),
+                            })
+                        })
+                        .collect();
+                    encoders[slot].push_offsets(&body, &resolved, count);
                 }
                 Staged::Block(block) => {
                     let scale = segment.clock.scale(block.first[0].start);

@@ -1,130 +1,188 @@
-//! Repetitions of one event at irregular offsets, as the tracer stages them (an offsets
-//! record: random `pread`s, seeks to shuffled blocks): each occurrence is encoded by the
-//! same rules as an event pushed alone ([`Relative`]), and when every one of them goes to
-//! the stream's column with the same key — the usual case, since the tracer stages them so
-//! by the same rule (`cairn_model::IrregularSteps`) — they enter the folder as one leaf
-//! of `n` occurrences with the record's exact timing statistics, instead of `n` pushes.
+//! Repetitions of a short body whose first position moves at irregular offsets, as the
+//! tracer stages them (an offsets record: random `pread`s; a seek to a shuffled block and
+//! the transfer after it): each occurrence is encoded by the same rules as an event pushed
+//! alone ([`Relative`]), and when every repetition gives each position the same key — the
+//! irregular offsets going to the stream's column, the usual case, since the tracer stages
+//! them so by the same rule (`cairn_model::IrregularSteps`) — the body enters the folder as
+//! one leaf per position repeated `count` times, with the record's exact timing statistics,
+//! instead of one push per call.
 
-use cairn_model::{positional, CallClass, Event};
+use cairn_model::{positional, Event};
 
-use super::{Relative, StreamEncoder};
+use super::{BlockPosition, EventKey, Relative, StreamEncoder, CONSECUTIVE, SEQUENTIAL};
 use crate::fold::Leaf;
-use crate::stats::Stats;
 
 impl StreamEncoder {
-    /// Adds the occurrences of `first` at each of `offsets` (the first is its own), whose
-    /// timing statistics over all of them are `duration` and `gap` and whose last ended at
-    /// `last_end`.
-    pub fn push_offsets(
-        &mut self,
-        first: &Event,
-        class: Option<CallClass>,
-        offsets: &[i64],
-        last_end: u64,
-        duration: Stats,
-        gap: Stats,
-    ) {
-        if offsets.is_empty() {
+    /// Adds `count` repetitions of `body`, each position's offset in each repetition the
+    /// next of `offsets` (repetition by repetition; the first repetition's are the body's
+    /// own). Each position's statistics cover every repetition; strides are not used.
+    pub fn push_offsets(&mut self, body: &[BlockPosition], offsets: &[i64], count: u64) {
+        let period = body.len();
+        if period == 0 || count == 0 || offsets.len() as u64 != count * period as u64 {
             return;
         }
-        let at = |offset: i64| -> Event {
+        let at = |position: usize, offset: i64| -> Event {
+            let event = &body[position].event;
             // A seek's positions move with its offset.
             let (request, result) = positional::moved(
-                first.flags,
-                offset.wrapping_sub(first.offset),
-                first.request,
-                first.result,
+                event.flags,
+                offset.wrapping_sub(event.offset),
+                event.request,
+                event.result,
             );
             Event {
                 offset,
                 request,
                 result,
-                ..first.clone()
+                ..event.clone()
             }
         };
         if self.precision == 100 {
-            if let Some(relative) = self.all_in_column(&at, class, offsets) {
-                self.relative = relative.state;
-                self.column.extend_from_slice(&relative.entries);
+            if let Some(folded) = self.encode_whole(&at, body, offsets) {
+                self.relative = folded.state;
+                self.column.extend_from_slice(&folded.entries);
                 if self.first_start.is_none() {
-                    self.first_start = Some(first.start);
+                    self.first_start = Some(body[0].event.start);
                 }
-                self.last_end = self.last_end.max(last_end);
-                let moved = if matches!(class, Some(CallClass::Read | CallClass::Write)) {
-                    relative.key.bytes() as i64
-                } else {
-                    0
-                };
-                let (low, high) = offsets
+                let leaves = body
                     .iter()
-                    .fold((i64::MAX, i64::MIN), |(low, high), offset| {
-                        (low.min(*offset), high.max(*offset))
-                    });
-                let leaf = Leaf {
-                    key: relative.key,
-                    duration,
-                    gap,
-                    offset_low: low,
-                    offset_high: high.saturating_add(moved),
-                    slowest: 0,
-                    order_counts: relative.order_counts,
-                    blurred: None,
-                };
-                self.folder
-                    .push_repetitions(vec![leaf], offsets.len() as u64);
-                self.count += offsets.len() as u64;
+                    .zip(folded.keys)
+                    .zip(folded.order_counts)
+                    .enumerate()
+                    .map(|(index, ((position, key), order_counts))| {
+                        self.last_end = self.last_end.max(position.last_end);
+                        let moved = if position.moves_bytes() {
+                            key.bytes() as i64
+                        } else {
+                            0
+                        };
+                        let (low, high) = offsets
+                            .iter()
+                            .skip(index)
+                            .step_by(period)
+                            .fold((i64::MAX, i64::MIN), |(low, high), offset| {
+                                (low.min(*offset), high.max(*offset))
+                            });
+                        Leaf {
+                            key,
+                            duration: position.duration,
+                            gap: position.gap,
+                            offset_low: if low >= 0 { low } else { -1 },
+                            offset_high: if low >= 0 {
+                                high.saturating_add(moved)
+                            } else {
+                                -1
+                            },
+                            slowest: 0,
+                            order_counts,
+                            blurred: None,
+                        }
+                    })
+                    .collect();
+                self.folder.push_repetitions(leaves, count);
+                self.count += count * period as u64;
                 for node in self.folder.take_finished() {
                     self.write(&node);
                 }
                 return;
             }
         }
-        // One by one (blurred values, or a site the encoder does not yet find irregular):
-        // each occurrence's duration and gap the record's means.
-        let (mean_duration, mean_gap) = (duration.mean.round() as u64, gap.mean.round() as u64);
-        let mut clock = first.start;
+        // One by one (blurred values, or a site the encoder does not find irregular yet):
+        // each occurrence's duration and gap its position's means.
+        let mut clock = body[0].event.start;
         for (index, offset) in offsets.iter().enumerate() {
+            let position = &body[index % period];
+            let (duration, gap) = (
+                position.duration.mean.round() as u64,
+                position.gap.mean.round() as u64,
+            );
             let start = if index == 0 {
-                first.start
+                clock
             } else {
-                clock.saturating_add(mean_gap)
+                clock.saturating_add(gap)
             };
             let event = Event {
                 start,
-                duration: mean_duration,
-                ..at(*offset)
+                duration,
+                ..at(index % period, *offset)
             };
-            clock = start.saturating_add(mean_duration);
-            self.push(&event, class);
+            clock = start.saturating_add(duration);
+            self.push(&event, position.class);
         }
-        self.last_end = self.last_end.max(last_end);
+        for position in body {
+            self.last_end = self.last_end.max(position.last_end);
+        }
     }
 
-    /// The encoder's state after every occurrence, if each went to the column with the same
+    /// The encoder's state after every repetition, if each gave every position the same
     /// key (else `None`, and the state is untouched).
-    fn all_in_column(
+    fn encode_whole(
         &self,
-        at: &dyn Fn(i64) -> Event,
-        class: Option<CallClass>,
+        at: &dyn Fn(usize, i64) -> Event,
+        body: &[BlockPosition],
         offsets: &[i64],
-    ) -> Option<InColumn> {
+    ) -> Option<Folded> {
         let mut state = self.relative.clone();
         let mut entries = Vec::with_capacity(offsets.len());
-        let mut order_counts = [0u64; 2];
-        let key = state.encode_column_run(at, class, offsets, &mut entries, &mut order_counts)?;
-        (entries.len() == offsets.len()).then_some(InColumn {
+        let period = body.len();
+        if period == 1 {
+            let mut order_counts = [0u64; 2];
+            let key = state.encode_column_run(
+                &|offset| at(0, offset),
+                body[0].class,
+                offsets,
+                &mut entries,
+                &mut order_counts,
+            )?;
+            return Some(Folded {
+                state,
+                entries,
+                keys: vec![key],
+                order_counts: vec![order_counts],
+            });
+        }
+        let mut keys: Vec<EventKey> = Vec::with_capacity(period);
+        let mut order_counts = vec![[0u64; 2]; period];
+        for (index, offset) in offsets.iter().enumerate() {
+            let position = index % period;
+            let (key, order) = state.encode_into_column(
+                &at(position, *offset),
+                body[position].class,
+                &mut entries,
+            );
+            if index < period {
+                keys.push(key);
+            } else if keys[position] != key {
+                return None;
+            }
+            if key.order_in_leaf() {
+                order_counts[position][0] += (order & CONSECUTIVE != 0) as u64;
+                order_counts[position][1] += (order & SEQUENTIAL != 0) as u64;
+            }
+        }
+        Some(Folded {
             state,
             entries,
-            key,
+            keys,
             order_counts,
         })
     }
 }
 
-/// What [`StreamEncoder::all_in_column`] found.
-struct InColumn {
+impl BlockPosition {
+    /// Whether each occurrence moves its bytes (reads and writes).
+    fn moves_bytes(&self) -> bool {
+        matches!(
+            self.class,
+            Some(cairn_model::CallClass::Read | cairn_model::CallClass::Write)
+        )
+    }
+}
+
+/// What [`StreamEncoder::encode_whole`] found.
+struct Folded {
     state: Relative,
     entries: Vec<i64>,
-    key: super::EventKey,
-    order_counts: [u64; 2],
+    keys: Vec<EventKey>,
+    order_counts: Vec<[u64; 2]>,
 }

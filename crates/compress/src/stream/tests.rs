@@ -338,61 +338,101 @@ proptest! {
     }
 
     #[test]
-    fn offsets_records_expand_to_their_events(segments in proptest::collection::vec((1u16..4, 0u32..2, 0usize..24, 1usize..300, any::<u64>(), prop_oneof![Just(0u32), Just(4u32)]), 0..8)) {
-        // Each segment: one call at random offsets (a seek, a read or a write; pread's
-        // explicit-offset flag or not), its first `alone` occurrences pushed one by one as
-        // event records, the rest as one offsets record with summed statistics — as the
-        // tracer stages random accesses — and expanded: every exact field comes back, in
-        // order, whether the encoder takes the record whole (its offsets in the column) or
-        // one by one (a site not yet irregular).
+    fn offsets_records_expand_to_their_events(segments in proptest::collection::vec((1u16..4, 0u32..2, 0usize..24, 1usize..200, any::<u64>(), prop_oneof![Just(0u32), Just(4u32)], 1usize..4), 0..6)) {
+        // Each segment: a body of `period` calls repeated, its first (a seek, a read or a
+        // write; pread's explicit-offset flag or not) at random offsets, the others a
+        // transfer at the position the first reached (IOR -z) or at a fixed offset. The
+        // first `alone` repetitions are pushed one by one as event records, the rest as
+        // one offsets record with each position's summed statistics — as the tracer stages
+        // random accesses — and expanded: every exact field comes back, in order, whether
+        // the encoder takes the record whole (offsets in the column) or one by one (a site
+        // not yet irregular).
         let mut events = Vec::new();
         let mut encoder = StreamEncoder::default();
         let mut clock = 0u64;
-        for (call, context, alone, count, seed, flags) in segments {
+        for (call, context, alone, count, seed, flags, period) in segments {
             let mut state = seed | 1;
-            let mut block = Vec::new();
+            let mut repetitions: Vec<Vec<Event>> = Vec::new();
             for _ in 0..count {
                 state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                 let offset = ((state >> 33) % 1024) as i64 * 4096;
-                clock += 5;
                 let seek = class_of(call) == Some(CallClass::Seek);
                 let position_flags = event_flags::REQUEST_AT_POSITION | event_flags::RESULT_AT_POSITION;
-                block.push(Event {
-                    call,
-                    start: clock,
-                    duration: 3,
-                    file: Some(context),
-                    handle: 3 + context as u64,
-                    offset,
-                    request: if seek { offset as u64 } else { 4096 },
-                    result: if seek { offset } else { 4096 },
-                    errno: 0,
-                    context,
-                    aux: 0,
-                    flags: if seek { position_flags } else { flags },
-                });
-                clock += 3;
+                let mut body = Vec::new();
+                for position in 0..period {
+                    clock += 5;
+                    let event = if position == 0 {
+                        Event {
+                            call,
+                            start: clock,
+                            duration: 3,
+                            file: Some(context),
+                            handle: 3 + context as u64,
+                            offset,
+                            request: if seek { offset as u64 } else { 4096 },
+                            result: if seek { offset } else { 4096 },
+                            errno: 0,
+                            context,
+                            aux: 0,
+                            flags: if seek { position_flags } else { flags },
+                        }
+                    } else {
+                        // A write at the position the first reached, then one at a fixed offset.
+                        let at_position = position == 1;
+                        Event {
+                            call: 2,
+                            start: clock,
+                            duration: 4,
+                            file: Some(context),
+                            handle: 3 + context as u64,
+                            offset: if at_position { offset + if seek { 0 } else { 4096 } } else { 1 << 30 },
+                            request: 512,
+                            result: 512,
+                            errno: 0,
+                            context: 10 + position as u32,
+                            aux: 0,
+                            flags: if at_position { 0 } else { event_flags::EXPLICIT_OFFSET },
+                        }
+                    };
+                    clock += 3 + position as u64;
+                    body.push(event);
+                }
+                repetitions.push(body);
             }
-            let alone = alone.min(block.len());
-            for event in &block[..alone] {
-                encoder.push(event, class_of(call));
+            let alone = alone.min(repetitions.len());
+            for event in repetitions[..alone].iter().flatten() {
+                encoder.push(event, class_of(event.call));
             }
-            if let Some(first) = block.get(alone) {
-                let mut duration = Stats::default();
-                let mut gap = Stats::default();
+            if let Some(first) = repetitions.get(alone) {
                 let mut previous_end = events.last().map_or(0, Event::end);
                 if alone > 0 {
-                    previous_end = block[alone - 1].end();
+                    previous_end = repetitions[alone - 1].last().unwrap().end();
                 }
-                for event in &block[alone..] {
-                    duration.add(event.duration);
-                    gap.add(event.start.saturating_sub(previous_end));
-                    previous_end = event.end();
+                let mut statistics = vec![(Stats::default(), Stats::default(), 0u64); period];
+                for body in &repetitions[alone..] {
+                    for (position, event) in body.iter().enumerate() {
+                        statistics[position].0.add(event.duration);
+                        statistics[position].1.add(event.start.saturating_sub(previous_end));
+                        statistics[position].2 = event.end();
+                        previous_end = event.end();
+                    }
                 }
-                let offsets: Vec<i64> = block[alone..].iter().map(|event| event.offset).collect();
-                encoder.push_offsets(first, class_of(call), &offsets, previous_end, duration, gap);
+                let body: Vec<BlockPosition> = first
+                    .iter()
+                    .zip(statistics)
+                    .map(|(event, (duration, gap, last_end))| BlockPosition {
+                        event: event.clone(),
+                        class: class_of(event.call),
+                        stride: 0,
+                        last_end,
+                        duration,
+                        gap,
+                    })
+                    .collect();
+                let offsets: Vec<i64> = repetitions[alone..].iter().flatten().map(|event| event.offset).collect();
+                encoder.push_offsets(&body, &offsets, (repetitions.len() - alone) as u64);
             }
-            events.extend(block);
+            events.extend(repetitions.into_iter().flatten());
         }
         let last_end = events.last().map_or(0, Event::end);
         expands_to(&encoder.finish(), &events, last_end)?;

@@ -1,0 +1,229 @@
+//! Irregular offsets, folded as the program runs: a call repeating with the same values at
+//! offsets no stride describes (random `pread`s), or a short body of calls whose first one
+//! does (IOR's `-z`: a seek to a shuffled block, then the transfer at the position), is
+//! staged in offsets records — the body once, then 8 bytes a repetition — instead of an
+//! event record per call. When offsets are irregular is `cairn_model::IrregularSteps`'
+//! rule, the one by which the trace builder puts them in its stream's column: the builder
+//! then takes a record whole, as one folded leaf per position.
+//!
+//! A repetition is staged once its last position arrives (up to three calls wait in the
+//! thread's state, as a block's do); an event that does not continue the body ends the
+//! stretch, and the waiting calls are written as event records before it.
+
+use cairn_format::segment::{
+    self, offsets_record_bytes, RawEvent, RawOffsetsHead, RawOffsetsPosition, RawRun,
+    MAX_OFFSETS_PERIOD, RAW_OFFSETS_HEAD_BYTES, RAW_OFFSETS_POSITION_BYTES,
+};
+
+use super::{add_repetition, repeats, signature, ThreadState};
+use crate::header_page;
+
+impl ThreadState {
+    /// Takes `event` if it continues the irregular body: the first position at a new
+    /// offset, still irregular; another with its values unchanged.
+    #[inline(always)]
+    pub(super) fn irregular_takes(&mut self, call: u32, event: &RawEvent, gap: u64) -> bool {
+        let position = self.irregular_filled;
+        let period = self.irregular_period;
+        let history = &mut *self.history;
+        let (expected_call, expected) = &history.irregular_body[position];
+        if call != *expected_call {
+            return false;
+        }
+        match repeats(expected, event) {
+            Some(step) if position == 0 && event.offset >= 0 => {
+                let steps = if period == 1 {
+                    &mut history.steps
+                } else {
+                    &mut history.body_steps
+                };
+                if !steps.step(step) {
+                    return false;
+                }
+                history.irregular_body[0].1 = *event;
+            }
+            Some(0) if position > 0 => {}
+            _ => return false,
+        }
+        history.irregular_pending[position] = (event.start, event.duration, gap);
+        self.irregular_filled += 1;
+        if self.irregular_filled == period {
+            self.irregular_filled = 0;
+            self.stage_repetition();
+        }
+        true
+    }
+
+    /// The period of a short body (2 to [`MAX_OFFSETS_PERIOD`] events) whose repetitions
+    /// `event` continues at an irregular offset of its first position, the others
+    /// unchanged, if its steps are now irregular (each is counted here).
+    pub(super) fn irregular_body_starts(
+        &mut self,
+        call: u32,
+        event: &RawEvent,
+        signature: u64,
+    ) -> Option<usize> {
+        for period in 2..=MAX_OFFSETS_PERIOD {
+            // The last two repetitions must be in the window (their signatures, which
+            // leave offsets out, already repeat).
+            if self.window() < 2 * period - 1
+                || (self.streaks[period] as usize) < period - 1
+                || self.signature_at(period) != signature
+            {
+                continue;
+            }
+            let (first_call, first) = self.recent_at(period);
+            if first_call != call || first.offset < 0 {
+                continue;
+            }
+            let Some(step) = repeats(first, event) else {
+                continue;
+            };
+            let unchanged = (1..period).all(|position| {
+                let (last_call, last) = self.recent_at(period - position);
+                let (before_call, before) = self.recent_at(2 * period - position);
+                last_call == before_call && repeats(before, last) == Some(0)
+            });
+            if !unchanged {
+                continue;
+            }
+            let history = &mut *self.history;
+            let site = (call, event.context, period as u32);
+            if history.body_steps_site != site {
+                history.body_steps.reset();
+                history.body_steps_site = site;
+            }
+            return history.body_steps.step(step).then_some(period);
+        }
+        None
+    }
+
+    /// Starts an irregular stretch of `period` events with `event` as its first: the
+    /// positions after it are those of the last repetition, already staged.
+    #[cold]
+    pub(super) fn begin_irregular(&mut self, period: usize, call: u32, event: &RawEvent, gap: u64) {
+        for position in 1..period {
+            let (call, event) = self.recent_at(period - position);
+            let event = *event;
+            self.history.irregular_body[position] = (call, event);
+        }
+        self.history.irregular_body[0] = (call, *event);
+        self.history.irregular_pending[0] = (event.start, event.duration, gap);
+        // Blocks never repeat across another kind of record (the builder's view too).
+        self.plain_events = 0;
+        self.forget_recent();
+        self.irregular_period = period;
+        self.irregular_filled = 1;
+        if period == 1 {
+            self.irregular_filled = 0;
+            self.stage_repetition();
+        }
+    }
+
+    /// Ends the irregular stretch, if any: the waiting calls of the repetition left
+    /// incomplete become event records; the next event is one too (a run repeats the event
+    /// record before it).
+    pub(super) fn end_irregular(&mut self) {
+        if self.irregular_period == 0 {
+            return;
+        }
+        let filled = self.irregular_filled;
+        self.irregular_period = 0;
+        self.irregular_filled = 0;
+        self.offsets = std::ptr::null_mut();
+        self.offsets_records = 0;
+        self.candidate_stride = None;
+        self.history.steps.reset();
+        self.history.body_steps.reset();
+        for position in 0..filled {
+            let (call, event) = self.history.irregular_body[position];
+            let (start, duration, _) = self.history.irregular_pending[position];
+            let event = RawEvent {
+                start,
+                duration,
+                ..event
+            };
+            self.write_plain(call, &event, signature(call, &event));
+        }
+    }
+
+    /// Stages the repetition just completed: in the open offsets record, or a new one
+    /// (room for 64 offsets, each next one of the stretch twice as many, up to 4,096).
+    fn stage_repetition(&mut self) {
+        let period = self.irregular_period;
+        let offset = self.history.irregular_body[0].1.offset;
+        let offsets_at = offsets_record_bytes(period, 0);
+        if !self.offsets.is_null() {
+            // SAFETY: an open offsets record is a record of the current chunk, written by
+            // this thread: its head, `period` positions and room for `offsets_room`
+            // offsets. The count is stored after the offset and the statistics (a crash
+            // leaves at most one repetition's statistics uncounted).
+            unsafe {
+                let head = &mut *self.offsets.cast::<RawOffsetsHead>();
+                let count = head.count;
+                if (count as usize) < self.offsets_room {
+                    for position in 0..period {
+                        let (start, duration, gap) = self.history.irregular_pending[position];
+                        let record = &mut *self
+                            .offsets
+                            .add(RAW_OFFSETS_HEAD_BYTES + position * RAW_OFFSETS_POSITION_BYTES)
+                            .cast::<RawOffsetsPosition>();
+                        add_repetition(&mut record.run, count, duration, gap);
+                        record.run.last_end = start.saturating_add(duration);
+                    }
+                    self.offsets
+                        .add(offsets_at)
+                        .cast::<i64>()
+                        .add(count as usize)
+                        .write(offset);
+                    std::ptr::write_volatile(&mut head.count, count + 1);
+                    return;
+                }
+            }
+        }
+        self.offsets = std::ptr::null_mut();
+        let room = 64usize << self.offsets_records.min(6);
+        let length = offsets_record_bytes(period, room);
+        let Some(body) = self.reserve(length) else {
+            for _ in 0..period {
+                header_page::count_unrecorded();
+            }
+            return;
+        };
+        // SAFETY: `body` has room for the head, `period` positions and `room` offsets, and
+        // is 8-aligned; the chunk's unwritten bytes are zero, so only the first offset
+        // needs writing.
+        unsafe {
+            body.cast::<RawOffsetsHead>().write(RawOffsetsHead {
+                count: 1,
+                period: period as u64,
+            });
+            for position in 0..period {
+                let (call, event) = self.history.irregular_body[position];
+                let (start, duration, gap) = self.history.irregular_pending[position];
+                let mut run = RawRun {
+                    last_end: start.saturating_add(duration),
+                    ..RawRun::default()
+                };
+                add_repetition(&mut run, 0, duration, gap);
+                body.add(RAW_OFFSETS_HEAD_BYTES + position * RAW_OFFSETS_POSITION_BYTES)
+                    .cast::<RawOffsetsPosition>()
+                    .write(RawOffsetsPosition {
+                        call,
+                        reserved: 0,
+                        event: RawEvent {
+                            start,
+                            duration,
+                            ..event
+                        },
+                        run,
+                    });
+            }
+            body.add(offsets_at).cast::<i64>().write(offset);
+        }
+        self.publish(segment::kind::OFFSETS, period as u32, length);
+        self.offsets = body;
+        self.offsets_room = room;
+        self.offsets_records = self.offsets_records.saturating_add(1);
+    }
+}

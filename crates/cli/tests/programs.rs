@@ -327,6 +327,7 @@ fn runs_folded_in_the_tracer_change_no_exact_figure() {
     let steps = compile("steps", directory.path(), &[]);
     let stdio = compile("stdio", directory.path(), &["-fno-builtin"]);
     let random_reads = compile("patterns/random_reads", directory.path(), &[]);
+    let random_seeks = compile("patterns/random_seeks", directory.path(), &[]);
     let python = python();
     let python_arrays = programs_directory().join("../../bench/python_arrays.py");
     let work = directory.path().to_str().unwrap().to_string();
@@ -364,6 +365,14 @@ fn runs_folded_in_the_tracer_change_no_exact_figure() {
                 random_reads.display().to_string(),
                 work.clone(),
                 "20000".into(),
+            ],
+        ),
+        (
+            "random seeks",
+            vec![
+                random_seeks.display().to_string(),
+                work.clone(),
+                "4096".into(),
             ],
         ),
         (
@@ -418,6 +427,10 @@ fn runs_folded_in_the_tracer_change_no_exact_figure() {
             // 20,000 preads at random offsets: offsets records (8 bytes a read) instead of
             // an event record each (80): a header and one chunk against seven.
             assert!(5 * staged[0] < staged[1], "{name}: {staged:?}");
+        } else if name == "random seeks" {
+            // IOR -z's seek to a shuffled block, then the transfer: 16,384 calls in offsets
+            // records of two positions (8 bytes a pair) instead of six chunks of events.
+            assert!(4 * staged[0] < staged[1], "{name}: {staged:?}");
         } else if name == "blocks" || name == "reopen" {
             assert!(staged[0] < staged[1], "{name}: {staged:?}");
         } else {
@@ -514,6 +527,46 @@ fn sigkill_during_a_block_loses_at_most_its_unfinished_repetition() {
     );
     let call = &traced.summary["calls"]["pwrite"];
     assert_eq!(call["count"].as_u64(), Some(writes_a + writes_b), "{call}");
+}
+
+#[test]
+fn sigkill_during_random_reads_keeps_every_staged_offset_in_order() {
+    // Killed while the tracer adds random preads to an offsets record in place: the trace
+    // has a prefix of the program's reads, each at the offset the program chose, and its
+    // figures agree with one another.
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile("patterns/random_reads", directory.path(), &[]);
+    let traced = killed_while_tracing(
+        &program,
+        &[directory.path().as_os_str(), "1000000000".as_ref()],
+    );
+    let file = traced.file("/table.dat");
+    let reads = file["reads"].as_u64().unwrap();
+    assert!(reads > 1000, "{file}");
+    assert_eq!(file["bytes_read"].as_u64(), Some(4096 * reads), "{file}");
+    let dump = Command::new(cairn_binary())
+        .args(["dump", "--expand"])
+        .arg(&traced.trace)
+        .output()
+        .unwrap();
+    let dump = String::from_utf8(dump.stdout).unwrap();
+    let offsets: Vec<u64> = dump
+        .lines()
+        .filter(|line| line.contains("pread("))
+        .map(|line| {
+            let at = line.split(" bytes @ ").nth(1).expect("an offset");
+            at.split(')').next().unwrap().parse().unwrap()
+        })
+        .collect();
+    assert_eq!(offsets.len() as u64, reads);
+    // The program's generator (random_reads.c).
+    let mut state = 12345u64;
+    for (index, offset) in offsets.iter().enumerate() {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        assert_eq!(*offset, ((state >> 33) % 16384) * 4096, "read {index}");
+    }
 }
 
 #[test]

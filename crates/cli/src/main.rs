@@ -63,6 +63,28 @@ fn parse_ranks(text: &str) -> std::result::Result<RankRanges, String> {
         .map(RankRanges)
 }
 
+/// A size in bytes, with an optional K, M or G suffix (powers of 1024).
+fn parse_size(text: &str) -> std::result::Result<u64, String> {
+    let text = text.trim();
+    let (digits, unit) = match text.char_indices().last() {
+        Some((at, suffix)) if suffix.is_ascii_alphabetic() => (&text[..at], suffix),
+        _ => (text, 'B'),
+    };
+    let shift = match unit.to_ascii_uppercase() {
+        'B' => 0,
+        'K' => 10,
+        'M' => 20,
+        'G' => 30,
+        _ => return Err(format!("{text}: a size is a number, then K, M or G")),
+    };
+    let number: u64 = digits
+        .parse()
+        .map_err(|_| format!("{text}: a size is a number, then K, M or G"))?;
+    number
+        .checked_mul(1 << shift)
+        .ok_or_else(|| format!("{text}: too large"))
+}
+
 fn parse_layer(text: &str) -> std::result::Result<cairn_model::Layer, String> {
     cairn_model::Layer::from_name(text.trim())
         .ok_or_else(|| format!("`{text}` is not a layer (posix, stdio, mpi, mpiio, process)"))
@@ -126,6 +148,14 @@ enum Command {
         /// the values).
         #[arg(long, default_value_t = cairn_compress::histogram::DEFAULT_BINS, value_parser = clap::builder::TypedValueParser::map(clap::value_parser!(u16).range(1..=64), usize::from))]
         histogram_bins: usize,
+        /// The most each thread's stream may hold as the trace is built (bytes, or with a
+        /// K, M or G suffix; 0: no bound), so that building the trace of a long irregular
+        /// run stays within bounded memory: past it, the rest of the stream keeps its
+        /// changing sizes and offsets and its loops' differing counts as histograms
+        /// (precision 0), counts and bytes exact, and the trace's diagnostics say which
+        /// streams did so and from which event.
+        #[arg(long, default_value = "64M", value_parser = parse_size)]
+        stream_budget: u64,
         /// The command and its arguments.
         #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
         command: Vec<std::ffi::OsString>,
@@ -163,6 +193,9 @@ enum Command {
         /// As for `run`.
         #[arg(long, default_value_t = cairn_compress::histogram::DEFAULT_BINS, value_parser = clap::builder::TypedValueParser::map(clap::value_parser!(u16).range(1..=64), usize::from))]
         histogram_bins: usize,
+        /// As for `run` (applies to staging directories).
+        #[arg(long, default_value = "64M", value_parser = parse_size)]
+        stream_budget: u64,
         /// Print nothing but errors.
         #[arg(short, long)]
         quiet: bool,
@@ -395,6 +428,7 @@ fn main() -> ExitCode {
             runtime_io,
             precision,
             histogram_bins,
+            stream_budget,
             command,
         } => run::run(run::RunOptions {
             output,
@@ -402,8 +436,11 @@ fn main() -> ExitCode {
             staging,
             quiet,
             runtime_io: runtime_io.policy(),
-            precision,
-            histogram_bins,
+            building: run::Building {
+                precision,
+                histogram_bins,
+                stream_budget,
+            },
             command,
         }),
         Command::LinkFlags => static_link::link_flags().map(|flags| {
@@ -421,14 +458,18 @@ fn main() -> ExitCode {
             first_rank,
             precision,
             histogram_bins,
+            stream_budget,
             quiet,
         } => run::merge(
             &inputs,
             &output,
             runtime_io.policy(),
             first_rank,
-            precision,
-            histogram_bins,
+            run::Building {
+                precision,
+                histogram_bins,
+                stream_budget,
+            },
             quiet,
         )
         .map(|_| ExitCode::SUCCESS),

@@ -17,11 +17,32 @@ pub struct RunOptions {
     pub staging: Option<PathBuf>,
     pub quiet: bool,
     pub runtime_io: RuntimeIo,
+    pub building: Building,
+    pub command: Vec<OsString>,
+}
+
+/// How the trace is built from what the tracer staged.
+#[derive(Clone, Copy, Debug)]
+pub struct Building {
     /// Precision level (see `Trace::apply_precision` and `RunInfo::precision`).
     pub precision: u8,
     /// Bins of each histogram a precision level below 100 makes.
     pub histogram_bins: usize,
-    pub command: Vec<OsString>,
+    /// Bytes each thread's stream may hold as it is built (`RunInfo::stream_budget`; 0:
+    /// no bound).
+    pub stream_budget: u64,
+}
+
+impl Building {
+    /// What the trace builder is told.
+    fn apply(&self, run: RunInfo) -> RunInfo {
+        RunInfo {
+            precision: Some(self.precision),
+            histogram_bins: self.histogram_bins,
+            stream_budget: (self.stream_budget > 0).then_some(self.stream_budget),
+            ..run
+        }
+    }
 }
 
 const LIBRARY_NAME: &str = "libcairn.so";
@@ -426,7 +447,7 @@ pub fn run(options: RunOptions) -> Result<ExitCode> {
         }
     };
     let code = exit_code(status);
-    let run = RunInfo {
+    let run = options.building.apply(RunInfo {
         writer: format!("cairn {}", env!("CARGO_PKG_VERSION")),
         command: options
             .command
@@ -435,11 +456,10 @@ pub fn run(options: RunOptions) -> Result<ExitCode> {
             .collect(),
         exit_status: Some(code),
         runtime_io: options.runtime_io,
-        precision: Some(options.precision),
-        histogram_bins: options.histogram_bins,
         // Each rank collects its own segments; the job's first rank is 0.
         first_rank: launch.as_ref().map(|_| 0),
-    };
+        ..RunInfo::default()
+    });
     let kept_in = |directory: &Path| {
         format!(
             "building the trace failed; the raw segments are kept in {}",
@@ -485,7 +505,7 @@ pub fn run(options: RunOptions) -> Result<ExitCode> {
             );
         }
     }
-    trace.apply_precision(options.precision);
+    trace.apply_precision(options.building.precision);
     let size = trace.write(&output).with_context(|| {
         format!(
             "writing the trace failed; the raw segments are kept in {}",
@@ -647,16 +667,14 @@ fn load_inputs(
     inputs: &[PathBuf],
     runtime_io: RuntimeIo,
     first_rank: Option<u32>,
-    precision: (u8, usize),
+    building: Building,
 ) -> Result<Vec<Trace>> {
-    let run = RunInfo {
+    let run = building.apply(RunInfo {
         writer: format!("cairn {}", env!("CARGO_PKG_VERSION")),
         runtime_io,
         first_rank,
-        precision: Some(precision.0),
-        histogram_bins: precision.1,
         ..RunInfo::default()
-    };
+    });
     let mut traces = Vec::new();
     // Segment files named one by one make one trace together.
     let (segments, inputs): (Vec<PathBuf>, Vec<PathBuf>) = inputs
@@ -725,17 +743,16 @@ pub fn merge(
     output: &Path,
     runtime_io: RuntimeIo,
     first_rank: Option<u32>,
-    precision: u8,
-    histogram_bins: usize,
+    building: Building,
     quiet: bool,
 ) -> Result<()> {
-    let mut traces = load_inputs(inputs, runtime_io, first_rank, (precision, histogram_bins))?;
+    let mut traces = load_inputs(inputs, runtime_io, first_rank, building)?;
     let mut trace = if traces.len() == 1 {
         traces.pop().expect("one trace")
     } else {
         merge_traces(traces)
     };
-    trace.apply_precision(precision);
+    trace.apply_precision(building.precision);
     let size = trace.write(output)?;
     warn_incomplete(&trace);
     if !quiet {

@@ -182,7 +182,9 @@ fn an_irregular_mpi_program_folds_below_100_with_exact_totals() {
     // Jitter of 3% merges at 95 and at 0, the solver's counts at 0; the lossless trace
     // keeps every size and count.
     assert!(sizes[2] * 4 < sizes[0], "{sizes:?}");
-    assert!(sizes[1] * 2 < sizes[0], "{sizes:?}");
+    // At 95 about half (48–50% measured, its timing statistics' bits moving it by ±2%
+    // from run to run).
+    assert!(sizes[1] * 100 < sizes[0] * 55, "{sizes:?}");
     assert!(sizes[2] < sizes[1], "{sizes:?}");
 }
 
@@ -231,6 +233,59 @@ fn random_seeks_at_precision_90_do_not_grow_with_the_calls() {
     );
     assert!(large * 100 <= small * 110, "{small} → {large}");
     assert!(large * 20 < lossless, "{large} vs {lossless}");
+}
+
+#[test]
+fn a_stream_over_its_budget_degrades_to_histograms_and_says_so() {
+    // Random reads at precision 100 with a budget of 64 KiB per stream: the first reads
+    // keep their offsets exactly, the rest a histogram of them; the trace stops growing
+    // with the reads, every count, byte total, the highest offset and the access order
+    // counts stay the lossless trace's, and the trace says which stream passed its
+    // budget, after how many of its events.
+    let _alone = alone();
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile("patterns/random_reads", directory.path(), &[]);
+    library();
+    let run = |budget: &str, reads: u64| {
+        let work = tempfile::tempdir_in(directory.path()).unwrap();
+        let trace = work.path().join("reads.cairn");
+        succeeded(
+            std::process::Command::new(cairn_binary())
+                .args(["run", "-q", "--stream-budget", budget, "-o"])
+                .arg(&trace)
+                .arg("--")
+                .arg(&program)
+                .arg(work.path())
+                .arg(reads.to_string()),
+        );
+        let summary = summary_json(&trace, &[]);
+        let mut figures = exact_figures(&summary);
+        figures["files"][0]["path"] = Value::Null;
+        (std::fs::metadata(&trace).unwrap().len(), figures, summary)
+    };
+    let (lossless, exact, unbounded) = run("64M", 100_000);
+    assert_eq!(unbounded["blurred"], Value::Array(Vec::new()));
+    let (small, _, _) = run("64K", 20_000);
+    let (large, figures, summary) = run("64K", 100_000);
+    assert_eq!(figures, exact);
+    let diagnostics = summary["diagnostics"].to_string();
+    assert!(
+        diagnostics.contains("passed its budget of 65536 bytes after")
+            && diagnostics.contains("of its 100003 events"),
+        "{diagnostics}"
+    );
+    let blurred = &summary["blurred"][0];
+    assert_eq!(
+        (blurred["call"].as_str(), blurred["parameter"].as_str()),
+        (Some("pread"), Some("offset"))
+    );
+    assert!(
+        blurred["max"].as_i64().unwrap() < 16_384 * 4096,
+        "{blurred}"
+    );
+    eprintln!("random_reads with a 64 KiB budget: {small} B (20,000), {large} B (100,000); unbounded {lossless} B");
+    assert!(large * 100 <= small * 110, "{small} → {large}");
+    assert!(large * 3 < lossless, "{large} vs {lossless}");
 }
 
 /// The events table `cairn export --format csv EXTRA… -o DIRECTORY/NAME TRACE` writes: its

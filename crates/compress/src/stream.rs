@@ -409,7 +409,17 @@ pub struct StreamEncoder {
     /// Bins of the histograms a precision level below 100 makes, and that level.
     bins: usize,
     precision: u8,
+    /// The bytes the stream may hold (its nodes as written and its column, uncompressed)
+    /// before its irregular values degrade to histograms, and how many events it had
+    /// when they did ([`StreamEncoder::set_budget`]).
+    budget: Option<u64>,
+    degraded_after: Option<u64>,
 }
+
+/// The precision level a stream over its budget continues at: every value that differs
+/// from the last at its call site becomes a histogram (regular values, which repeat, stay
+/// exact).
+pub const BUDGET_PRECISION: u8 = 0;
 
 impl Default for StreamEncoder {
     fn default() -> StreamEncoder {
@@ -431,6 +441,40 @@ impl StreamEncoder {
             column: Vec::new(),
             bins: DEFAULT_BINS,
             precision: 100,
+            budget: None,
+            degraded_after: None,
+        }
+    }
+
+    /// Bounds the stream's memory: once its nodes as written and its column of irregular
+    /// offsets hold more than `bytes` (uncompressed), the rest of it continues at
+    /// [`BUDGET_PRECISION`] — the least regular parts (sizes and offsets that keep
+    /// changing, loops whose counts differ) become histograms instead of growing the
+    /// stream; counts and byte totals stay exact. [`StreamEncoder::degraded_after`] says
+    /// from where.
+    pub fn set_budget(&mut self, bytes: u64) {
+        self.budget = Some(bytes);
+    }
+
+    /// How many events the stream had when it passed its budget, if it did.
+    pub fn degraded_after(&self) -> Option<u64> {
+        self.degraded_after
+    }
+
+    /// Writes the nodes that left the folding window, then degrades the stream if that
+    /// passed its budget.
+    fn write_finished(&mut self) {
+        for node in self.folder.take_finished() {
+            self.write(&node);
+        }
+        let held = self.body.buffer.len() as u64 + 8 * self.column.len() as u64;
+        if let (Some(budget), None) = (self.budget, self.degraded_after) {
+            if held > budget && self.precision > BUDGET_PRECISION {
+                self.degraded_after = Some(self.count);
+                self.relative.degrade(BUDGET_PRECISION);
+                self.folder.set_precision(BUDGET_PRECISION);
+                self.precision = BUDGET_PRECISION;
+            }
         }
     }
 
@@ -518,9 +562,7 @@ impl StreamEncoder {
             blurred,
         });
         self.count += 1;
-        for node in self.folder.take_finished() {
-            self.write(&node);
-        }
+        self.write_finished();
     }
 
     /// Adds `count` occurrences of `first` folded as the program ran (a run), each
@@ -624,9 +666,7 @@ impl StreamEncoder {
             .collect();
         self.folder.push_repetitions(leaves, count);
         self.count += count.saturating_mul(body.len() as u64);
-        for node in self.folder.take_finished() {
-            self.write(&node);
-        }
+        self.write_finished();
     }
 
     /// A block whose repetitions do not share keys, pushed event by event: offsets exact,

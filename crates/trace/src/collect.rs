@@ -44,6 +44,11 @@ pub struct RunInfo {
     /// are built (`cairn_compress::stream::StreamEncoder::set_precision`). `None`: exact.
     pub precision: Option<u8>,
     pub histogram_bins: usize,
+    /// The bytes each thread's stream may hold as it is built (uncompressed) before its
+    /// least regular values degrade to histograms
+    /// (`cairn_compress::stream::StreamEncoder::set_budget`); the trace's diagnostics say
+    /// which streams did, and after how many events. `None`: unbounded.
+    pub stream_budget: Option<u64>,
 }
 
 /// Which ranks' own MPI runtime I/O a trace keeps; the rest is counted.
@@ -964,6 +969,9 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                 if let Some(precision) = run.precision.filter(|precision| *precision < 100) {
                     encoder.set_precision(precision, run.histogram_bins);
                 }
+                if let Some(budget) = run.stream_budget {
+                    encoder.set_budget(budget);
+                }
                 encoder
             })
             .collect();
@@ -1422,6 +1430,16 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                 dropped_bytes[0] += kept[0];
                 dropped_bytes[1] += kept[1];
                 continue;
+            }
+            if let Some(after) = encoder.degraded_after() {
+                diagnostics.push(format!(
+                    "pid {} thread {}: its stream passed its budget of {} bytes after {after} of its {} events; the rest keep their changing sizes, offsets and loop counts as histograms (precision {}), counts and bytes exact",
+                    header.pid,
+                    cursor.thread,
+                    run.stream_budget.unwrap_or(0),
+                    encoder.len(),
+                    cairn_compress::stream::BUDGET_PRECISION,
+                ));
             }
             if !encoder.is_empty() {
                 streams.push(Stream::new(

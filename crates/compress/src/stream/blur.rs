@@ -43,6 +43,10 @@ enum Site {
     /// A message size's first value, kept in a histogram of its own (see
     /// [`Blur::message_size`]); the last value.
     Tentative(i64),
+    /// An offset site that has seen one value: the distance from where another site's
+    /// access ended (a loop's way in) says nothing of the steps to come, so it is kept
+    /// exact and the next one is the first compared with.
+    Fresh,
     Blurred,
 }
 
@@ -99,7 +103,7 @@ impl Blur {
     /// compared: in a large file every offset is within 1% of the next, and a regular
     /// pattern's steps repeat or jump, so only steps that wander (random access) blur.
     pub(super) fn offset(&mut self, call: u16, context: u32, step: i64) -> bool {
-        self.judge(Parameter::Offset, call, context, step, Site::Exact(step))
+        self.judge(Parameter::Offset, call, context, step, Site::Fresh)
     }
 
     /// Whether `value` at the site goes to its histogram; `first`: the site's state before
@@ -127,6 +131,11 @@ impl Blur {
         };
         match *site {
             Site::Blurred => true,
+            Site::Fresh if new => false,
+            Site::Fresh => {
+                *site = Site::Exact(value);
+                false
+            }
             Site::Tentative(_) if new => true,
             Site::Tentative(last) if last == value => {
                 *site = Site::Blurred;

@@ -81,9 +81,7 @@ impl StreamEncoder {
                     .collect();
                 self.folder.push_repetitions(leaves, count);
                 self.count += count * period as u64;
-                for node in self.folder.take_finished() {
-                    self.write(&node);
-                }
+                self.write_finished();
                 return;
             }
         }

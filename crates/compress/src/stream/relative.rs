@@ -34,6 +34,9 @@ pub struct Relative {
     /// Encoding only: files whose last event was a seek to a blurred offset (the access
     /// after it counts its order in its leaf, [`ORDER_IN_LEAF`]).
     sought_blurred: FastMap<u64, ()>,
+    /// Encoding only: files whose last access was at a drawn offset (blurred, or right
+    /// after a seek to one): the next exact offset there is kept whole.
+    after_drawn: FastMap<u64, ()>,
 }
 
 /// The last `N` distinct values seen (a ring once full).
@@ -109,6 +112,12 @@ impl Relative {
             blur: Blur::new(precision),
             ..Relative::default()
         }
+    }
+
+    /// Continues encoding at `precision` (a stream over its budget): only which values
+    /// become histograms changes, which the keys say, so readers need not know.
+    pub(super) fn degrade(&mut self, precision: u8) {
+        self.blur = Blur::new(precision);
     }
 
     /// The tag kept for `tag` at `context`, and whether it is kept as a step; `tag` is
@@ -247,6 +256,18 @@ impl Relative {
             && self.sought_blurred.remove(&file_plus_one).is_some();
         if order_in_leaf {
             key_order = 0;
+        }
+        if blurring {
+            // After an access at a drawn offset, a reader's idea of where the file's last
+            // access ended is drawn too: the next offset kept exactly is kept whole, so it
+            // and what follows it come back exact.
+            if (offset == OffsetRef::Blurred && class != Some(CallClass::Seek)) || order_in_leaf {
+                self.after_drawn.insert(file_plus_one, ());
+            } else if let OffsetRef::Delta(_) = offset {
+                if self.after_drawn.remove(&file_plus_one).is_some() {
+                    offset = OffsetRef::First(event.offset);
+                }
+            }
         }
         if let OffsetRef::Delta(delta) = offset {
             let irregular = self

@@ -652,3 +652,70 @@ fn checkpoint_loop_folds_to_a_constant_size() {
     assert!(large - small < 64, "{small} -> {large}");
     assert!(large < 1024, "{large}");
 }
+
+#[test]
+fn a_stream_over_its_budget_keeps_its_irregular_offsets_as_histograms() {
+    // 100,000 reads at random offsets then a regular loop, with a budget of 16 KiB: the
+    // first reads keep their offsets exactly (in the column) until the stream holds 16
+    // KiB, the rest keep a histogram of them; the regular loop stays exact; counts and
+    // bytes are exact throughout, every drawn offset within the range the reads had.
+    let event = |index: u64| Event {
+        call: 1,
+        start: index * 10,
+        duration: 5,
+        file: Some(0),
+        handle: 3,
+        offset: if index < 100_000 {
+            (mix(index) % 16_384) as i64 * 4096
+        } else {
+            (index - 100_000) as i64 * 4096
+        },
+        request: 4096,
+        result: 4096,
+        errno: 0,
+        context: 1 + (index >= 100_000) as u32,
+        aux: 0,
+        flags: event_flags::EXPLICIT_OFFSET,
+    };
+    let encode = |budget: Option<u64>| {
+        let mut encoder = StreamEncoder::default();
+        if let Some(budget) = budget {
+            encoder.set_budget(budget);
+        }
+        for index in 0..101_000 {
+            encoder.push(&event(index), class_of(1));
+        }
+        let degraded = encoder.degraded_after();
+        (encoder.finish(), degraded)
+    };
+    let (exact_stream, never) = encode(None);
+    assert_eq!(never, None);
+    let (bounded, degraded) = encode(Some(16 * 1024));
+    let after = degraded.expect("the budget was passed");
+    assert!(
+        (1_000..3_000).contains(&after),
+        "degraded after {after} events"
+    );
+    assert!(
+        exact_stream.bytes().len() > 300_000,
+        "{}",
+        exact_stream.bytes().len()
+    );
+    assert!(
+        bounded.bytes().len() < 20 * 1024,
+        "{}",
+        bounded.bytes().len()
+    );
+    let (_, expanded) = reread_and_expand(&bounded);
+    assert_eq!(expanded.len(), 101_000);
+    let bytes: u64 = expanded.iter().map(|event| event.result as u64).sum();
+    assert_eq!(bytes, 101_000 * 4096);
+    for (index, back) in expanded.iter().enumerate() {
+        let original = event(index as u64);
+        if (index as u64) < after || index >= 100_000 {
+            assert_eq!(exact(back), exact(&original), "event {index}");
+        } else {
+            assert!((0..16_384 * 4096).contains(&back.offset), "event {index}");
+        }
+    }
+}

@@ -1,5 +1,5 @@
 /* N one-byte pwrite calls at scattered offsets (a linear congruential sequence: no stride
- * repeats, so nothing folds as it runs and every call needs staging room), then exit
+ * repeats, so every call needs staging room — 8 bytes in an offsets record), then exit
  * status 3. Arguments: directory, N. */
 #include <fcntl.h>
 #include <stdlib.h>

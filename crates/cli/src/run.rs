@@ -703,16 +703,13 @@ fn load_inputs(
                 .map(|path| (path, first_rank.or(Some(0)))),
         );
         let before = traces.len();
+        let mut staged = Vec::new();
         for (directory, first_rank) in directories {
-            if segment_files(&directory)?.is_empty() {
-                continue;
+            if !segment_files(&directory)?.is_empty() {
+                staged.push((directory, first_rank));
             }
-            let run = RunInfo {
-                first_rank,
-                ..run.clone()
-            };
-            traces.push(collect(&directory, run).with_context(|| directory.display().to_string())?);
         }
+        traces.extend(collect_in_parallel(&staged, &run)?);
         if traces.len() == before {
             // No staging: a directory of trace files (per-rank traces) is merged whole.
             let mut files: Vec<PathBuf> = std::fs::read_dir(input)
@@ -736,6 +733,38 @@ fn load_inputs(
         }
     }
     Ok(traces)
+}
+
+/// Builds a trace from each staging directory (each rank's, for a job), as many at once as
+/// there are processors, in the order given.
+fn collect_in_parallel(staged: &[(PathBuf, Option<u32>)], run: &RunInfo) -> Result<Vec<Trace>> {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(staged.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut built: Vec<Option<Result<Trace>>> = (0..staged.len()).map(|_| None).collect();
+    let results = std::sync::Mutex::new(&mut built);
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| loop {
+                let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some((directory, first_rank)) = staged.get(index) else {
+                    break;
+                };
+                let run = RunInfo {
+                    first_rank: *first_rank,
+                    ..run.clone()
+                };
+                let trace =
+                    collect(directory, run).with_context(|| directory.display().to_string());
+                results.lock().expect("no worker panics holding it")[index] = Some(trace);
+            });
+        }
+    });
+    built
+        .into_iter()
+        .map(|trace| trace.expect("every directory was built"))
+        .collect()
 }
 
 pub fn merge(

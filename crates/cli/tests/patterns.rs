@@ -641,20 +641,7 @@ fn random_reads_keep_exact_offsets_in_under_four_bytes_a_call() {
     );
     // Every read's offset, in order, as the program chose it (the tracer staged them in
     // offsets records, the builder put them in the column).
-    let dump = std::process::Command::new(cairn_binary())
-        .args(["dump", "--expand"])
-        .arg(&traced.trace)
-        .output()
-        .unwrap();
-    let dump = String::from_utf8(dump.stdout).unwrap();
-    let expanded: Vec<u64> = dump
-        .lines()
-        .filter(|line| line.contains("pread("))
-        .map(|line| {
-            let at = line.split(" bytes @ ").nth(1).expect("an offset");
-            at.split(')').next().unwrap().parse().unwrap()
-        })
-        .collect();
+    let expanded = expanded_offsets(&traced.trace, "pread");
     assert!(
         expanded == offsets,
         "the expanded offsets differ from the program's"

@@ -544,20 +544,7 @@ fn sigkill_during_random_reads_keeps_every_staged_offset_in_order() {
     let reads = file["reads"].as_u64().unwrap();
     assert!(reads > 1000, "{file}");
     assert_eq!(file["bytes_read"].as_u64(), Some(4096 * reads), "{file}");
-    let dump = Command::new(cairn_binary())
-        .args(["dump", "--expand"])
-        .arg(&traced.trace)
-        .output()
-        .unwrap();
-    let dump = String::from_utf8(dump.stdout).unwrap();
-    let offsets: Vec<u64> = dump
-        .lines()
-        .filter(|line| line.contains("pread("))
-        .map(|line| {
-            let at = line.split(" bytes @ ").nth(1).expect("an offset");
-            at.split(')').next().unwrap().parse().unwrap()
-        })
-        .collect();
+    let offsets = expanded_offsets(&traced.trace, "pread");
     assert_eq!(offsets.len() as u64, reads);
     // The program's generator (random_reads.c).
     let mut state = 12345u64;

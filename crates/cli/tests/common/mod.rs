@@ -375,6 +375,20 @@ pub fn sorted_pids(summary: &Value) -> Vec<u64> {
     pids
 }
 
+/// The offsets of every `call` (a positioned read or write) in `trace`, in order, as
+/// `cairn dump --expand` gives them.
+pub fn expanded_offsets(trace: &Path, call: &str) -> Vec<u64> {
+    let opening = format!("{call}(");
+    cairn_text("dump", &["--expand"], trace)
+        .lines()
+        .filter(|line| line.contains(&opening))
+        .map(|line| {
+            let at = line.split(" bytes @ ").nth(1).expect("an offset");
+            at.split(')').next().unwrap().parse().unwrap()
+        })
+        .collect()
+}
+
 /// The text `cairn SUBCOMMAND EXTRA… TRACE` prints (`summary`, `dump`), which must succeed.
 pub fn cairn_text(subcommand: &str, extra: &[&str], trace: &Path) -> String {
     let output = Command::new(cairn_binary())

@@ -652,6 +652,48 @@ fn random_reads_keep_exact_offsets_in_under_four_bytes_a_call() {
 }
 
 #[test]
+fn random_stdio_records_keep_exact_offsets() {
+    // fseek to a random record, then fread it: the tracer stages the pair in offsets
+    // records, the builder finds each fread where its fseek put the stream; every offset
+    // comes back as the program chose it, in under 3 bytes a call.
+    let _alone = alone();
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile("patterns/random_stdio", directory.path(), &[]);
+    let reads = 20_000u64;
+    let data = directory.path().join("records.dat");
+    let traced = trace(
+        directory.path(),
+        &program,
+        &[data.to_str().unwrap(), &reads.to_string()],
+    );
+    assert_eq!(traced.exit_code(), Some(0));
+    let mut state = 7u64;
+    let offsets: Vec<u64> = (0..reads)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((state >> 33) % 4096) * 512
+        })
+        .collect();
+    assert!(
+        expanded_offsets(&traced.trace, "fread") == offsets,
+        "the expanded offsets differ from the program's"
+    );
+    assert_fields(
+        traced.file("/records.dat"),
+        &[
+            ("reads", reads),
+            ("bytes_read", 512 * reads),
+            ("writes", 4096),
+        ],
+    );
+    let size = std::fs::metadata(&traced.trace).unwrap().len();
+    eprintln!("random_stdio, {reads} reads: {size} B");
+    assert!(size <= 3 * (2 * reads + 4096), "{size} B");
+}
+
+#[test]
 fn random_seeks_then_transfers_keep_exact_offsets_in_under_two_bytes_a_call() {
     // IOR -z: a seek to a shuffled block then a transfer; the seeks' offsets and the
     // transfers' access order go to the column.

@@ -11,9 +11,11 @@
 //!   thread ended (0 = consecutive); the first access to a file keeps its offset. Any arithmetic pattern at any loop depth
 //!   (offset = 4096·(100·i + j)) becomes a constant; the exact offset comes back by summing.
 //!   Once 16 steps in a row at a calling context were none of the last 64 distinct steps
-//!   there (random access), its offsets go to the stream's **column** with their access
-//!   order, so the key repeats and the events fold; readers that do not expand get the
-//!   order counts from the leaf (`relative.rs`).
+//!   there (random access: `cairn_model::IrregularSteps`, the tracer's rule too), its
+//!   offsets go to the stream's **column** with their access order, so the key repeats and
+//!   the events fold; readers that do not expand get the order counts from the leaf
+//!   (`relative.rs`). The tracer stages such calls in offsets records, which
+//!   [`StreamEncoder::push_offsets`] takes whole (`offsets.rs`).
 //! - **result**: relative to the request (0 when a call moved what it asked for).
 //! - **MPI tag** (point-to-point calls): itself, so a halo exchange's tags (one per
 //!   direction) are the same on every rank whichever neighbours it lacks; minus the last tag

@@ -403,9 +403,13 @@ pub fn merge_at_finalize(segment: Option<Vec<u8>>) {
     let Some(pmpi) = Pmpi::resolve() else {
         return;
     };
-    // This thread's events a block holds back go to the staging segment the merge reads
-    // (another thread's, at most 255 per thread, stay in that thread until it writes again).
-    crate::recorder::with_current_state(|state| state.close_block());
+    // This thread's events a block or an irregular body holds back go to the staging
+    // segment the merge reads (another thread's, at most 255 per thread, stay in that
+    // thread until it writes again).
+    crate::recorder::with_current_state(|state| {
+        state.close_block();
+        state.end_irregular();
+    });
     let started = crate::sys::clock(libc::CLOCK_MONOTONIC);
     let mut comm: Handle = std::ptr::null_mut();
     let (mut rank, mut size) = (0, 0);

@@ -29,7 +29,9 @@
 //! [`MAX_BLOCK_PERIOD`] events with inner loops flattened, from where a pair of
 //! consecutive events (a loop's way in or out) last occurred — one table look-up per event
 //! record, and a scan of the recent events only when that distance is new. Bodies longer
-//! than that fold when the trace is built.
+//! than that fold when the trace is built. What no stride describes — a call, or a body of
+//! up to 4 calls, repeating at irregular offsets (random reads, IOR's `-z`) — goes to
+//! offsets records, 8 bytes a repetition (`irregular.rs`).
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};

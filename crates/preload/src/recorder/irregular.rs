@@ -123,7 +123,7 @@ impl ThreadState {
     /// Ends the irregular stretch, if any: the waiting calls of the repetition left
     /// incomplete become event records; the next event is one too (a run repeats the event
     /// record before it).
-    pub(super) fn end_irregular(&mut self) {
+    pub(crate) fn end_irregular(&mut self) {
         if self.irregular_period == 0 {
             return;
         }

@@ -15,7 +15,7 @@
 //! the statistics of all its ranks' occurrences (mean, min, max, variance, histogram), and a
 //! walk of one member sees its share of them.
 //!
-//! Ranks with different roles share a stream too, at any depth ([`parts`]): a rank's nodes
+//! Ranks with different roles share a stream too, at any depth (`parts.rs`): a rank's nodes
 //! are aligned with the group's (heaviest common subsequence of structures that fit, loop
 //! bodies aligned in turn inside loops whose counts fit), and every node of the merged tree
 //! knows the ranks that have it. Nodes only some ranks have are written as a loop run once

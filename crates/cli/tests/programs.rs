@@ -328,6 +328,7 @@ fn runs_folded_in_the_tracer_change_no_exact_figure() {
     let stdio = compile("stdio", directory.path(), &["-fno-builtin"]);
     let random_reads = compile("patterns/random_reads", directory.path(), &[]);
     let random_seeks = compile("patterns/random_seeks", directory.path(), &[]);
+    let interleaved = compile("patterns/interleaved", directory.path(), &[]);
     let python = python();
     let python_arrays = programs_directory().join("../../bench/python_arrays.py");
     let work = directory.path().to_str().unwrap().to_string();
@@ -374,6 +375,10 @@ fn runs_folded_in_the_tracer_change_no_exact_figure() {
                 work.clone(),
                 "4096".into(),
             ],
+        ),
+        (
+            "interleaved",
+            vec![interleaved.display().to_string(), work.clone(), "80".into()],
         ),
         (
             "python arrays",
@@ -426,6 +431,12 @@ fn runs_folded_in_the_tracer_change_no_exact_figure() {
         } else if name == "random reads" {
             // 20,000 preads at random offsets: offsets records (8 bytes a read) instead of
             // an event record each (80): a header and one chunk against seven.
+            assert!(5 * staged[0] < staged[1], "{name}: {staged:?}");
+        } else if name == "interleaved" {
+            // Sixteen strided streams, each a seek and a write, then sixteen strided preads,
+            // 80 steps: rows of the write phase (a block of 2 each) become a block of 32,
+            // the read phase's rows (a run each) a block of 16 — about 8 KB a step of 768
+            // calls (13 KB before rows folded).
             assert!(5 * staged[0] < staged[1], "{name}: {staged:?}");
         } else if name == "random seeks" {
             // IOR -z's seek to a shuffled block, then the transfer: 16,384 calls in offsets

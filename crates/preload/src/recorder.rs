@@ -116,6 +116,11 @@ pub struct ThreadState {
     long_streak: usize,
     /// Event records at the end of what the thread staged, with no other record after them.
     plain_events: usize,
+    /// The last block started: how many events had been remembered then, its period and
+    /// its first event's signature. A block like it starting a whole number of its periods
+    /// later (a row of strided streams folded as a short block, row after row) makes that
+    /// distance the long period followed, so the rows fold as one block.
+    last_block: (u64, usize, u64),
     /// Signatures of events that never fold (each different from any other).
     unique: u64,
     /// The open block: its record in the current chunk (null if none), its period (0 if
@@ -390,6 +395,7 @@ impl ThreadState {
             long_period: 0,
             long_streak: 0,
             plain_events: 0,
+            last_block: (0, 0, 0),
             unique: 0,
             block: std::ptr::null_mut(),
             block_period: 0,
@@ -435,6 +441,7 @@ impl ThreadState {
     /// Nothing remembered so far may be a block's body: after another kind of record, or
     /// where the trace builder's view of the recent events may differ from the tracer's.
     fn forget_recent(&mut self) {
+        self.last_block = (0, 0, 0);
         self.streaks = [0; SHORT_PERIODS + 1];
         self.window_start = self.remembered;
         self.long_period = 0;
@@ -784,6 +791,35 @@ impl ThreadState {
         (self.history.recent_calls[slot], &self.history.recent[slot])
     }
 
+    /// Whether the last two repetitions of a body of `period` events moved by a stride per
+    /// position (kept in `block_strides`), which `event` continues, and positions on one
+    /// file at explicit offsets by the same stride. (No block is open: the open block's
+    /// strides are free to hold them.) The new event is checked first: a body that does
+    /// not fit usually fails there.
+    fn strides_fit(&mut self, call: u32, event: &RawEvent, period: usize) -> bool {
+        let (first_call, first) = self.recent_at(2 * period);
+        let (second_call, second) = self.recent_at(period);
+        if first_call != second_call || second_call != call {
+            return false;
+        }
+        match (repeats(first, second), repeats(second, event)) {
+            (Some(step), Some(next)) if step == next => self.history.block_strides[0] = step,
+            _ => return false,
+        }
+        for position in 1..period {
+            let (first_call, first) = self.recent_at(2 * period - position);
+            let (second_call, second) = self.recent_at(period - position);
+            if first_call != second_call {
+                return false;
+            }
+            let Some(step) = repeats(first, second) else {
+                return false;
+            };
+            self.history.block_strides[position] = step;
+        }
+        self.files_move_together(period)
+    }
+
     /// Starts a block with `event` if it begins a third repetition of the last events
     /// (the smallest short period that fits, else the long period followed): the block
     /// record repeats the last `period` events, and `event` waits as the first of its next
@@ -807,30 +843,45 @@ impl ThreadState {
                 && self.signature_at(period) == signature)
                 .then_some(period)
         };
-        let Some(period) = short.or_else(long) else {
+        let mut found = None;
+        if let Some(short) = short {
+            // The calls may repeat with a short period while their offsets repeat only
+            // with a multiple of it (sixteen strided reads in turn: the calls repeat every
+            // one, the strides every sixteen). The events since the streak began are whole
+            // repetitions of any multiple that divides them.
+            let since = self.streaks[short] as usize + short;
+            let mut period = short;
+            while period <= MAX_BLOCK_PERIOD && 2 * period <= since {
+                if since.is_multiple_of(period)
+                    && self.plain_events >= period
+                    && self.strides_fit(call, event, period)
+                {
+                    found = Some(period);
+                    break;
+                }
+                period += short;
+            }
+        } else if let Some(period) = long() {
+            found = self.strides_fit(call, event, period).then_some(period);
+        }
+        let Some(period) = found else {
             return false;
         };
-        // The strides from the first repetition to the second, checked value by value;
-        // the new event must continue its position's. (No block is open: the open block's
-        // strides are free to hold them.)
-        for position in 0..period {
-            let (first_call, first) = self.recent_at(2 * period - position);
-            let (second_call, second) = self.recent_at(period - position);
-            if first_call != second_call {
-                return false;
-            }
-            let Some(step) = repeats(first, second) else {
-                return false;
-            };
-            self.history.block_strides[position] = step;
+        // A block like the last one, a whole number of its periods after it: rows of a
+        // longer body (sixteen strided streams, each a seek and a write, folded as a block
+        // of two per row); the rows' distance is the long period to follow.
+        let (last_at, last_period, last_signature) = self.last_block;
+        let distance = self.remembered.saturating_sub(last_at) as usize;
+        if last_period == period
+            && last_signature == signature
+            && distance > SHORT_PERIODS
+            && distance <= MAX_BLOCK_PERIOD
+            && distance.is_multiple_of(period)
+            && distance != self.long_period
+        {
+            self.follow_long_period(distance);
         }
-        let (first_call, first) = self.recent_at(period);
-        if first_call != call || repeats(first, event) != Some(self.history.block_strides[0]) {
-            return false;
-        }
-        if !self.files_move_together(period) {
-            return false;
-        }
+        self.last_block = (self.remembered, period, signature);
         let length = RAW_BLOCK_BYTES + period * RAW_RUN_BYTES;
         let Some(body) = self.reserve(length) else {
             return false;

@@ -6,6 +6,8 @@
 #    rank and step, a solver loop whose count changes every step, rank 0 logging) under
 #    Open MPI's mpirun, at each number of ranks and each precision level; every level's
 #    calls and bytes are checked against the lossless trace's.
+#    The same for tests/programs/patterns/imbalanced.c (a load-imbalanced particle code:
+#    per rank and step 40–47 messages to the next rank and 100–109 writes to its own file).
 # 2. tests/programs/patterns/random_seeks.c (IOR -z: lseek + write at shuffled offsets)
 #    at N and 10·N blocks, each level.
 #
@@ -24,6 +26,7 @@ trap 'rm -rf "$work"' EXIT
 . bench/common.sh
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mpicc.openmpi -O1 -g -o "$work/irregular" tests/programs/patterns/irregular.c
+mpicc.openmpi -O1 -g -o "$work/imbalanced" tests/programs/patterns/imbalanced.c
 gcc -O1 -g -o "$work/random_seeks" tests/programs/patterns/random_seeks.c
 # What every level must keep exactly: calls (count, bytes), MPI bytes sent, events.
 figures() {
@@ -33,35 +36,42 @@ s = json.load(sys.stdin)
 print(sorted((k, v["count"], v["bytes"]) for k, v in s["calls"].items()), s.get("mpi_messages", {}).get("sent_bytes"), s["events"])'
 }
 printf '%-14s %6s %6s %10s %10s %10s %7s %s\n' program ranks level "trace B" "untraced s" "traced s" ratio totals
-for n in $ranks; do
-    job=(mpirun.openmpi --oversubscribe -np "$n")
-    declare -A traced=()
-    untraced=()
-    exact=""
-    for round in $(seq "$rounds"); do
-        start=$(now)
-        "${job[@]}" "$work/irregular" "$steps" "$work/log" >/dev/null 2>&1
-        untraced+=("$(echo "$(now) - $start" | bc)")
-        for level in $levels; do
+# mpi_levels PROGRAM ARGUMENTS...: each rank count, each level, alternating with untraced runs.
+mpi_levels() {
+    local program=$1
+    shift
+    for n in $ranks; do
+        job=(mpirun.openmpi --oversubscribe -np "$n")
+        declare -A traced=()
+        untraced=()
+        exact=""
+        for round in $(seq "$rounds"); do
             start=$(now)
-            "${job[@]}" "$cairn" run -q --precision "$level" -o "$work/irregular-$n-$level.cairn" \
-                -- "$work/irregular" "$steps" "$work/log" >/dev/null 2>&1
-            traced[$level]+=" $(echo "$(now) - $start" | bc)"
+            "${job[@]}" "$work/$program" "$@" >/dev/null 2>&1
+            untraced+=("$(echo "$(now) - $start" | bc)")
+            for level in $levels; do
+                start=$(now)
+                "${job[@]}" "$cairn" run -q --precision "$level" -o "$work/$program-$n-$level.cairn" \
+                    -- "$work/$program" "$@" >/dev/null 2>&1
+                traced[$level]+=" $(echo "$(now) - $start" | bc)"
+            done
         done
+        for level in $levels; do
+            trace=$work/$program-$n-$level.cairn
+            totals=$(figures "$trace")
+            [ -z "$exact" ] && exact=$totals
+            check=$([ "$totals" = "$exact" ] && echo exact || echo DIFFER)
+            u=$(median "${untraced[@]}")
+            # shellcheck disable=SC2086
+            t=$(median ${traced[$level]})
+            printf '%-14s %6d %6d %10d %10.3f %10.3f %7.3f %s\n' "$program" "$n" "$level" \
+                "$(stat -c %s "$trace")" "$u" "$t" "$(echo "$t / $u" | bc -l)" "$check"
+        done
+        unset traced
     done
-    for level in $levels; do
-        trace=$work/irregular-$n-$level.cairn
-        totals=$(figures "$trace")
-        [ -z "$exact" ] && exact=$totals
-        check=$([ "$totals" = "$exact" ] && echo exact || echo DIFFER)
-        u=$(median "${untraced[@]}")
-        # shellcheck disable=SC2086
-        t=$(median ${traced[$level]})
-        printf '%-14s %6d %6d %10d %10.3f %10.3f %7.3f %s\n' irregular "$n" "$level" \
-            "$(stat -c %s "$trace")" "$u" "$t" "$(echo "$t / $u" | bc -l)" "$check"
-    done
-    unset traced
-done
+}
+mpi_levels irregular "$steps" "$work/log"
+mpi_levels imbalanced "$steps" "$work/particles"
 for blocks in 2000 20000; do
     exact=""
     for level in $levels; do

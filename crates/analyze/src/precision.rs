@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use cairn_compress::stream::{Body, Item};
-use cairn_compress::stream::{OffsetRef, BLURRED_PEER, BLURRED_SIZE};
+use cairn_compress::stream::{OffsetRef, BLURRED_PEER, BLURRED_SIZE, BLURRED_TAG};
 use cairn_trace::walk::Occurrence;
 use cairn_trace::Trace;
 use serde::Serialize;
@@ -17,7 +17,7 @@ use serde::Serialize;
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct BlurredParameter {
     pub call: String,
-    /// `size`, `offset`, `peer` (a point-to-point call's), or `iterations` (a loop's
+    /// `size`, `offset`, `peer` or `tag` (a point-to-point call's), or `iterations` (a loop's
     /// count; `call` is its body's first).
     pub parameter: &'static str,
     /// Events whose value comes from a histogram (for loops: the loop's occurrences).
@@ -51,6 +51,11 @@ impl Blurred {
                 "peer",
                 key.flags & BLURRED_PEER != 0,
                 occurrence.blurred.and_then(|b| b.peer.as_ref()),
+            ),
+            (
+                "tag",
+                key.flags & BLURRED_TAG != 0,
+                occurrence.blurred.and_then(|b| b.tag.as_ref()),
             ),
         ];
         for (parameter, blurred, histogram) in flagged {

@@ -904,6 +904,7 @@ fn blur_note(leaf: &cairn_compress::fold::Leaf<cairn_compress::stream::EventKey>
         ("sizes", &blurred.size),
         ("offsets", &blurred.offset),
         ("peers", &blurred.peer),
+        ("tags", &blurred.tag),
     ] {
         if let Some(histogram) = histogram {
             parts.push(format!(

@@ -316,7 +316,7 @@ fn merge_up_the_tree(
             }
         }
         let started = std::time::Instant::now();
-        partial = merge_traces(parts);
+        partial = merge_traces(parts, run.precision.unwrap_or(100));
         working += started.elapsed();
         partial.diagnostics.extend(notes);
         stride *= fan_in as u64;
@@ -779,7 +779,7 @@ pub fn merge(
     let mut trace = if traces.len() == 1 {
         traces.pop().expect("one trace")
     } else {
-        merge_traces(traces)
+        merge_traces(traces, building.precision)
     };
     trace.apply_precision(building.precision);
     let size = trace.write(output)?;

@@ -140,6 +140,11 @@ fn an_irregular_mpi_program_folds_below_100_with_exact_totals() {
                     entry["parameter"].as_str().unwrap(),
                 ) {
                     ("write", _) => assert!(min >= 1000 && max < 1040, "{entry}"),
+                    // The step loop: a rank whose first step stands apart runs it once
+                    // less, and its loop merges with the others' (within 5%).
+                    ("MPI_Irecv", "iterations") => {
+                        assert!(min >= steps as i64 - 1 && max <= steps as i64, "{entry}")
+                    }
                     (_, "iterations") => assert!(min >= 20 && max <= 23, "{entry}"),
                     _ => assert!(min >= 4096 && max < 16384 + 512, "{entry}"),
                 }
@@ -414,4 +419,235 @@ fn a_master_worker_farm_folds_below_100_and_draws_only_peers_it_saw() {
     );
     assert_eq!(peers.len(), 2000);
     assert!(peers.iter().all(|peer| (1..=3).contains(peer)), "{peers:?}");
+}
+
+/// The loop counts a dump shows, in order (`loop ×20 {` → "20", `loop ×199..219 {` →
+/// "199..219").
+fn dumped_loop_counts(dump: &str) -> Vec<String> {
+    dump.lines()
+        .filter_map(|line| line.trim_start().strip_prefix("loop ×"))
+        .map(|rest| rest.split(' ').next().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn data_dependent_inner_loops_keep_their_counts_and_fold_below_100() {
+    // patterns/uneven_steps: 20 steps of 200 + 7·step mod 20 writes, then an fstat.
+    // Lossless, each step's writes are one loop of exactly its count (not a loop of the
+    // previous step's count and a remainder, nor staged as a block of a whole step); at
+    // precision 0 the steps are one loop whose inner counts are a histogram.
+    let _alone = alone();
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile("patterns/uneven_steps", directory.path(), &[]);
+    library();
+    let counts: Vec<u64> = (0..20).map(|step| 200 + (7 * step) % 20).collect();
+    let total: u64 = counts.iter().sum();
+    for precision in [100, 0] {
+        let trace = directory.path().join(format!("uneven-{precision}.cairn"));
+        succeeded(
+            std::process::Command::new(cairn_binary())
+                .args(["run", "-q", "--precision", &precision.to_string(), "-o"])
+                .arg(&trace)
+                .arg("--")
+                .arg(&program)
+                .arg(directory.path())
+                .arg("20"),
+        );
+        let summary = summary_json(&trace, &[]);
+        assert_eq!(summary["calls"]["write"]["count"], total);
+        assert_eq!(summary["calls"]["write"]["bytes"], 48 * total);
+        assert_eq!(summary["calls"]["fstat"]["count"], 20);
+        assert_eq!(summary["files"][0]["max_offset"], 48 * total);
+        let dump = cairn_text("dump", &[], &trace);
+        let loops = dumped_loop_counts(&dump);
+        if precision == 100 {
+            // The first write (at offset 0) stands alone: the first loop is one shorter.
+            let mut expected: Vec<String> = counts.iter().map(u64::to_string).collect();
+            expected[0] = (counts[0] - 1).to_string();
+            assert_eq!(loops, expected, "{dump}");
+        } else {
+            assert_eq!(loops, ["20", "199..219"], "{dump}");
+            assert!(
+                dump.contains("[histogram: 20 occurrences, 4189 iterations"),
+                "{dump}"
+            );
+        }
+    }
+}
+
+#[test]
+fn load_imbalanced_ranks_share_one_stream_below_100_with_exact_totals() {
+    // patterns/imbalanced: each rank sends 40–47 one-particle messages a step to the next
+    // rank (a count that changes with the rank and the step), receives its neighbour's,
+    // writes 100–109 records to its own file and joins an allreduce. Lossless, every rank
+    // and step keeps its counts; at precision 0 the message loops of all ranks share one
+    // count histogram (no file is touched in them), while each rank's writes keep their
+    // own loop so its file's totals stay exact. Totals equal the lossless trace's.
+    let _alone = alone();
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile_mpi("patterns/imbalanced", directory.path());
+    library();
+    let steps = 30;
+    let run = |ranks: u64, precision: u8| {
+        let trace = directory
+            .path()
+            .join(format!("imbalanced-{ranks}-{precision}.cairn"));
+        succeeded(
+            std::process::Command::new("mpirun.openmpi")
+                .args(["--oversubscribe", "-np", &ranks.to_string()])
+                .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+                .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+                .arg(cairn_binary())
+                .args(["run", "-q", "--precision", &precision.to_string(), "-o"])
+                .arg(&trace)
+                .arg("--")
+                .arg(&program)
+                .arg(steps.to_string())
+                .arg(directory.path().join("particles")),
+        );
+        trace
+    };
+    let mut sizes = Vec::new();
+    for ranks in [4u64, 16] {
+        let lossless = run(ranks, 100);
+        let blurred = run(ranks, 0);
+        let exact = exact_figures(&summary_json(&lossless, &[]));
+        let summary = summary_json(&blurred, &[]);
+        assert_eq!(exact_figures(&summary), exact, "{ranks} ranks");
+        // The program's own counts (its jitter, computed here).
+        let jitter = |rank: u64, step: u64, spread: u32| {
+            let mut x = (rank as u32)
+                .wrapping_mul(7919)
+                .wrapping_add((step as u32).wrapping_mul(104_729))
+                .wrapping_add(12_345);
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            (x % spread) as u64
+        };
+        let sends: u64 = (0..ranks)
+            .flat_map(|rank| (0..steps).map(move |step| 40 + jitter(rank, step, 8)))
+            .sum();
+        let writes: u64 = (0..ranks)
+            .flat_map(|rank| (0..steps).map(move |step| 100 + jitter(rank, step, 10)))
+            .sum();
+        assert_eq!(exact["calls"]["MPI_Send"][0], sends);
+        assert_eq!(exact["calls"]["MPI_Recv"][0], sends);
+        assert_eq!(exact["calls"]["write"][0], writes);
+        let dump = cairn_text("dump", &[], &blurred);
+        assert!(
+            dump.contains(&format!("(one of {ranks} ranks sharing a stream)")),
+            "{dump}"
+        );
+        // Two send leaves (the first step's and the others'), whatever the ranks.
+        assert_eq!(dump.matches("MPI_Send(").count(), 2, "{dump}");
+        let blurred_calls: Vec<(&str, &str)> = summary["blurred"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|entry| {
+                (
+                    entry["call"].as_str().unwrap(),
+                    entry["parameter"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        assert!(
+            blurred_calls.contains(&("MPI_Send", "iterations")),
+            "{blurred_calls:?}"
+        );
+        sizes.push((
+            std::fs::metadata(&lossless).unwrap().len(),
+            std::fs::metadata(&blurred).unwrap().len(),
+        ));
+    }
+    eprintln!("imbalanced at 4 and 16 ranks, lossless and precision 0: {sizes:?} B");
+    let ((lossless4, small4), (lossless16, small16)) = (sizes[0], sizes[1]);
+    assert!(small16 * 10 < lossless16, "{sizes:?}");
+    assert!(small4 * 4 < lossless4, "{sizes:?}");
+    // What still grows is each rank's own loop of writes (its file's exact counts).
+    assert!(small16 < 2 * small4, "{sizes:?}");
+}
+
+#[test]
+fn task_ids_as_tags_blur_below_100_and_the_trace_replays() {
+    // patterns/tagged_tasks: rank 0 deals tasks whose ids (shuffled) are the messages'
+    // tags; workers answer under the same tag; the master collects from any source with
+    // any tag. Lossless, every tag is kept (the trace grows with the tasks); at precision
+    // 0 tags become histograms (like sizes and peers), the trace stops growing, totals
+    // stay exact, and the trace replays every message without deadlock.
+    let _alone = alone();
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile_mpi("patterns/tagged_tasks", directory.path());
+    library();
+    let mpirun = || {
+        let mut command = std::process::Command::new("mpirun.openmpi");
+        command
+            .args(["--oversubscribe", "-np", "4"])
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+        command
+    };
+    let run = |tasks: u64, precision: u8| {
+        let trace = directory
+            .path()
+            .join(format!("tasks-{tasks}-{precision}.cairn"));
+        succeeded(
+            mpirun()
+                .arg(cairn_binary())
+                .args(["run", "-q", "--precision", &precision.to_string(), "-o"])
+                .arg(&trace)
+                .arg("--")
+                .arg(&program)
+                .arg(tasks.to_string()),
+        );
+        trace
+    };
+    let mut sizes = Vec::new();
+    for tasks in [200, 2000] {
+        let lossless = run(tasks, 100);
+        let blurred = run(tasks, 0);
+        let exact = exact_figures(&summary_json(&lossless, &[]));
+        let summary = summary_json(&blurred, &[]);
+        assert_eq!(exact_figures(&summary), exact);
+        assert_eq!(exact["calls"]["MPI_Send"][0], 2 * tasks);
+        assert_eq!(exact["calls"]["MPI_Recv"][0], 2 * tasks);
+        let tags: Vec<&Value> = summary["blurred"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|entry| entry["parameter"] == "tag")
+            .collect();
+        assert_eq!(tags.len(), 2, "{}", summary["blurred"]);
+        for entry in tags {
+            assert!(
+                entry["min"].as_i64().unwrap() >= 1000
+                    && entry["max"].as_i64().unwrap() < 1000 + tasks as i64,
+                "{entry}"
+            );
+        }
+        sizes.push((
+            std::fs::metadata(&lossless).unwrap().len(),
+            std::fs::metadata(&blurred).unwrap().len(),
+        ));
+        if tasks == 2000 {
+            let output = mpirun()
+                .arg(cairn_binary())
+                .args(["replay"])
+                .arg(&blurred)
+                .current_dir(directory.path())
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&output.stderr);
+            assert!(output.status.success(), "{text}");
+            assert!(
+                text.contains("replayed 8000 calls of 4 processes"),
+                "{text}"
+            );
+        }
+    }
+    eprintln!("tagged tasks, 200 and 2000, lossless and precision 0: {sizes:?} B");
+    let ((_, small), (lossless, large)) = (sizes[0], sizes[1]);
+    assert!(large * 10 < lossless, "{sizes:?}");
+    assert!(large * 100 <= small * 110, "{sizes:?}");
 }

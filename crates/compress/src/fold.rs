@@ -115,7 +115,7 @@ fn occurrences_of<K>(node: &Node<K>) -> u64 {
 }
 
 /// The iteration counts of a loop's occurrences as a histogram (at `precision`).
-fn counts_of<K>(
+pub(crate) fn counts_of<K>(
     count: u64,
     body: &[Node<K>],
     counts: &Option<Box<Histogram>>,
@@ -283,6 +283,9 @@ pub struct Folder<K> {
     limits: Limits,
     /// Below 100, loops whose counts differ by at most (100 − precision)% fold together.
     precision: u8,
+    /// Set while the window's newest node, a loop, is known to be complete (a node that
+    /// does not continue it came, or the stream ended): only then may it match another.
+    newest_closed: bool,
 }
 
 impl<K: Clone + PartialEq + Hash> Default for Folder<K> {
@@ -301,6 +304,7 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
             output: Vec::new(),
             limits,
             precision: 100,
+            newest_closed: false,
         }
     }
 
@@ -313,6 +317,7 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
     pub fn push(&mut self, leaf: Leaf<K>) {
         let node = Node::Leaf(leaf);
         let hash = node_hash(&node, self.precision);
+        self.close_unless_continued(hash);
         self.hashes.push_back(hash);
         self.loop_bodies.push_back(0);
         self.window.push_back(Hashed {
@@ -346,6 +351,7 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
         let period = body.len();
         let precision = self.precision;
         let body_hashes: Vec<u64> = body.iter().map(|node| node_hash(node, precision)).collect();
+        self.close_unless_continued(body_hashes[0]);
         let body_size: usize = body.iter().map(node_size).sum();
         let same_nodes = |nodes: &mut dyn Iterator<Item = &Node<K>>| {
             nodes
@@ -410,6 +416,21 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
         self.settle();
     }
 
+    /// Before a node whose hash is `next` goes in: if the window ends with a loop that it
+    /// does not continue, that loop has all its iterations — fold what it completes now
+    /// (the program's `for (i = 0; i < n; i++) write(...)` with n = 214 after a step of
+    /// 207 stays one loop of 214, not 207 and then 7).
+    fn close_unless_continued(&mut self, next: u64) {
+        let Some(last) = self.window.back() else {
+            return;
+        };
+        if matches!(last.node, Node::Loop { .. }) && last.body_hashes.first() != Some(&next) {
+            self.newest_closed = true;
+            while self.extend_loop() || self.fold_repeat() {}
+            self.newest_closed = false;
+        }
+    }
+
     /// Folds what the last node allows, then moves what no longer fits out of the window.
     fn settle(&mut self) {
         while self.extend_loop() || self.fold_repeat() {}
@@ -431,6 +452,9 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
 
     /// The whole folded stream.
     pub fn finish(mut self) -> Vec<Node<K>> {
+        // The stream ended: a loop at its end has all its iterations.
+        self.newest_closed = true;
+        while self.extend_loop() || self.fold_repeat() {}
         let mut nodes = std::mem::take(&mut self.output);
         nodes.extend(self.window.drain(..).map(|hashed| hashed.node));
         nodes
@@ -444,17 +468,13 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
     }
 
     /// [`same_shape`] of the window's node at `position` with `other`; the newest node, if
-    /// a loop, may still gain iterations, so its count must equal `other`'s: a loop of 2
-    /// that will run 22 times never joins a count histogram as a 2.
+    /// a loop, may still gain iterations: it matches nothing until it is closed (a loop of
+    /// 2 that will run 22 times never joins a count histogram as a 2, and a loop of 207
+    /// that will run 214 is not cut after 207 to repeat the step before).
     fn same_in_window(&self, position: usize, node: &Node<K>, other: &Node<K>) -> bool {
-        let growing = position + 1 == self.window.len();
-        match (node, other) {
-            (Node::Loop { count: a, .. }, Node::Loop { count: b, .. })
-                if growing && self.precision < 100 =>
-            {
-                let (counts_a, counts_b) = (count_range(node), count_range(other));
-                a == b && counts_a == counts_b && same_shape(node, other, self.precision)
-            }
+        let growing = position + 1 == self.window.len() && !self.newest_closed;
+        match node {
+            Node::Loop { .. } if growing => false,
             _ => same_shape(node, other, self.precision),
         }
     }
@@ -670,6 +690,27 @@ mod tests {
             "statistics cover every occurrence"
         );
         assert_eq!(occurrence_count(&nodes), 5050);
+    }
+
+    #[test]
+    fn a_loop_is_not_cut_to_repeat_the_one_before() {
+        // A step of 207 writes (key 2) then one of 214, each after an fstat (key 1): the
+        // second loop reaches 207 iterations before it ends, but it is one loop of 214
+        // (lossless), and below 100 the two steps fold with a count histogram.
+        let keys: Vec<u32> = [207, 214, 201]
+            .into_iter()
+            .flat_map(|count| std::iter::once(1).chain(std::iter::repeat_n(2, count)))
+            .collect();
+        assert_eq!(shape(&fold(&keys)), "1 207x[2] 1 214x[2] 1 201x[2]");
+        let mut folder = Folder::default();
+        folder.set_precision(0);
+        keys.iter().for_each(|key| folder.push(leaf(*key)));
+        assert_eq!(shape(&folder.finish()), "3x[1 201..214x[2]]");
+        // Equal steps still fold, the last one too (the stream's end closes its loop).
+        let keys: Vec<u32> = (0..3)
+            .flat_map(|_| std::iter::once(1).chain(std::iter::repeat_n(2, 50)))
+            .collect();
+        assert_eq!(shape(&fold(&keys)), "3x[1 50x[2]]");
     }
 
     #[test]

@@ -280,6 +280,57 @@ impl Histogram {
         share
     }
 
+    /// The `index`-th of `parts` equal slices of the values, in order (a loop's count
+    /// histogram several ranks share, given back to one of them, each having run the loop
+    /// as often as the others): its count is the whole's split as evenly as integers allow,
+    /// so a member's share has as many occurrences as the member walks; its bins are the
+    /// slice's part of each bin and its sum theirs at the bins' means, the last slice
+    /// taking exactly what is left, so the slices of every index merge back into this
+    /// count and sum exactly. The extremes are kept.
+    pub fn share_evenly(&self, index: u64, parts: u64) -> Histogram {
+        if parts <= 1 || self.count == 0 {
+            return self.clone();
+        }
+        let before = portion_before(self.count, index, parts);
+        let count = portion(self.count, index, parts);
+        if count == 0 {
+            return Histogram::new(self.capacity);
+        }
+        // The values before the `k`-th in order, summed at their bins' means.
+        let through = |k: u64| -> i128 {
+            if k >= self.count {
+                return self.sum;
+            }
+            let (mut left, mut total) = (k, 0.0);
+            for bin in &self.bins {
+                let taken = left.min(bin.count);
+                total += taken as f64 * bin.mean;
+                left -= taken;
+            }
+            total.round() as i128
+        };
+        let mut share = Histogram {
+            bins: Vec::new(),
+            count,
+            sum: through(before + count) - through(before),
+            ..self.clone()
+        };
+        let mut start = 0;
+        for bin in &self.bins {
+            let (low, high) = (start.max(before), (start + bin.count).min(before + count));
+            if high > low {
+                let taken = high - low;
+                share.bins.push(Bin {
+                    count: taken,
+                    m2: bin.m2 * taken as f64 / bin.count as f64,
+                    ..*bin
+                });
+            }
+            start += bin.count;
+        }
+        share
+    }
+
     /// Whether `a` and `b` may share a histogram at `precision` (0–100): they differ by at
     /// most (100 − precision)% of the larger magnitude; at 0, always.
     pub fn within(precision: u8, a: i64, b: i64) -> bool {
@@ -425,6 +476,8 @@ pub struct Blurred {
     /// MPI peers of point-to-point calls (world ranks), with the peers actually seen.
     pub peer: Option<Histogram>,
     pub peers_seen: Option<PeerSet>,
+    /// MPI tags of point-to-point calls.
+    pub tag: Option<Histogram>,
 }
 
 /// The peers a leaf actually talked to, so a reader never invents one (the thesis' bitmap of
@@ -534,6 +587,7 @@ impl Blurred {
             offset: share(&self.offset),
             peer: share(&self.peer),
             peers_seen: self.peers_seen.clone(),
+            tag: share(&self.tag),
         }
     }
 
@@ -552,6 +606,7 @@ impl Blurred {
             (&mut self.size, &other.size),
             (&mut self.offset, &other.offset),
             (&mut self.peer, &other.peer),
+            (&mut self.tag, &other.tag),
         ] {
             let Some(theirs) = theirs else { continue };
             let mut theirs = theirs.clone();
@@ -661,6 +716,28 @@ mod tests {
                 let read = Histogram::decode(&mut ByteReader::new(&bytes, "t")).unwrap();
                 prop_assert_eq!((read.count, read.sum, read.min, read.max, read.bins().len()), (count, sum, min, max, histogram.bins().len()));
             }
+        }
+
+        /// Even slices (a loop's count histogram given back to the ranks that shared it):
+        /// each has its portion of the occurrences, its sum lies within its count times the
+        /// extremes, and the slices merge back into the whole's count and sum.
+        #[test]
+        fn even_slices_merge_back_exactly(
+            values in proptest::collection::vec(1i64..1_000, 1..300),
+            parts in 1u64..20,
+            capacity in 1usize..12,
+        ) {
+            let whole = of_values(&values.iter().map(|value| (*value, 0)).collect::<Vec<_>>(), capacity);
+            let mut merged = Histogram::new(capacity);
+            for index in 0..parts {
+                let slice = whole.share_evenly(index, parts);
+                prop_assert_eq!(slice.count, portion(whole.count, index, parts));
+                prop_assert_eq!(slice.bins().iter().map(|bin| bin.count).sum::<u64>(), slice.count);
+                prop_assert!(slice.sum >= slice.count as i128 * whole.min as i128);
+                prop_assert!(slice.sum <= slice.count as i128 * whole.max as i128);
+                merged.merge(&slice);
+            }
+            prop_assert_eq!((merged.count, merged.sum), (whole.count, whole.sum));
         }
 
         /// A damaged histogram is an error, never a panic or a huge allocation.

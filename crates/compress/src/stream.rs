@@ -1,5 +1,5 @@
 //! One thread's events as a folded tree: value encodings that make repetitions equal, the
-//! folding itself, and the bytes of the result (EVNT section version 11, docs/FORMAT.md).
+//! folding itself, and the bytes of the result (EVNT section version 12, docs/FORMAT.md).
 //!
 //! Value encodings (what makes the 100th iteration's key equal to the first's):
 //! - **file**: `Bound` when the file is the one already bound to the event's descriptor or
@@ -51,7 +51,9 @@ mod offsets;
 mod relative;
 mod sharing;
 
-pub use blur::{BLURRED_OFFSET, BLURRED_PEER, BLURRED_RESULT, BLURRED_SIZE, ORDER_IN_LEAF};
+pub use blur::{
+    BLURRED_OFFSET, BLURRED_PEER, BLURRED_RESULT, BLURRED_SIZE, BLURRED_TAG, ORDER_IN_LEAF,
+};
 
 /// The generator's seed of an expansion (then the rank's distance from the stream's base
 /// rank): every reader draws the same values for a blurred trace.
@@ -323,6 +325,12 @@ impl NodeWriter<'_> {
                         None => out.u64(0),
                     }
                 }
+                if leaf.key.flags & BLURRED_TAG != 0 {
+                    blurred
+                        .and_then(|b| b.tag.as_ref())
+                        .unwrap_or(&empty)
+                        .encode(out);
+                }
             }
             Node::Loop {
                 count,
@@ -355,6 +363,11 @@ impl NodeWriter<'_> {
             }
         }
     }
+}
+
+/// An MPI point-to-point call's tag (aux's high 32 bits), signed.
+fn tag_value(aux: u64) -> i64 {
+    (aux >> 32) as u32 as i32 as i64
 }
 
 /// One event of a block the tracer folded: its first repetition (as the trace has it), its
@@ -543,6 +556,13 @@ impl StreamEncoder {
             blurred.peer = Some(Histogram::of(peer, self.bins, self.precision));
             blurred.peers_seen = Some(PeerSet::of(peer));
         }
+        if key.flags & BLURRED_TAG != 0 {
+            blurred.get_or_insert_with(Box::<Blurred>::default).tag = Some(Histogram::of(
+                tag_value(event.aux),
+                self.bins,
+                self.precision,
+            ));
+        }
         let (offset_low, offset_high) = if event.offset >= 0 {
             let moved = if matches!(class, Some(CallClass::Read | CallClass::Write)) {
                 event.bytes() as i64
@@ -606,27 +626,45 @@ impl StreamEncoder {
         if self.first_start.is_none() {
             self.first_start = Some(head.event.start);
         }
-        let before = (count > 1).then(|| self.relative.clone());
+        // Below precision 100 a block's call sites are judged as its events pushed one by
+        // one would be (a message size blurs from its first value, a size that changed
+        // within the margin stays blurred), so a step the tracer folded and one it did not
+        // get the same keys and fold together.
+        let blurring = self.precision < 100;
+        let before = (count > 1 || blurring).then(|| self.relative.clone());
         let keys: Vec<EventKey> = body
             .iter()
-            .map(|position| self.relative.encode(&position.event, position.class))
+            .map(|position| {
+                self.relative
+                    .encode_blurring(&position.event, position.class)
+            })
             .collect();
         if let Some(before) = before {
             // Each repetition must have the first one's keys (the tracer only folds bodies
-            // whose accesses to one file move together); if not, one by one.
+            // whose accesses to one file move together); if not, one by one. Offsets
+            // blurred or following a blurred seek are each their own value: one by one.
             let mut probe = self.relative.clone();
-            let second: Vec<EventKey> = body
-                .iter()
-                .map(|position| probe.encode(&position.nth(1), position.class))
-                .collect();
-            if second != keys {
+            let second: Vec<EventKey> = if count > 1 {
+                body.iter()
+                    .map(|position| probe.encode_blurring(&position.nth(1), position.class))
+                    .collect()
+            } else {
+                keys.clone()
+            };
+            let drawn = |key: &EventKey| {
+                key.offset == OffsetRef::Blurred || key.flags & blur::ORDER_IN_LEAF != 0
+            };
+            if second != keys || keys.iter().any(drawn) {
                 self.relative = before;
                 self.push_block_one_by_one(body, count);
                 return;
             }
+            self.relative = probe;
         }
-        if count > 1 {
-            // The relative state after the last repetition, as if each had been pushed.
+        if count > 2 {
+            // The relative state after the last repetition, as if each had been pushed
+            // (its precision sites already judged the repetitions alike: the jump from the
+            // second to the last is not a step of the program's).
             for position in body {
                 self.relative
                     .encode(&position.nth(count - 1), position.class);
@@ -654,6 +692,41 @@ impl StreamEncoder {
                     (-1, -1)
                 };
                 self.last_end = self.last_end.max(position.last_end);
+                // Blurred sizes and peers: every repetition's (the same) value.
+                let mut blurred = None;
+                let event = &position.event;
+                if key.flags & BLURRED_SIZE != 0 {
+                    let (request, _) = positional::relative(
+                        event.flags,
+                        event.offset,
+                        event.request,
+                        event.result,
+                    );
+                    let value = if key.flags & BLURRED_RESULT != 0 {
+                        event.result
+                    } else {
+                        request as i64
+                    };
+                    let mut sizes = Histogram::new(self.bins);
+                    sizes.precision = self.precision;
+                    sizes.add_many(value, count, -1);
+                    blurred.get_or_insert_with(Box::<Blurred>::default).size = Some(sizes);
+                }
+                if key.flags & BLURRED_PEER != 0 {
+                    let peer = event.aux as u32 as i32 as i64;
+                    let mut peers = Histogram::new(self.bins);
+                    peers.precision = self.precision;
+                    peers.add_many(peer, count, -1);
+                    let blurred = blurred.get_or_insert_with(Box::<Blurred>::default);
+                    blurred.peer = Some(peers);
+                    blurred.peers_seen = Some(PeerSet::of(peer));
+                }
+                if key.flags & BLURRED_TAG != 0 {
+                    let mut tags = Histogram::new(self.bins);
+                    tags.precision = self.precision;
+                    tags.add_many(tag_value(event.aux), count, -1);
+                    blurred.get_or_insert_with(Box::<Blurred>::default).tag = Some(tags);
+                }
                 Leaf {
                     key,
                     duration: position.duration,
@@ -662,7 +735,7 @@ impl StreamEncoder {
                     offset_high,
                     slowest: 0,
                     order_counts: [0; 2],
-                    blurred: None,
+                    blurred,
                 }
             })
             .collect();

@@ -28,8 +28,10 @@
 //! 16 are found at every event record by a streak per period; longer ones, up to
 //! [`MAX_BLOCK_PERIOD`] events with inner loops flattened, from where a pair of
 //! consecutive events (a loop's way in or out) last occurred — one table look-up per event
-//! record, and a scan of the recent events only when that distance is new. Bodies longer
-//! than that fold when the trace is built. What no stride describes — a call, or a body of
+//! record, and a scan of the recent events only when that distance is new. A long body
+//! made mostly of a run's repetitions (a step of n writes and an fstat, n changing from
+//! step to step) is left to its runs: as a block it would break at the next n. Bodies
+//! longer than that fold when the trace is built. What no stride describes — a call, or a body of
 //! up to 4 calls, repeating at irregular offsets (random reads, IOR's `-z`) — goes to
 //! offsets records, 8 bytes a repetition (`irregular.rs`).
 
@@ -151,6 +153,8 @@ struct History {
     recent: [RawEvent; RECENT],
     recent_calls: [u32; RECENT],
     recent_signatures: [u64; RECENT],
+    /// Whether the event is a repetition a run record added (not an event record).
+    recent_in_run: [bool; RECENT],
     /// Per hashed pair of consecutive signatures: the number (counting from 1, as
     /// `remembered`) of the event that last ended such a pair (0 = none).
     pairs: [u64; PAIR_SLOTS],
@@ -700,6 +704,8 @@ impl ThreadState {
         for (repetition, _) in last_repetitions(count, 1, RECENT) {
             let event = first.moved(stride.wrapping_mul(repetition as i64));
             self.remember(call, &event, signature);
+            let slot = (self.recent_next + RECENT - 1) % RECENT;
+            self.history.recent_in_run[slot] = true;
         }
         self.plain_events = self.plain_events.saturating_add(count as usize);
     }
@@ -732,6 +738,7 @@ impl ThreadState {
         history.recent[slot] = *event;
         history.recent_calls[slot] = call;
         history.recent_signatures[slot] = signature;
+        history.recent_in_run[slot] = false;
         self.recent_next = (slot + 1) % RECENT;
         if self.long_period > 0 {
             if self.signature_at(self.long_period + 1) == signature
@@ -864,7 +871,7 @@ impl ThreadState {
         } else if let Some(period) = long() {
             found = self.strides_fit(call, event, period).then_some(period);
         }
-        let Some(period) = found else {
+        let Some(period) = found.filter(|period| !self.mostly_runs(*period)) else {
             return false;
         };
         // A block like the last one, a whole number of its periods after it: rows of a
@@ -916,6 +923,23 @@ impl ThreadState {
         self.plain_events = 0;
         self.candidate_stride = None;
         true
+    }
+
+    /// Whether more than half the last `period` events are repetitions of run records: a
+    /// loop around a loop of one call (`for step { fstat; for n writes }`), whose inner
+    /// count often changes from one step to the next (a particle count, a solver's
+    /// iterations). As a block its body would cost a position per inner iteration and
+    /// break at the first count that changes, its partial repetition then staged event by
+    /// event; as runs it costs a few records a step, and the trace builder folds the steps.
+    #[cold]
+    fn mostly_runs(&self, period: usize) -> bool {
+        period > SHORT_PERIODS
+            && 2 * (1..=period)
+                .filter(|back| {
+                    self.history.recent_in_run[(self.recent_next + RECENT - back) % RECENT]
+                })
+                .count()
+                > period
     }
 
     /// Whether, in the body of the last `period` events, accesses to one file at explicit

@@ -35,7 +35,7 @@ fn tree_merge(mut level: Vec<Vec<u8>>, fan_in: usize) -> (Vec<u8>, f64, f64) {
                 .iter()
                 .map(|bytes| Trace::from_bytes(bytes.clone()).expect("generated traces read"))
                 .collect();
-            next.push(merge_traces(traces).to_bytes());
+            next.push(merge_traces(traces, 100).to_bytes());
             let seconds = started.elapsed().as_secs_f64();
             total += seconds;
             slowest = slowest.max(seconds);
@@ -90,7 +90,7 @@ fn main() {
                 .iter()
                 .map(|bytes| Trace::from_bytes(bytes.clone()).expect("generated traces read"))
                 .collect();
-            let mut merged = merge_traces(traces);
+            let mut merged = merge_traces(traces, 100);
             let bytes = merged.to_bytes();
             times.push(started.elapsed().as_secs_f64());
             size = bytes.len();

@@ -1465,7 +1465,8 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
     }
 
     let calls = CallInfo::table(&calls.values, &kinds);
-    let streams = crate::ranks::merge_streams(&processes, &calls, streams);
+    let streams =
+        crate::ranks::merge_streams(&processes, &calls, streams, run.precision.unwrap_or(100));
     let (files, streams) = drop_unused_files(files, streams);
     Ok(Trace {
         meta: Meta {

@@ -74,8 +74,9 @@ fn file_order(path: &[u8]) -> (&[u8], &[u8], u64, &[u8]) {
 }
 
 /// Merges whole traces into one (see the module documentation). An empty input gives an
-/// empty trace.
-pub fn merge_traces(mut traces: Vec<Trace>) -> Trace {
+/// empty trace. Below `precision` 100, ranks' loops whose counts differ within its margin
+/// share a stream ([`crate::ranks::merge_streams`]).
+pub fn merge_traces(mut traces: Vec<Trace>, precision: u8) -> Trace {
     traces.sort_by_key(|trace| (lowest_rank(trace), trace.meta.start_realtime));
     // An input without processes (a rank that could not build its trace) has no start.
     let run_start = traces
@@ -213,7 +214,7 @@ pub fn merge_traces(mut traces: Vec<Trace>) -> Trace {
         .collect();
     let files = crate::reorder_files(files, &order, &mut streams);
     let calls = CallInfo::table(&calls.values, &kinds);
-    let streams = crate::ranks::merge_streams(&processes, &calls, streams);
+    let streams = crate::ranks::merge_streams(&processes, &calls, streams, precision);
     Trace {
         meta,
         calls,
@@ -283,6 +284,7 @@ mod tests {
             (0..ranks)
                 .map(|rank| rank_trace(&program(ranks), rank))
                 .collect(),
+            100,
         )
     }
 
@@ -343,16 +345,16 @@ mod tests {
         let traces: Vec<Trace> = (0..ranks)
             .map(|rank| rank_trace(&program(ranks), rank))
             .collect();
-        let flat = merge_traces(traces.clone());
+        let flat = merge_traces(traces.clone(), 100);
         let mut reversed = traces.clone();
         reversed.reverse();
-        assert_eq!(merge_traces(reversed).to_bytes(), flat.to_bytes());
+        assert_eq!(merge_traces(reversed, 100).to_bytes(), flat.to_bytes());
         // A radix tree of fan-in 3: [0..3) [3..6) ... then those merged.
         let partials: Vec<Trace> = traces
             .chunks(3)
-            .map(|chunk| merge_traces(chunk.to_vec()))
+            .map(|chunk| merge_traces(chunk.to_vec(), 100))
             .collect();
-        let tree = merge_traces(partials);
+        let tree = merge_traces(partials, 100);
         assert_eq!(tree.processes, flat.processes);
         assert_eq!(tree.files, flat.files);
         for rank in 0..ranks {
@@ -389,7 +391,7 @@ mod tests {
         let mut second = rank_trace(&program(2), 1);
         first.meta.start_realtime = 5_000_000;
         second.meta.start_realtime = 5_000_700;
-        let merged = merge_traces(vec![second.clone(), first.clone()]);
+        let merged = merge_traces(vec![second.clone(), first.clone()], 100);
         assert_eq!(merged.meta.start_realtime, 5_000_000);
         assert_eq!(merged.processes[1].start, second.processes[0].start + 700);
         assert_eq!(merged.processes[1].end, second.processes[0].end + 700);
@@ -476,7 +478,7 @@ mod tests {
             .enumerate()
             .map(|(rank, trace)| exact_events(trace, rank as u32))
             .collect();
-        let merged = Trace::from_bytes(merge_traces(traces).to_bytes()).unwrap();
+        let merged = Trace::from_bytes(merge_traces(traces, 100).to_bytes()).unwrap();
         let shared: std::collections::HashSet<_> = merged
             .streams
             .iter()
@@ -505,10 +507,10 @@ mod tests {
             .diagnostics
             .push("rank 3's trace could not be built".into());
         let traces: Vec<Trace> = (0..3).map(|rank| rank_trace(&program(4), rank)).collect();
-        let without = merge_traces(traces.clone());
+        let without = merge_traces(traces.clone(), 100);
         let mut with_empty = traces;
         with_empty.insert(1, empty);
-        let merged = merge_traces(with_empty);
+        let merged = merge_traces(with_empty, 100);
         assert_eq!(merged.meta, without.meta);
         assert_eq!(merged.processes, without.processes);
         assert_eq!(merged.diagnostics, ["rank 3's trace could not be built"]);
@@ -531,7 +533,7 @@ mod tests {
         second.streams[0].events = Arc::new(events);
         let expected = exact_events(&rank_trace(&program(ranks), 1), 1);
         assert_eq!(exact_events(&second, 1), expected);
-        let merged = merge_traces(vec![first, second]);
+        let merged = merge_traces(vec![first, second], 100);
         assert_eq!(merged.calls.len(), calls);
         assert_eq!(merged.contexts.len(), contexts as usize);
         assert_eq!(exact_events(&merged, 1), expected);

@@ -45,11 +45,13 @@ fn canonical_order(streams: &mut [Stream]) {
 /// Merges the streams of ranks that did the same thing; other streams are left alone.
 /// The result is in (process, thread) order.
 /// `calls`: the trace's call table (an MPI peer may change with the rank, a request count
-/// may not).
+/// may not). Below `precision` 100, loops whose iteration counts differ between ranks
+/// within its margin merge with a histogram of all their counts.
 pub fn merge_streams(
     processes: &[Process],
     calls: &[CallInfo],
     mut streams: Vec<Stream>,
+    precision: u8,
 ) -> Vec<Stream> {
     canonical_order(&mut streams);
     // A thread's position in its process: only the n-th threads of ranks are compared.
@@ -121,7 +123,7 @@ pub fn merge_streams(
         .max()
         .map(|rank| rank as i64 + 1);
     let class_of = |call: u16| calls.get(call as usize).and_then(CallInfo::class);
-    let groups = merge_ranks(members, job_size, &class_of);
+    let groups = merge_ranks(members, job_size, &class_of, precision);
     for group in groups {
         // Times come from the member first in (process, thread) order, as when reading.
         let anchor = group

@@ -198,10 +198,10 @@ struct StreamWalk<'a, V> {
     /// Per call site of blurred sizes: their exact total over the walked streams and the
     /// occurrences this walk visited so far (see [`StreamWalk::blurred_bytes`]).
     blurred_pools: &'a mut BlurredPools,
-    /// Per loop whose counts are a histogram (by where its body is stored): its exact
-    /// iteration total and the occurrences this stream's walk visited so far (each
-    /// member of a shared stream runs the loop as its histogram says).
-    loop_pools: FastMap<usize, Pool>,
+    /// Per loop whose counts are a histogram (by where its body is stored, the same for
+    /// every member of a shared stream): its exact iteration total over all the members
+    /// and the occurrences walked so far, so the members' shares add up to it.
+    loop_pools: &'a mut FastMap<usize, Pool>,
 }
 
 impl<V: Visitor> StreamWalk<'_, V> {
@@ -437,8 +437,9 @@ fn site_pools<'s>(streams: impl Iterator<Item = &'s Stream>) -> BlurredPools {
 /// Walks every stream of the trace.
 pub fn walk(trace: &Trace, visitor: &mut impl Visitor) {
     let mut blurred_pools = site_pools(trace.streams.iter());
+    let mut loop_pools = FastMap::default();
     for stream in &trace.streams {
-        walk_stream_counting(trace, stream, visitor, &mut blurred_pools);
+        walk_stream_counting(trace, stream, visitor, &mut blurred_pools, &mut loop_pools);
     }
 }
 
@@ -446,7 +447,13 @@ pub fn walk(trace: &Trace, visitor: &mut impl Visitor) {
 /// a share of the leaf's exact total ([`walk`] gives the exact total over all members).
 pub fn walk_stream(trace: &Trace, stream: &Stream, visitor: &mut impl Visitor) {
     let mut blurred_pools = site_pools(std::iter::once(stream));
-    walk_stream_counting(trace, stream, visitor, &mut blurred_pools);
+    walk_stream_counting(
+        trace,
+        stream,
+        visitor,
+        &mut blurred_pools,
+        &mut FastMap::default(),
+    );
 }
 
 fn walk_stream_counting(
@@ -454,6 +461,7 @@ fn walk_stream_counting(
     stream: &Stream,
     visitor: &mut impl Visitor,
     blurred_pools: &mut BlurredPools,
+    loop_pools: &mut FastMap<usize, Pool>,
 ) {
     let mut walker = StreamWalk {
         trace,
@@ -462,7 +470,7 @@ fn walk_stream_counting(
         relative: Relative::default(),
         visitor,
         blurred_pools,
-        loop_pools: FastMap::default(),
+        loop_pools,
     };
     // The top level is not compared with anything: resolve it item by item.
     let mut files = Vec::new();

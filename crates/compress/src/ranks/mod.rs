@@ -11,6 +11,14 @@
 //! numbered by rank) and never approximates: expanding the merged stream for any member
 //! rank gives back that rank's exact values.
 //!
+//! Below precision 100 one thing more merges (the thesis' cross-rank histograms): loops
+//! whose bodies match but whose iteration counts differ between ranks, no count slope
+//! fitting them, share a loop whose count histogram holds every rank's occurrences, when
+//! the means are within the precision's margin (any at 0) and the loop accesses no file —
+//! a load-imbalanced rank's messages merge, while I/O loops keep each rank's counts so
+//! that every file's totals stay exact. Each rank walks an even share of the histogram's
+//! exact sum, so job totals stay exact; a rank's own counts are then estimates.
+//!
 //! What is merged, and so no longer per rank, are the timing statistics: a merged leaf holds
 //! the statistics of all its ranks' occurrences (mean, min, max, variance, histogram), and a
 //! walk of one member sees its share of them.
@@ -125,7 +133,7 @@ impl Candidate {
         member: usize,
         rank: i64,
         nodes: Vec<Node<EventKey>>,
-        (job_size, class_of): (i64, &dyn Fn(u16) -> Option<CallClass>),
+        (job_size, class_of, precision): (i64, &dyn Fn(u16) -> Option<CallClass>, u8),
         budget: &Cell<usize>,
     ) -> Result<(), Vec<Node<EventKey>>> {
         // Nodes of some ranks tell ranks apart by their distance from the first rank: a
@@ -136,23 +144,25 @@ impl Candidate {
             return Err(nodes);
         }
         let own = leaves_of_nodes(&nodes);
-        let rules = |natural| Rules {
+        let rules = |natural, blur| Rules {
             natural,
             complete: !distinct,
             job_size,
             class_of,
+            precision,
+            blur,
         };
-        let plan = |natural| {
+        let plan = |natural, blur| {
             plan_body(
                 &self.parts,
                 &self.ranks,
                 &nodes,
                 rank,
-                rules(natural),
+                rules(natural, blur),
                 budget,
             )
         };
-        let Some(natural) = plan(true) else {
+        let Some(natural) = plan(true, false) else {
             return Err(nodes);
         };
         let partial_enough = |plan: &parts::Plan| {
@@ -161,12 +171,22 @@ impl Candidate {
                 && 3 * plan.matched >= self.leaves.min(own)
                 && leaves <= 2 * self.largest_member.max(own) + 16
         };
+        // Below precision 100, loops whose counts differ from the group's within the
+        // margin (a load-imbalanced rank's) may share a count histogram: that plan
+        // matches whatever the exact one does and more, so it stands in for it.
+        let natural = match (precision < 100 && !natural.complete)
+            .then(|| plan(true, true))
+            .flatten()
+        {
+            Some(blurred) if blurred.matched > natural.matched || blurred.complete => blurred,
+            _ => natural,
+        };
         let chosen = if natural.complete
             || (distinct && 10 * natural.matched >= 9 * own && partial_enough(&natural))
         {
             natural
         } else {
-            match plan(false) {
+            match plan(false, false) {
                 Some(any)
                     if any.complete
                         || (distinct && 10 * any.matched >= 9 * self.leaves.max(own)) =>
@@ -210,6 +230,7 @@ pub fn merge_ranks(
     members: impl IntoIterator<Item = Member>,
     job_size: Option<i64>,
     class_of: &dyn Fn(u16) -> Option<CallClass>,
+    precision: u8,
 ) -> Vec<Group> {
     let job_size = job_size.unwrap_or(0);
     let mut candidates: Vec<Candidate> = Vec::new();
@@ -231,7 +252,13 @@ pub fn merge_ranks(
                 }
                 alignments += 1;
             }
-            match group.join(index, member.rank, nodes, (job_size, class_of), &budget) {
+            match group.join(
+                index,
+                member.rank,
+                nodes,
+                (job_size, class_of, precision),
+                &budget,
+            ) {
                 Ok(()) => {
                     joined = true;
                     nodes = Vec::new();

@@ -9,7 +9,7 @@ use std::cell::Cell;
 use super::align::{align, Step};
 use cairn_model::{event_flags, CallClass};
 
-use crate::fold::{Leaf, Node};
+use crate::fold::{counts_of, Leaf, Node};
 use crate::hash::FastMap;
 use crate::histogram::{Blurred, Histogram};
 use crate::stats::Stats;
@@ -145,10 +145,16 @@ pub(super) struct LoopPart {
     /// Decided by the second rank.
     slope: Option<i64>,
     body: Vec<Part>,
-    /// Below precision 100: the iteration counts of the loop's occurrences when they
-    /// differ, the same for every rank of the part (a rank whose counts add up otherwise
-    /// does not fit it).
+    /// Below precision 100: the first rank's iteration counts when its occurrences'
+    /// differ (a rank fits it exactly only with the same figures).
     counts: Option<Box<Histogram>>,
+    /// Every admitted rank's iteration counts, over all their occurrences: what the merged
+    /// loop stores when some rank's counts differ (a shared stream's count histogram is
+    /// over all its members, so its count and sum stay exact whatever merges it).
+    all_counts: Histogram,
+    /// Some ranks' counts differ and were let in by the precision level (the loop has no
+    /// count slope, its counts are `all_counts`).
+    blurred: bool,
 }
 
 /// How a rank's nodes must fit a group's.
@@ -164,12 +170,25 @@ pub(super) struct Rules<'a> {
     /// MPI peers may wrap round it (0: unknown).
     pub job_size: i64,
     pub class_of: &'a dyn Fn(u16) -> Option<CallClass>,
+    /// The precision level (0–100): below 100, loops whose bodies match but whose
+    /// iteration counts differ by at most (100 − precision)% (their means) merge into one
+    /// with a histogram of all the ranks' counts.
+    pub precision: u8,
+    /// Whether loops may start blurring their counts (a loop part that already has goes
+    /// on taking counts within the margin).
+    pub blur: bool,
 }
 
 /// How a rank's node fits a part.
 enum Fit {
     Leaf(LeafFit),
-    Loop { slope: i64, plan: Plan },
+    /// `blurred`: the counts differ and the precision level (given) lets them share a
+    /// histogram.
+    Loop {
+        slope: i64,
+        plan: Plan,
+        blurred: Option<u8>,
+    },
 }
 
 impl Fit {
@@ -285,6 +304,18 @@ pub(super) fn leaves_of_parts(parts: &[Part]) -> u64 {
         .sum()
 }
 
+/// Whether a leaf of `nodes` (at any depth) accesses a file. A loop whose counts differ
+/// between ranks is walked by each rank for its share of their total, so its files' totals
+/// would be shares too: per-file bytes, counts and extents stay exact only if such loops
+/// hold no file access (messages, collectives and computation merge; I/O keeps its
+/// ranks' own counts).
+fn touches_files(nodes: &[Node<EventKey>]) -> bool {
+    nodes.iter().any(|node| match node {
+        Node::Leaf(leaf) => leaf.key.file != FileRef::None || leaf.offset_low >= 0,
+        Node::Loop { body, .. } => touches_files(body),
+    })
+}
+
 /// Whether two ranks' leaves may share their blurred values' histograms: at the lower of
 /// their precision levels, their means are within its margin of each other (any at 0) —
 /// the rule a call site applies to two values in a row, applied to the ranks' values (a
@@ -293,7 +324,7 @@ fn histograms_fit(a: &Option<Box<Blurred>>, b: &Option<Box<Blurred>>) -> bool {
     let (Some(a), Some(b)) = (a, b) else {
         return true;
     };
-    [(&a.size, &b.size), (&a.offset, &b.offset)]
+    [(&a.size, &b.size), (&a.offset, &b.offset), (&a.tag, &b.tag)]
         .into_iter()
         .all(|pair| match pair {
             (Some(a), Some(b)) if a.count > 0 && b.count > 0 => Histogram::within(
@@ -331,7 +362,9 @@ impl Part {
             } => Part::Loop(LoopPart {
                 ranks,
                 count: count as i64,
+                all_counts: counts_of(count, &body, &counts, 100),
                 counts,
+                blurred: false,
                 slope: None,
                 body: body
                     .into_iter()
@@ -403,22 +436,37 @@ impl Part {
                     counts,
                 },
             ) => {
-                // Counts that differ (a histogram) are part of the structure: every rank
-                // of the part must run the loop the same number of times in all.
+                // Exactly: the same count histogram (every rank runs the loop the same
+                // number of times in all) and a count affine in the rank. Else, below
+                // precision 100, counts whose means are within the margin share a
+                // histogram (a load-imbalanced rank's loop of 117 writes merges with
+                // another's 103), as long as no count slope was decided.
                 let figures = |counts: &Option<Box<Histogram>>| {
                     counts.as_ref().map(|c| (c.count, c.sum, c.min, c.max))
                 };
-                if figures(&part.counts) != figures(counts) {
-                    return None;
-                }
-                let slope = part.fit_count(ranks, rank, *count, rules)?;
+                let exact = (!part.blurred && figures(&part.counts) == figures(counts))
+                    .then(|| part.fit_count(ranks, rank, *count, rules))
+                    .flatten();
+                let (slope, blurred) = match exact {
+                    Some(slope) => (slope, None),
+                    None if (rules.blur || part.blurred)
+                        && part.blurs(*count, body, counts, rules.precision) =>
+                    {
+                        (0, Some(rules.precision))
+                    }
+                    None => return None,
+                };
                 let plan = plan_body(&part.body, ranks, body, rank, rules, budget)?;
                 let enough = plan.matched > 0
                     && 3 * plan.matched >= leaves_of_parts(&part.body).min(leaves_of_nodes(body));
                 if !enough || (rules.complete && !plan.complete) {
                     return None;
                 }
-                Some(Fit::Loop { slope, plan })
+                Some(Fit::Loop {
+                    slope,
+                    plan,
+                    blurred,
+                })
             }
             _ => None,
         }
@@ -454,10 +502,28 @@ impl Part {
                 part.statistics.add(rank, &Merged::of(&leaf));
                 part.ranks.admit(rank);
             }
-            (Part::Loop(part), Node::Loop { body, .. }, Fit::Loop { slope, plan }) => {
+            (
+                Part::Loop(part),
+                Node::Loop {
+                    count,
+                    body,
+                    counts,
+                },
+                Fit::Loop {
+                    slope,
+                    plan,
+                    blurred,
+                },
+            ) => {
                 let before = part.ranks.resolve(enclosing).to_vec();
                 if part.slope.is_none() && before[0] != rank {
                     part.slope = Some(slope);
+                }
+                part.all_counts
+                    .merge(&counts_of(count, &body, &counts, 100));
+                if let Some(precision) = blurred {
+                    part.blurred = true;
+                    part.all_counts.precision = part.all_counts.precision.min(precision);
                 }
                 let parts = std::mem::take(&mut part.body);
                 part.body = apply_body(parts, &before, body, plan, rank, job_size);
@@ -644,6 +710,27 @@ impl LeafPart {
 }
 
 impl LoopPart {
+    /// Whether a rank's loop of `count` iterations (`counts` when its occurrences differ)
+    /// may share this part's count histogram at `precision`: below 100, no count slope
+    /// decided, and the means of its counts and of the part's within the margin.
+    fn blurs(
+        &self,
+        count: u64,
+        body: &[Node<EventKey>],
+        counts: &Option<Box<Histogram>>,
+        precision: u8,
+    ) -> bool {
+        if precision >= 100 || self.slope.is_some_and(|slope| slope != 0) || touches_files(body) {
+            return false;
+        }
+        let theirs = counts_of(count, body, counts, precision);
+        Histogram::within(
+            precision,
+            self.all_counts.mean().round() as i64,
+            theirs.mean().round() as i64,
+        )
+    }
+
     /// The count slope with which a loop of `count` iterations of `rank` fits this one.
     fn fit_count(&self, ranks: &[i64], rank: i64, count: u64, rules: Rules) -> Option<i64> {
         let distance = rank as i128 - ranks[0] as i128;
@@ -846,10 +933,13 @@ impl Finisher {
                 self.sharing.loop_slopes.push(part.slope.unwrap_or(0));
                 self.sharing.loop_ranks.push(0);
                 let body = self.body(part.body, ranks);
+                // Counts that differ are stored over all the part's ranks.
+                let counts =
+                    (part.blurred || part.counts.is_some()).then(|| Box::new(part.all_counts));
                 Node::Loop {
                     count: part.count as u64,
                     body,
-                    counts: part.counts,
+                    counts,
                 }
             }
         }

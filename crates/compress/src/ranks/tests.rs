@@ -98,7 +98,7 @@ fn spmd_ranks_merge_into_one_group_and_expand_exactly() {
                 (events, stream)
             })
             .collect();
-        let groups = merge_ranks(members_of(&streams), Some(ranks), &class_of);
+        let groups = merge_ranks(members_of(&streams), Some(ranks), &class_of, 100);
         // Rank 0 writes a header: a part of its own, and its first block write follows
         // the header where the others' is their first access to the file, so that
         // part is all other ranks'. The last rank's peer wraps to 0, which the peer
@@ -196,7 +196,7 @@ fn loop_counts_affine_in_the_rank_merge_and_expand_exactly() {
             (events, stream)
         })
         .collect();
-    let groups = merge_ranks(members_of(&streams), Some(6), &class_of);
+    let groups = merge_ranks(members_of(&streams), Some(6), &class_of, 100);
     assert_eq!(groups.len(), 1);
     let group = &groups[0];
     assert!(
@@ -251,7 +251,7 @@ fn unrelated_streams_do_not_merge() {
                 .member_nodes(&mut Shares::new(vec![0]), 0),
         },
     ];
-    assert_eq!(merge_ranks(members, Some(4), &class_of).len(), 2);
+    assert_eq!(merge_ranks(members, Some(4), &class_of, 100).len(), 2);
 }
 
 #[test]
@@ -268,7 +268,7 @@ fn ranks_not_above_the_others_do_not_split_parts() {
                 .member_nodes(&mut Shares::new(vec![0]), 0),
         })
         .collect();
-    let groups = merge_ranks(members, Some(4), &class_of);
+    let groups = merge_ranks(members, Some(4), &class_of, 100);
     assert_eq!(groups.len(), 2);
     assert_eq!(groups[0].members, vec![0, 1]);
     assert_eq!(groups[1].members, vec![2]);
@@ -302,7 +302,7 @@ fn statistics_count(nodes: &[Node<EventKey>]) -> u64 {
 /// the merged trace has them (for merging again).
 fn merge_and_check(members: Vec<Member>, originals: &[Vec<Event>], ranks: i64) -> Vec<Member> {
     let mut again = Vec::new();
-    let groups = merge_ranks(members, Some(ranks), &class_of);
+    let groups = merge_ranks(members, Some(ranks), &class_of, 100);
     let mut statistics = 0;
     for group in &groups {
         let deltas: Vec<i64> = group
@@ -382,7 +382,7 @@ fn a_rank_that_does_not_fit_one_part_keeps_only_that_part_to_itself() {
     // is not the next rank modulo 16, so its loop is a part of its own; the ranks
     // after it in the merge (none here) and before it still share theirs.
     let originals: Vec<Vec<Event>> = (0..8).map(|rank| rank_events(rank, 8, 5)).collect();
-    let groups = merge_ranks(members_of_events(&originals), Some(16), &class_of);
+    let groups = merge_ranks(members_of_events(&originals), Some(16), &class_of, 100);
     assert_eq!(groups.len(), 1);
     let described: Vec<String> = groups[0]
         .sharing
@@ -524,7 +524,7 @@ fn partners_that_are_the_rank_xor_a_constant_share_one_stream() {
             events
         })
         .collect();
-    let groups = merge_ranks(members_of_events(&originals), Some(ranks), &class_of);
+    let groups = merge_ranks(members_of_events(&originals), Some(ranks), &class_of, 100);
     assert_eq!(groups.len(), 1);
     assert!(groups[0].sharing.rank_sets.is_empty());
     assert_eq!(groups[0].base_rank, 0);
@@ -572,7 +572,7 @@ fn transpose_partners_share_one_leaf_with_a_slope_per_grid_row() {
             events
         })
         .collect();
-    let groups = merge_ranks(members_of_events(&originals), Some(ranks), &class_of);
+    let groups = merge_ranks(members_of_events(&originals), Some(ranks), &class_of, 100);
     assert_eq!(groups.len(), 1);
     let described: Vec<String> = groups[0]
         .sharing
@@ -593,4 +593,111 @@ fn transpose_partners_share_one_leaf_with_a_slope_per_grid_row() {
     );
     let again = merge_and_check(members_of_events(&originals), &originals, ranks);
     merge_and_check(again, &originals, ranks);
+}
+
+/// A load-imbalanced rank: `steps` times, a loop of sends to the next rank (10 to 14 of
+/// them, a count that is not affine in the rank), then a write to its own file; with
+/// `in_loop`, the loop also writes to the file.
+fn imbalanced_events(rank: i64, steps: u64, in_loop: bool) -> Vec<Event> {
+    let sends = 10 + (rank * 3) % 5;
+    let mut events = Vec::new();
+    let mut offset = 0;
+    let mut push = |call: u16, peer: u64| {
+        let file = (call == 1).then_some(10 + rank as u32);
+        events.push(Event {
+            call,
+            start: 100 * events.len() as u64,
+            duration: 5,
+            file,
+            handle: if file.is_some() { 3 } else { 0x55aa },
+            offset: if file.is_some() { offset } else { -1 },
+            request: 64,
+            result: 64,
+            errno: 0,
+            context: 1 + call as u32,
+            aux: peer,
+            flags: 0,
+        });
+        if file.is_some() {
+            offset += 64;
+        }
+    };
+    for _ in 0..steps {
+        for _ in 0..sends {
+            push(2, (rank as u64 + 1) % 8);
+            if in_loop {
+                push(1, 0);
+            }
+        }
+        push(1, 0);
+    }
+    events
+}
+
+#[test]
+fn loops_whose_counts_differ_between_ranks_merge_below_100_unless_they_touch_files() {
+    let count_histograms = |nodes: &[Node<EventKey>]| {
+        let mut found = Vec::new();
+        fn gather(nodes: &[Node<EventKey>], found: &mut Vec<(u64, i128)>) {
+            for node in nodes {
+                if let Node::Loop { body, counts, .. } = node {
+                    if let Some(counts) = counts {
+                        found.push((counts.count, counts.sum));
+                    }
+                    gather(body, found);
+                }
+            }
+        }
+        gather(nodes, &mut found);
+        found
+    };
+    let steps = 6;
+    let total_sends: i128 = (0..8)
+        .map(|rank| (10 + (rank * 3) % 5) as i128)
+        .sum::<i128>()
+        * steps as i128;
+    for in_loop in [false, true] {
+        let originals: Vec<Vec<Event>> = (0..8)
+            .map(|rank| imbalanced_events(rank, steps, in_loop))
+            .collect();
+        // Lossless: the counts tell ranks apart (no slope fits them).
+        let exact = merge_ranks(members_of_events(&originals), Some(8), &class_of, 100);
+        assert!(
+            exact.len() > 1 || !exact[0].sharing.rank_sets.is_empty(),
+            "in_loop {in_loop}"
+        );
+        assert!(exact
+            .iter()
+            .all(|group| count_histograms(&group.nodes).is_empty()));
+        let blurred = merge_ranks(members_of_events(&originals), Some(8), &class_of, 0);
+        if in_loop {
+            // Each rank's file keeps its exact counts: no loop merges with another rank's.
+            assert!(
+                blurred.len() > 1 || !blurred[0].sharing.rank_sets.is_empty(),
+                "in_loop"
+            );
+            assert!(blurred
+                .iter()
+                .all(|group| count_histograms(&group.nodes).is_empty()));
+        } else {
+            // One stream for all ranks, the loop's counts a histogram of every rank's
+            // occurrences (the first step's, whose write starts the file, and the
+            // others'): counts and sums exact.
+            assert_eq!(blurred.len(), 1);
+            assert!(blurred[0].sharing.rank_sets.is_empty());
+            let histograms = count_histograms(&blurred[0].nodes);
+            assert_eq!(
+                histograms,
+                [(8, histograms[0].1), (8 * (steps - 1), histograms[1].1)]
+            );
+            assert_eq!(histograms[0].1 + histograms[1].1, total_sends);
+            assert_eq!(
+                statistics_count(&blurred[0].nodes),
+                originals
+                    .iter()
+                    .map(|events| events.len() as u64)
+                    .sum::<u64>()
+            );
+        }
+    }
 }

@@ -10,7 +10,7 @@
 //! so ranks whose sizes differ share keys (the rank merge then joins their histograms
 //! within the margin); a receive's or completion's size is its result (the bytes it got,
 //! [`BLURRED_RESULT`]). Point-to-point peers that change blur too, with the set of peers
-//! seen.
+//! seen, and so do tags that change (as the key keeps them: tags that count are steps).
 //!
 //! Offsets are judged by their key (the step from where the file's previous access ended):
 //! a sequential or strided stream repeats its step and stays exact at every P above 0; only
@@ -33,6 +33,10 @@ pub const BLURRED_RESULT: u32 = 1 << 25;
 /// Key flag: a point-to-point call's peer is kept in the leaf's histogram (and set of peers
 /// seen); the key's peer (aux's low 32 bits) is 0.
 pub const BLURRED_PEER: u32 = 1 << 26;
+/// Key flag: a point-to-point call's tag is kept in the leaf's histogram; the key's tag
+/// (aux's high 32 bits) is 0. Tags that count (`tag = step`) are steps already and stay
+/// exact; tags that wander (a task id, a message number) blur.
+pub const BLURRED_TAG: u32 = 1 << 23;
 /// Flag of an expanded event (never of a key): its offset was drawn from a histogram.
 pub const BLURRED_OFFSET: u32 = 1 << 28;
 
@@ -56,6 +60,7 @@ enum Parameter {
     Size,
     Offset,
     Peer,
+    Tag,
 }
 
 /// The encoder's per-thread precision state.
@@ -112,6 +117,12 @@ impl Blur {
     /// receiving from whichever worker is done, a solver's changing partners.
     pub(super) fn peer(&mut self, call: u16, context: u32, peer: i64) -> bool {
         self.judge(Parameter::Peer, call, context, peer, Site::Exact(peer))
+    }
+
+    /// Whether the tag of this point-to-point call (as the key keeps it: a step when the
+    /// tags count) is kept in a histogram.
+    pub(super) fn tag(&mut self, call: u16, context: u32, tag: i64) -> bool {
+        self.judge(Parameter::Tag, call, context, tag, Site::Exact(tag))
     }
 
     fn judge(

@@ -148,11 +148,13 @@ impl<'a> Body<'a> {
                 } => {
                     let mut inner = Vec::new();
                     body.member_nodes_into(shares, sharers, member, &mut inner);
-                    // Iteration counts are structure: every member has them.
+                    // A count histogram is over all the members' occurrences: each takes
+                    // an even share of them (as many as it walks).
                     nodes.push(Node::Loop {
                         count,
                         body: inner,
-                        counts,
+                        counts: counts
+                            .map(|counts| Box::new(counts.share_evenly(member as u64, parts))),
                     });
                 }
             }
@@ -228,6 +230,9 @@ pub(super) fn read_leaf(
             0 => None,
             _ => Some(PeerSet::decode(reader)?),
         };
+    }
+    if key.flags & BLURRED_TAG != 0 {
+        blurred.get_or_insert_with(Box::<Blurred>::default).tag = Some(Histogram::decode(reader)?);
     }
     Ok(Leaf {
         key,

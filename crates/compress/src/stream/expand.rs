@@ -111,6 +111,7 @@ impl EncodedStream {
                         for (into, from) in [
                             (&mut site.size, blurred.size.as_ref()),
                             (&mut site.peer, blurred.peer.as_ref()),
+                            (&mut site.tag, blurred.tag.as_ref()),
                         ] {
                             if let Some(from) = from.filter(|from| from.count > 0) {
                                 into.get_or_insert_with(|| Histogram::new(DEFAULT_BINS))
@@ -134,6 +135,7 @@ impl EncodedStream {
 struct SiteHistograms {
     size: Option<Histogram>,
     peer: Option<Histogram>,
+    tag: Option<Histogram>,
 }
 
 /// Items of loop bodies kept decoded, at most (about 300 bytes each).
@@ -321,7 +323,14 @@ impl<'s, C: Fn(u16) -> Option<CallClass>> Events<'s, C> {
                     blurred.and_then(|b| b.peer.as_ref()),
                     site.and_then(|s| s.peer.as_ref()),
                 );
-                if let Some(size) = blurred.and(size) {
+                let tags = or_site(
+                    blurred.and_then(|b| b.tag.as_ref()),
+                    site.and_then(|s| s.tag.as_ref()),
+                );
+                // Only the parameters the key says are blurred are drawn (a leaf whose
+                // size is a histogram may keep its peer and tag exactly).
+                let flagged = |flag: u32| blurred.filter(|_| key.flags & flag != 0);
+                if let Some(size) = flagged(BLURRED_SIZE).and(size) {
                     let at = self.point((node.0, node.1, 0));
                     let drawn = size.draw_at(at, &mut self.random);
                     if key.flags & BLURRED_RESULT != 0 {
@@ -330,7 +339,7 @@ impl<'s, C: Fn(u16) -> Option<CallClass>> Events<'s, C> {
                         key.request = drawn.max(0) as u64;
                     }
                 }
-                if let Some(peers) = blurred.and(peers) {
+                if let Some(peers) = flagged(BLURRED_PEER).and(peers) {
                     // A peer drawn, then the nearest one the leaf really talked to.
                     let at = self.point((node.0, node.1, 1));
                     let drawn = peers.draw_at(at, &mut self.random);
@@ -339,6 +348,11 @@ impl<'s, C: Fn(u16) -> Option<CallClass>> Events<'s, C> {
                         .and_then(|seen| seen.nearest(drawn, peers.min, peers.max))
                         .unwrap_or(drawn);
                     key.aux = (key.aux & !0xffff_ffff) | peer as u32 as u64;
+                }
+                if let Some(tags) = flagged(BLURRED_TAG).and(tags) {
+                    let at = self.point((node.0, node.1, 3));
+                    let drawn = tags.draw_at(at, &mut self.random);
+                    key.aux = (key.aux & 0xffff_ffff) | (drawn as u32 as u64) << 32;
                 }
                 let offset = blurred.and_then(|b| b.offset.as_ref()).map(|offset| {
                     flags |= BLURRED_OFFSET;

@@ -6,7 +6,7 @@
 
 use cairn_model::{event_flags, positional, CallClass, Event, IrregularSteps, UNKNOWN};
 
-use super::blur::{Blur, BLURRED_PEER, BLURRED_RESULT, BLURRED_SIZE, ORDER_IN_LEAF};
+use super::blur::{Blur, BLURRED_PEER, BLURRED_RESULT, BLURRED_SIZE, BLURRED_TAG, ORDER_IN_LEAF};
 use super::{EventKey, FileRef, OffsetRef, CONSECUTIVE, SEQUENTIAL};
 use crate::hash::FastMap;
 
@@ -122,7 +122,9 @@ impl Relative {
 
     /// The tag kept for `tag` at `context`, and whether it is kept as a step; `tag` is
     /// remembered. After a wildcard (negative) tag, the tag is kept as itself.
-    fn relative_tag(&mut self, context: u32, tag: u32) -> (u32, bool) {
+    /// The third value: whether the context has seen enough distinct tags for its steps to
+    /// count (before, a tag that changes may still be one of a stencil's directions).
+    fn relative_tag(&mut self, context: u32, tag: u32) -> (u32, bool, bool) {
         let history = self.context_tag.entry(context).or_default();
         let counting = history.recent.is_full() && history.last as i32 >= 0;
         let stepping = !history.recent.remember(tag) && counting;
@@ -132,7 +134,7 @@ impl Relative {
             tag
         };
         history.last = tag;
-        (kept, stepping)
+        (kept, stepping, counting)
     }
 
     /// The tag a kept one stands for (the inverse of [`Relative::relative_tag`]).
@@ -173,7 +175,16 @@ impl Relative {
 
     /// The key of `event`, its offset never put into a column.
     pub fn encode(&mut self, event: &Event, class: Option<CallClass>) -> EventKey {
-        self.encode_with(event, class, None).0
+        self.encode_with(event, class, None, false).0
+    }
+
+    /// As [`Relative::encode`], judging the event's sizes, offset and peer at the precision
+    /// level as an event pushed one by one is (a repetition of a block the tracer folded:
+    /// its call sites must get the keys its single occurrences get, or they cannot fold
+    /// together).
+    pub(super) fn encode_blurring(&mut self, event: &Event, class: Option<CallClass>) -> EventKey {
+        let blurring = !self.blur.is_lossless();
+        self.encode_with(event, class, None, blurring).0
     }
 
     /// The key of `event`; the offset of an access at an irregular calling context (see
@@ -186,14 +197,18 @@ impl Relative {
         class: Option<CallClass>,
         column: &mut Vec<i64>,
     ) -> (EventKey, u8) {
-        self.encode_with(event, class, Some(column))
+        let blurring = !self.blur.is_lossless();
+        self.encode_with(event, class, Some(column), blurring)
     }
 
+    /// `blurring`: the precision level judges this event's values (events pushed one by one
+    /// and repetitions of blocks; not a block's probe for whether its keys repeat).
     fn encode_with(
         &mut self,
         event: &Event,
         class: Option<CallClass>,
         column: Option<&mut Vec<i64>>,
+        blurring: bool,
     ) -> (EventKey, u8) {
         let file_plus_one = event.file.map_or(0, |file| file as u64 + 1);
         let file = if file_plus_one == 0 {
@@ -239,8 +254,6 @@ impl Relative {
         // Every step counts (those of repetitions the tracer folded too); only events
         // pushed one by one may go to the column.
         let after_irregular_seek = self.sought_irregularly.remove(&file_plus_one).is_some();
-        // Only events pushed one by one blur (a block's repetitions are equal already).
-        let blurring = column.is_some() && !self.blur.is_lossless();
         if let (OffsetRef::Delta(delta), true) = (offset, blurring) {
             if self.blur.offset(event.call, event.context, delta) {
                 offset = OffsetRef::Blurred;
@@ -289,9 +302,17 @@ impl Relative {
         }
         let mut flags = event.flags & !TAG_STEP;
         let aux = if class == Some(CallClass::PointToPoint) {
-            let (tag, stepping) = self.relative_tag(event.context, tag_of(event.aux));
+            let (mut tag, stepping, counting) = self.relative_tag(event.context, tag_of(event.aux));
             if stepping {
                 flags |= TAG_STEP;
+            }
+            // A tag as the key keeps it (a step when tags count, so `tag = step` repeats
+            // and stays exact) blurs once the context's tags are known to wander.
+            let kept = tag as i64 | (stepping as i64) << 32;
+            if blurring && counting && self.blur.tag(event.call, event.context, kept) {
+                // The tag is the leaf's histogram's (absolute), not a step.
+                flags = flags & !TAG_STEP | BLURRED_TAG;
+                tag = 0;
             }
             let peer = event.aux as u32 as i32 as i64;
             if blurring && peer >= 0 && self.blur.peer(event.call, event.context, peer) {
@@ -383,7 +404,8 @@ impl Relative {
             order_counts[0] += (order & CONSECUTIVE != 0) as u64;
             order_counts[1] += (order & SEQUENTIAL != 0) as u64;
         };
-        let (key, order) = self.encode_with(&first, class, Some(column));
+        let blurring = !self.blur.is_lossless();
+        let (key, order) = self.encode_with(&first, class, Some(column), blurring);
         if key.offset != OffsetRef::Column {
             return None;
         }
@@ -398,7 +420,7 @@ impl Relative {
             && self.blur.is_lossless();
         if !closed_form {
             for offset in rest {
-                let (this, order) = self.encode_with(&at(*offset), class, Some(column));
+                let (this, order) = self.encode_with(&at(*offset), class, Some(column), blurring);
                 if this != key {
                     return None;
                 }
@@ -494,7 +516,8 @@ impl Relative {
         };
         self.advance(key, file_plus_one, offset, class);
         let aux = if class == Some(CallClass::PointToPoint) {
-            let stepping = key.flags & TAG_STEP != 0;
+            // A blurred tag was drawn into the key as itself: never a step.
+            let stepping = key.flags & TAG_STEP != 0 && key.flags & BLURRED_TAG == 0;
             with_tag(
                 key.aux,
                 self.absolute_tag(key.context, tag_of(key.aux), stepping),

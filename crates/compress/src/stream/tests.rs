@@ -719,3 +719,142 @@ fn a_stream_over_its_budget_keeps_its_irregular_offsets_as_histograms() {
         }
     }
 }
+
+#[test]
+fn below_100_a_run_the_tracer_folded_blurs_as_its_events_would() {
+    // Writes of 100 then 101 bytes (at precision 0 the site's size becomes a histogram),
+    // then 50 more of 101 that the tracer folded into a run: the run's key is the blurred
+    // one too, so the 51 writes of 101 are one loop with the write before them, and the
+    // bytes stay exact.
+    let write = |index: u64, size: u64| Event {
+        call: 2,
+        start: index * 10,
+        duration: 5,
+        file: Some(0),
+        handle: 3,
+        offset: -1,
+        request: size,
+        result: size as i64,
+        errno: 0,
+        context: 1,
+        aux: 0,
+        flags: 0,
+    };
+    let mut encoder = StreamEncoder::default();
+    encoder.set_precision(0, 8);
+    encoder.push(&write(0, 100), class_of(2));
+    encoder.push(&write(1, 101), class_of(2));
+    encoder.push(&write(2, 101), class_of(2));
+    let mut duration = Stats::default();
+    let mut gap = Stats::default();
+    for _ in 0..49 {
+        duration.add(5);
+        gap.add(5);
+    }
+    encoder.push_run(
+        &write(3, 101),
+        class_of(2),
+        49,
+        0,
+        51 * 10 + 5,
+        duration,
+        gap,
+    );
+    let stream = encoder.finish();
+    let nodes = stream.nodes().to_nodes();
+    // The first write (exact), then one loop of the 51 blurred ones.
+    assert_eq!(nodes.len(), 2, "{nodes:?}");
+    let Node::Loop {
+        count: 51, body, ..
+    } = &nodes[1]
+    else {
+        panic!("{nodes:?}")
+    };
+    let [Node::Leaf(leaf)] = &body[..] else {
+        panic!("{body:?}")
+    };
+    assert_ne!(leaf.key.flags & BLURRED_SIZE, 0);
+    let sizes = leaf.blurred.as_ref().and_then(|b| b.size.as_ref()).unwrap();
+    assert_eq!((sizes.count, sizes.sum), (51, 51 * 101));
+}
+
+#[test]
+fn tags_that_wander_blur_below_100_and_counting_tags_stay_exact() {
+    // 600 sends to one peer: with tags that are task ids in no order (a master handing out
+    // tasks), and with tags that count (tag = step). Lossless, the wandering tags keep a
+    // leaf each; at precision 0 they become one histogram after the context's first 32
+    // distinct tags (before, a changing tag may be a stencil's direction) and fold, each
+    // drawn tag within their range; counting tags are steps, exact at every precision.
+    let point_to_point = |_: u16| Some(CallClass::PointToPoint);
+    let send = |index: u64, tag: u64| Event {
+        call: 0,
+        start: index * 10,
+        duration: 5,
+        file: None,
+        handle: 0x55aa,
+        offset: -1,
+        request: 4000,
+        result: 4000,
+        errno: 0,
+        context: 1,
+        aux: 3 | tag << 32,
+        flags: 0,
+    };
+    let encode = |precision: u8, tag: &dyn Fn(u64) -> u64| {
+        let mut encoder = StreamEncoder::default();
+        encoder.set_precision(precision, 8);
+        for index in 0..600 {
+            encoder.push(&send(index, tag(index)), point_to_point(0));
+        }
+        encoder.finish()
+    };
+    let wandering = |index: u64| 100 + mix(index) % 900;
+    let counting = |index: u64| 7 + index;
+    let lossless = encode(100, &wandering);
+    let blurred = encode(0, &wandering);
+    assert!(lossless.bytes().len() > 4 * blurred.bytes().len());
+    let mut expanded = Vec::new();
+    let decoded = EncodedStream::from_bytes(blurred.bytes().to_vec()).unwrap();
+    decoded.expand(point_to_point, |event| expanded.push(event));
+    assert_eq!(expanded.len(), 600);
+    let (low, high) = (
+        (0..600).map(wandering).min().unwrap(),
+        (0..600).map(wandering).max().unwrap(),
+    );
+    for (index, event) in expanded.iter().enumerate() {
+        assert_eq!((event.aux & 0xffff_ffff, event.request), (3, 4000));
+        let tag = event.aux >> 32;
+        if index < 32 {
+            assert_eq!(tag, wandering(index as u64), "send {index}");
+        } else {
+            assert!((low..=high).contains(&tag), "send {index}: tag {tag}");
+        }
+    }
+    let flagged = blurred
+        .nodes()
+        .to_nodes()
+        .iter()
+        .filter(|node| matches!(node, Node::Loop { body, .. } if matches!(&body[..], [Node::Leaf(leaf)] if leaf.key.flags & BLURRED_TAG != 0)))
+        .count();
+    assert_eq!(flagged, 1);
+    for precision in [100, 0] {
+        let stream = encode(precision, &counting);
+        let (_, expanded) = {
+            let decoded = EncodedStream::from_bytes(stream.bytes().to_vec()).unwrap();
+            let mut expanded = Vec::new();
+            decoded.expand(point_to_point, |event| expanded.push(event));
+            (decoded, expanded)
+        };
+        let tags: Vec<u64> = expanded.iter().map(|event| event.aux >> 32).collect();
+        assert_eq!(tags, (0..600).map(counting).collect::<Vec<_>>());
+        // The first 32 tags a leaf each (a stencil's directions, for all the encoder
+        // knows), then one loop of steps.
+        let nodes = stream.nodes().to_nodes();
+        assert_eq!(nodes.len(), 33, "precision {precision}");
+        assert!(
+            matches!(&nodes[32], Node::Loop { count: 568, body, .. } if matches!(&body[..], [Node::Leaf(leaf)] if leaf.key.flags & (TAG_STEP | BLURRED_TAG) == TAG_STEP)),
+            "precision {precision}: {:?}",
+            nodes[32]
+        );
+    }
+}

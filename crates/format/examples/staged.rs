@@ -1,0 +1,51 @@
+//! Prints a staging segment's records, one line each: what the tracer folded as the
+//! program ran (runs, blocks, offsets records) and what it staged event by event.
+//!
+//!     cairn run --keep-staging -o t.cairn -- ./prog
+//!     cargo run -q --example staged -p cairn-format -- .t.cairn.staging-*/*.seg
+use cairn_format::segment::{records, Record, SegmentFile};
+
+fn main() {
+    let Some(path) = std::env::args().nth(1) else {
+        eprintln!("usage: staged SEGMENT_FILE");
+        std::process::exit(2);
+    };
+    let file = match SegmentFile::open(std::path::Path::new(&path)) {
+        Ok(file) => file,
+        Err(error) => {
+            eprintln!("staged: {error}");
+            std::process::exit(1);
+        }
+    };
+    let mut buffer = Vec::new();
+    for chunk in 0..file.chunk_count() {
+        if let Err(error) = file.read_chunk(chunk, &mut buffer) {
+            eprintln!("staged: {error}");
+            continue;
+        }
+        let Ok(list) = records(&buffer) else {
+            println!("chunk {chunk}: damaged");
+            continue;
+        };
+        for record in list {
+            match record {
+                Record::Event { call, event } => println!(
+                    "event call {call} offset {} request {}",
+                    event.offset, event.request
+                ),
+                Record::Run { call, run } => {
+                    println!("run call {call} ×{} stride {}", run.count, run.stride)
+                }
+                Record::Block { count, positions } => {
+                    println!("block ×{count} of the last {} events", positions.len())
+                }
+                Record::Offsets { positions, offsets } => println!(
+                    "offsets: a body of {} repeated at {} offsets",
+                    positions.len(),
+                    offsets.len()
+                ),
+                _ => {}
+            }
+        }
+    }
+}

@@ -35,6 +35,7 @@ patterns=(
     "random_reads 10000"
     "random_seeks 1638"
     "worker_threads 16"
+    "uneven_steps 30"
 )
 report_header pattern
 for spec in "${patterns[@]}"; do

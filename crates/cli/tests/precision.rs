@@ -560,6 +560,25 @@ fn load_imbalanced_ranks_share_one_stream_below_100_with_exact_totals() {
             std::fs::metadata(&lossless).unwrap().len(),
             std::fs::metadata(&blurred).unwrap().len(),
         ));
+        // The replay draws each rank's loop counts from its slice of the shared
+        // histograms, keeping each slice's exact sum: every call the trace stands for.
+        let output = std::process::Command::new("mpirun.openmpi")
+            .args(["--oversubscribe", "-np", &ranks.to_string()])
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+            .arg(cairn_binary())
+            .arg("replay")
+            .arg(&blurred)
+            .current_dir(directory.path())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{text}");
+        let events = summary["events"].as_u64().unwrap();
+        assert!(
+            text.contains(&format!("replayed {events} calls of {ranks} processes")),
+            "{text}"
+        );
     }
     eprintln!("imbalanced at 4 and 16 ranks, lossless and precision 0: {sizes:?} B");
     let ((lossless4, small4), (lossless16, small16)) = (sizes[0], sizes[1]);

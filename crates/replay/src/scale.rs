@@ -269,6 +269,7 @@ pub(crate) fn scaled(trace: &Trace, recorded: u32, ranks: u32) -> Result<Scaled,
                 delta,
                 member_delta: stream.rank_delta,
                 sizes: Some((recorded as i64, ranks as i64)),
+                ..RankView::of(delta)
             };
             let mut files = stream.files.clone();
             if *rank != model {

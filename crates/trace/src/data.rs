@@ -228,8 +228,9 @@ pub struct Stream {
     /// This stream's rank minus the shared stream's base rank (0 for a stream of its own).
     pub rank_delta: i64,
     /// The members sharing `events` (1 for a stream of its own): each walk takes
-    /// 1/`members` of the shared timing statistics.
+    /// 1/`members` of the shared timing statistics; and this one's index among them.
     pub members: u32,
+    pub member: u32,
     /// Start of the first event and end of the last, ns since the run's start.
     pub first_start: u64,
     pub last_end: u64,
@@ -249,6 +250,7 @@ impl Stream {
             count: events.count,
             rank_delta: 0,
             members: 1,
+            member: 0,
             first_start: events.first_start,
             last_end: events.last_end,
             files,
@@ -259,7 +261,11 @@ impl Stream {
 
     /// How this member walks the shared events.
     pub fn view(&self) -> RankView {
-        self.scaled.unwrap_or(RankView::of(self.rank_delta))
+        self.scaled.unwrap_or(RankView {
+            member: self.member,
+            members: self.members,
+            ..RankView::of(self.rank_delta)
+        })
     }
 
     /// The stream's top level, as this member sees it.

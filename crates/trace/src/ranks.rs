@@ -152,7 +152,7 @@ pub fn merge_streams(
             ))
         };
         let members = group.members.len() as u32;
-        for member in &group.members {
+        for (position, member) in group.members.iter().enumerate() {
             let index = ranked[*member];
             let (_, rank) = merged_as[index];
             let start = process_start(processes, &streams[index]).wrapping_add(offset);
@@ -160,6 +160,7 @@ pub fn merge_streams(
             stream.events = shared.clone();
             stream.rank_delta = rank - group.base_rank;
             stream.members = members;
+            stream.member = position as u32;
             stream.first_start = start;
             stream.last_end = start.saturating_add(length);
         }
@@ -245,7 +246,7 @@ pub fn decode_streams(reader: &mut ByteReader, processes: &[Process]) -> Result<
         let members = u32::try_from(count).map_err(|_| invalid("too many members"))?;
         let first = streams.len();
         let mut previous = (0i64, 0i64);
-        for _ in 0..count {
+        for position in 0..count {
             let process = previous.0.wrapping_add(reader.i64()?);
             let rank_delta = previous.1.wrapping_add(reader.i64()?);
             previous = (process, rank_delta);
@@ -261,6 +262,7 @@ pub fn decode_streams(reader: &mut ByteReader, processes: &[Process]) -> Result<
                 events: shared.clone(),
                 rank_delta,
                 members,
+                member: position as u32,
                 first_start: 0,
                 last_end: 0,
                 files: Vec::new(),

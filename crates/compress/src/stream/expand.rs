@@ -83,6 +83,7 @@ impl EncodedStream {
             started: false,
             class_of,
             random: SplitMix::new(seed ^ view.delta as u64),
+            loop_draws: FastMap::default(),
             sites: self.site_histograms(),
             points: FastMap::default(),
             decoded: FastMap::default(),
@@ -91,6 +92,7 @@ impl EncodedStream {
                 id: top.id(),
                 items: Box::new(top.iter()),
                 index: 0,
+                scope: (view.member as u64, view.members.max(1) as u64),
             }],
         }
     }
@@ -143,17 +145,22 @@ const DECODED_ITEMS: usize = 1 << 16;
 
 /// Where an expansion is in one body: read once (the top level, a loop run once) or decoded
 /// and run `remaining` more times from `index`.
+/// `scope`: which slice of a count histogram in the body is the walked member's (its index
+/// among the members that share the body's histograms, and their number; 0 of 1 inside a
+/// part only some ranks have, whose members the expansion does not know).
 enum Frame<'s> {
     Once {
         id: usize,
         items: Box<dyn Iterator<Item = Item<'s>> + Send + 's>,
         index: usize,
+        scope: (u64, u64),
     },
     Repeat {
         id: usize,
         items: Arc<[Item<'s>]>,
         index: usize,
         remaining: u64,
+        scope: (u64, u64),
     },
 }
 
@@ -170,6 +177,9 @@ pub struct Events<'s, C> {
     started: bool,
     class_of: C,
     random: SplitMix,
+    /// Per loop whose counts are a histogram (by body): this member's slice of it, and the
+    /// occurrences and iterations drawn so far ([`Events::loop_count`]).
+    loop_draws: FastMap<usize, (Histogram, u64, i128)>,
     /// Each call site's sizes and peers over the whole stream, for leaves whose own
     /// histograms are empty ([`EncodedStream::site_histograms`]).
     sites: FastMap<(u16, u32), SiteHistograms>,
@@ -187,11 +197,16 @@ impl<C: Fn(u16) -> Option<CallClass>> Iterator for Events<'_, C> {
 
     fn next(&mut self) -> Option<Event> {
         loop {
-            let (item, node) = match self.stack.last_mut()? {
-                Frame::Once { id, items, index } => match items.next() {
+            let (item, node, scope) = match self.stack.last_mut()? {
+                Frame::Once {
+                    id,
+                    items,
+                    index,
+                    scope,
+                } => match items.next() {
                     Some(item) => {
                         *index += 1;
-                        (Taken::Owned(item), (*id, *index - 1))
+                        (Taken::Owned(item), (*id, *index - 1), *scope)
                     }
                     None => {
                         self.stack.pop();
@@ -203,6 +218,7 @@ impl<C: Fn(u16) -> Option<CallClass>> Iterator for Events<'_, C> {
                     items,
                     index,
                     remaining,
+                    scope,
                 } => {
                     if *index == items.len() {
                         *remaining -= 1;
@@ -213,7 +229,11 @@ impl<C: Fn(u16) -> Option<CallClass>> Iterator for Events<'_, C> {
                         continue;
                     }
                     *index += 1;
-                    (Taken::Shared(items.clone(), *index - 1), (*id, *index - 1))
+                    (
+                        Taken::Shared(items.clone(), *index - 1),
+                        (*id, *index - 1),
+                        *scope,
+                    )
                 }
             };
             match item.get() {
@@ -222,22 +242,23 @@ impl<C: Fn(u16) -> Option<CallClass>> Iterator for Events<'_, C> {
                     count,
                     body,
                     counts,
-                    ..
+                    ranks,
                 } => {
                     // Counts that differ: each occurrence draws its own.
+                    let body = *body;
                     let count = match counts {
                         Some(counts) if *count > 0 => {
-                            let at = self.point((node.0, node.1, 3));
-                            counts.draw_at(at, &mut self.random).max(0) as u64
+                            self.loop_count(counts, body.id(), node, scope)
                         }
                         _ => *count,
                     };
-                    let body = *body;
+                    let scope = if ranks.is_some() { (0, 1) } else { scope };
                     if count == 1 {
                         self.stack.push(Frame::Once {
                             id: body.id(),
                             items: Box::new(body.iter()),
                             index: 0,
+                            scope,
                         });
                     } else if count > 1 {
                         let items = self.decoded(body);
@@ -246,6 +267,7 @@ impl<C: Fn(u16) -> Option<CallClass>> Iterator for Events<'_, C> {
                             items,
                             index: 0,
                             remaining: count,
+                            scope,
                         });
                     }
                 }
@@ -281,6 +303,41 @@ impl<'s, C: Fn(u16) -> Option<CallClass>> Events<'s, C> {
         let at = *point;
         *point = (at + STEP).fract();
         at
+    }
+
+    /// The count of a loop's next occurrence, drawn from this member's even slice of its
+    /// count histogram ([`Histogram::share_evenly`]: the members of a shared stream hold
+    /// its occurrences between them), each draw kept where the slice's exact sum stays
+    /// reachable by the occurrences left (within the histogram's range): the iterations a
+    /// member expands add up to its slice's, and the members' to the recorded total.
+    fn loop_count(
+        &mut self,
+        counts: &Histogram,
+        body: usize,
+        node: (usize, usize),
+        (index, members): (u64, u64),
+    ) -> u64 {
+        // Taken out while drawing (the draw needs the generator), put back after.
+        let (slice, drawn, sum) = self
+            .loop_draws
+            .remove(&body)
+            .unwrap_or_else(|| (counts.share_evenly(index, members), 0, 0));
+        let at = self.point((node.0, node.1, 3));
+        let source = if slice.count > 0 { &slice } else { counts };
+        let mut count = source.draw_at(at, &mut self.random) as i128;
+        // While the slice has occurrences left, keep its exact sum within reach: what is
+        // left after this one must fit the occurrences after it, each within the range.
+        let left = slice.count.saturating_sub(drawn + 1) as i128;
+        if drawn < slice.count {
+            let remaining = slice.sum - sum;
+            let (low, high) = (counts.min as i128, counts.max as i128);
+            count = count
+                .clamp(remaining - left * high, remaining - left * low)
+                .clamp(low, high);
+        }
+        self.loop_draws
+            .insert(body, (slice, drawn + 1, sum + count));
+        count.max(0) as u64
     }
 
     /// A body's items, decoded once per expansion for a body that runs more than once (a
@@ -350,7 +407,7 @@ impl<'s, C: Fn(u16) -> Option<CallClass>> Events<'s, C> {
                     key.aux = (key.aux & !0xffff_ffff) | peer as u32 as u64;
                 }
                 if let Some(tags) = flagged(BLURRED_TAG).and(tags) {
-                    let at = self.point((node.0, node.1, 3));
+                    let at = self.point((node.0, node.1, 4));
                     let drawn = tags.draw_at(at, &mut self.random);
                     key.aux = (key.aux & 0xffff_ffff) | (drawn as u32 as u64) << 32;
                 }

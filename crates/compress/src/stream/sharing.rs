@@ -26,6 +26,12 @@ pub struct RankView {
     /// (recorded job size, replayed job size): a peer modulo the first is taken modulo
     /// the second.
     pub sizes: Option<(i64, i64)>,
+    /// This member's index among the `members` sharing the stream (0 of 1 for a stream of
+    /// its own): a loop's count histogram holds every member's occurrences, and each
+    /// member draws its counts from its own even slice of them, so the members' iterations
+    /// add up to the recorded total.
+    pub member: u32,
+    pub members: u32,
 }
 
 impl RankView {
@@ -35,6 +41,8 @@ impl RankView {
             delta,
             member_delta: delta,
             sizes: None,
+            member: 0,
+            members: 1,
         }
     }
 }

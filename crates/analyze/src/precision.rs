@@ -96,7 +96,7 @@ impl Blurred {
 
 /// Loops whose iteration counts differ and were kept as histograms, named by the first call
 /// of their body: `parameter` is `iterations`, `events` the loop's occurrences (each
-/// stored stream once: the members of a shared stream run the same loops).
+/// stored stream once: a shared stream's histogram holds all its members' occurrences).
 pub fn blurred_loops(trace: &Trace) -> Vec<BlurredParameter> {
     fn first_call(body: Body) -> Option<u16> {
         body.iter().find_map(|item| match item {

@@ -331,6 +331,61 @@ impl Histogram {
         share
     }
 
+    /// The same sum spread over `count` occurrences: each bin's count scaled (largest
+    /// remainders first, so they add up to `count`), its range and mean kept. For a
+    /// member's slice of a shared loop's counts, counted as the occurrences the member
+    /// walks.
+    pub fn with_count(mut self, count: u64) -> Histogram {
+        if count == self.count {
+            return self;
+        }
+        if self.bins.is_empty() || self.count == 0 {
+            if count > 0 {
+                let mean = (self.sum as f64 / count as f64).round() as i64;
+                let value = mean.clamp(self.min.min(self.max), self.max.max(self.min));
+                self.bins = vec![Bin {
+                    count,
+                    ..Bin::of(value)
+                }];
+            }
+            self.count = count;
+            return self;
+        }
+        let total = self.count as u128;
+        let mut scaled: Vec<(u64, u128, usize)> = self
+            .bins
+            .iter()
+            .enumerate()
+            .map(|(index, bin)| {
+                let exact = bin.count as u128 * count as u128;
+                ((exact / total) as u64, exact % total, index)
+            })
+            .collect();
+        let mut left = count - scaled.iter().map(|(whole, _, _)| whole).sum::<u64>();
+        let mut order: Vec<usize> = (0..scaled.len()).collect();
+        order.sort_by_key(|at| std::cmp::Reverse(scaled[*at].1));
+        for at in order {
+            if left == 0 {
+                break;
+            }
+            scaled[at].0 += 1;
+            left -= 1;
+        }
+        let bins = std::mem::take(&mut self.bins);
+        self.bins = bins
+            .into_iter()
+            .zip(&scaled)
+            .filter(|(_, (whole, _, _))| *whole > 0)
+            .map(|(bin, (whole, _, _))| Bin {
+                count: *whole,
+                m2: bin.m2 * *whole as f64 / bin.count.max(1) as f64,
+                ..bin
+            })
+            .collect();
+        self.count = count;
+        self
+    }
+
     /// Whether `a` and `b` may share a histogram at `precision` (0–100): they differ by at
     /// most (100 − precision)% of the larger magnitude; at 0, always.
     pub fn within(precision: u8, a: i64, b: i64) -> bool {

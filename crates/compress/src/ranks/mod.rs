@@ -199,7 +199,7 @@ impl Candidate {
         };
         self.restricted |= !chosen.complete;
         let parts = std::mem::take(&mut self.parts);
-        self.parts = apply_body(parts, &self.ranks, nodes, chosen, rank, job_size);
+        self.parts = apply_body(parts, &self.ranks, nodes, chosen, rank, (job_size, 1));
         self.members.push(member);
         self.ranks.push(rank);
         self.leaves = leaves_of_parts(&self.parts);

@@ -304,6 +304,30 @@ pub(super) fn leaves_of_parts(parts: &[Part]) -> u64 {
         .sum()
 }
 
+/// A rank's loop as a histogram of its occurrences' counts: its own histogram when they
+/// differ (counted as the `runs` occurrences the rank walks, [`Histogram::with_count`]),
+/// else `count` that many times. Occurrences are counted from the structure, not the
+/// leaves' statistics: a member of an already merged stream has an even share of those.
+fn rank_counts(count: u64, counts: &Option<Box<Histogram>>, runs: u64) -> Histogram {
+    match counts {
+        Some(counts) => (**counts).clone().with_count(runs),
+        None => {
+            let mut histogram = Histogram::new(crate::histogram::DEFAULT_BINS);
+            histogram.add_many(count as i64, runs.max(1), -1);
+            histogram
+        }
+    }
+}
+
+/// How many times the rank runs the body of its loop of `count` (or `counts`) iterations
+/// that it reaches `runs` times.
+fn inner_runs(count: u64, counts: &Option<Box<Histogram>>, runs: u64) -> u64 {
+    match counts {
+        Some(counts) => counts.sum.clamp(0, u64::MAX as i128) as u64,
+        None => runs.saturating_mul(count),
+    }
+}
+
 /// Whether a leaf of `nodes` (at any depth) accesses a file. A loop whose counts differ
 /// between ranks is walked by each rank for its share of their total, so its files' totals
 /// would be shares too: per-file bytes, counts and extents stay exact only if such loops
@@ -337,8 +361,9 @@ fn histograms_fit(a: &Option<Box<Blurred>>, b: &Option<Box<Blurred>>) -> bool {
 }
 
 impl Part {
-    /// The node `node` of `rank`, which the ranks `ranks` have.
-    fn new(rank: i64, node: Node<EventKey>, ranks: Ranks) -> Part {
+    /// The node `node` of `rank`, which the ranks `ranks` have; the rank runs the body
+    /// around it `runs` times.
+    fn new(rank: i64, node: Node<EventKey>, ranks: Ranks, runs: u64) -> Part {
         match node {
             Node::Leaf(leaf) => {
                 let mut statistics = Merged::default();
@@ -359,18 +384,22 @@ impl Part {
                 count,
                 body,
                 counts,
-            } => Part::Loop(LoopPart {
-                ranks,
-                count: count as i64,
-                all_counts: counts_of(count, &body, &counts, 100),
-                counts,
-                blurred: false,
-                slope: None,
-                body: body
-                    .into_iter()
-                    .map(|node| Part::new(rank, node, Ranks::Enclosing))
-                    .collect(),
-            }),
+            } => {
+                let all_counts = rank_counts(count, &counts, runs);
+                let inner = inner_runs(count, &counts, runs);
+                Part::Loop(LoopPart {
+                    ranks,
+                    count: count as i64,
+                    all_counts,
+                    counts,
+                    blurred: false,
+                    slope: None,
+                    body: body
+                        .into_iter()
+                        .map(|node| Part::new(rank, node, Ranks::Enclosing, inner))
+                        .collect(),
+                })
+            }
         }
     }
 
@@ -378,7 +407,7 @@ impl Part {
     pub(super) fn body_of(rank: i64, nodes: Vec<Node<EventKey>>) -> Vec<Part> {
         nodes
             .into_iter()
-            .map(|node| Part::new(rank, node, Ranks::Enclosing))
+            .map(|node| Part::new(rank, node, Ranks::Enclosing, 1))
             .collect()
     }
 
@@ -480,7 +509,7 @@ impl Part {
         rank: i64,
         node: Node<EventKey>,
         fit: Fit,
-        job_size: i64,
+        (job_size, runs): (i64, u64),
     ) {
         match (self, node, fit) {
             (Part::Leaf(part), Node::Leaf(leaf), Fit::Leaf(fit)) => {
@@ -519,14 +548,14 @@ impl Part {
                 if part.slope.is_none() && before[0] != rank {
                     part.slope = Some(slope);
                 }
-                part.all_counts
-                    .merge(&counts_of(count, &body, &counts, 100));
+                part.all_counts.merge(&rank_counts(count, &counts, runs));
+                let inner = inner_runs(count, &counts, runs);
                 if let Some(precision) = blurred {
                     part.blurred = true;
                     part.all_counts.precision = part.all_counts.precision.min(precision);
                 }
                 let parts = std::mem::take(&mut part.body);
-                part.body = apply_body(parts, &before, body, plan, rank, job_size);
+                part.body = apply_body(parts, &before, body, plan, rank, (job_size, inner));
                 part.ranks.admit(rank);
             }
             _ => unreachable!("a fit is of the kind of its part and node"),
@@ -816,7 +845,7 @@ pub(super) fn apply_body(
     nodes: Vec<Node<EventKey>>,
     plan: Plan,
     rank: i64,
-    job_size: i64,
+    (job_size, runs): (i64, u64),
 ) -> Vec<Part> {
     let mut parts: Vec<Option<Part>> = parts.into_iter().map(Some).collect();
     let mut nodes: Vec<Option<Node<EventKey>>> = nodes.into_iter().map(Some).collect();
@@ -826,7 +855,7 @@ pub(super) fn apply_body(
             PlanStep::Both(part, node, fit) => {
                 let mut part = parts[part].take().expect("each part is aligned once");
                 let node = nodes[node].take().expect("each node is aligned once");
-                part.admit(enclosing, rank, node, fit, job_size);
+                part.admit(enclosing, rank, node, fit, (job_size, runs));
                 body.push(part);
             }
             PlanStep::Part(part) => {
@@ -839,7 +868,7 @@ pub(super) fn apply_body(
             }
             PlanStep::Item(node) => {
                 let node = nodes[node].take().expect("each node is aligned once");
-                body.push(Part::new(rank, node, Ranks::Own(vec![rank])));
+                body.push(Part::new(rank, node, Ranks::Own(vec![rank]), runs));
             }
         }
     }

@@ -2,7 +2,7 @@ use super::*;
 use crate::fold::for_each_leaf_mut;
 use crate::stats::Stats;
 use crate::stream::{EncodedStream, StreamEncoder};
-use crate::stream::{RankSet, Shares};
+use crate::stream::{RankSet, RankView, Shares};
 use cairn_format::bytes::{ByteReader, ByteWriter};
 use cairn_model::{CallClass, Event};
 
@@ -700,4 +700,70 @@ fn loops_whose_counts_differ_between_ranks_merge_below_100_unless_they_touch_fil
             );
         }
     }
+}
+
+#[test]
+fn blurred_loop_counts_stay_exact_through_a_tree_of_merges() {
+    // Ranks whose step loops run 2 + rank times (a count slope) and whose send loops run
+    // 10 to 14 times (no slope): merged at precision 0 in two groups of four, then the
+    // groups' members merged again (as the merge at MPI_Finalize does). Every member
+    // expands its slice of the shared count histograms: together they send exactly what
+    // the ranks sent.
+    let ranks = 8i64;
+    let originals: Vec<Vec<Event>> = (0..ranks)
+        .map(|rank| imbalanced_events(rank, 2 + rank as u64, false))
+        .collect();
+    let sends = |events: &[Event]| events.iter().filter(|event| event.call == 2).count() as u64;
+    let sent: u64 = originals.iter().map(|events| sends(events)).sum();
+    let encode_group = |group: &Group| {
+        let merged =
+            EncodedStream::from_nodes(&group.nodes, 0, 0, &group.sharing, group.members.len() > 1);
+        EncodedStream::from_bytes(merged.bytes().to_vec()).unwrap()
+    };
+    let mut again = Vec::new();
+    for half in [0..4, 4..8] {
+        let members: Vec<Member> = members_of_events(&originals[half.clone()])
+            .into_iter()
+            .map(|member| Member {
+                rank: member.rank + half.start as i64,
+                ..member
+            })
+            .collect();
+        for group in merge_ranks(members, Some(ranks), &class_of, 0) {
+            let merged = encode_group(&group);
+            let deltas: Vec<i64> = group
+                .members
+                .iter()
+                .map(|member| (*member + half.start) as i64 - group.base_rank)
+                .collect();
+            let mut shares = Shares::new(deltas.clone());
+            for (position, delta) in deltas.iter().enumerate() {
+                again.push(Member {
+                    rank: group.base_rank + delta,
+                    partition: 0,
+                    nodes: merged
+                        .nodes_for_rank(*delta)
+                        .member_nodes(&mut shares, position),
+                });
+            }
+        }
+    }
+    again.sort_by_key(|member| member.rank);
+    let groups = merge_ranks(again, Some(ranks), &class_of, 0);
+    let mut expanded = 0;
+    for group in &groups {
+        let merged = encode_group(group);
+        for (position, member) in group.members.iter().enumerate() {
+            let view = RankView {
+                member: position as u32,
+                members: group.members.len() as u32,
+                ..RankView::of(*member as i64 - group.base_rank)
+            };
+            expanded += merged
+                .events_for_view(view, 0, class_of)
+                .filter(|event| event.call == 2)
+                .count() as u64;
+        }
+    }
+    assert_eq!(expanded, sent);
 }

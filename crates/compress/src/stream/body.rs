@@ -100,17 +100,19 @@ impl<'a> Body<'a> {
     pub fn member_nodes(&self, shares: &mut Shares, member: usize) -> Vec<Node<EventKey>> {
         let mut nodes = Vec::new();
         let sharers = shares.members.clone();
-        self.member_nodes_into(shares, &sharers, member, &mut nodes);
+        self.member_nodes_into(shares, &sharers, member, 1, &mut nodes);
         nodes
     }
 
     /// `sharers`: the distances (from this body's first rank) of the members that have
-    /// this body, increasing; `member`: the walked one's index among them.
+    /// this body, increasing; `member`: the walked one's index among them; `runs`: how
+    /// many times the walked member runs this body.
     fn member_nodes_into(
         &self,
         shares: &mut Shares,
         sharers: &[i64],
         member: usize,
+        runs: u64,
         nodes: &mut Vec<Node<EventKey>>,
     ) {
         let parts = sharers.len().max(1) as u64;
@@ -137,7 +139,7 @@ impl<'a> Body<'a> {
                         let delta = sharers.get(member).map_or(0, |delta| delta - set.first());
                         let same_rank = member - sharers.partition_point(|d| *d < sharers[member]);
                         let index = inner.partition_point(|d| *d < delta) + same_rank;
-                        body.member_nodes_into(shares, &inner, index, nodes);
+                        body.member_nodes_into(shares, &inner, index, runs, nodes);
                     }
                 }
                 Item::Loop {
@@ -146,15 +148,24 @@ impl<'a> Body<'a> {
                     ranks: None,
                     counts,
                 } => {
-                    let mut inner = Vec::new();
-                    body.member_nodes_into(shares, sharers, member, &mut inner);
                     // A count histogram is over all the members' occurrences: each takes
-                    // an even share of them (as many as it walks).
+                    // an even slice of their iterations (the slices add up to the sum),
+                    // counted as the occurrences it walks (members whose loops around
+                    // this one run different counts walk it unevenly), so a merge of
+                    // these members stores what walks of them take.
+                    let counts = counts.map(|counts| {
+                        Box::new(counts.share_evenly(member as u64, parts).with_count(runs))
+                    });
+                    let inner_runs = match &counts {
+                        Some(counts) => counts.sum.clamp(0, u64::MAX as i128) as u64,
+                        None => runs.saturating_mul(count),
+                    };
+                    let mut inner = Vec::new();
+                    body.member_nodes_into(shares, sharers, member, inner_runs, &mut inner);
                     nodes.push(Node::Loop {
                         count,
                         body: inner,
-                        counts: counts
-                            .map(|counts| Box::new(counts.share_evenly(member as u64, parts))),
+                        counts,
                     });
                 }
             }

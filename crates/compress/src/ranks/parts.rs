@@ -9,7 +9,7 @@ use std::cell::Cell;
 use super::align::{align, Step};
 use cairn_model::{event_flags, CallClass};
 
-use crate::fold::{counts_of, Leaf, Node};
+use crate::fold::{Leaf, Node};
 use crate::hash::FastMap;
 use crate::histogram::{Blurred, Histogram};
 use crate::stats::Stats;
@@ -749,14 +749,16 @@ impl LoopPart {
         counts: &Option<Box<Histogram>>,
         precision: u8,
     ) -> bool {
+        // (`body`: whether the loop touches files.)
         if precision >= 100 || self.slope.is_some_and(|slope| slope != 0) || touches_files(body) {
             return false;
         }
-        let theirs = counts_of(count, body, counts, precision);
+        // The means only (this is asked of every pair of loops an alignment compares).
+        let theirs = counts.as_ref().map_or(count as f64, |counts| counts.mean());
         Histogram::within(
             precision,
             self.all_counts.mean().round() as i64,
-            theirs.mean().round() as i64,
+            theirs.round() as i64,
         )
     }
 

@@ -43,6 +43,50 @@ fn exact_figures(summary: &Value) -> Value {
     figures
 }
 
+/// `program ARGUMENTS` traced on `ranks` ranks under Open MPI's `mpirun` at `precision`,
+/// into `trace`.
+fn trace_mpi_at(
+    trace: &Path,
+    ranks: u64,
+    precision: u8,
+    program: &Path,
+    arguments: &[&std::ffi::OsStr],
+) {
+    succeeded(
+        mpirun(ranks)
+            .arg(cairn_binary())
+            .args(["run", "-q", "--precision", &precision.to_string(), "-o"])
+            .arg(trace)
+            .arg("--")
+            .arg(program)
+            .args(arguments),
+    );
+}
+
+/// `mpirun.openmpi --oversubscribe -np RANKS`, allowed to run as root.
+fn mpirun(ranks: u64) -> std::process::Command {
+    let mut command = std::process::Command::new("mpirun.openmpi");
+    command
+        .args(["--oversubscribe", "-np", &ranks.to_string()])
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    command
+}
+
+/// `cairn replay TRACE` on `ranks` ranks in `directory`: what it printed (it succeeded).
+fn replayed_on(trace: &Path, ranks: u64, directory: &Path) -> String {
+    let output = mpirun(ranks)
+        .arg(cairn_binary())
+        .arg("replay")
+        .arg(trace)
+        .current_dir(directory)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{text}");
+    text
+}
+
 /// `patterns/irregular` on `ranks` ranks for `steps` steps at `precision`: the trace.
 fn irregular(
     directory: &Path,
@@ -52,18 +96,13 @@ fn irregular(
     precision: u8,
 ) -> std::path::PathBuf {
     let trace = directory.join(format!("irregular-{ranks}-{precision}.cairn"));
-    succeeded(
-        std::process::Command::new("mpirun.openmpi")
-            .args(["--oversubscribe", "-np", &ranks.to_string()])
-            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-            .arg(cairn_binary())
-            .args(["run", "-q", "--precision", &precision.to_string(), "-o"])
-            .arg(&trace)
-            .arg("--")
-            .arg(program)
-            .arg(steps.to_string())
-            .arg(directory.join("irregular.log")),
+    let (steps, log) = (steps.to_string(), directory.join("irregular.log"));
+    trace_mpi_at(
+        &trace,
+        ranks,
+        precision,
+        program,
+        &[steps.as_ref(), log.as_ref()],
     );
     trace
 }
@@ -360,17 +399,12 @@ fn a_master_worker_farm_folds_below_100_and_draws_only_peers_it_saw() {
         let trace = directory
             .path()
             .join(format!("farm-{precision}-{tasks}.cairn"));
-        succeeded(
-            std::process::Command::new("mpirun.openmpi")
-                .args(["--oversubscribe", "-np", "4"])
-                .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-                .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-                .arg(cairn_binary())
-                .args(["run", "-q", "--precision", &precision.to_string(), "-o"])
-                .arg(&trace)
-                .arg("--")
-                .arg(&program)
-                .arg(tasks.to_string()),
+        trace_mpi_at(
+            &trace,
+            4,
+            precision,
+            &program,
+            &[tasks.to_string().as_ref()],
         );
         let summary = summary_json(&trace, &[]);
         (trace, exact_figures(&summary), summary)
@@ -492,18 +526,13 @@ fn load_imbalanced_ranks_share_one_stream_below_100_with_exact_totals() {
         let trace = directory
             .path()
             .join(format!("imbalanced-{ranks}-{precision}.cairn"));
-        succeeded(
-            std::process::Command::new("mpirun.openmpi")
-                .args(["--oversubscribe", "-np", &ranks.to_string()])
-                .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-                .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-                .arg(cairn_binary())
-                .args(["run", "-q", "--precision", &precision.to_string(), "-o"])
-                .arg(&trace)
-                .arg("--")
-                .arg(&program)
-                .arg(steps.to_string())
-                .arg(directory.path().join("particles")),
+        let prefix = directory.path().join("particles");
+        trace_mpi_at(
+            &trace,
+            ranks,
+            precision,
+            &program,
+            &[steps.to_string().as_ref(), prefix.as_ref()],
         );
         trace
     };
@@ -562,18 +591,7 @@ fn load_imbalanced_ranks_share_one_stream_below_100_with_exact_totals() {
         ));
         // The replay draws each rank's loop counts from its slice of the shared
         // histograms, keeping each slice's exact sum: every call the trace stands for.
-        let output = std::process::Command::new("mpirun.openmpi")
-            .args(["--oversubscribe", "-np", &ranks.to_string()])
-            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-            .arg(cairn_binary())
-            .arg("replay")
-            .arg(&blurred)
-            .current_dir(directory.path())
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&output.stderr);
-        assert!(output.status.success(), "{text}");
+        let text = replayed_on(&blurred, ranks, directory.path());
         let events = summary["events"].as_u64().unwrap();
         assert!(
             text.contains(&format!("replayed {events} calls of {ranks} processes")),
@@ -599,26 +617,16 @@ fn task_ids_as_tags_blur_below_100_and_the_trace_replays() {
     let directory = tempfile::tempdir().unwrap();
     let program = compile_mpi("patterns/tagged_tasks", directory.path());
     library();
-    let mpirun = || {
-        let mut command = std::process::Command::new("mpirun.openmpi");
-        command
-            .args(["--oversubscribe", "-np", "4"])
-            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
-        command
-    };
     let run = |tasks: u64, precision: u8| {
         let trace = directory
             .path()
             .join(format!("tasks-{tasks}-{precision}.cairn"));
-        succeeded(
-            mpirun()
-                .arg(cairn_binary())
-                .args(["run", "-q", "--precision", &precision.to_string(), "-o"])
-                .arg(&trace)
-                .arg("--")
-                .arg(&program)
-                .arg(tasks.to_string()),
+        trace_mpi_at(
+            &trace,
+            4,
+            precision,
+            &program,
+            &[tasks.to_string().as_ref()],
         );
         trace
     };
@@ -650,15 +658,7 @@ fn task_ids_as_tags_blur_below_100_and_the_trace_replays() {
             std::fs::metadata(&blurred).unwrap().len(),
         ));
         if tasks == 2000 {
-            let output = mpirun()
-                .arg(cairn_binary())
-                .args(["replay"])
-                .arg(&blurred)
-                .current_dir(directory.path())
-                .output()
-                .unwrap();
-            let text = String::from_utf8_lossy(&output.stderr);
-            assert!(output.status.success(), "{text}");
+            let text = replayed_on(&blurred, 4, directory.path());
             assert!(
                 text.contains("replayed 8000 calls of 4 processes"),
                 "{text}"

@@ -660,25 +660,20 @@ fn loops_whose_counts_differ_between_ranks_merge_below_100_unless_they_touch_fil
         let originals: Vec<Vec<Event>> = (0..8)
             .map(|rank| imbalanced_events(rank, steps, in_loop))
             .collect();
+        // Ranks told apart (groups, or parts of some ranks) and no count histogram.
+        let kept_apart = |groups: &[Group]| {
+            (groups.len() > 1 || !groups[0].sharing.rank_sets.is_empty())
+                && groups
+                    .iter()
+                    .all(|group| count_histograms(&group.nodes).is_empty())
+        };
         // Lossless: the counts tell ranks apart (no slope fits them).
         let exact = merge_ranks(members_of_events(&originals), Some(8), &class_of, 100);
-        assert!(
-            exact.len() > 1 || !exact[0].sharing.rank_sets.is_empty(),
-            "in_loop {in_loop}"
-        );
-        assert!(exact
-            .iter()
-            .all(|group| count_histograms(&group.nodes).is_empty()));
+        assert!(kept_apart(&exact), "in_loop {in_loop}");
         let blurred = merge_ranks(members_of_events(&originals), Some(8), &class_of, 0);
         if in_loop {
             // Each rank's file keeps its exact counts: no loop merges with another rank's.
-            assert!(
-                blurred.len() > 1 || !blurred[0].sharing.rank_sets.is_empty(),
-                "in_loop"
-            );
-            assert!(blurred
-                .iter()
-                .all(|group| count_histograms(&group.nodes).is_empty()));
+            assert!(kept_apart(&blurred));
         } else {
             // One stream for all ranks, the loop's counts a histogram of every rank's
             // occurrences (the first step's, whose write starts the file, and the

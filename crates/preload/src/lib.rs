@@ -1,19 +1,19 @@
 //! `libcairn.so`, the preload library: it captures a program's I/O calls and nothing else.
 //!
 //! Design decisions (measured on this machine, see shared/PRELOAD-NOTES.md):
-//! - Hooks are generated from the call table in `cairn-model` ([`hooks`]); each forwards to
+//! - Hooks are generated from the call table in `cairn-model` (`hooks.rs`); each forwards to
 //!   the next definition (`dlsym(RTLD_NEXT)`), so other preload libraries keep working.
 //! - Events go straight into a per-thread chunk of a file mapped `MAP_SHARED`
-//!   ([`recorder`]): no lock on the hot path, nothing lost on `SIGKILL`, `_exit` or `exec`,
+//!   (`recorder.rs`): no lock on the hot path, nothing lost on `SIGKILL`, `_exit` or `exec`,
 //!   and bounded memory (one chunk per thread). Folding starts here, as cheaply as it can:
 //!   a call repeating the thread's previous one is added in place to a run record
-//!   ([`recorder`]), so a loop of one call does not grow the staging file. Everything else
+//!   (`recorder.rs`), so a loop of one call does not grow the staging file. Everything else
 //!   (longer loops, the trace) is `cairn`'s, afterwards — at `MPI_Finalize` too, where this
-//!   library only runs `cairn` and moves the ranks' traces over PMPI ([`finalize`]).
+//!   library only runs `cairn` and moves the ranks' traces over PMPI (`finalize.rs`).
 //! - MPI is resolved at run time and works with Open MPI's and MPICH's ABIs
 //!   (`cairn-mpi-abi`, shared with the replayer).
 //! - The traced program must not notice: `errno` is saved and restored, our own I/O uses raw
-//!   system calls, our own memory never comes from libc's `malloc` ([`allocator`]), a thread-local re-entry flag keeps our work out of the trace, and a panic
+//!   system calls, our own memory never comes from libc's `malloc` (`allocator.rs`), a thread-local re-entry flag keeps our work out of the trace, and a panic
 //!   switches tracing off instead of unwinding into C.
 //!
 //! Configuration (environment): `CAIRN_DIR` = directory for staging segments (default

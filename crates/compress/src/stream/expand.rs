@@ -54,7 +54,7 @@ impl EncodedStream {
         }
     }
 
-    /// The events `view` sees, one at a time ([`Events`]): a reader that walks several
+    /// The events `view` sees, one at a time (`Events`): a reader that walks several
     /// streams side by side (the replay of a trace with histograms follows every rank's
     /// sends epoch by epoch) holds one of these per stream, not their events.
     pub fn events_for_view<C: Fn(u16) -> Option<CallClass>>(

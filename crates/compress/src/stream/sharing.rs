@@ -274,7 +274,7 @@ impl Run {
     }
 }
 
-/// Ranks, as distances from a shared stream's base rank, in [`Run`]s: which members have a
+/// Ranks, as distances from a shared stream's base rank, in `Run`s: which members have a
 /// part of the stream that not all of them have (rank 0 creating a file, every eighth rank
 /// aggregating a collective write, the ranks with a west neighbour on a grid). When the
 /// members left out take fewer runs (every rank but the aggregators), the runs are those,

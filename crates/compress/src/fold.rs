@@ -114,8 +114,18 @@ fn occurrences_of<K>(node: &Node<K>) -> u64 {
     }
 }
 
+/// How many times the body of a loop of `count` iterations runs when the loop is reached
+/// `runs` times: `runs × count`, or when its occurrences' counts differ (`counts`), the
+/// histogram's exact sum, over all of them.
+pub fn body_runs(count: u64, counts: Option<&Histogram>, runs: u64) -> u64 {
+    match counts {
+        Some(counts) => counts.sum.clamp(0, u64::MAX as i128) as u64,
+        None => runs.saturating_mul(count),
+    }
+}
+
 /// The iteration counts of a loop's occurrences as a histogram (at `precision`).
-pub(crate) fn counts_of<K>(
+fn counts_of<K>(
     count: u64,
     body: &[Node<K>],
     counts: &Option<Box<Histogram>>,
@@ -588,13 +598,11 @@ pub fn occurrence_count<K>(nodes: &[Node<K>]) -> u64 {
             .iter()
             .map(|node| match node {
                 Node::Leaf(_) => runs,
-                // Counts that differ: the body runs as often as they add up to.
                 Node::Loop {
-                    counts: Some(counts),
+                    count,
                     body,
-                    ..
-                } => total(body, counts.sum.clamp(0, u64::MAX as i128) as u64),
-                Node::Loop { count, body, .. } => total(body, runs.saturating_mul(*count)),
+                    counts,
+                } => total(body, body_runs(*count, counts.as_deref(), runs)),
             })
             .fold(0u64, u64::saturating_add)
     }

@@ -63,7 +63,7 @@ pub use body::{Body, Item, Shares};
 pub use relative::{column_parts, Relative, TAG_STEP};
 pub use sharing::{RankSet, RankSlopes, RankView, Sharing};
 
-use crate::fold::{Folder, Leaf, Limits, Node};
+use crate::fold::{body_runs, Folder, Leaf, Limits, Node};
 use crate::hash::FastMap;
 use crate::histogram::{Blurred, Histogram, PeerSet, SplitMix, DEFAULT_BINS};
 use crate::stats::Stats;
@@ -343,10 +343,7 @@ impl NodeWriter<'_> {
                 self.loops_written += 1;
                 let mut inner = ByteWriter::new();
                 // A loop whose counts differ runs its body as often as they add up to.
-                let runs = match counts {
-                    Some(counts) => counts.sum.clamp(0, u64::MAX as i128) as u64,
-                    None => occurrences.saturating_mul(*count),
-                };
+                let runs = body_runs(*count, counts.as_deref(), occurrences);
                 for child in body {
                     self.node(child, runs, &mut inner);
                 }
@@ -534,35 +531,7 @@ impl StreamEncoder {
         } else {
             [0; 2]
         };
-        let mut blurred = None;
-        if key.offset == OffsetRef::Blurred {
-            blurred.get_or_insert_with(Box::<Blurred>::default).offset =
-                Some(Histogram::of(event.offset, self.bins, self.precision));
-        }
-        if key.flags & BLURRED_SIZE != 0 {
-            let (request, _) =
-                positional::relative(event.flags, event.offset, event.request, event.result);
-            let value = if key.flags & BLURRED_RESULT != 0 {
-                event.result
-            } else {
-                request as i64
-            };
-            blurred.get_or_insert_with(Box::<Blurred>::default).size =
-                Some(Histogram::of(value, self.bins, self.precision));
-        }
-        if key.flags & BLURRED_PEER != 0 {
-            let peer = event.aux as u32 as i32 as i64;
-            let blurred = blurred.get_or_insert_with(Box::<Blurred>::default);
-            blurred.peer = Some(Histogram::of(peer, self.bins, self.precision));
-            blurred.peers_seen = Some(PeerSet::of(peer));
-        }
-        if key.flags & BLURRED_TAG != 0 {
-            blurred.get_or_insert_with(Box::<Blurred>::default).tag = Some(Histogram::of(
-                tag_value(event.aux),
-                self.bins,
-                self.precision,
-            ));
-        }
+        let blurred = self.blurred_values(&key, event, 1);
         let (offset_low, offset_high) = if event.offset >= 0 {
             let moved = if matches!(class, Some(CallClass::Read | CallClass::Write)) {
                 event.bytes() as i64
@@ -692,41 +661,8 @@ impl StreamEncoder {
                     (-1, -1)
                 };
                 self.last_end = self.last_end.max(position.last_end);
-                // Blurred sizes and peers: every repetition's (the same) value.
-                let mut blurred = None;
-                let event = &position.event;
-                if key.flags & BLURRED_SIZE != 0 {
-                    let (request, _) = positional::relative(
-                        event.flags,
-                        event.offset,
-                        event.request,
-                        event.result,
-                    );
-                    let value = if key.flags & BLURRED_RESULT != 0 {
-                        event.result
-                    } else {
-                        request as i64
-                    };
-                    let mut sizes = Histogram::new(self.bins);
-                    sizes.precision = self.precision;
-                    sizes.add_many(value, count, -1);
-                    blurred.get_or_insert_with(Box::<Blurred>::default).size = Some(sizes);
-                }
-                if key.flags & BLURRED_PEER != 0 {
-                    let peer = event.aux as u32 as i32 as i64;
-                    let mut peers = Histogram::new(self.bins);
-                    peers.precision = self.precision;
-                    peers.add_many(peer, count, -1);
-                    let blurred = blurred.get_or_insert_with(Box::<Blurred>::default);
-                    blurred.peer = Some(peers);
-                    blurred.peers_seen = Some(PeerSet::of(peer));
-                }
-                if key.flags & BLURRED_TAG != 0 {
-                    let mut tags = Histogram::new(self.bins);
-                    tags.precision = self.precision;
-                    tags.add_many(tag_value(event.aux), count, -1);
-                    blurred.get_or_insert_with(Box::<Blurred>::default).tag = Some(tags);
-                }
+                // Blurred sizes, peers and tags: every repetition's (the same) value.
+                let blurred = self.blurred_values(&key, &position.event, count);
                 Leaf {
                     key,
                     duration: position.duration,
@@ -742,6 +678,44 @@ impl StreamEncoder {
         self.folder.push_repetitions(leaves, count);
         self.count += count.saturating_mul(body.len() as u64);
         self.write_finished();
+    }
+
+    /// The histograms of the parameters `key` says are blurred, holding `event`'s values
+    /// `count` times (an event pushed alone, or a block's position whose repetitions have
+    /// the same sizes, peer and tag; a block's blurred offsets go one by one).
+    fn blurred_values(&self, key: &EventKey, event: &Event, count: u64) -> Option<Box<Blurred>> {
+        let histogram = |value: i64| {
+            let mut histogram = Histogram::new(self.bins);
+            histogram.precision = self.precision;
+            histogram.add_many(value, count, -1);
+            histogram
+        };
+        let mut blurred = None;
+        if key.offset == OffsetRef::Blurred {
+            blurred.get_or_insert_with(Box::<Blurred>::default).offset =
+                Some(histogram(event.offset));
+        }
+        if key.flags & BLURRED_SIZE != 0 {
+            let (request, _) =
+                positional::relative(event.flags, event.offset, event.request, event.result);
+            let value = if key.flags & BLURRED_RESULT != 0 {
+                event.result
+            } else {
+                request as i64
+            };
+            blurred.get_or_insert_with(Box::<Blurred>::default).size = Some(histogram(value));
+        }
+        if key.flags & BLURRED_PEER != 0 {
+            let peer = event.aux as u32 as i32 as i64;
+            let blurred = blurred.get_or_insert_with(Box::<Blurred>::default);
+            blurred.peer = Some(histogram(peer));
+            blurred.peers_seen = Some(PeerSet::of(peer));
+        }
+        if key.flags & BLURRED_TAG != 0 {
+            blurred.get_or_insert_with(Box::<Blurred>::default).tag =
+                Some(histogram(tag_value(event.aux)));
+        }
+        blurred
     }
 
     /// A block whose repetitions do not share keys, pushed event by event: offsets exact,
@@ -1009,10 +983,7 @@ impl EncodedStream {
                         let mut inner = ByteReader::new(body, "loop body");
                         // A loop whose counts differ runs its body as often as they add
                         // up to, over all its occurrences.
-                        let inner_runs = match &counts {
-                            Some(counts) => counts.sum.clamp(0, u64::MAX as i128) as u64,
-                            None => runs.saturating_mul(tag >> 2),
-                        };
+                        let inner_runs = body_runs(tag >> 2, counts.as_ref(), runs);
                         let inside = check(&mut inner, inner_nodes, depth + 1, inner_runs, state)?;
                         if !inner.is_empty() {
                             return Err(reader.corrupt("loop body has trailing bytes"));

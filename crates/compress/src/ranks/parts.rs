@@ -9,7 +9,7 @@ use std::cell::Cell;
 use super::align::{align, Step};
 use cairn_model::{event_flags, CallClass};
 
-use crate::fold::{Leaf, Node};
+use crate::fold::{body_runs, Leaf, Node};
 use crate::hash::FastMap;
 use crate::histogram::{Blurred, Histogram};
 use crate::stats::Stats;
@@ -319,15 +319,6 @@ fn rank_counts(count: u64, counts: &Option<Box<Histogram>>, runs: u64) -> Histog
     }
 }
 
-/// How many times the rank runs the body of its loop of `count` (or `counts`) iterations
-/// that it reaches `runs` times.
-fn inner_runs(count: u64, counts: &Option<Box<Histogram>>, runs: u64) -> u64 {
-    match counts {
-        Some(counts) => counts.sum.clamp(0, u64::MAX as i128) as u64,
-        None => runs.saturating_mul(count),
-    }
-}
-
 /// Whether a leaf of `nodes` (at any depth) accesses a file. A loop whose counts differ
 /// between ranks is walked by each rank for its share of their total, so its files' totals
 /// would be shares too: per-file bytes, counts and extents stay exact only if such loops
@@ -386,7 +377,7 @@ impl Part {
                 counts,
             } => {
                 let all_counts = rank_counts(count, &counts, runs);
-                let inner = inner_runs(count, &counts, runs);
+                let inner = body_runs(count, counts.as_deref(), runs);
                 Part::Loop(LoopPart {
                     ranks,
                     count: count as i64,
@@ -549,7 +540,7 @@ impl Part {
                     part.slope = Some(slope);
                 }
                 part.all_counts.merge(&rank_counts(count, &counts, runs));
-                let inner = inner_runs(count, &counts, runs);
+                let inner = body_runs(count, counts.as_deref(), runs);
                 if let Some(precision) = blurred {
                     part.blurred = true;
                     part.all_counts.precision = part.all_counts.precision.min(precision);
@@ -740,8 +731,9 @@ impl LeafPart {
 
 impl LoopPart {
     /// Whether a rank's loop of `count` iterations (`counts` when its occurrences differ)
-    /// may share this part's count histogram at `precision`: below 100, no count slope
-    /// decided, and the means of its counts and of the part's within the margin.
+    /// over `body` may share this part's count histogram at `precision`: below 100, no
+    /// count slope decided, the means of its counts and of the part's within the margin,
+    /// and no file access in the body ([`touches_files`]).
     fn blurs(
         &self,
         count: u64,
@@ -749,17 +741,17 @@ impl LoopPart {
         counts: &Option<Box<Histogram>>,
         precision: u8,
     ) -> bool {
-        // (`body`: whether the loop touches files.)
-        if precision >= 100 || self.slope.is_some_and(|slope| slope != 0) || touches_files(body) {
+        if precision >= 100 || self.slope.is_some_and(|slope| slope != 0) {
             return false;
         }
-        // The means only (this is asked of every pair of loops an alignment compares).
+        // The means first, the body's walk last: this is asked of every pair of loops an
+        // alignment compares.
         let theirs = counts.as_ref().map_or(count as f64, |counts| counts.mean());
         Histogram::within(
             precision,
             self.all_counts.mean().round() as i64,
             theirs.round() as i64,
-        )
+        ) && !touches_files(body)
     }
 
     /// The count slope with which a loop of `count` iterations of `rank` fits this one.

@@ -156,10 +156,7 @@ impl<'a> Body<'a> {
                     let counts = counts.map(|counts| {
                         Box::new(counts.share_evenly(member as u64, parts).with_count(runs))
                     });
-                    let inner_runs = match &counts {
-                        Some(counts) => counts.sum.clamp(0, u64::MAX as i128) as u64,
-                        None => runs.saturating_mul(count),
-                    };
+                    let inner_runs = body_runs(count, counts.as_deref(), runs);
                     let mut inner = Vec::new();
                     body.member_nodes_into(shares, sharers, member, inner_runs, &mut inner);
                     nodes.push(Node::Loop {
@@ -299,10 +296,7 @@ fn read_item<'a>(reader: &mut ByteReader<'a>, outer: &Body<'a>) -> Result<Item<'
                     (count, rank_delta, member_delta) = (0, 0, 0);
                 }
             }
-            let occurrences = match &counts {
-                Some(counts) => counts.sum.clamp(0, u64::MAX as i128) as u64,
-                None => outer.occurrences.saturating_mul(tag >> 2),
-            };
+            let occurrences = body_runs(tag >> 2, counts.as_deref(), outer.occurrences);
             return Ok(Item::Loop {
                 count: count.clamp(0, u64::MAX as i128) as u64,
                 body: Body {

@@ -65,13 +65,14 @@ impl TraceWriter {
 
     /// Adds a section; `compress` selects zstd: level 19 up to 64 KiB (a folded trace's
     /// sections, where every byte counts in a trace that should not grow with ranks, take
-    /// milliseconds), level 3 for larger ones — irregular traces, whose columns of random
-    /// offsets hardly compress: on 100,000 random reads' 400 KB, level 9 took 12 ms more
-    /// than level 3 for 6% fewer bytes, and level 19 took 45 ms on the 200 KB of IOR -z's
-    /// 65,536 calls for 7% fewer (measured 2026-11-26 on the 2-core VM).
+    /// milliseconds), level 1 for larger ones — irregular traces, whose columns of random
+    /// offsets hardly compress: on 100,000 random reads' 425 KB, level 3 took 3.4 ms and
+    /// level 1 0.8 ms for 8% more bytes (a third of the trace build of their calls; level 9
+    /// took 12 ms more than 3 for 6% fewer), and level 19 took 45 ms on the 200 KB of IOR
+    /// -z's 65,536 calls for 7% fewer (measured 2026-11-26 on the 2-core VM, `zstd -b`).
     pub fn add_section(&mut self, kind: SectionKind, version: u16, payload: &[u8], compress: bool) {
         let stored = if compress {
-            let level = if payload.len() <= 1 << 16 { 19 } else { 3 };
+            let level = if payload.len() <= 1 << 16 { 19 } else { 1 };
             zstd::bulk::compress(payload, level).expect("zstd compression of an in-memory buffer")
         } else {
             payload.to_vec()

@@ -191,9 +191,15 @@ impl Event {
 /// a row were new, regular again once [`IrregularSteps::REGULAR_FROM`] in a row were not (a
 /// random step that happens to repeat one of the last does not end a loop of random
 /// accesses). Fixed-size and allocation-free, so the preload library keeps one per thread.
+///
+/// A count per hash bucket of the kept steps answers most look-ups of a new step without
+/// scanning them: random steps are all new, and a scan of the 64 kept ones per call was an
+/// eighth of the trace build of a million random reads (and paid again in the tracer).
 #[derive(Clone, Debug)]
 pub struct IrregularSteps {
     steps: [i64; IrregularSteps::KEPT],
+    /// Kept steps per bucket ([`IrregularSteps::bucket`]); at most `KEPT`, so a byte.
+    buckets: [u8; IrregularSteps::BUCKETS],
     kept: u8,
     next: u8,
     new_in_a_row: u32,
@@ -205,6 +211,7 @@ impl Default for IrregularSteps {
     fn default() -> IrregularSteps {
         IrregularSteps {
             steps: [0; IrregularSteps::KEPT],
+            buckets: [0; IrregularSteps::BUCKETS],
             kept: 0,
             next: 0,
             new_in_a_row: 0,
@@ -225,12 +232,22 @@ impl IrregularSteps {
     pub const IRREGULAR_FROM: u32 = 16;
     /// Seen steps in a row that make it regular again.
     pub const REGULAR_FROM: u32 = 4;
+    /// Buckets of the membership counts: 8 per kept step, so a new step scans the kept
+    /// ones about one time in nine.
+    const BUCKETS: usize = 512;
+
+    fn bucket(step: i64) -> usize {
+        // Fibonacci hashing: offsets' steps are multiples of large powers of two, which
+        // the top bits of the product still spread.
+        ((step as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - 9)) as usize
+    }
 
     /// Takes the next step; whether the call site's offsets are now irregular.
     #[inline]
     pub fn step(&mut self, step: i64) -> bool {
-        let kept = &self.steps[..self.kept as usize];
-        if kept.contains(&step) {
+        let bucket = Self::bucket(step);
+        let seen = self.buckets[bucket] > 0 && self.steps[..self.kept as usize].contains(&step);
+        if seen {
             self.new_in_a_row = 0;
             self.seen_in_a_row = self.seen_in_a_row.saturating_add(1);
             if self.seen_in_a_row >= Self::REGULAR_FROM {
@@ -241,9 +258,12 @@ impl IrregularSteps {
                 self.steps[self.kept as usize] = step;
                 self.kept += 1;
             } else {
+                let evicted = Self::bucket(self.steps[self.next as usize]);
+                self.buckets[evicted] -= 1;
                 self.steps[self.next as usize] = step;
                 self.next = ((self.next as usize + 1) % Self::KEPT) as u8;
             }
+            self.buckets[bucket] += 1;
             self.seen_in_a_row = 0;
             self.new_in_a_row = self.new_in_a_row.saturating_add(1);
             if self.new_in_a_row >= Self::IRREGULAR_FROM {
@@ -258,10 +278,13 @@ impl IrregularSteps {
         self.irregular
     }
 
-    /// Forgets every step (a new call site): a few stores (the steps past `kept` are
-    /// never read), as the tracer does it at every event that repeats nothing.
+    /// Forgets every step (a new call site): a store per kept step (the steps past `kept`
+    /// are never read), as the tracer does it at every event that repeats nothing.
     #[inline]
     pub fn reset(&mut self) {
+        for step in &self.steps[..self.kept as usize] {
+            self.buckets[Self::bucket(*step)] = 0;
+        }
         self.kept = 0;
         self.next = 0;
         self.new_in_a_row = 0;
@@ -273,6 +296,80 @@ impl IrregularSteps {
 #[cfg(test)]
 mod irregular_tests {
     use super::IrregularSteps;
+
+    /// The rule as first written: a scan of the kept steps, oldest replaced first.
+    struct Scanned {
+        steps: Vec<i64>,
+        next: usize,
+        new_in_a_row: u32,
+        seen_in_a_row: u32,
+        irregular: bool,
+    }
+
+    impl Scanned {
+        fn step(&mut self, step: i64) -> bool {
+            if self.steps.contains(&step) {
+                self.new_in_a_row = 0;
+                self.seen_in_a_row += 1;
+                if self.seen_in_a_row >= IrregularSteps::REGULAR_FROM {
+                    self.irregular = false;
+                }
+            } else {
+                if self.steps.len() < IrregularSteps::KEPT {
+                    self.steps.push(step);
+                } else {
+                    self.steps[self.next] = step;
+                    self.next = (self.next + 1) % IrregularSteps::KEPT;
+                }
+                self.seen_in_a_row = 0;
+                self.new_in_a_row += 1;
+                if self.new_in_a_row >= IrregularSteps::IRREGULAR_FROM {
+                    self.irregular = true;
+                }
+            }
+            self.irregular
+        }
+    }
+
+    #[test]
+    fn bucket_counts_answer_as_a_scan_of_the_kept_steps_would() {
+        let mut state = 99u64;
+        let mut random = move |range: u64| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) % range
+        };
+        // Ranges of steps from always new to mostly seen, with resets between phases.
+        for range in [3, 40, 64, 70, 100, 1000, 1 << 30] {
+            let mut fast = IrregularSteps::default();
+            let mut scanned = Scanned {
+                steps: Vec::new(),
+                next: 0,
+                new_in_a_row: 0,
+                seen_in_a_row: 0,
+                irregular: false,
+            };
+            for index in 0..20_000u32 {
+                if index % 5_000 == 4_999 {
+                    fast.reset();
+                    scanned = Scanned {
+                        steps: Vec::new(),
+                        next: 0,
+                        new_in_a_row: 0,
+                        seen_in_a_row: 0,
+                        irregular: false,
+                    };
+                }
+                let step = (random(range) as i64 - range as i64 / 2) * 4096;
+                assert_eq!(
+                    fast.step(step),
+                    scanned.step(step),
+                    "range {range} step {index}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn random_steps_turn_irregular_at_the_sixteenth_and_regular_after_four_seen() {

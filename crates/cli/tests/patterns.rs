@@ -200,6 +200,72 @@ fn checkpoint_per_file_then_restart_folds() {
 }
 
 #[test]
+fn metadata_phases_with_a_new_name_per_item_fold() {
+    // patterns/metadata.c (mdtest's phases): before, each rename kept its new name's file
+    // as an index, so no two renames were alike and the trace grew with the items
+    // (2.1 KB at 100, 7.2 KB at 1,000); the new name is now kept against the old one's.
+    folds_at_any_size("metadata", 100, |traced, n| {
+        let calls = &traced.summary["calls"];
+        for (call, count) in [
+            ("mkdir", n + 1),
+            ("stat", 2 * n),
+            ("rename", n),
+            ("open", 2 * n),
+            ("close", 2 * n),
+            ("write", n),
+            ("read", n),
+            ("unlink", n),
+            ("rmdir", n + 1),
+        ] {
+            assert_eq!(
+                calls[call]["count"].as_u64(),
+                Some(count),
+                "{call}: {calls}"
+            );
+            assert_eq!(calls[call]["failures"].as_u64(), Some(0), "{call}");
+        }
+        assert_eq!(traced.summary["bytes_written"].as_u64(), Some(4096 * n));
+        assert_eq!(traced.summary["bytes_read"].as_u64(), Some(4096 * n));
+        let files = traced.summary["files"].as_array().unwrap();
+        let named = |kind: &str| {
+            files
+                .iter()
+                .filter_map(|file| file["path"].as_str())
+                .filter(|path| path.contains(&format!("/tree.0/{kind}.mdtest.0.")))
+                .count() as u64
+        };
+        // The directories, and the name the first one was renamed to ("…0.0-XX").
+        assert_eq!(named("dir"), n + 1);
+        assert_eq!(named("file"), n);
+        for i in [0, n / 2, n - 1] {
+            assert_fields(
+                traced.file(&format!("/tree.0/file.mdtest.0.{i}")),
+                &[
+                    ("opens", 2),
+                    ("closes", 2),
+                    ("writes", 1),
+                    ("reads", 1),
+                    ("bytes_written", 4096),
+                    ("bytes_read", 4096),
+                    ("stats", 1),
+                    ("metas", 1),
+                ],
+            );
+        }
+        // mkdir, its rename and rmdir; the last one is renamed from "…0.0-XX" instead.
+        assert_fields(
+            traced.file(&format!("/tree.0/dir.mdtest.0.{}", n / 2)),
+            &[("stats", 1), ("metas", 3)],
+        );
+        assert_fields(
+            traced.file(&format!("/tree.0/dir.mdtest.0.{}", n - 1)),
+            &[("stats", 1), ("metas", 2)],
+        );
+        assert_fields(traced.file("/tree.0/dir.mdtest.0.0-XX"), &[("metas", 1)]);
+    });
+}
+
+#[test]
 fn fortran_unformatted_sequential_records_fold() {
     folds_at_any_size("fortran_sequential", 1000, |traced, steps| {
         // A record of 512 real(8) is 4096 bytes between two 4-byte markers.

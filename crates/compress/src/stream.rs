@@ -1,5 +1,5 @@
 //! One thread's events as a folded tree: value encodings that make repetitions equal, the
-//! folding itself, and the bytes of the result (EVNT section version 12, docs/FORMAT.md).
+//! folding itself, and the bytes of the result (EVNT section version 13, docs/FORMAT.md).
 //!
 //! Value encodings (what makes the 100th iteration's key equal to the first's):
 //! - **file**: `Bound` when the file is the one already bound to the event's descriptor or
@@ -818,7 +818,7 @@ fn assemble(
         .expect("a stream this encoder wrote reads back")
 }
 
-/// An encoded, checked stream (EVNT version 5, docs/FORMAT.md).
+/// An encoded, checked stream (EVNT section, docs/FORMAT.md).
 #[derive(Clone, Debug, PartialEq)]
 pub struct EncodedStream {
     data: Vec<u8>,

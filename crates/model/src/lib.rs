@@ -83,6 +83,11 @@ pub mod event_flags {
     /// layer) of the same thread: an MPI-IO, MPI or POSIX call that library made for the
     /// program's call, which is its parent.
     pub const INSIDE_LIBRARY: u32 = 2048;
+    /// aux names another file of the stream (a rename's new name, index + 1), and the
+    /// event has a file: a trace keys it as its difference from the event's own file, so
+    /// renaming each item of a directory to its neighbour's name (mdtest's rename phase)
+    /// repeats.
+    pub const AUX_IS_FILE: u32 = 4096;
     /// Set by expansion only, never stored: the event stands in a folded leaf of several
     /// occurrences, so its start and duration are the leaf's mean gap and duration.
     pub const TIMES_FROM_STATISTICS: u32 = 1 << 30;

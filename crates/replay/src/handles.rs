@@ -121,6 +121,7 @@ fn uses_handle(name: &str) -> bool {
                 | "unlink"
                 | "unlinkat"
                 | "mkdir"
+                | "rmdir"
                 | "rename"
                 | "renameat"
                 | "renameat2"

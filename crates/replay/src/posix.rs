@@ -189,8 +189,18 @@ pub(crate) fn issue(
             unsafe { libc::unlink(path.as_ptr()) };
             Some(Moved::Nothing)
         }
+        "rmdir" => {
+            let path = c_path()?;
+            unsafe { libc::rmdir(path.as_ptr()) };
+            Some(Moved::Nothing)
+        }
         "mkdir" => {
             let path = c_path()?;
+            // Under a replay root the program's working directory is not there yet (a
+            // program that makes its tree from there, as mdtest does).
+            if let Some(parent) = Path::new(std::ffi::OsStr::from_bytes(path.as_bytes())).parent() {
+                make_directories(parent);
+            }
             unsafe { libc::mkdir(path.as_ptr(), 0o755) };
             Some(Moved::Nothing)
         }

@@ -1113,6 +1113,9 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                 event.aux = files_here
                     .get(&(raw.aux as u32))
                     .map_or(0, |index| local(*index) as u64 + 1);
+                if event.aux != 0 && file_index.is_some() {
+                    event.flags |= event_flags::AUX_IS_FILE;
+                }
             }
             program_seen[slot] |=
                 file_index.is_none_or(|index| files[index as usize].noise.is_none());

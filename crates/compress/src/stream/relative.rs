@@ -325,6 +325,8 @@ impl Relative {
         } else if event.flags & event_flags::OFFSET_IN_AUX != 0 {
             let base = self.context_aux.insert(event.context, event.aux);
             event.aux.wrapping_sub(base.unwrap_or(0))
+        } else if event.flags & event_flags::AUX_IS_FILE != 0 {
+            event.aux.wrapping_sub(file_plus_one)
         } else {
             event.aux
         };
@@ -527,6 +529,8 @@ impl Relative {
             let aux = base.wrapping_add(key.aux);
             self.context_aux.insert(key.context, aux);
             aux
+        } else if key.flags & event_flags::AUX_IS_FILE != 0 {
+            key.aux.wrapping_add(file_plus_one)
         } else {
             key.aux
         };

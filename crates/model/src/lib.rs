@@ -88,6 +88,11 @@ pub mod event_flags {
     /// renaming each item of a directory to its neighbour's name (mdtest's rename phase)
     /// repeats.
     pub const AUX_IS_FILE: u32 = 4096;
+    /// aux holds ranks that change with the rank (an `MPI_Comm_made` share's: the world
+    /// rank of the new communicator's rank 0 and this rank's rank in it): the rank merge
+    /// lets them follow a slope, so ranks that split or duplicate a communicator alike
+    /// share one leaf.
+    pub const AUX_IS_RANKS: u32 = 8192;
     /// Set by expansion only, never stored: the event stands in a folded leaf of several
     /// occurrences, so its start and duration are the leaf's mean gap and duration.
     pub const TIMES_FROM_STATISTICS: u32 = 1 << 30;

@@ -1034,6 +1034,9 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
             if call.fortran_binding() != cairn_model::FortranBinding::None {
                 flags |= event_flags::FORTRAN;
             }
+            if call == Call::MPI_Comm_made {
+                flags |= event_flags::AUX_IS_RANKS;
+            }
             let file_index = files_here.get(&raw.file).copied();
             let start = segment.clock.nanoseconds(raw.start);
             let end = segment

@@ -570,8 +570,9 @@ impl LeafPart {
         let distance = rank - ranks[0];
         let deciding = self.slopes.is_none() && distance != 0;
         let differs = |field: usize| values[field] != self.values[field];
-        // An aux that changes is a point-to-point peer (its tag stays) or an MPI-IO offset;
-        // a request count or a root does not change with the rank.
+        // An aux that changes is a point-to-point peer (its tag stays), an MPI-IO offset or
+        // a new communicator's ranks; a request count or a root does not change with the
+        // rank.
         let key = &self.leaf.key;
         let point_to_point = (rules.class_of)(key.call) == Some(CallClass::PointToPoint);
         let ((base_peer, base_tag), (peer, tag)) =
@@ -579,7 +580,7 @@ impl LeafPart {
         let aux_moves = if point_to_point {
             tag == base_tag
         } else {
-            key.flags & event_flags::OFFSET_IN_AUX != 0
+            key.flags & (event_flags::OFFSET_IN_AUX | event_flags::AUX_IS_RANKS) != 0
         };
         if deciding
             && rules.natural

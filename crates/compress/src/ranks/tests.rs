@@ -377,6 +377,45 @@ proptest::proptest! {
 }
 
 #[test]
+fn ranks_that_make_a_communicator_alike_share_its_share() {
+    // Each rank: a collective, then the new communicator's share, whose aux holds the
+    // world rank of its rank 0 (0 here) and this rank's rank in it (the rank itself: a
+    // duplicate, a node's split), then a write. With the share's flag the ranks' aux
+    // follows a slope of 2^32 and nothing is left to one rank; without it, the aux of a
+    // non-point-to-point call may not change with the rank (a root, a request count).
+    let events = |rank: i64, flags: u32| {
+        let event = |call: u16, aux: u64, context: u32, flags: u32, at: u64| Event {
+            call,
+            start: 100 * at,
+            duration: 5,
+            file: None,
+            handle: 0,
+            offset: -1,
+            request: 0,
+            result: 0,
+            errno: 0,
+            context,
+            aux,
+            flags,
+        };
+        let mut events = vec![
+            event(0, 0, 1, 0, 1),
+            event(0, (rank as u64) << 32, 2, flags, 2),
+        ];
+        // What the program does next, the same on every rank.
+        events.extend((0..20).map(|index| event(1, 0, 3 + index, 0, 3 + index as u64)));
+        events
+    };
+    for (flags, parts) in [(cairn_model::event_flags::AUX_IS_RANKS, 0), (0, 8)] {
+        let originals: Vec<Vec<Event>> = (0..8).map(|rank| events(rank, flags)).collect();
+        let groups = merge_ranks(members_of_events(&originals), Some(8), &class_of, 100);
+        assert_eq!(groups.len(), 1, "flags {flags}");
+        assert_eq!(groups[0].sharing.rank_sets.len(), parts, "flags {flags}");
+        merge_and_check(members_of_events(&originals), &originals, 8);
+    }
+}
+
+#[test]
 fn a_rank_that_does_not_fit_one_part_keeps_only_that_part_to_itself() {
     // 8 ranks in a ring merged as if the job had 16: the last rank's peer (rank 0)
     // is not the next rank modulo 16, so its loop is a part of its own; the ranks

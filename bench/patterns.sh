@@ -36,6 +36,7 @@ patterns=(
     "random_seeks 1638"
     "worker_threads 16"
     "uneven_steps 30"
+    "metadata 100"
 )
 report_header pattern
 for spec in "${patterns[@]}"; do

@@ -20,3 +20,14 @@ report_line() {
 report_header() {
     printf '%-20s %9s %8s %10s %10s %10s %10s %7s\n' "$1" calls "trace B" "B/call" "staged B" "untraced s" "traced s" ratio
 }
+# A program of the IOR tree (`ior`, `mdtest`): $1 itself if it is a binary, else built from
+# the IOR source tree $1 in the work directory $2 (not bundled: CI cannot fetch). $3 names it.
+ior_tree_program() {
+    if [ -d "$1" ]; then
+        cp -r "$1" "$2/ior-src"
+        (cd "$2/ior-src" && ./bootstrap && ./configure && make -j2) >"$2/ior-build.log" 2>&1
+        echo "$2/ior-src/src/$3"
+    else
+        echo "$1"
+    fi
+}

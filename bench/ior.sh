@@ -16,15 +16,9 @@ cargo build --release --workspace --quiet
 cairn=$(pwd)/target/release/cairn
 work=$(mktemp -d)
 trap 'rm -rf "$work" /dev/shm/cairn-bench-ior*' EXIT
-if [ -d "$given" ]; then
-    cp -r "$given" "$work/ior-src"
-    (cd "$work/ior-src" && ./bootstrap && ./configure && make -j2) >"$work/ior-build.log" 2>&1
-    ior=$work/ior-src/src/ior
-else
-    ior=$given
-fi
 # shellcheck source=bench/common.sh
 . bench/common.sh
+ior=$(ior_tree_program "$given" "$work" ior)
 # IOR's own options per mode: 4 KiB transfers (64 KiB for collective MPI-IO), write then read;
 # -z: each block once, at shuffled offsets.
 modes=(

@@ -19,15 +19,9 @@ cairn=$(pwd)/target/release/cairn
 work=$(mktemp -d)
 tree=$(mktemp -d /dev/shm/cairn-bench-mdtest.XXXXXX)
 trap 'rm -rf "$work" "$tree"' EXIT
-if [ -d "$given" ]; then
-    cp -r "$given" "$work/ior-src"
-    (cd "$work/ior-src" && ./bootstrap && ./configure && make -j2) >"$work/ior-build.log" 2>&1
-    mdtest=$work/ior-src/src/mdtest
-else
-    mdtest=$given
-fi
 # shellcheck source=bench/common.sh
 . bench/common.sh
+mdtest=$(ior_tree_program "$given" "$work" mdtest)
 # mdtest's own options per mode (-n items per rank, one iteration): files only; files and
 # directories (create, stat, rename, remove); 4 KiB written and read back per file; a
 # tree of depth 2 and branching 3 with a directory per rank (-u).

@@ -274,6 +274,14 @@ pub fn unmap(address: *mut u8, length: usize) {
     unsafe { libc::syscall(libc::SYS_munmap, address, length) };
 }
 
+/// Asks the kernel not to read ahead around faults in a mapping (`MADV_RANDOM`): a fault
+/// on a fresh chunk of the staging file otherwise fills the page cache with the pages
+/// after it (32 of them here), which a thread that writes a few records never touches.
+pub fn advise_no_readahead(address: *mut u8, length: usize) {
+    // SAFETY: advising about a range of a mapping this library made.
+    unsafe { libc::syscall(libc::SYS_madvise, address, length, libc::MADV_RANDOM) };
+}
+
 /// Drops this process's mapping of pages of a shared file mapping (`MADV_DONTNEED`): the
 /// data stays in the file (and the page cache), the process's resident set shrinks, and a
 /// later access maps the page again.

@@ -608,10 +608,43 @@ fn describe(trace: &Trace, event: &Event) -> String {
     text
 }
 
+/// Leaves [`advance`] decodes after one loop, at most: a dump of ten million folded events
+/// stays within a second; past it, files named after that loop may be its first
+/// iteration's.
+const ADVANCE_BUDGET: u64 = 10_000_000;
+
+/// Moves `relative` past `iterations` more runs of `body`, as a walk of every event does.
+fn advance(trace: &Trace, body: Body, iterations: u64, relative: &mut Relative, budget: &mut u64) {
+    for _ in 0..iterations {
+        for item in body.iter() {
+            match item {
+                Item::Leaf(leaf) => {
+                    if *budget == 0 {
+                        return;
+                    }
+                    *budget -= 1;
+                    relative.decode(&leaf.key, trace.class_of(leaf.key.call));
+                }
+                // Another rank's part: not the shown rank's files.
+                Item::Loop {
+                    count: 0,
+                    ranks: Some(_),
+                    ..
+                } => {}
+                Item::Loop { count, body, .. } => advance(trace, body, count, relative, budget),
+            }
+        }
+        if *budget == 0 {
+            return;
+        }
+    }
+}
+
 /// Prints the folded structure: loops with their counts, leaves with how many events they
 /// stand for (per rank of the `sharers` that share their statistics) and their mean
-/// duration, parts only some ranks have under their ranks. Files are shown as resolved on
-/// the first iteration.
+/// duration, parts only some ranks have under their ranks. A loop's body shows its files
+/// as its first iteration resolved them; what follows the loop, as they were after its
+/// last.
 #[allow(clippy::too_many_arguments)]
 fn structure(
     (trace, stream): (&Trace, &Stream),
@@ -701,6 +734,13 @@ fn structure(
                     sharers,
                     &mut inside,
                 )?;
+                // The body is shown once; what follows the loop names its files as they were
+                // after its last iteration (a rename after a loop of renames, the write
+                // after a loop of opens), so the other iterations move the state on.
+                if ranks.is_none() || count > 0 {
+                    let mut budget = ADVANCE_BUDGET;
+                    advance(trace, body, count.saturating_sub(1), relative, &mut budget);
+                }
                 if let Some(set) = ranks.filter(|_| !inside.is_empty()) {
                     let base = trace.processes[stream.process as usize]
                         .rank

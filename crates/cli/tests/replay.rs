@@ -125,6 +125,20 @@ fn renames_to_a_neighbours_name_replay_with_the_names_recorded() {
             .any(|line| line.trim_start().starts_with("rename(") && line.contains("×38")),
         "{dump}"
     );
+    // The dump shows a loop's body once; what follows it names the files it named then
+    // (it showed the loop's first iteration's: dir.mdtest.0.3, file.mdtest.0.1).
+    for after_a_loop in ["rename(", "write("] {
+        let line = dump
+            .lines()
+            .rfind(|line| line.starts_with(&format!("  {after_a_loop}")))
+            .unwrap();
+        let expected = if after_a_loop == "rename(" {
+            "/tree.0/dir.mdtest.0.0-XX,"
+        } else {
+            "/tree.0/file.mdtest.0.39,"
+        };
+        assert!(line.contains(expected), "{line}");
+    }
     let root = directory.path().join("replay-root");
     let replay = directory.path().join("replay.cairn");
     succeeded(

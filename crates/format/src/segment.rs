@@ -611,15 +611,23 @@ pub fn padded(length: usize) -> usize {
     (length + 7) & !7
 }
 
+/// The record whose header is at `position` (at least a header's bytes before the end of
+/// `chunk`): its header word and where the next record starts; `None` at an empty slot.
+/// The one walk of a chunk's records, for [`records`] and [`SegmentFile::read_chunk`].
+fn record_at(chunk: &[u8], position: usize) -> Option<(u32, usize)> {
+    let word = u32::from_le_bytes(chunk[position..position + 4].try_into().expect("4 bytes"));
+    let length = (word & 0x00ff_ffff) as usize;
+    (word != 0).then(|| (word, position + RECORD_HEADER_BYTES + padded(length)))
+}
+
 /// Decodes the records of one chunk, stopping at the first empty slot.
 pub fn records(chunk: &[u8]) -> Result<Vec<Record<'_>>> {
     let mut records = Vec::new();
     let mut position = CHUNK_HEADER_BYTES;
     while position + RECORD_HEADER_BYTES <= chunk.len() {
-        let word = u32::from_le_bytes(chunk[position..position + 4].try_into().expect("4 bytes"));
-        if word == 0 {
+        let Some((word, next)) = record_at(chunk, position) else {
             break;
-        }
+        };
         let extra = u32::from_le_bytes(
             chunk[position + 4..position + 8]
                 .try_into()
@@ -632,7 +640,7 @@ pub fn records(chunk: &[u8]) -> Result<Vec<Record<'_>>> {
             FormatError::Corrupt(format!("record at {position} runs past its chunk"))
         })?;
         records.push(decode_record(kind, extra, body)?);
-        position = body_start + padded(length);
+        position = next;
     }
     Ok(records)
 }
@@ -890,12 +898,9 @@ impl SegmentFile {
                 read(buffer, filled, want)?;
                 continue;
             }
-            let word =
-                u32::from_le_bytes(buffer[position..position + 4].try_into().expect("4 bytes"));
-            if word == 0 {
+            let Some((_, next)) = record_at(buffer, position) else {
                 return Ok(());
-            }
-            let next = position + RECORD_HEADER_BYTES + padded((word & 0x00ff_ffff) as usize);
+            };
             if next > chunk {
                 // A record that runs past its chunk: `records` says so.
                 if filled < chunk {

@@ -285,7 +285,7 @@ fn merge_up_the_tree(
         if !rank.is_multiple_of(stride * fan_in as u64) {
             let path = partial_path(staging, launch.rank);
             partial
-                .write(&path)
+                .write_handoff(&path)
                 .with_context(|| format!("handing this rank's trace over in {}", path.display()))?;
             return Ok(None);
         }

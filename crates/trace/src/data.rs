@@ -818,7 +818,10 @@ impl Trace {
 
     /// Encodes the trace into a file image.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut writer = TraceWriter::new();
+        self.encode(TraceWriter::new())
+    }
+
+    fn encode(&self, mut writer: TraceWriter) -> Vec<u8> {
         let mut meta = ByteWriter::new();
         meta.str(&self.meta.writer);
         meta.u64(self.meta.command.len() as u64);
@@ -898,6 +901,14 @@ impl Trace {
     /// Writes the trace atomically (temporary file + rename); returns its size.
     pub fn write(&self, path: &Path) -> Result<u64> {
         let bytes = self.to_bytes();
+        cairn_format::container::write_file_atomically(path, &bytes)?;
+        Ok(bytes.len() as u64)
+    }
+
+    /// As [`Trace::write`], compressed for speed rather than size
+    /// ([`TraceWriter::quick`]): a rank's part handed to the next merge of a job's tree.
+    pub fn write_handoff(&self, path: &Path) -> Result<u64> {
+        let bytes = self.encode(TraceWriter::quick());
         cairn_format::container::write_file_atomically(path, &bytes)?;
         Ok(bytes.len() as u64)
     }

@@ -777,12 +777,53 @@ pub(super) fn plan_body(
     rules: Rules<'_>,
     budget: &Cell<usize>,
 ) -> Option<Plan> {
-    let mut fits: FastMap<(usize, usize), Option<Fit>> = FastMap::default();
+    // What fitted, and (a bit a pair) which pairs were tried: most pairs of two bodies
+    // differ in call or context, and a map entry for each pair tried was most of an
+    // alignment's time. Beyond ALIGNMENT_CELLS the alignment only tries the diagonal once.
+    // Most bodies are small (a loop around one or two calls, a million of them in a merge
+    // of irregular ranks): their bits are one word, not an allocation.
+    let mut fits: FastMap<(usize, usize), Fit> = FastMap::default();
+    let width = nodes.len();
+    let cells = parts.len().saturating_mul(width);
+    let mut word = 0u64;
+    let mut words = vec![
+        0u64;
+        if (65..=ALIGNMENT_CELLS).contains(&cells) {
+            cells.div_ceil(64)
+        } else {
+            0
+        }
+    ];
     let weight = |part: usize, node: usize| {
-        fits.entry((part, node))
-            .or_insert_with(|| parts[part].fit(enclosing, rank, &nodes[node], rules, budget))
-            .as_ref()
-            .map_or(0, Fit::weight)
+        // A leaf fits only a leaf of its shape, a loop only a loop: told apart first.
+        match (&parts[part], &nodes[node]) {
+            (Part::Leaf(part), Node::Leaf(leaf)) if part.shape == shape_of(&leaf.key) => {}
+            (Part::Loop(_), Node::Loop { .. }) => {}
+            _ => return 0,
+        }
+        let cell = part * width + node;
+        let tried = if cells <= 64 {
+            Some(&mut word)
+        } else {
+            words.get_mut(cell / 64)
+        };
+        if let Some(tried) = tried {
+            let bit = 1u64 << (cell % 64);
+            if *tried & bit != 0 {
+                return fits.get(&(part, node)).map_or(0, Fit::weight);
+            }
+            *tried |= bit;
+        } else if let Some(fit) = fits.get(&(part, node)) {
+            return fit.weight();
+        }
+        match parts[part].fit(enclosing, rank, &nodes[node], rules, budget) {
+            Some(fit) => {
+                let weight = fit.weight();
+                fits.insert((part, node), fit);
+                weight
+            }
+            None => 0,
+        }
     };
     let order = (
         |part: usize| parts[part].first_context(),
@@ -805,10 +846,7 @@ pub(super) fn plan_body(
     for step in steps {
         plan.steps.push(match step {
             Step::Both(part, node) => {
-                let fit = fits
-                    .remove(&(part, node))
-                    .flatten()
-                    .expect("a matched pair fitted");
+                let fit = fits.remove(&(part, node)).expect("a matched pair fitted");
                 plan.weight += fit.weight();
                 match &fit {
                     Fit::Leaf { .. } => plan.matched += 1,

@@ -70,6 +70,7 @@ mpi_patterns=(
     "stencil3d 10"
     "doubling 10"
     "transpose 10"
+    "coupled_halves 10"
 )
 echo
 report_header "pattern@ranks"

@@ -430,6 +430,65 @@ fn halo_exchange_on_a_2d_grid_counts_every_message() {
     );
 }
 
+#[test]
+fn halves_with_their_own_messages_share_the_collectives_they_all_call() {
+    // coupled_halves.c: the two halves' step loops have only the broadcast in common. One
+    // stream for all ranks, each half's calls in parts of its ranks, the broadcast shared;
+    // lossless, so every count is exact. Its events do not grow with the ranks (from 16 to
+    // 32; from 8 to 16 they grow by 8–10%, timing statistics of more ranks) nor with the
+    // steps.
+    let _alone = alone();
+    let (mut events_bytes, mut trace_bytes) = (Vec::new(), Vec::new());
+    for (ranks, steps) in [(16u64, 50u64), (32, 50), (16, 500)] {
+        let (_directory, traced) = trace_mpi_pattern("coupled_halves", ranks, steps);
+        let half = ranks / 2;
+        let count = |call: &str| traced.summary["calls"][call]["count"].as_u64();
+        let bytes = |call: &str| traced.summary["calls"][call]["bytes"].as_u64();
+        assert_eq!(
+            count("MPI_Send"),
+            Some(ranks * steps + half * steps),
+            "{ranks} ranks"
+        );
+        assert_eq!(bytes("MPI_Send"), Some((ranks * 1024 + half * 512) * steps));
+        assert_eq!(count("MPI_Irecv"), Some(ranks * steps + half * steps));
+        assert_eq!(count("MPI_Wait"), Some(ranks * steps + half * steps));
+        assert_eq!(count("MPI_Bcast"), Some(ranks * steps));
+        assert_eq!(
+            shared_streams(&traced.trace),
+            [format!("one of {ranks} ranks sharing a stream")],
+            "{ranks} ranks"
+        );
+        // Each half's calls are a part of its ranks; the ring within the first half adds
+        // a few sets (its last rank sends to its first: another peer), not one a rank.
+        let sets = rank_sets(&traced.trace);
+        let first_half = format!("only ranks 0-{}", half - 1);
+        let second_half = format!("only ranks {half}-{}", ranks - 1);
+        assert!(sets.contains(&first_half), "{ranks} ranks: {sets:?}");
+        assert!(sets.contains(&second_half), "{ranks} ranks: {sets:?}");
+        assert!(sets.len() <= 6, "{ranks} ranks: {sets:?}");
+        let text = dump(&traced.trace, &[]);
+        let broadcasts: Vec<&str> = text
+            .lines()
+            .filter(|line| line.contains("MPI_Bcast("))
+            .collect();
+        assert_eq!(broadcasts.len(), 1, "{text}");
+        assert!(broadcasts[0].contains(&format!("×{steps} ")), "{text}");
+        events_bytes.push(events_section_bytes(&traced.trace));
+        trace_bytes.push(std::fs::metadata(&traced.trace).unwrap().len());
+    }
+    // Ranks: the events (each process's own record adds a few bytes a rank); steps: the
+    // whole trace.
+    eprintln!("coupled_halves events: {events_bytes:?} B, traces: {trace_bytes:?} B");
+    assert!(
+        10 * events_bytes[1] <= 11 * events_bytes[0],
+        "{events_bytes:?}"
+    );
+    assert!(
+        20 * trace_bytes[2] <= 21 * trace_bytes[0],
+        "{trace_bytes:?}"
+    );
+}
+
 /// The stored size of a trace's events section (`cairn dump --sections`).
 fn events_section_bytes(trace: &std::path::Path) -> u64 {
     let text = dump(trace, &["--sections"]);

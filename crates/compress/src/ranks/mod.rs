@@ -168,7 +168,8 @@ impl Candidate {
         let partial_enough = |plan: &parts::Plan| {
             let leaves = self.leaves + own - plan.matched;
             plan.matched > 0
-                && 3 * plan.matched >= self.leaves.min(own)
+                && (3 * plan.matched >= self.leaves.min(own)
+                    || plan.meets_at_every_collective(&self.parts, &nodes, rules(true, false)))
                 && leaves <= 2 * self.largest_member.max(own) + 16
         };
         // Below precision 100, loops whose counts differ from the group's within the

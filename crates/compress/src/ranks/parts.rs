@@ -214,8 +214,53 @@ pub(super) struct Plan {
     weight: u64,
     /// Leaves of the rank that matched.
     pub(super) matched: u64,
+    /// Of those, collective calls.
+    pub(super) collectives: u64,
     /// Whether every part and every node matched, at every depth.
     pub(super) complete: bool,
+}
+
+impl Plan {
+    /// Whether the alignment met every collective call of both sides, and at least one:
+    /// ranks with different roles (halves of a job exchanging different messages, the
+    /// thesis' table 5.1) then share a loop whose collectives all of them call, each
+    /// half's own calls in parts of its ranks, however few leaves they have in common
+    /// (thesis 5.1.3: collectives merge even where the loops around them do not).
+    pub(super) fn meets_at_every_collective(
+        &self,
+        parts: &[Part],
+        nodes: &[Node<EventKey>],
+        rules: Rules<'_>,
+    ) -> bool {
+        self.collectives > 0
+            && collectives_of_parts(parts, rules.class_of) == self.collectives
+            && collectives_of_nodes(nodes, rules.class_of) == self.collectives
+    }
+}
+
+fn collectives_of_nodes(
+    nodes: &[Node<EventKey>],
+    class_of: &dyn Fn(u16) -> Option<CallClass>,
+) -> u64 {
+    nodes
+        .iter()
+        .map(|node| match node {
+            Node::Leaf(leaf) => (class_of(leaf.key.call) == Some(CallClass::Collective)) as u64,
+            Node::Loop { body, .. } => collectives_of_nodes(body, class_of),
+        })
+        .sum()
+}
+
+fn collectives_of_parts(parts: &[Part], class_of: &dyn Fn(u16) -> Option<CallClass>) -> u64 {
+    parts
+        .iter()
+        .map(|part| match part {
+            Part::Leaf(part) => {
+                (class_of(part.leaf.key.call) == Some(CallClass::Collective)) as u64
+            }
+            Part::Loop(part) => collectives_of_parts(&part.body, class_of),
+        })
+        .sum()
 }
 
 /// The slope of a value that moved by `difference` over `distance` ranks: the part's
@@ -478,7 +523,8 @@ impl Part {
                 };
                 let plan = plan_body(&part.body, ranks, body, rank, rules, budget)?;
                 let enough = plan.matched > 0
-                    && 3 * plan.matched >= leaves_of_parts(&part.body).min(leaves_of_nodes(body));
+                    && (3 * plan.matched >= leaves_of_parts(&part.body).min(leaves_of_nodes(body))
+                        || plan.meets_at_every_collective(&part.body, body, rules));
                 if !enough || (rules.complete && !plan.complete) {
                     return None;
                 }
@@ -841,6 +887,7 @@ pub(super) fn plan_body(
         steps: Vec::with_capacity(steps.len()),
         weight: 0,
         matched: 0,
+        collectives: 0,
         complete: true,
     };
     for step in steps {
@@ -849,9 +896,17 @@ pub(super) fn plan_body(
                 let fit = fits.remove(&(part, node)).expect("a matched pair fitted");
                 plan.weight += fit.weight();
                 match &fit {
-                    Fit::Leaf { .. } => plan.matched += 1,
+                    Fit::Leaf { .. } => {
+                        plan.matched += 1;
+                        if let Node::Leaf(leaf) = &nodes[node] {
+                            if (rules.class_of)(leaf.key.call) == Some(CallClass::Collective) {
+                                plan.collectives += 1;
+                            }
+                        }
+                    }
                     Fit::Loop { plan: inner, .. } => {
                         plan.matched += inner.matched;
+                        plan.collectives += inner.collectives;
                         plan.complete &= inner.complete;
                     }
                 }

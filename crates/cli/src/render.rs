@@ -940,10 +940,16 @@ fn blur_note(leaf: &cairn_compress::fold::Leaf<cairn_compress::stream::EventKey>
         return String::new();
     };
     let mut parts = Vec::new();
+    // Peers relative to the rank, when ranks share the leaf, as readers draw them.
+    let relative = blurred
+        .peers_seen_relative
+        .as_ref()
+        .map(|seen| (seen, blurred.peer_relative.as_ref()));
     for (name, histogram) in [
         ("sizes", &blurred.size),
         ("offsets", &blurred.offset),
         ("peers", &blurred.peer),
+        ("peers − rank", &blurred.peer_relative),
         ("tags", &blurred.tag),
     ] {
         if let Some(histogram) = histogram {
@@ -955,6 +961,10 @@ fn blur_note(leaf: &cairn_compress::fold::Leaf<cairn_compress::stream::EventKey>
                 histogram.sum
             ));
         }
+    }
+    if let Some((seen, Some(_))) = relative {
+        let seen: Vec<String> = seen.iter().take(8).map(|peer| peer.to_string()).collect();
+        parts.push(format!("relative peers seen {}", seen.join(",")));
     }
     format!("  [histogram: {}]", parts.join("; "))
 }

@@ -455,6 +455,62 @@ fn a_master_worker_farm_folds_below_100_and_draws_only_peers_it_saw() {
     assert!(peers.iter().all(|peer| (1..=3).contains(peer)), "{peers:?}");
 }
 
+#[test]
+fn wandering_neighbours_blur_relative_to_the_rank_and_each_rank_draws_its_own() {
+    // wandering_neighbours.c: every step each of 16 ranks sends to the rank 1, 2 or 3
+    // ahead and receives from as far behind. At 0 the peers are histograms; kept as ranks
+    // they would span the whole job (an export drew 81% of the peers from other ranks'
+    // neighbours); kept relative to the rank they are 1, 2 and 3, so every peer an export
+    // draws is its own rank's neighbour. Totals stay exact; the trace folds.
+    let _alone = alone();
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile_mpi("patterns/wandering_neighbours", directory.path());
+    library();
+    let (ranks, steps) = (16i64, 200u64);
+    let run = |precision: u8| {
+        let trace = directory.path().join(format!("wander-{precision}.cairn"));
+        trace_mpi_at(
+            &trace,
+            ranks as u64,
+            precision,
+            &program,
+            &[directory.path().as_os_str(), steps.to_string().as_ref()],
+        );
+        let summary = summary_json(&trace, &[]);
+        (trace, exact_figures(&summary))
+    };
+    let (lossless, exact) = run(100);
+    let (blurred, figures) = run(0);
+    assert_eq!(figures, exact);
+    assert_eq!(figures["calls"]["MPI_Isend"][0], ranks as u64 * steps);
+    let size = |trace: &Path| std::fs::metadata(trace).unwrap().len();
+    eprintln!(
+        "wandering_neighbours, 16 ranks: lossless {} B, at 0 {} B",
+        size(&lossless),
+        size(&blurred)
+    );
+    assert!(size(&blurred) * 4 < size(&lossless));
+    for (call, direction) in [("MPI_Isend", 1), ("MPI_Recv", -1)] {
+        let (_, peers) = exported_column(&blurred, &[], directory.path(), call, (call, "peer"));
+        let (_, of) = exported_column(&blurred, &[], directory.path(), call, (call, "rank"));
+        assert_eq!(peers.len(), (ranks as u64 * steps) as usize);
+        let strangers: Vec<(i64, i64)> = of
+            .iter()
+            .zip(&peers)
+            .filter(|(rank, peer)| {
+                !(1..=3).contains(&((*peer - *rank) * direction).rem_euclid(ranks))
+            })
+            .map(|(rank, peer)| (*rank, *peer))
+            .collect();
+        assert!(
+            strangers.is_empty(),
+            "{call}: {} drawn peers not the rank's neighbours, e.g. {:?}",
+            strangers.len(),
+            &strangers[..strangers.len().min(5)]
+        );
+    }
+}
+
 /// The loop counts a dump shows, in order (`loop ×20 {` → "20", `loop ×199..219 {` →
 /// "199..219").
 fn dumped_loop_counts(dump: &str) -> Vec<String> {

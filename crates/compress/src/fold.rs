@@ -64,7 +64,7 @@ impl<K> Leaf<K> {
         if let Some(other) = &other.blurred {
             self.blurred
                 .get_or_insert_with(Default::default)
-                .merge(other, -1);
+                .merge(other, -1, 0);
         }
     }
 

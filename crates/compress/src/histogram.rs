@@ -239,6 +239,23 @@ impl Histogram {
     /// allow ([`crate::stats::portion`]), the sum by the bins' means, so
     /// the shares of every index merge back into these count and sum exactly. Ranges,
     /// means and the extremes are kept (a share never holds a value outside them).
+    /// The histogram of the same values each moved by `by` (exact: every bin, the sum and
+    /// the extremes move with them).
+    pub fn shifted(&self, by: i64) -> Histogram {
+        let mut shifted = self.clone();
+        for bin in &mut shifted.bins {
+            bin.min = bin.min.saturating_add(by);
+            bin.max = bin.max.saturating_add(by);
+            bin.mean += by as f64;
+        }
+        if shifted.count > 0 {
+            shifted.sum += by as i128 * shifted.count as i128;
+            shifted.min = shifted.min.saturating_add(by);
+            shifted.max = shifted.max.saturating_add(by);
+        }
+        shifted
+    }
+
     pub fn share(&self, index: u64, parts: u64) -> Histogram {
         if parts <= 1 || self.count == 0 {
             return self.clone();
@@ -531,12 +548,21 @@ pub struct Blurred {
     /// MPI peers of point-to-point calls (world ranks), with the peers actually seen.
     pub peer: Option<Histogram>,
     pub peers_seen: Option<PeerSet>,
+    /// Once ranks merge, the same peers less the rank that talked to them (`peer − rank`),
+    /// with those seen, and the job size a reader takes `rank + relative` modulo (0: none).
+    /// A reader walks whichever set is the smaller: the relative one for SPMD ranks that
+    /// talk to neighbours at wandering distances (each rank draws its own neighbours), the
+    /// absolute one for ranks that all talk to the same few (workers of one master).
+    pub peer_relative: Option<Histogram>,
+    pub peers_seen_relative: Option<PeerSet>,
+    pub peer_modulus: i64,
     /// MPI tags of point-to-point calls.
     pub tag: Option<Histogram>,
 }
 
 /// The peers a leaf actually talked to, so a reader never invents one (the thesis' bitmap of
-/// relative ranks; here of ranks, as the key keeps them).
+/// relative ranks: here of ranks, as the key keeps them, and once ranks merge of ranks
+/// relative to the rank as well, [`Blurred::peer_relative`]).
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct PeerSet {
     /// The lowest peer seen; bit i of the words is peer `first + i`.
@@ -587,6 +613,30 @@ impl PeerSet {
 
     fn end(&self) -> i64 {
         self.first + self.words.len() as i64 * 64
+    }
+
+    /// The set with every peer moved by `by`.
+    pub fn shifted(&self, by: i64) -> PeerSet {
+        PeerSet {
+            first: self.first.saturating_add(by),
+            words: self.words.clone(),
+        }
+    }
+
+    /// How many distinct peers the set holds, taken modulo `modulus` when it is above 0
+    /// (`-1` and `size - 1` are one neighbour of a ring).
+    pub fn distinct(&self, modulus: i64) -> usize {
+        if modulus <= 0 {
+            return self
+                .words
+                .iter()
+                .map(|word| word.count_ones() as usize)
+                .sum();
+        }
+        let mut seen: Vec<i64> = self.iter().map(|peer| peer.rem_euclid(modulus)).collect();
+        seen.sort_unstable();
+        seen.dedup();
+        seen.len()
     }
 
     pub fn iter(&self) -> impl Iterator<Item = i64> + '_ {
@@ -642,15 +692,55 @@ impl Blurred {
             offset: share(&self.offset),
             peer: share(&self.peer),
             peers_seen: self.peers_seen.clone(),
+            peer_relative: share(&self.peer_relative),
+            peers_seen_relative: self.peers_seen_relative.clone(),
+            peer_modulus: self.peer_modulus,
             tag: share(&self.tag),
         }
     }
 
-    /// Adds `other`'s values; those with no rank yet are `rank`'s.
-    pub fn merge(&mut self, other: &Blurred, rank: i64) {
+    /// `other`'s peers relative to the rank: as kept, or — for one rank's peers (no rank
+    /// given to them yet), `rank`'s — its absolute ones less the rank (exact: a shift).
+    fn relative_peers(&self, rank: i64) -> Option<(Histogram, Option<PeerSet>)> {
+        if let Some(relative) = &self.peer_relative {
+            return Some((relative.clone(), self.peers_seen_relative.clone()));
+        }
+        let peer = self.peer.as_ref()?;
+        (rank >= 0 && (peer.count == 0 || peer.min_rank < 0)).then(|| {
+            (
+                peer.shifted(-rank),
+                self.peers_seen.as_ref().map(|seen| seen.shifted(-rank)),
+            )
+        })
+    }
+
+    /// Adds `other`'s values; those with no rank yet are `rank`'s (of a job of
+    /// `job_size` ranks, 0 if not known).
+    pub fn merge(&mut self, other: &Blurred, rank: i64, job_size: i64) {
         // Peers seen: the union while it stays within its span, else none kept (a reader
         // then draws from the histogram alone).
         if other.peer.is_some() {
+            // Relative peers first (before `self.peer` takes `other`'s): kept only while
+            // every rank's are known.
+            let relative = match (self.peer.is_some(), other.relative_peers(rank)) {
+                (false, theirs) => theirs,
+                (true, Some((theirs, theirs_seen))) => self.peer_relative.take().map(|mut mine| {
+                    mine.merge(&theirs);
+                    let seen = match (self.peers_seen_relative.take(), theirs_seen) {
+                        (Some(mine), Some(theirs)) => mine.union(&theirs),
+                        _ => None,
+                    };
+                    (mine, seen)
+                }),
+                (true, None) => None,
+            };
+            (self.peer_relative, self.peers_seen_relative) = match relative {
+                Some((histogram, seen)) => (Some(histogram), seen),
+                None => (None, None),
+            };
+            if self.peer_modulus == 0 {
+                self.peer_modulus = other.peer_modulus.max(job_size.max(0));
+            }
             self.peers_seen = match (&self.peers_seen, &other.peers_seen, &self.peer) {
                 (Some(mine), Some(theirs), _) => mine.union(theirs),
                 (None, theirs, None) => theirs.clone(),
@@ -805,6 +895,50 @@ mod tests {
         }
     }
 
+    #[test]
+    fn peers_merged_over_ranks_are_kept_relative_to_each_rank_as_well() {
+        // One rank's blurred peers, as its stream keeps them (no rank given yet).
+        let of_rank = |peers: &[i64]| {
+            let mut blurred = Blurred::default();
+            for &peer in peers {
+                blurred.merge(
+                    &Blurred {
+                        peer: Some(Histogram::of(peer, 4, 0)),
+                        peers_seen: Some(PeerSet::of(peer)),
+                        ..Blurred::default()
+                    },
+                    -1,
+                    0,
+                );
+            }
+            blurred
+        };
+        assert_eq!(of_rank(&[1, 2]).peer_relative, None);
+        let mut merged = Blurred::default();
+        merged.merge(&of_rank(&[1, 2]), 0, 16);
+        merged.merge(&of_rank(&[6, 8]), 5, 16);
+        merged.merge(&of_rank(&[0, 14]), 15, 16);
+        let relative = merged.peer_relative.as_ref().unwrap();
+        // 1, 2; 1, 3; -15, -1: exact count, sum and extremes of the differences.
+        assert_eq!(
+            (relative.count, relative.sum, relative.min, relative.max),
+            (6, -9, -15, 3)
+        );
+        let seen = merged.peers_seen_relative.as_ref().unwrap();
+        assert_eq!(seen.iter().collect::<Vec<_>>(), [-15, -1, 1, 2, 3]);
+        // Modulo the job, -15 is 1 and -1 is 15: four distinct neighbours; six ranks.
+        assert_eq!((merged.peer_modulus, seen.distinct(16)), (16, 4));
+        assert_eq!(merged.peers_seen.as_ref().unwrap().distinct(0), 6);
+        // A merged stream's peers come with their relative form and keep it; peers whose
+        // ranks are not known (none given and no relative form) drop it.
+        let mut again = Blurred::default();
+        again.merge(&merged, 0, 16);
+        assert_eq!(again.peer_relative, merged.peer_relative);
+        again.merge(&of_rank(&[3]), -1, 16);
+        assert_eq!((again.peer_relative, again.peers_seen_relative), (None, None));
+        assert_eq!(again.peer.unwrap().count, 7);
+    }
+
     proptest! {
         /// A leaf's histogram split among the ranks that share it (one share each, in any
         /// order of merging back) gives back its exact count, sum, min and max; every
@@ -898,6 +1032,7 @@ mod tests {
                         ..Blurred::default()
                     },
                     -1,
+                    0,
                 );
             }
             let (histogram, seen) = (blurred.peer.unwrap(), blurred.peers_seen.unwrap());

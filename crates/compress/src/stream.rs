@@ -1,5 +1,5 @@
 //! One thread's events as a folded tree: value encodings that make repetitions equal, the
-//! folding itself, and the bytes of the result (EVNT section version 13, docs/FORMAT.md).
+//! folding itself, and the bytes of the result (EVNT section version 14, docs/FORMAT.md).
 //!
 //! Value encodings (what makes the 100th iteration's key equal to the first's):
 //! - **file**: `Bound` when the file is the one already bound to the event's descriptor or
@@ -321,6 +321,22 @@ impl NodeWriter<'_> {
                         Some(seen) => {
                             out.u64(1);
                             seen.encode(out);
+                        }
+                        None => out.u64(0),
+                    }
+                    // The same relative to the rank (ranks sharing the stream): 0 none,
+                    // 1 the histogram, 2 with the peers seen; then the modulus.
+                    let relative = blurred
+                        .filter(|_| self.shared)
+                        .and_then(|b| Some((b.peer_relative.as_ref()?, b)));
+                    match relative {
+                        Some((relative, b)) => {
+                            out.u64(1 + b.peers_seen_relative.is_some() as u64);
+                            relative.encode(out);
+                            if let Some(seen) = &b.peers_seen_relative {
+                                seen.encode(out);
+                            }
+                            out.i64(b.peer_modulus);
                         }
                         None => out.u64(0),
                     }

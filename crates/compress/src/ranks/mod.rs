@@ -110,12 +110,12 @@ struct Candidate {
 }
 
 impl Candidate {
-    fn new(member: usize, rank: i64, nodes: Vec<Node<EventKey>>) -> Candidate {
+    fn new(member: usize, rank: i64, nodes: Vec<Node<EventKey>>, job_size: i64) -> Candidate {
         let leaves = leaves_of_nodes(&nodes);
         Candidate {
             members: vec![member],
             ranks: vec![rank],
-            parts: Part::body_of(rank, nodes),
+            parts: Part::body_of(rank, nodes, job_size),
             leaves,
             largest_member: leaves,
             restricted: false,
@@ -270,7 +270,7 @@ pub fn merge_ranks(
         }
         if !joined {
             groups.push(candidates.len());
-            candidates.push(Candidate::new(index, member.rank, nodes));
+            candidates.push(Candidate::new(index, member.rank, nodes, job_size));
         }
     }
     candidates.into_iter().map(Candidate::finish).collect()

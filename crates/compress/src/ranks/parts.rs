@@ -47,8 +47,8 @@ impl Merged {
         }
     }
 
-    /// Adds the statistics of `rank`'s leaf.
-    fn add(&mut self, rank: i64, leaf: &Merged) {
+    /// Adds the statistics of `rank`'s leaf (of a job of `job_size` ranks, 0 if not known).
+    fn add(&mut self, rank: i64, leaf: &Merged, job_size: i64) {
         if leaf.duration.count > 0
             && (self.duration.count == 0 || leaf.duration.max > self.duration.max)
         {
@@ -59,7 +59,7 @@ impl Merged {
         if let Some(blurred) = &leaf.blurred {
             self.blurred
                 .get_or_insert_with(Default::default)
-                .merge(blurred, rank);
+                .merge(blurred, rank, job_size);
         }
     }
 }
@@ -397,13 +397,13 @@ fn histograms_fit(a: &Option<Box<Blurred>>, b: &Option<Box<Blurred>>) -> bool {
 }
 
 impl Part {
-    /// The node `node` of `rank`, which the ranks `ranks` have; the rank runs the body
-    /// around it `runs` times.
-    fn new(rank: i64, node: Node<EventKey>, ranks: Ranks, runs: u64) -> Part {
+    /// The node `node` of `rank` (of a job of `job_size` ranks, 0 if not known), which
+    /// the ranks `ranks` have; the rank runs the body around it `runs` times.
+    fn new(rank: i64, node: Node<EventKey>, ranks: Ranks, (job_size, runs): (i64, u64)) -> Part {
         match node {
             Node::Leaf(leaf) => {
                 let mut statistics = Merged::default();
-                statistics.add(rank, &Merged::of(&leaf));
+                statistics.add(rank, &Merged::of(&leaf), job_size);
                 Part::Leaf(Box::new(LeafPart {
                     ranks,
                     shape: shape_of(&leaf.key),
@@ -432,7 +432,7 @@ impl Part {
                     slope: None,
                     body: body
                         .into_iter()
-                        .map(|node| Part::new(rank, node, Ranks::Enclosing, inner))
+                        .map(|node| Part::new(rank, node, Ranks::Enclosing, (job_size, inner)))
                         .collect(),
                 })
             }
@@ -440,10 +440,10 @@ impl Part {
     }
 
     /// A body of the first rank's nodes.
-    pub(super) fn body_of(rank: i64, nodes: Vec<Node<EventKey>>) -> Vec<Part> {
+    pub(super) fn body_of(rank: i64, nodes: Vec<Node<EventKey>>, job_size: i64) -> Vec<Part> {
         nodes
             .into_iter()
-            .map(|node| Part::new(rank, node, Ranks::Enclosing, 1))
+            .map(|node| Part::new(rank, node, Ranks::Enclosing, (job_size, 1)))
             .collect()
     }
 
@@ -565,7 +565,7 @@ impl Part {
                     }
                 }
                 part.xor_possible = fit.xor_possible;
-                part.statistics.add(rank, &Merged::of(&leaf));
+                part.statistics.add(rank, &Merged::of(&leaf), job_size);
                 part.ranks.admit(rank);
             }
             (
@@ -956,7 +956,12 @@ pub(super) fn apply_body(
             }
             PlanStep::Item(node) => {
                 let node = nodes[node].take().expect("each node is aligned once");
-                body.push(Part::new(rank, node, Ranks::Own(vec![rank]), runs));
+                body.push(Part::new(
+                    rank,
+                    node,
+                    Ranks::Own(vec![rank]),
+                    (job_size, runs),
+                ));
             }
         }
     }

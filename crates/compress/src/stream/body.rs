@@ -238,6 +238,20 @@ pub(super) fn read_leaf(
             0 => None,
             _ => Some(PeerSet::decode(reader)?),
         };
+        let relative = reader.u64()?;
+        if relative > 2 {
+            return Err(reader.corrupt("relative peers marker out of range"));
+        }
+        if relative > 0 {
+            blurred.peer_relative = Some(Histogram::decode(reader)?);
+            if relative == 2 {
+                blurred.peers_seen_relative = Some(PeerSet::decode(reader)?);
+            }
+            blurred.peer_modulus = reader.i64()?;
+            if blurred.peer_modulus < 0 {
+                return Err(reader.corrupt("negative job size of relative peers"));
+            }
+        }
     }
     if key.flags & BLURRED_TAG != 0 {
         blurred.get_or_insert_with(Box::<Blurred>::default).tag = Some(Histogram::decode(reader)?);

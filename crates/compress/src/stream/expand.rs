@@ -78,6 +78,9 @@ impl EncodedStream {
         let top = self.nodes_for_view(view);
         Events {
             relative: Relative::default(),
+            rank: self
+                .shared
+                .then(|| self.sharing.base_rank.saturating_add(view.delta)),
             column: self.column.iter(),
             clock: first_start,
             started: false,
@@ -113,6 +116,7 @@ impl EncodedStream {
                         for (into, from) in [
                             (&mut site.size, blurred.size.as_ref()),
                             (&mut site.peer, blurred.peer.as_ref()),
+                            (&mut site.peer_relative, blurred.peer_relative.as_ref()),
                             (&mut site.tag, blurred.tag.as_ref()),
                         ] {
                             if let Some(from) = from.filter(|from| from.count > 0) {
@@ -137,6 +141,7 @@ impl EncodedStream {
 struct SiteHistograms {
     size: Option<Histogram>,
     peer: Option<Histogram>,
+    peer_relative: Option<Histogram>,
     tag: Option<Histogram>,
 }
 
@@ -171,6 +176,9 @@ enum Frame<'s> {
 /// histograms at well-spread points, in the same order by every reader.
 pub struct Events<'s, C> {
     relative: Relative,
+    /// The walked member's rank, when ranks share the stream (blurred peers relative to
+    /// the rank are drawn for it).
+    rank: Option<i64>,
     /// The column's entries not yet taken.
     column: std::slice::Iter<'s, i64>,
     clock: u64,
@@ -384,6 +392,10 @@ impl<'s, C: Fn(u16) -> Option<CallClass>> Events<'s, C> {
                     blurred.and_then(|b| b.tag.as_ref()),
                     site.and_then(|s| s.tag.as_ref()),
                 );
+                let relative_peers = or_site(
+                    blurred.and_then(|b| b.peer_relative.as_ref()),
+                    site.and_then(|s| s.peer_relative.as_ref()),
+                );
                 // Only the parameters the key says are blurred are drawn (a leaf whose
                 // size is a histogram may keep its peer and tag exactly).
                 let flagged = |flag: u32| blurred.filter(|_| key.flags & flag != 0);
@@ -397,13 +409,36 @@ impl<'s, C: Fn(u16) -> Option<CallClass>> Events<'s, C> {
                     }
                 }
                 if let Some(peers) = flagged(BLURRED_PEER).and(peers) {
-                    // A peer drawn, then the nearest one the leaf really talked to.
+                    // A peer drawn, then the nearest one the leaf really talked to: of
+                    // the peers relative to the rank when they are fewer (ranks talking to
+                    // neighbours at wandering distances), else of the ranks.
                     let at = self.point((node.0, node.1, 1));
-                    let drawn = peers.draw_at(at, &mut self.random);
-                    let peer = blurred
-                        .and_then(|b| b.peers_seen.as_ref())
-                        .and_then(|seen| seen.nearest(drawn, peers.min, peers.max))
-                        .unwrap_or(drawn);
+                    let relative = blurred
+                        .zip(self.rank)
+                        .zip(relative_peers)
+                        .filter(|((b, _), _)| fewer_relative(b));
+                    let peer = match relative {
+                        Some(((b, rank), relative)) => {
+                            let drawn = relative.draw_at(at, &mut self.random);
+                            let seen = b
+                                .peers_seen_relative
+                                .as_ref()
+                                .and_then(|seen| seen.nearest(drawn, relative.min, relative.max))
+                                .unwrap_or(drawn);
+                            let peer = rank.saturating_add(seen);
+                            match b.peer_modulus {
+                                0 => peer,
+                                modulus => peer.rem_euclid(modulus),
+                            }
+                        }
+                        None => {
+                            let drawn = peers.draw_at(at, &mut self.random);
+                            blurred
+                                .and_then(|b| b.peers_seen.as_ref())
+                                .and_then(|seen| seen.nearest(drawn, peers.min, peers.max))
+                                .unwrap_or(drawn)
+                        }
+                    };
                     key.aux = (key.aux & !0xffff_ffff) | peer as u32 as u64;
                 }
                 if let Some(tags) = flagged(BLURRED_TAG).and(tags) {
@@ -449,4 +484,17 @@ impl<'s, C: Fn(u16) -> Option<CallClass>> Events<'s, C> {
                 },
         }
     }
+}
+
+/// Whether a blurred peer is drawn relative to the rank: its relative peers seen are kept
+/// and hold fewer distinct peers (modulo the job) than the ranks seen.
+fn fewer_relative(blurred: &Blurred) -> bool {
+    let Some(relative) = &blurred.peers_seen_relative else {
+        return false;
+    };
+    let absolute = blurred
+        .peers_seen
+        .as_ref()
+        .map_or(usize::MAX, |seen| seen.distinct(0));
+    relative.distinct(blurred.peer_modulus) < absolute
 }

@@ -39,6 +39,10 @@ pub struct Thresholds {
     pub blocking_mpiio_count: u64,
     /// stdio moving more than this share of the bytes.
     pub stdio_share: f64,
+    /// Shares of the bytes (rank 0's, the busiest rank's, stdio's) are judged only when
+    /// at least this many moved: a few kilobytes of a job's log cannot be its bottleneck
+    /// (mdtest's 1.2 KB of output was "rank 0 moves 100% of the bytes").
+    pub volume_bytes: u64,
     /// Time in metadata calls (open, close, stat, seek, sync...) per process, seconds.
     pub metadata_seconds: f64,
     /// Bytes read beyond a file's extent (read more than once), as a share of its reads.
@@ -65,6 +69,7 @@ impl Default for Thresholds {
             independent_mpiio_count: 1000,
             blocking_mpiio_count: 1000,
             stdio_share: 0.10,
+            volume_bytes: 64 << 10,
             metadata_seconds: 30.0,
             redundant_read_share: 0.10,
             alignment_bytes: 4096,
@@ -277,8 +282,9 @@ pub fn insights(summary: &Summary, thresholds: &Thresholds) -> Vec<Insight> {
             false
         }
     });
-    if ranks.len() > 1 {
-        let total: u64 = ranks.iter().map(|r| r.1).sum();
+    let ranks_total: u64 = ranks.iter().map(|r| r.1).sum();
+    if ranks.len() > 1 && ranks_total >= t.volume_bytes {
+        let total = ranks_total;
         let (heaviest, most) = ranks
             .iter()
             .copied()
@@ -383,7 +389,7 @@ pub fn insights(summary: &Summary, thresholds: &Thresholds) -> Vec<Insight> {
     // stdio.
     let total_bytes = (summary.bytes_read + summary.bytes_written) as f64;
     let stdio = summary.layers.get("stdio").map_or(0, |layer| layer.bytes) as f64;
-    if share(stdio, total_bytes) > t.stdio_share {
+    if total_bytes >= t.volume_bytes as f64 && share(stdio, total_bytes) > t.stdio_share {
         found.push(Insight {
             id: "stdio",
             level: "warn",

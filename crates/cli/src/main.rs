@@ -297,6 +297,10 @@ enum Command {
         /// default: $CAIRN_PHASES): a call with one in its calling context counts in it.
         #[arg(long, value_delimiter = ',')]
         phases: Option<Vec<String>>,
+        /// Files the tables show: the N busiest (bytes moved, then operations), the rest
+        /// totalled on one line; 0 shows every file (`--json` always lists them all).
+        #[arg(long, value_name = "N", default_value_t = 20)]
+        files: usize,
     },
     /// Print the trace's processes, files and events.
     Dump {
@@ -651,6 +655,7 @@ fn main() -> ExitCode {
             all,
             thresholds,
             phases,
+            files,
         } => open_trace(&trace).and_then(|trace| {
             let phase_functions = phases.unwrap_or_else(|| {
                 std::env::var("CAIRN_PHASES")
@@ -672,7 +677,7 @@ fn main() -> ExitCode {
             if json {
                 println!("{}", serde_json::to_string_pretty(&summary)?);
             } else {
-                print!("{}", render::summary_text(&summary));
+                print!("{}", render::summary_text(&summary, files));
             }
             Ok(ExitCode::SUCCESS)
         }),

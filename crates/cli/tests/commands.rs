@@ -341,3 +341,36 @@ fn a_frame_in_a_stripped_library_is_not_named_after_another_function() {
         "{sites:?}"
     );
 }
+
+#[test]
+fn summary_tables_show_the_busiest_files_and_total_the_rest() {
+    // patterns/metadata.c with 30 items touches 62 files and directories, each with the
+    // same few calls. The tables show 20 and total the rest on one line; `--files 0` shows
+    // every one; the JSON keeps them all.
+    let (_directory, traced) = trace_program("patterns/metadata", &[], &["30"]);
+    assert_eq!(traced.exit_code(), Some(0));
+    let files = traced.summary["files"].as_array().unwrap().len();
+    assert!(files > 40, "{files} files");
+    let rows = |text: &str| {
+        let table = text.split("\nFiles\n").nth(1).unwrap();
+        let table = table.split("\n\n").next().unwrap();
+        table.lines().filter(|line| line.contains("mdtest")).count()
+    };
+    let text = cairn_text("summary", &[], &traced.trace);
+    assert_eq!(rows(&text), 20, "{text}");
+    let more = text
+        .lines()
+        .find(|line| line.trim_start().starts_with("… and "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        more.contains(&format!("… and {} more files: ", files - 20)),
+        "{more} ({files} files)"
+    );
+    let all = cairn_text("summary", &["--files", "0"], &traced.trace);
+    assert!(!all.contains("… and "), "{all}");
+    let five = cairn_text("summary", &["--files", "5"], &traced.trace);
+    assert!(
+        five.contains(&format!("… and {} more files: ", files - 5)),
+        "{five}"
+    );
+}

@@ -155,6 +155,18 @@ fn rank_zero_doing_all_the_io_is_rank_zero_not_imbalance() {
 }
 
 #[test]
+fn a_short_log_of_rank_zero_raises_nothing() {
+    // small_log.c: rank 0 writes 20 lines (1.2 KB) through stdio; all the job's bytes,
+    // but too few to matter. With no volume floor the same trace is "rank_zero" and "stdio".
+    let directory = tempfile::tempdir().unwrap();
+    let trace = traced_mpi("insights/small_log", 4, directory.path());
+    let (ids, insights) = raised(&trace, None);
+    assert_eq!(ids, Vec::<String>::new(), "{insights}");
+    let (ids, insights) = raised(&trace, Some(r#"{"volume_bytes": 0}"#));
+    assert_eq!(ids, ["rank_zero", "stdio"], "{insights}");
+}
+
+#[test]
 fn one_heavy_rank_is_imbalance() {
     let directory = tempfile::tempdir().unwrap();
     let trace = traced_mpi("insights/rank_imbalance", 4, directory.path());

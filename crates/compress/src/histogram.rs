@@ -935,7 +935,10 @@ mod tests {
         again.merge(&merged, 0, 16);
         assert_eq!(again.peer_relative, merged.peer_relative);
         again.merge(&of_rank(&[3]), -1, 16);
-        assert_eq!((again.peer_relative, again.peers_seen_relative), (None, None));
+        assert_eq!(
+            (again.peer_relative, again.peers_seen_relative),
+            (None, None)
+        );
         assert_eq!(again.peer.unwrap().count, 7);
     }
 

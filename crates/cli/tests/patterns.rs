@@ -489,6 +489,31 @@ fn halves_with_their_own_messages_share_the_collectives_they_all_call() {
     );
 }
 
+#[test]
+fn communicators_are_named_alike_whatever_memory_they_took() {
+    // comm_reuse.c: the second communicator takes the first one's freed memory on even
+    // ranks, not on odd ones (Open MPI's handles are addresses). Numbered by address, odd
+    // and even ranks named it differently and its reductions were a part per rank set;
+    // numbered in the order the program made them, every rank shares every leaf.
+    let _alone = alone();
+    for ranks in [4u64, 8] {
+        let (_directory, traced) = trace_mpi_pattern("comm_reuse", ranks, 20);
+        let count = |call: &str| traced.summary["calls"][call]["count"].as_u64();
+        assert_eq!(count("MPI_Allreduce"), Some(20 * ranks));
+        assert_eq!(count("MPI_Comm_dup"), Some(2 * ranks));
+        assert_eq!(count("MPI_Comm_free"), Some(2 * ranks));
+        assert_eq!(
+            shared_streams(&traced.trace),
+            [format!("one of {ranks} ranks sharing a stream")]
+        );
+        assert_eq!(
+            rank_sets(&traced.trace),
+            Vec::<String>::new(),
+            "{ranks} ranks"
+        );
+    }
+}
+
 /// The stored size of a trace's events section (`cairn dump --sections`).
 fn events_section_bytes(trace: &std::path::Path) -> u64 {
     let text = dump(trace, &["--sections"]);

@@ -667,6 +667,9 @@ pub fn segment_files(directory: &Path) -> Result<Vec<PathBuf>> {
 
 /// Marks a stream or MPI handle, or a mapping address, numbered per process (see `collect`).
 pub const NUMBERED_HANDLE: u64 = 1 << 40;
+/// With [`NUMBERED_HANDLE`]: a communicator the program made, numbered in the order the
+/// process made them (the others in order of first use).
+pub const MADE_COMMUNICATOR: u64 = 1 << 32;
 
 /// The trace's modules and calling contexts, filled as kept events use them.
 #[derive(Default)]
@@ -980,8 +983,13 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
         let mut local_files: Vec<(HashMap<u32, u32>, Vec<u32>)> =
             cursors.iter().map(|_| Default::default()).collect();
         // Stream and MPI handles and mapping addresses differ between processes: numbered
-        // in order of first use instead (tagged, so they never equal a descriptor).
+        // in order of first use instead (tagged, so they never equal a descriptor). A
+        // communicator the program makes takes the next of its own numbers, whatever its
+        // address: Open MPI reuses a freed communicator's memory on some ranks and not on
+        // others (mdtest's third communicator was 1 on most ranks, 3 on one), and ranks
+        // that make the same communicators must name them alike.
         let mut handles: HashMap<u64, u64> = HashMap::new();
+        let (mut used, mut made) = (0u64, 0u64);
         let mut descriptors: HashMap<u64, u64> = HashMap::new();
         let mut heap = BinaryHeap::new();
         let mut pending: Vec<Option<(u32, Staged)>> = Vec::with_capacity(cursors.len());
@@ -1152,9 +1160,16 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                 }
                 _ => {}
             }
+            if call == Call::MPI_Comm_made && event.handle != 0 {
+                made += 1;
+                handles.insert(event.handle, MADE_COMMUNICATOR | made);
+            }
             let mut number = |address: u64| {
-                let next = handles.len() as u64 + 1;
-                NUMBERED_HANDLE | *handles.entry(address).or_insert(next)
+                NUMBERED_HANDLE
+                    | *handles.entry(address).or_insert_with(|| {
+                        used += 1;
+                        used
+                    })
             };
             if matches!(call.layer(), Layer::Stdio | Layer::Mpi | Layer::MpiIo) && event.handle != 0
             {

@@ -28,7 +28,7 @@ const VERSION: u16 = 1;
 /// slowest rank per leaf, version 3 streams shared by ranks and per-stream file tables,
 /// version 2 one stream per thread with trace-wide file indices, version 1 flat columns).
 const EVENTS_VERSION: u16 = 14;
-/// Version 9 of PROC: the calls each process could not record (a full staging file
+/// Version 10 of PROC: host names as FILE version 3's table. Version 9 of PROC: the calls each process could not record (a full staging file
 /// system); version 8 what the kernel counted per process (`/proc/self/io`); version 7
 /// strings as tables of distinct values (numbered runs fold) and an entry per process
 /// (version 6 ends and `main` times or offsets, whichever is shorter,
@@ -36,9 +36,10 @@ const EVENTS_VERSION: u16 = 14;
 /// process times in units of a time step, version 4 parent pids and
 /// runtime event counts against the previous process's, version 3 added the count of
 /// runtime events only counted, version 2 the count of untraced calls and the rank).
-const PROCESSES_VERSION: u16 = 9;
-/// Version 2 of FILE: runs of numbered names (version 1 listed every name).
-const FILES_VERSION: u16 = 2;
+const PROCESSES_VERSION: u16 = 10;
+/// Version 3 of FILE: blocks of entries repeated with their numbers stepping evenly;
+/// version 2 runs of numbered names (version 1 listed every name).
+const FILES_VERSION: u16 = 3;
 
 /// Facts about the whole run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

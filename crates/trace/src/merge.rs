@@ -64,13 +64,39 @@ fn lowest_rank(trace: &Trace) -> (bool, u32) {
         .map_or((true, 0), |rank| (false, rank))
 }
 
-/// A file name's sort key: the name around its last number, then the number's value (the
-/// same split the file table's numbered runs use).
-fn file_order(path: &[u8]) -> (&[u8], &[u8], u64, &[u8]) {
-    match crate::names::split(path) {
-        Some(split) => (split.prefix, split.suffix, split.value, path),
-        None => (path, &[], 0, path),
+/// One piece of a file name in natural order: a byte of text, or a number by value.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+enum Piece<'a> {
+    Text(u8),
+    /// Its digits without leading zeros, by length first: the value.
+    Number(usize, &'a [u8]),
+}
+
+/// A file name's sort key, in natural order: text as bytes, numbers (runs of digits) by
+/// value, so `part-2` comes before `part-10` wherever the number is — consecutive numbered
+/// names stay together for the file table's runs, and each rank's files (`tree.2/…` before
+/// `tree.10/…`) for its blocks. Ties (`01` and `1`) by the bytes.
+fn file_order(path: &[u8]) -> (Vec<Piece<'_>>, &[u8]) {
+    let mut pieces = Vec::with_capacity(path.len());
+    let mut at = 0;
+    while at < path.len() {
+        if !path[at].is_ascii_digit() {
+            pieces.push(Piece::Text(path[at]));
+            at += 1;
+            continue;
+        }
+        let start = at;
+        while at < path.len() && path[at].is_ascii_digit() {
+            at += 1;
+        }
+        let digits = &path[start..at];
+        let value = &digits[digits
+            .iter()
+            .position(|digit| *digit != b'0')
+            .unwrap_or(digits.len())..];
+        pieces.push(Piece::Number(value.len(), value));
     }
+    (pieces, path)
 }
 
 /// Merges whole traces into one (see the module documentation). An empty input gives an
@@ -201,11 +227,9 @@ pub fn merge_traces(mut traces: Vec<Trace>, precision: u8) -> Trace {
         }
     }
 
-    // Files by name, numbers as numbers.
+    // Files by name, numbers as numbers (natural order).
     let mut order: Vec<u32> = (0..files.values.len() as u32).collect();
-    order.sort_by(|a, b| {
-        file_order(&files.values[*a as usize]).cmp(&file_order(&files.values[*b as usize]))
-    });
+    order.sort_by_cached_key(|index| file_order(&files.values[*index as usize]));
     let files: Vec<FileInfo> = files
         .values
         .into_iter()

@@ -1,7 +1,11 @@
-//! The file table on disk (FILE section version 2): consecutive names that differ only in
+//! The file table on disk (FILE section version 3): consecutive names that differ only in
 //! their last number, stepping evenly (`ckpt-000.dat`, `ckpt-001.dat`, …), are stored as one
 //! run — prefix, suffix, zero-padding width, first value, step, count — so a program that
 //! writes one file per time step does not make the trace grow with the number of steps.
+//! And a block of such entries repeated with every number in it stepping evenly (each
+//! rank's files of a program whose directories hold the rank: mdtest `-u`) is stored once
+//! with its steps, so the table does not grow with the ranks either. Both are exact: the
+//! reader gets every name back.
 
 use cairn_format::bytes::{ByteReader, ByteWriter};
 
@@ -74,39 +78,309 @@ fn noise_code(noise: Option<Noise>) -> u64 {
     noise.map_or(0, Noise::code)
 }
 
-pub fn encode(files: &[FileInfo], out: &mut ByteWriter) {
-    let mut entries = ByteWriter::new();
-    let mut entry_count = 0u64;
+/// One entry of the table: a name, or a run of numbered names.
+#[derive(Clone, Debug, PartialEq)]
+enum Entry {
+    Name {
+        path: Vec<u8>,
+        noise: Option<Noise>,
+    },
+    Run {
+        prefix: Vec<u8>,
+        suffix: Vec<u8>,
+        width: usize,
+        start: u64,
+        step: i64,
+        count: u64,
+        noise: Option<Noise>,
+    },
+}
+
+/// A digit run of a name that a number stands for: where, its value and padding width.
+struct Number {
+    start: usize,
+    end: usize,
+    value: u64,
+    width: usize,
+}
+
+/// The digit runs of `text` written as `format_number` writes them (others are text).
+fn numbers(text: &[u8]) -> Vec<Number> {
+    let mut found = Vec::new();
+    let mut at = 0;
+    while at < text.len() {
+        if !text[at].is_ascii_digit() {
+            at += 1;
+            continue;
+        }
+        let start = at;
+        while at < text.len() && text[at].is_ascii_digit() {
+            at += 1;
+        }
+        let digits = &text[start..at];
+        if digits.len() > 18 {
+            continue;
+        }
+        let value: u64 = std::str::from_utf8(digits)
+            .ok()
+            .and_then(|digits| digits.parse().ok())
+            .unwrap_or(0);
+        if format_number(value, width(digits)) == digits {
+            found.push(Number {
+                start,
+                end: at,
+                value,
+                width: width(digits),
+            });
+        }
+    }
+    found
+}
+
+/// `text` with its numbers moved by `deltas` (one per number, in order).
+fn moved(text: &[u8], deltas: &[i64], times: i64) -> Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(text.len() + 4);
+    let mut at = 0;
+    for (number, delta) in numbers(text).iter().zip(deltas) {
+        out.extend_from_slice(&text[at..number.start]);
+        let value = delta
+            .checked_mul(times)
+            .and_then(|offset| (number.value as i64).checked_add(offset))
+            .and_then(|value| u64::try_from(value).ok())
+            .ok_or_else(|| TraceError::Invalid("file name block overflows".into()))?;
+        out.extend_from_slice(&format_number(value, number.width));
+        at = number.end;
+    }
+    out.extend_from_slice(&text[at..]);
+    Ok(out)
+}
+
+impl Entry {
+    /// What must be equal for two entries to be one block's repetitions: the text between
+    /// numbers, their widths, a run's step and count, the noise.
+    fn shape(&self) -> Vec<u8> {
+        fn template(text: &[u8], out: &mut Vec<u8>) {
+            let mut at = 0;
+            for number in numbers(text) {
+                out.extend_from_slice(&text[at..number.start]);
+                out.push(0);
+                out.push(number.width as u8);
+                at = number.end;
+            }
+            out.extend_from_slice(&text[at..]);
+            out.push(1);
+        }
+        let mut shape = Vec::new();
+        match self {
+            Entry::Name { path, noise } => {
+                shape.push(0);
+                template(path, &mut shape);
+                shape.extend_from_slice(&noise_code(*noise).to_le_bytes());
+            }
+            Entry::Run {
+                prefix,
+                suffix,
+                width,
+                step,
+                count,
+                noise,
+                ..
+            } => {
+                shape.push(1);
+                template(prefix, &mut shape);
+                template(suffix, &mut shape);
+                for value in [*width as u64, *step as u64, *count, noise_code(*noise)] {
+                    shape.extend_from_slice(&value.to_le_bytes());
+                }
+            }
+        }
+        shape
+    }
+
+    /// The entry's numbers: a name's; a run's prefix's, its first value, its suffix's.
+    fn values(&self) -> Vec<u64> {
+        match self {
+            Entry::Name { path, .. } => numbers(path).iter().map(|n| n.value).collect(),
+            Entry::Run {
+                prefix,
+                suffix,
+                start,
+                ..
+            } => numbers(prefix)
+                .iter()
+                .map(|n| n.value)
+                .chain([*start])
+                .chain(numbers(suffix).iter().map(|n| n.value))
+                .collect(),
+        }
+    }
+
+    /// The entry with its numbers moved by `times` × `deltas`.
+    fn moved(&self, deltas: &[i64], times: i64) -> Result<Entry> {
+        Ok(match self {
+            Entry::Name { path, noise } => Entry::Name {
+                path: moved(path, deltas, times)?,
+                noise: *noise,
+            },
+            Entry::Run {
+                prefix,
+                suffix,
+                width,
+                start,
+                step,
+                count,
+                noise,
+            } => {
+                let before = numbers(prefix).len().min(deltas.len());
+                let delta = deltas.get(before).copied().unwrap_or(0);
+                let start = delta
+                    .checked_mul(times)
+                    .and_then(|offset| (*start as i64).checked_add(offset))
+                    .and_then(|value| u64::try_from(value).ok())
+                    .ok_or_else(|| TraceError::Invalid("file name block overflows".into()))?;
+                Entry::Run {
+                    prefix: moved(prefix, &deltas[..before], times)?,
+                    suffix: moved(suffix, deltas.get(before + 1..).unwrap_or(&[]), times)?,
+                    width: *width,
+                    start,
+                    step: *step,
+                    count: *count,
+                    noise: *noise,
+                }
+            }
+        })
+    }
+
+    fn files(&self) -> u64 {
+        match self {
+            Entry::Name { .. } => 1,
+            Entry::Run { count, .. } => *count,
+        }
+    }
+
+    fn encode(&self, out: &mut ByteWriter) {
+        match self {
+            Entry::Name { path, noise } => {
+                out.u64(0);
+                out.bytes(path);
+                out.u64(noise_code(*noise));
+            }
+            Entry::Run {
+                prefix,
+                suffix,
+                width,
+                start,
+                step,
+                count,
+                noise,
+            } => {
+                out.u64(1);
+                out.bytes(prefix);
+                out.bytes(suffix);
+                out.u64(*width as u64);
+                out.u64(*start);
+                out.i64(*step);
+                out.u64(*count);
+                out.u64(noise_code(*noise));
+            }
+        }
+    }
+
+    /// An entry of kind `kind` (0 or 1; the caller read it).
+    fn decode(kind: u64, reader: &mut ByteReader) -> Result<Entry> {
+        Ok(match kind {
+            0 => Entry::Name {
+                path: reader.bytes()?.to_vec(),
+                noise: Noise::from_code(reader.u64()?),
+            },
+            1 => Entry::Run {
+                prefix: reader.bytes()?.to_vec(),
+                suffix: reader.bytes()?.to_vec(),
+                width: reader.u64()?.min(18) as usize,
+                start: reader.u64()?,
+                step: reader.i64()?,
+                count: reader.u64()?,
+                noise: Noise::from_code(reader.u64()?),
+            },
+            _ => return Err(TraceError::Invalid("unknown file table entry".into())),
+        })
+    }
+
+    fn expand(&self, files: &mut Vec<FileInfo>) -> Result<()> {
+        if files.len() as u64 + self.files() > MAX_FILES {
+            return Err(TraceError::Invalid(format!(
+                "the file table holds more than {MAX_FILES} files"
+            )));
+        }
+        match self {
+            Entry::Name { path, noise } => files.push(FileInfo {
+                path: path.clone(),
+                noise: *noise,
+            }),
+            Entry::Run {
+                prefix,
+                suffix,
+                width,
+                start,
+                step,
+                count,
+                noise,
+            } => {
+                for index in 0..*count {
+                    let value = step
+                        .checked_mul(index as i64)
+                        .and_then(|offset| (*start as i64).checked_add(offset))
+                        .and_then(|value| u64::try_from(value).ok())
+                        .ok_or_else(|| TraceError::Invalid("file name run overflows".into()))?;
+                    let mut path = prefix.clone();
+                    path.extend_from_slice(&format_number(value, *width));
+                    path.extend_from_slice(suffix);
+                    files.push(FileInfo {
+                        path,
+                        noise: *noise,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The table's names as entries: runs of names that differ in their last number.
+fn entries(files: &[FileInfo]) -> Vec<Entry> {
+    let mut entries = Vec::new();
     let mut run: Option<Run> = None;
-    let flush = |run: Option<Run>, entries: &mut ByteWriter, entry_count: &mut u64| {
+    let flush = |run: Option<Run>, entries: &mut Vec<Entry>| {
         let Some(run) = run else { return };
-        *entry_count += 1;
-        if run.count == 1 {
+        entries.push(if run.count == 1 {
             let mut path = run.prefix.to_vec();
             path.extend_from_slice(&format_number(run.start, run.width));
             path.extend_from_slice(run.suffix);
-            entries.u64(0);
-            entries.bytes(&path);
+            Entry::Name {
+                path,
+                noise: run.noise,
+            }
         } else {
-            entries.u64(1);
-            entries.bytes(run.prefix);
-            entries.bytes(run.suffix);
-            entries.u64(run.width as u64);
-            entries.u64(run.start);
-            entries.i64(run.step);
-            entries.u64(run.count);
-        }
-        entries.u64(noise_code(run.noise));
+            Entry::Run {
+                prefix: run.prefix.to_vec(),
+                suffix: run.suffix.to_vec(),
+                width: run.width,
+                start: run.start,
+                step: run.step,
+                count: run.count,
+                noise: run.noise,
+            }
+        });
     };
     for file in files {
         let Some(parts) = split(&file.path)
             .filter(|parts| format_number(parts.value, width(parts.digits)) == parts.digits)
         else {
-            flush(run.take(), &mut entries, &mut entry_count);
-            entry_count += 1;
-            entries.u64(0);
-            entries.bytes(&file.path);
-            entries.u64(noise_code(file.noise));
+            flush(run.take(), &mut entries);
+            entries.push(Entry::Name {
+                path: file.path.clone(),
+                noise: file.noise,
+            });
             continue;
         };
         if let Some(current) = &mut run {
@@ -126,7 +400,7 @@ pub fn encode(files: &[FileInfo], out: &mut ByteWriter) {
                 }
             }
         }
-        flush(run.take(), &mut entries, &mut entry_count);
+        flush(run.take(), &mut entries);
         run = Some(Run {
             prefix: parts.prefix,
             suffix: parts.suffix,
@@ -137,9 +411,116 @@ pub fn encode(files: &[FileInfo], out: &mut ByteWriter) {
             noise: file.noise,
         });
     }
-    flush(run.take(), &mut entries, &mut entry_count);
-    out.u64(entry_count);
-    out.buffer.extend_from_slice(&entries.buffer);
+    flush(run.take(), &mut entries);
+    entries
+}
+
+/// Most entries a block repeats, and entry comparisons a table's search for blocks may
+/// spend (beyond, the rest is written entry by entry).
+const MAX_BLOCK: usize = 1024;
+const BLOCK_SEARCH_BUDGET: u64 = 1 << 24;
+
+/// Blocks of entries repeated with their numbers stepping evenly — each rank's files of
+/// a file-per-rank program whose names hold the rank in their directories too (mdtest
+/// `-u`: `mdtest_tree.3.0/…/file.mdtest.3.17`): at `index`, the block length and the
+/// repetitions that cover the most entries (at least three), with each entry's deltas.
+fn block_at(
+    shapes: &[u32],
+    values: &[Vec<u64>],
+    index: usize,
+    budget: &mut u64,
+) -> Option<(usize, usize, Vec<Vec<i64>>)> {
+    let n = shapes.len();
+    let mut best: Option<(usize, usize)> = None;
+    // Whether entry `to` is entry `from` moved as `to_0` is `from_0` (no allocation: this
+    // is asked of every block length at every entry).
+    let same_step = |from_0: usize, to_0: usize, from: usize, to: usize| {
+        shapes[from] == shapes[to]
+            && values[from_0]
+                .iter()
+                .zip(&values[to_0])
+                .zip(values[from].iter().zip(&values[to]))
+                .all(|((a0, b0), (a, b))| b0.wrapping_sub(*a0) == b.wrapping_sub(*a))
+    };
+    for length in 1..=MAX_BLOCK.min((n - index) / 3) {
+        if *budget == 0 {
+            break;
+        }
+        *budget -= 1;
+        // Cheap first: the block's first entry three times alike, stepping evenly.
+        let (a, b, c) = (index, index + length, index + 2 * length);
+        if shapes[a] != shapes[b] || !same_step(a, b, b, c) {
+            continue;
+        }
+        let mut repetitions = 1;
+        'more: while index + (repetitions + 1) * length <= n {
+            for offset in 0..length {
+                *budget = budget.saturating_sub(1);
+                let first = index + offset;
+                let this = index + repetitions * length + offset;
+                if !same_step(first, index + length + offset, this - length, this) {
+                    break 'more;
+                }
+            }
+            repetitions += 1;
+        }
+        if repetitions >= 3 && best.is_none_or(|(l, r)| length * repetitions > l * r) {
+            best = Some((length, repetitions));
+        }
+    }
+    let (length, repetitions) = best?;
+    let deltas = (0..length)
+        .map(|offset| {
+            let (from, to) = (index + offset, index + length + offset);
+            values[from]
+                .iter()
+                .zip(&values[to])
+                .map(|(a, b)| b.wrapping_sub(*a) as i64)
+                .collect()
+        })
+        .collect();
+    Some((length, repetitions, deltas))
+}
+
+pub fn encode(files: &[FileInfo], out: &mut ByteWriter) {
+    let entries = entries(files);
+    let mut ids: std::collections::HashMap<Vec<u8>, u32> = std::collections::HashMap::new();
+    let shapes: Vec<u32> = entries
+        .iter()
+        .map(|entry| {
+            let next = ids.len() as u32;
+            *ids.entry(entry.shape()).or_insert(next)
+        })
+        .collect();
+    let values: Vec<Vec<u64>> = entries.iter().map(Entry::values).collect();
+    let mut body = ByteWriter::new();
+    let mut written = 0u64;
+    let mut budget = BLOCK_SEARCH_BUDGET;
+    let mut index = 0;
+    while index < entries.len() {
+        written += 1;
+        match block_at(&shapes, &values, index, &mut budget) {
+            Some((length, repetitions, deltas)) => {
+                body.u64(2);
+                body.u64(length as u64);
+                body.u64(repetitions as u64);
+                for (entry, deltas) in entries[index..index + length].iter().zip(&deltas) {
+                    entry.encode(&mut body);
+                    body.u64(deltas.len() as u64);
+                    for delta in deltas {
+                        body.i64(*delta);
+                    }
+                }
+                index += length * repetitions;
+            }
+            None => {
+                entries[index].encode(&mut body);
+                index += 1;
+            }
+        }
+    }
+    out.u64(written);
+    out.buffer.extend_from_slice(&body.buffer);
 }
 
 pub fn decode(reader: &mut ByteReader) -> Result<Vec<FileInfo>> {
@@ -147,37 +528,35 @@ pub fn decode(reader: &mut ByteReader) -> Result<Vec<FileInfo>> {
     let entries = reader.count(2)?;
     for _ in 0..entries {
         match reader.u64()? {
-            0 => {
-                let path = reader.bytes()?.to_vec();
-                let noise = Noise::from_code(reader.u64()?);
-                files.push(FileInfo { path, noise });
-            }
-            1 => {
-                let prefix = reader.bytes()?.to_vec();
-                let suffix = reader.bytes()?.to_vec();
-                let width = reader.u64()?.min(18) as usize;
-                let start = reader.u64()?;
-                let step = reader.i64()?;
-                let count = reader.u64()?;
-                let noise = Noise::from_code(reader.u64()?);
-                if files.len() as u64 + count > MAX_FILES {
+            2 => {
+                let length = reader.count(3)?;
+                let repetitions = reader.u64()?;
+                let mut block = Vec::with_capacity(length);
+                let mut per_repetition = 0u64;
+                for _ in 0..length {
+                    let kind = reader.u64()?;
+                    let entry = Entry::decode(kind, reader)?;
+                    let numbers = reader.count(1)?;
+                    let deltas = (0..numbers)
+                        .map(|_| reader.i64())
+                        .collect::<std::result::Result<Vec<_>, _>>()?;
+                    per_repetition = per_repetition.saturating_add(entry.files());
+                    block.push((entry, deltas));
+                }
+                if per_repetition.saturating_mul(repetitions)
+                    > MAX_FILES.saturating_sub(files.len() as u64)
+                {
                     return Err(TraceError::Invalid(format!(
                         "the file table holds more than {MAX_FILES} files"
                     )));
                 }
-                for index in 0..count {
-                    let value = step
-                        .checked_mul(index as i64)
-                        .and_then(|offset| (start as i64).checked_add(offset))
-                        .and_then(|value| u64::try_from(value).ok())
-                        .ok_or_else(|| TraceError::Invalid("file name run overflows".into()))?;
-                    let mut path = prefix.clone();
-                    path.extend_from_slice(&format_number(value, width));
-                    path.extend_from_slice(&suffix);
-                    files.push(FileInfo { path, noise });
+                for times in 0..repetitions {
+                    for (entry, deltas) in &block {
+                        entry.moved(deltas, times as i64)?.expand(&mut files)?;
+                    }
                 }
             }
-            _ => return Err(TraceError::Invalid("unknown file table entry".into())),
+            kind => Entry::decode(kind, reader)?.expand(&mut files)?,
         }
     }
     Ok(files)
@@ -229,6 +608,57 @@ mod tests {
     }
 
     #[test]
+    fn each_ranks_tree_of_names_is_one_block_whatever_the_ranks() {
+        // mdtest -u: each rank's tree of directories, each holding a run of items, the
+        // rank in the directories' and the items' names.
+        let table = |ranks: u64| -> Vec<FileInfo> {
+            let mut files = vec![file("/dev/shm/md"), file("/dev/shm/md/test-dir.0-0")];
+            for rank in 0..ranks {
+                for directory in 0..13 {
+                    let tree = format!("/dev/shm/md/test-dir.0-0/mdtest_tree.{rank}.{directory}");
+                    files.push(file(&format!("{tree}/")));
+                    for kind in ["dir", "file"] {
+                        for item in 0..76 {
+                            files.push(file(&format!(
+                                "{tree}/{kind}.mdtest.{rank}.{}",
+                                directory * 76 + item
+                            )));
+                        }
+                    }
+                }
+            }
+            files.push(file("/dev/shm/md/summary.log"));
+            files
+        };
+        let (four, sixteen) = (table(4), table(16));
+        let (back, size_four) = roundtrip(&four);
+        assert_eq!(back, four);
+        let (back, size_sixteen) = roundtrip(&sixteen);
+        assert_eq!(back, sixteen);
+        assert!(
+            size_sixteen <= size_four + 2,
+            "{size_four} -> {size_sixteen}"
+        );
+        // Blocks need three repetitions; two ranks' names are written as runs.
+        assert_eq!(roundtrip(&table(2)).0, table(2));
+        // A block whose numbers overflow is refused, not wrapped.
+        let mut writer = ByteWriter::new();
+        writer.u64(1);
+        writer.u64(2);
+        writer.u64(1);
+        writer.u64(3);
+        Entry::Name {
+            path: b"/r9".to_vec(),
+            noise: None,
+        }
+        .encode(&mut writer);
+        writer.u64(1);
+        writer.i64(i64::MAX);
+        let bytes = writer.into_inner();
+        assert!(decode(&mut ByteReader::new(&bytes, "test")).is_err());
+    }
+
+    #[test]
     fn hostile_counts_are_refused() {
         let mut writer = ByteWriter::new();
         writer.u64(1);
@@ -245,6 +675,24 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn repeated_blocks_roundtrip(
+            block in proptest::collection::vec("/[a-b]{0,2}[0-9]{0,3}(/[a-c][0-9]{0,2}){0,2}", 1..6),
+            repetitions in 0usize..6,
+            step in 0u64..30,
+        ) {
+            // Each repetition's names with every number moved by the repetition's step.
+            let mut files = Vec::new();
+            for repetition in 0..repetitions as u64 {
+                for name in &block {
+                    let path = name.as_bytes();
+                    let deltas = vec![(step * repetition) as i64; numbers(path).len()];
+                    files.push(FileInfo { path: moved(path, &deltas, 1).unwrap(), noise: None });
+                }
+            }
+            prop_assert_eq!(roundtrip(&files).0, files);
+        }
+
         #[test]
         fn any_table_roundtrips(paths in proptest::collection::vec("(/[a-c]{0,2}[0-9]{0,3}){1,3}", 0..40), noisy in proptest::collection::vec(any::<bool>(), 40)) {
             let files: Vec<FileInfo> = paths.iter().zip(&noisy).map(|(path, noisy)| FileInfo {

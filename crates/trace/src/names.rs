@@ -543,8 +543,11 @@ pub fn decode(reader: &mut ByteReader) -> Result<Vec<FileInfo>> {
                     per_repetition = per_repetition.saturating_add(entry.files());
                     block.push((entry, deltas));
                 }
-                if per_repetition.saturating_mul(repetitions)
-                    > MAX_FILES.saturating_sub(files.len() as u64)
+                // Entries of no file (a run of 0) must not make a loop of any length: as many
+                // entries to expand as files at most.
+                if repetitions.saturating_mul(length as u64) > MAX_FILES
+                    || per_repetition.saturating_mul(repetitions)
+                        > MAX_FILES.saturating_sub(files.len() as u64)
                 {
                     return Err(TraceError::Invalid(format!(
                         "the file table holds more than {MAX_FILES} files"
@@ -654,6 +657,25 @@ mod tests {
         .encode(&mut writer);
         writer.u64(1);
         writer.i64(i64::MAX);
+        let bytes = writer.into_inner();
+        assert!(decode(&mut ByteReader::new(&bytes, "test")).is_err());
+        // Nor does a block of empty runs repeated without end make the reader loop.
+        let mut writer = ByteWriter::new();
+        writer.u64(1);
+        writer.u64(2);
+        writer.u64(1);
+        writer.u64(u64::MAX);
+        Entry::Run {
+            prefix: b"/r".to_vec(),
+            suffix: Vec::new(),
+            width: 0,
+            start: 0,
+            step: 1,
+            count: 0,
+            noise: None,
+        }
+        .encode(&mut writer);
+        writer.u64(0);
         let bytes = writer.into_inner();
         assert!(decode(&mut ByteReader::new(&bytes, "test")).is_err());
     }

@@ -514,12 +514,94 @@ fn communicators_are_named_alike_whatever_memory_they_took() {
     }
 }
 
+#[test]
+fn each_ranks_tree_of_names_costs_the_file_table_nothing_more() {
+    // rank_trees.c (mdtest -u): each rank's 4 directories and 200 files, its rank in every
+    // name. The file table lists every name, each rank's a block of the first's with its
+    // rank: the same bytes at 4 and 16 ranks (it was a run list per rank, 4 times as big,
+    // and ranks 10-15 sorted between 1 and 2); one stream, no rank sets. Both runs in one
+    // directory: its random name's digits are numbers of the table too.
+    let _alone = alone();
+    let directory = tempfile::tempdir().unwrap();
+    let program = directory.path().join("rank_trees");
+    let status = std::process::Command::new("mpicc.openmpi")
+        .args(["-O1", "-g", "-o"])
+        .arg(&program)
+        .arg(programs_directory().join("patterns/rank_trees.c"))
+        .status()
+        .expect("mpicc.openmpi runs");
+    assert!(status.success());
+    library();
+    let mut table_bytes = Vec::new();
+    for ranks in [4u64, 16] {
+        let trace = directory.path().join(format!("trace-{ranks}.cairn"));
+        let traced = run_and_summarise(
+            std::process::Command::new("mpirun.openmpi")
+                .args(["--oversubscribe", "-np", &ranks.to_string()])
+                .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+                .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+                .arg(cairn_binary())
+                .args(["run", "-q", "-o"])
+                .arg(&trace)
+                .arg("--")
+                .arg(&program)
+                .arg(directory.path())
+                .arg("50"),
+            trace,
+        );
+        assert!(traced.output.status.success());
+        let count = |call: &str| traced.summary["calls"][call]["count"].as_u64();
+        assert_eq!(count("open"), Some(200 * ranks));
+        assert_eq!(count("unlink"), Some(200 * ranks));
+        assert_eq!(count("mkdir"), Some(4 * ranks));
+        let names: Vec<&str> = traced.summary["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|file| file["path"].as_str().unwrap())
+            .collect();
+        for rank in 0..ranks {
+            let last = format!("/tree.{rank}.0/tree.{rank}.3/file.{rank}.199");
+            assert!(names.iter().any(|name| name.ends_with(&last)), "{last}");
+        }
+        assert_eq!(
+            shared_streams(&traced.trace),
+            [format!("one of {ranks} ranks sharing a stream")]
+        );
+        assert_eq!(rank_sets(&traced.trace), Vec::<String>::new());
+        table_bytes.push(section_raw_bytes(&traced.trace, "FILE"));
+    }
+    eprintln!("rank_trees file table: {table_bytes:?} B raw");
+    assert_eq!(table_bytes[1], table_bytes[0]);
+}
+
 /// The stored size of a trace's events section (`cairn dump --sections`).
 fn events_section_bytes(trace: &std::path::Path) -> u64 {
+    section_bytes(trace, "EVNT")
+}
+
+/// The uncompressed size of a trace's section `kind` (`cairn dump --sections`: "FILE v3:
+/// 105 bytes stored, 339 raw").
+fn section_raw_bytes(trace: &std::path::Path, kind: &str) -> u64 {
     let text = dump(trace, &["--sections"]);
     let line = text
         .lines()
-        .find(|line| line.trim_start().starts_with("EVNT"))
+        .find(|line| line.trim_start().starts_with(kind))
+        .unwrap_or_else(|| panic!("{text}"));
+    line.trim_end_matches(" raw")
+        .rsplit(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// The stored size of a trace's section `kind` (`cairn dump --sections`).
+fn section_bytes(trace: &std::path::Path, kind: &str) -> u64 {
+    let text = dump(trace, &["--sections"]);
+    let line = text
+        .lines()
+        .find(|line| line.trim_start().starts_with(kind))
         .unwrap_or_else(|| panic!("{text}"));
     line.split(": ")
         .nth(1)

@@ -772,10 +772,13 @@ fn index_files(
 }
 
 /// Keeps only the files some stream names (a process names every path it touches, but the
-/// events of some are only counted), in their order.
+/// events of some are only counted): in their order, or, for several MPI ranks
+/// (`natural`), in natural order as a merge of their traces lists them (each rank's
+/// files together, so the file table stores them as one block whatever the ranks).
 fn drop_unused_files(
     files: Vec<FileInfo>,
     mut streams: Vec<Stream>,
+    natural: bool,
 ) -> (Vec<FileInfo>, Vec<Stream>) {
     let mut used = vec![false; files.len()];
     for stream in &streams {
@@ -783,9 +786,12 @@ fn drop_unused_files(
             used[*file as usize] = true;
         }
     }
-    let kept: Vec<u32> = (0..files.len() as u32)
+    let mut kept: Vec<u32> = (0..files.len() as u32)
         .filter(|index| used[*index as usize])
         .collect();
+    if natural {
+        kept.sort_by_cached_key(|index| crate::merge::file_order(&files[*index as usize].path));
+    }
     let files = crate::reorder_files(files, &kept, &mut streams);
     (files, streams)
 }
@@ -1488,7 +1494,11 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
     let calls = CallInfo::table(&calls.values, &kinds);
     let streams =
         crate::ranks::merge_streams(&processes, &calls, streams, run.precision.unwrap_or(100));
-    let (files, streams) = drop_unused_files(files, streams);
+    let ranks: std::collections::HashSet<u32> = processes
+        .iter()
+        .filter_map(|process| process.rank)
+        .collect();
+    let (files, streams) = drop_unused_files(files, streams, ranks.len() > 1);
     Ok(Trace {
         meta: Meta {
             writer: run.writer,

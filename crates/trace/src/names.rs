@@ -418,14 +418,14 @@ fn entries(files: &[FileInfo]) -> Vec<Entry> {
 /// Most entries a block repeats, and entry comparisons a table's search for blocks may
 /// spend (beyond, the rest is written entry by entry).
 const MAX_BLOCK: usize = 1024;
-const BLOCK_SEARCH_BUDGET: u64 = 1 << 24;
+const BLOCK_SEARCH_BUDGET: u64 = 1 << 22;
 
 /// Blocks of entries repeated with their numbers stepping evenly — each rank's files of
 /// a file-per-rank program whose names hold the rank in their directories too (mdtest
 /// `-u`: `mdtest_tree.3.0/…/file.mdtest.3.17`): at `index`, the block length and the
 /// repetitions that cover the most entries (at least three), with each entry's deltas.
 fn block_at(
-    shapes: &[u32],
+    shapes: &[u64],
     values: &[Vec<u64>],
     index: usize,
     budget: &mut u64,
@@ -482,16 +482,18 @@ fn block_at(
     Some((length, repetitions, deltas))
 }
 
+/// FNV-1a: a shape's hash, to compare shapes cheaply.
+fn hash(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ *byte as u64).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
 pub fn encode(files: &[FileInfo], out: &mut ByteWriter) {
     let entries = entries(files);
-    let mut ids: std::collections::HashMap<Vec<u8>, u32> = std::collections::HashMap::new();
-    let shapes: Vec<u32> = entries
-        .iter()
-        .map(|entry| {
-            let next = ids.len() as u32;
-            *ids.entry(entry.shape()).or_insert(next)
-        })
-        .collect();
+    // Shapes by a hash (a table may have a million entries): a block found is checked
+    // against the shapes themselves before it is written.
+    let shapes: Vec<u64> = entries.iter().map(|entry| hash(&entry.shape())).collect();
     let values: Vec<Vec<u64>> = entries.iter().map(Entry::values).collect();
     let mut body = ByteWriter::new();
     let mut written = 0u64;
@@ -499,7 +501,12 @@ pub fn encode(files: &[FileInfo], out: &mut ByteWriter) {
     let mut index = 0;
     while index < entries.len() {
         written += 1;
-        match block_at(&shapes, &values, index, &mut budget) {
+        let block =
+            block_at(&shapes, &values, index, &mut budget).filter(|(length, repetitions, _)| {
+                (index + length..index + length * repetitions)
+                    .all(|at| entries[at].shape() == entries[at - length].shape())
+            });
+        match block {
             Some((length, repetitions, deltas)) => {
                 body.u64(2);
                 body.u64(length as u64);

@@ -790,7 +790,7 @@ fn drop_unused_files(
         .filter(|index| used[*index as usize])
         .collect();
     if natural {
-        kept.sort_by_cached_key(|index| crate::merge::file_order(&files[*index as usize].path));
+        kept.sort_by_cached_key(|index| crate::names::natural_order(&files[*index as usize].path));
     }
     let files = crate::reorder_files(files, &kept, &mut streams);
     (files, streams)

@@ -43,6 +43,41 @@ pub(crate) fn split(path: &[u8]) -> Option<Split<'_>> {
     })
 }
 
+/// A file name's sort key, in natural order: text as bytes, numbers (runs of digits) by
+/// value, so `part-2` comes before `part-10` wherever the number is — consecutive numbered
+/// names stay together for the file table's runs, and each rank's files (`tree.2/…` before
+/// `tree.10/…`) for its blocks. Ties (`01` and `1`) by the bytes. The key is bytes (a
+/// number is 0, its length and its digits without leading zeros; a text byte is itself,
+/// 1 escaped as 1 1), so sorting a million names compares bytes.
+pub(crate) fn natural_order(path: &[u8]) -> (Vec<u8>, &[u8]) {
+    let mut key = Vec::with_capacity(path.len() + 8);
+    let mut at = 0;
+    while at < path.len() {
+        let byte = path[at];
+        if !byte.is_ascii_digit() {
+            if byte <= 1 {
+                key.push(1);
+            }
+            key.push(byte);
+            at += 1;
+            continue;
+        }
+        let start = at;
+        while at < path.len() && path[at].is_ascii_digit() {
+            at += 1;
+        }
+        let digits = &path[start..at];
+        let value = &digits[digits
+            .iter()
+            .position(|digit| *digit != b'0')
+            .unwrap_or(digits.len())..];
+        key.push(0);
+        key.push(value.len().min(255) as u8);
+        key.extend_from_slice(value);
+    }
+    (key, path)
+}
+
 /// Zero-padding width of a number as written: 0 when it has no leading zero.
 fn width(digits: &[u8]) -> usize {
     if digits.len() > 1 && digits[0] == b'0' {

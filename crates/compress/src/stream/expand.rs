@@ -89,6 +89,7 @@ impl EncodedStream {
             loop_draws: FastMap::default(),
             sites: self.site_histograms(),
             points: FastMap::default(),
+            relative_peers: FastMap::default(),
             decoded: FastMap::default(),
             decoded_items: 0,
             stack: vec![Frame::Once {
@@ -194,6 +195,9 @@ pub struct Events<'s, C> {
     /// Where each blurred value's sequence of well-spread points is (by body, node in it,
     /// and value): its draws take the histogram's bins in proportion.
     points: FastMap<(usize, usize, u8), f64>,
+    /// Per leaf (body, node) whose peers are blurred: whether they are drawn relative to
+    /// the rank ([`fewer_relative`], decided once: it walks the sets).
+    relative_peers: FastMap<(usize, usize), bool>,
     /// Loop bodies decoded ([`Events::decoded`]).
     decoded: FastMap<usize, Arc<[Item<'s>]>>,
     decoded_items: usize,
@@ -413,10 +417,16 @@ impl<'s, C: Fn(u16) -> Option<CallClass>> Events<'s, C> {
                     // the peers relative to the rank when they are fewer (ranks talking to
                     // neighbours at wandering distances), else of the ranks.
                     let at = self.point((node.0, node.1, 1));
-                    let relative = blurred
-                        .zip(self.rank)
-                        .zip(relative_peers)
-                        .filter(|((b, _), _)| fewer_relative(b));
+                    let relative =
+                        blurred
+                            .zip(self.rank)
+                            .zip(relative_peers)
+                            .filter(|((b, _), _)| {
+                                *self
+                                    .relative_peers
+                                    .entry((node.0, node.1))
+                                    .or_insert_with(|| fewer_relative(b))
+                            });
                     let peer = match relative {
                         Some(((b, rank), relative)) => {
                             let drawn = relative.draw_at(at, &mut self.random);

@@ -103,10 +103,15 @@ struct Run<'a> {
 
 impl Run<'_> {
     fn next_value(&self) -> Option<u64> {
-        (self.start as i64)
-            .checked_add(self.step.checked_mul(self.count as i64)?)
-            .and_then(|v| u64::try_from(v).ok())
+        stepped(self.start, self.step, self.count as i64)
     }
+}
+
+/// `start + step · times`, if it is a number a name can hold (runs, and blocks' numbers).
+fn stepped(start: u64, step: i64, times: i64) -> Option<u64> {
+    step.checked_mul(times)
+        .and_then(|offset| (start as i64).checked_add(offset))
+        .and_then(|value| u64::try_from(value).ok())
 }
 
 fn noise_code(noise: Option<Noise>) -> u64 {
@@ -178,10 +183,7 @@ fn moved(text: &[u8], deltas: &[i64], times: i64) -> Result<Vec<u8>> {
     let mut at = 0;
     for (number, delta) in numbers(text).iter().zip(deltas) {
         out.extend_from_slice(&text[at..number.start]);
-        let value = delta
-            .checked_mul(times)
-            .and_then(|offset| (number.value as i64).checked_add(offset))
-            .and_then(|value| u64::try_from(value).ok())
+        let value = stepped(number.value, *delta, times)
             .ok_or_else(|| TraceError::Invalid("file name block overflows".into()))?;
         out.extend_from_slice(&format_number(value, number.width));
         at = number.end;
@@ -268,10 +270,7 @@ impl Entry {
             } => {
                 let before = numbers(prefix).len().min(deltas.len());
                 let delta = deltas.get(before).copied().unwrap_or(0);
-                let start = delta
-                    .checked_mul(times)
-                    .and_then(|offset| (*start as i64).checked_add(offset))
-                    .and_then(|value| u64::try_from(value).ok())
+                let start = stepped(*start, delta, times)
                     .ok_or_else(|| TraceError::Invalid("file name block overflows".into()))?;
                 Entry::Run {
                     prefix: moved(prefix, &deltas[..before], times)?,
@@ -362,10 +361,7 @@ impl Entry {
                 noise,
             } => {
                 for index in 0..*count {
-                    let value = step
-                        .checked_mul(index as i64)
-                        .and_then(|offset| (*start as i64).checked_add(offset))
-                        .and_then(|value| u64::try_from(value).ok())
+                    let value = stepped(*start, *step, index as i64)
                         .ok_or_else(|| TraceError::Invalid("file name run overflows".into()))?;
                     let mut path = prefix.clone();
                     path.extend_from_slice(&format_number(value, *width));

@@ -290,7 +290,15 @@ fn fortran_unformatted_sequential_records_fold() {
 /// `mpirun.openmpi -np ranks cairn run -q -o DIR/trace.cairn -- patterns/name DIR n`.
 fn trace_mpi_pattern(name: &str, ranks: u64, n: u64) -> (tempfile::TempDir, Traced) {
     let directory = tempfile::tempdir().unwrap();
-    let program = directory.path().join(name);
+    let program = compile_mpi_pattern(name, directory.path());
+    let trace = directory.path().join("trace.cairn");
+    let traced = trace_mpi_program(&program, directory.path(), ranks, n, trace);
+    (directory, traced)
+}
+
+/// `patterns/name.c` built with Open MPI's `mpicc` into `directory`.
+fn compile_mpi_pattern(name: &str, directory: &std::path::Path) -> std::path::PathBuf {
+    let program = directory.join(name);
     let status = std::process::Command::new("mpicc.openmpi")
         .args(["-O1", "-g", "-o"])
         .arg(&program)
@@ -298,8 +306,18 @@ fn trace_mpi_pattern(name: &str, ranks: u64, n: u64) -> (tempfile::TempDir, Trac
         .status()
         .expect("mpicc.openmpi runs (scripts/install-deps.sh installs Open MPI)");
     assert!(status.success(), "compiling {name}");
+    program
+}
+
+/// `mpirun.openmpi -np ranks cairn run -q -o TRACE -- PROGRAM DIRECTORY n`, which must succeed.
+fn trace_mpi_program(
+    program: &std::path::Path,
+    directory: &std::path::Path,
+    ranks: u64,
+    n: u64,
+    trace: std::path::PathBuf,
+) -> Traced {
     library();
-    let trace = directory.path().join("trace.cairn");
     let traced = run_and_summarise(
         std::process::Command::new("mpirun.openmpi")
             .args(["--oversubscribe", "-np", &ranks.to_string()])
@@ -309,8 +327,8 @@ fn trace_mpi_pattern(name: &str, ranks: u64, n: u64) -> (tempfile::TempDir, Trac
             .args(["run", "-q", "-o"])
             .arg(&trace)
             .arg("--")
-            .arg(&program)
-            .arg(directory.path())
+            .arg(program)
+            .arg(directory)
             .arg(n.to_string()),
         trace,
     );
@@ -319,7 +337,7 @@ fn trace_mpi_pattern(name: &str, ranks: u64, n: u64) -> (tempfile::TempDir, Trac
         "{}",
         String::from_utf8_lossy(&traced.output.stderr)
     );
-    (directory, traced)
+    traced
 }
 
 #[test]
@@ -523,33 +541,11 @@ fn each_ranks_tree_of_names_costs_the_file_table_nothing_more() {
     // directory: its random name's digits are numbers of the table too.
     let _alone = alone();
     let directory = tempfile::tempdir().unwrap();
-    let program = directory.path().join("rank_trees");
-    let status = std::process::Command::new("mpicc.openmpi")
-        .args(["-O1", "-g", "-o"])
-        .arg(&program)
-        .arg(programs_directory().join("patterns/rank_trees.c"))
-        .status()
-        .expect("mpicc.openmpi runs");
-    assert!(status.success());
-    library();
+    let program = compile_mpi_pattern("rank_trees", directory.path());
     let mut table_bytes = Vec::new();
     for ranks in [4u64, 16] {
         let trace = directory.path().join(format!("trace-{ranks}.cairn"));
-        let traced = run_and_summarise(
-            std::process::Command::new("mpirun.openmpi")
-                .args(["--oversubscribe", "-np", &ranks.to_string()])
-                .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-                .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-                .arg(cairn_binary())
-                .args(["run", "-q", "-o"])
-                .arg(&trace)
-                .arg("--")
-                .arg(&program)
-                .arg(directory.path())
-                .arg("50"),
-            trace,
-        );
-        assert!(traced.output.status.success());
+        let traced = trace_mpi_program(&program, directory.path(), ranks, 50, trace);
         let count = |call: &str| traced.summary["calls"][call]["count"].as_u64();
         assert_eq!(count("open"), Some(200 * ranks));
         assert_eq!(count("unlink"), Some(200 * ranks));

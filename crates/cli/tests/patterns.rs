@@ -433,13 +433,14 @@ fn halo_exchange_on_a_2d_grid_counts_every_message() {
         assert_eq!(sets, expected, "{ranks} ranks");
         events_bytes.push(events_section_bytes(&traced.trace));
     }
-    // The events of 16 ranks cost at most a quarter more than those of 4 (only the 4 × 4
-    // grid has edge and interior ranks: more leaves, and statistics of more ranks in more
-    // histogram bins); from 16 to 36 ranks, where every kind of rank is there, at most a
+    // The events of 16 ranks cost at most 30% more than those of 4 (only the 4 × 4 grid
+    // has edge and interior ranks: more leaves, and statistics of more ranks in more
+    // histogram bins; 21–23% in most runs, 25% once, the 16 ranks' times on 2 cores
+    // varying more); from 16 to 36 ranks, where every kind of rank is there, at most a
     // tenth.
     eprintln!("halo2d events section: {events_bytes:?} B");
     assert!(
-        4 * events_bytes[1] <= 5 * events_bytes[0],
+        10 * events_bytes[1] <= 13 * events_bytes[0],
         "{events_bytes:?}"
     );
     assert!(
@@ -543,6 +544,7 @@ fn each_ranks_tree_of_names_costs_the_file_table_nothing_more() {
     let directory = tempfile::tempdir().unwrap();
     let program = compile_mpi_pattern("rank_trees", directory.path());
     let mut table_bytes = Vec::new();
+    let mut events_bytes = Vec::new();
     for ranks in [4u64, 16] {
         let trace = directory.path().join(format!("trace-{ranks}.cairn"));
         let traced = trace_mpi_program(&program, directory.path(), ranks, 50, trace);
@@ -566,9 +568,16 @@ fn each_ranks_tree_of_names_costs_the_file_table_nothing_more() {
         );
         assert_eq!(rank_sets(&traced.trace), Vec::<String>::new());
         table_bytes.push(section_raw_bytes(&traced.trace, "FILE"));
+        events_bytes.push(section_raw_bytes(&traced.trace, "EVNT"));
     }
-    eprintln!("rank_trees file table: {table_bytes:?} B raw");
+    eprintln!("rank_trees file table: {table_bytes:?} B raw, events {events_bytes:?} B raw");
     assert_eq!(table_bytes[1], table_bytes[0]);
+    // Each rank's table of the 204 files it names is the previous rank's, renumbered by
+    // one constant: a run, not a byte a file (a rank cost 204 raw bytes more).
+    assert!(
+        events_bytes[1] <= events_bytes[0] + 12 * 16,
+        "{events_bytes:?}"
+    );
 }
 
 /// The stored size of a trace's events section (`cairn dump --sections`).

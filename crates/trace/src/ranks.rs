@@ -1,13 +1,14 @@
-//! Streams of MPI ranks that did the same thing, stored once (EVNT section version 5).
+//! Streams of MPI ranks that did the same thing, stored once (EVNT section version 15).
 //!
 //! [`merge_streams`] hands the streams of ranked processes to
 //! `cairn_compress::ranks::merge_ranks` (same structure, values affine in the rank → one
 //! shared stream) and gives each member the shared stream, its distance from the base rank
 //! and its share of the merged timing statistics. The on-disk form stores each shared
-//! stream once, then its members column by column (process, thread, rank, times, file
-//! tables), each column as differences from the previous member so that the regular case —
-//! consecutive ranks, one file per rank with consecutive indices, a shared file — is runs
-//! of equal bytes that the section's zstd all but removes. A shared stream's members do not
+//! stream once, then its members column by column (process, thread, rank, times), each
+//! column as differences from the previous member so that the regular case — consecutive
+//! ranks — is runs of equal bytes that the section's zstd all but removes; each member's
+//! file table as runs, against the previous member's where that is shorter (one file per
+//! rank, a shared file, a tree of numbered files per rank: one run a rank). A shared stream's members do not
 //! keep their own first and last event times: they are placed like the member first in
 //! (process, thread) order, relative to their process's start (exact process times are in
 //! PROC).
@@ -206,40 +207,109 @@ pub fn encode_streams(trace: &Trace, out: &mut ByteWriter) {
         for stream in &members {
             out.u64(stream.files.len() as u64);
         }
-        // Each table as steps from entry to entry (a run of numbered files is a run of
-        // +1), then column by column as the difference from the previous member's step.
-        let steps: Vec<Vec<i64>> = members
-            .iter()
-            .map(|stream| {
-                let mut previous = 0i64;
-                stream
-                    .files
-                    .iter()
-                    .map(|file| {
-                        let step = *file as i64 - previous;
-                        previous = *file as i64;
-                        step
-                    })
-                    .collect()
-            })
-            .collect();
-        let widest = steps.iter().map(Vec::len).max();
-        for column in 0..widest.unwrap_or(0) {
-            let mut previous = 0i64;
-            for table in &steps {
-                if let Some(step) = table.get(column) {
-                    out.i64(step - previous);
-                    previous = *step;
-                }
-            }
+        let mut previous: &[u32] = &[];
+        for stream in &members {
+            encode_file_table(previous, &stream.files, out);
+            previous = &stream.files;
         }
     }
+}
+
+/// Members' file tables (files or total entries) beyond this are refused on reading: runs
+/// let a few bytes stand for a long table, so the section's size no longer bounds them.
+/// 32 M entries (128 MiB) is 4,096 ranks naming 8,192 files each.
+const MAX_MEMBER_FILE_ENTRIES: usize = 1 << 25;
+
+/// Runs of equal values: (how many, value).
+fn runs(values: impl Iterator<Item = i64>) -> Vec<(u64, i64)> {
+    let mut runs: Vec<(u64, i64)> = Vec::new();
+    for value in values {
+        match runs.last_mut() {
+            Some((count, last)) if *last == value => *count += 1,
+            _ => runs.push((1, value)),
+        }
+    }
+    runs
+}
+
+/// Steps from entry to entry of `table` from `start` (a run of numbered files is one run).
+fn step_runs(start: i64, table: &[u32]) -> Vec<(u64, i64)> {
+    let mut previous = start;
+    runs(table.iter().map(|file| {
+        let step = *file as i64 - previous;
+        previous = *file as i64;
+        step
+    }))
+}
+
+/// A member's file table, in whichever of two forms takes fewer runs: its own steps from
+/// entry to entry, or entry by entry against the previous member's table (the rest, if
+/// longer, as steps; this form when it takes no more runs, so that a file per rank is the
+/// same bytes for every rank). Ranks naming their own numbered files (`file.r.0` … `file.r.999`,
+/// a tree per rank) are all one run against their neighbour — a few bytes a rank however
+/// many files each names, where steps column by column cost a byte a file.
+fn encode_file_table(previous: &[u32], table: &[u32], out: &mut ByteWriter) {
+    let own = step_runs(0, table);
+    let common = previous.len().min(table.len());
+    let mut against = runs(
+        previous
+            .iter()
+            .zip(table)
+            .map(|(before, file)| *file as i64 - *before as i64),
+    );
+    let last = common.checked_sub(1).map_or(0, |index| table[index] as i64);
+    against.extend(step_runs(last, &table[common..]));
+    let (form, runs) = if common > 0 && against.len() <= own.len() {
+        (1, against)
+    } else {
+        (0, own)
+    };
+    out.u64(form);
+    for (count, value) in runs {
+        out.u64(count);
+        out.i64(value);
+    }
+}
+
+/// Reads what [`encode_file_table`] wrote: a table of `length` entries.
+fn decode_file_table(reader: &mut ByteReader, previous: &[u32], length: usize) -> Result<Vec<u32>> {
+    let invalid = |what: &str| TraceError::Invalid(format!("section EVNT: {what}"));
+    let against = match reader.u64()? {
+        0 => false,
+        1 if !previous.is_empty() => true,
+        _ => return Err(invalid("unknown form of a file table")),
+    };
+    let common = if against {
+        previous.len().min(length)
+    } else {
+        0
+    };
+    let mut table = Vec::with_capacity(length);
+    let mut file = 0i64;
+    while table.len() < length {
+        let count = reader.u64()?;
+        let value = reader.i64()?;
+        if count == 0 || count > (length - table.len()) as u64 {
+            return Err(invalid("file table run out of range"));
+        }
+        for _ in 0..count {
+            let position = table.len();
+            file = if position < common {
+                (previous[position] as i64).wrapping_add(value)
+            } else {
+                file.wrapping_add(value)
+            };
+            table.push(u32::try_from(file).map_err(|_| invalid("file index out of range"))?);
+        }
+    }
+    Ok(table)
 }
 
 /// Reads what [`encode_streams`] wrote; the streams come back in (process, thread) order.
 pub fn decode_streams(reader: &mut ByteReader, processes: &[Process]) -> Result<Vec<Stream>> {
     let invalid = |what: &str| TraceError::Invalid(format!("section EVNT: {what}"));
     let mut streams = Vec::new();
+    let mut entries = 0u64;
     for _ in 0..reader.count(2)? {
         let shared = Arc::new(EncodedStream::from_bytes(reader.bytes()?.to_vec())?);
         let count = reader.count(4)?;
@@ -293,30 +363,101 @@ pub fn decode_streams(reader: &mut ByteReader, processes: &[Process]) -> Result<
         }
         let mut wanted = Vec::with_capacity(group.len());
         for _ in 0..group.len() {
-            wanted.push(reader.count(1)?);
-        }
-        // Each entry takes at least a byte: a table larger than the rest is corrupt.
-        let total = wanted
-            .iter()
-            .fold(0usize, |sum, files| sum.saturating_add(*files));
-        if total > reader.remaining() {
-            return Err(invalid("file tables larger than the section"));
-        }
-        for column in 0..wanted.iter().copied().max().unwrap_or(0) {
-            let mut previous_step = 0i64;
-            for (stream, wanted) in group.iter_mut().zip(&wanted) {
-                if column < *wanted {
-                    let step = previous_step.wrapping_add(reader.i64()?);
-                    previous_step = step;
-                    let file =
-                        (stream.files.last().map_or(0, |file| *file as i64)).wrapping_add(step);
-                    stream
-                        .files
-                        .push(u32::try_from(file).map_err(|_| invalid("file index out of range"))?);
-                }
+            let length = reader.u64()?;
+            entries = entries.saturating_add(length);
+            if entries > MAX_MEMBER_FILE_ENTRIES as u64 {
+                return Err(invalid("members' file tables too large"));
             }
+            wanted.push(length as usize);
+        }
+        for (index, length) in wanted.into_iter().enumerate() {
+            let (done, rest) = group.split_at_mut(index);
+            let previous = done.last().map_or(&[][..], |stream| &stream.files);
+            rest[0].files = decode_file_table(reader, previous, length)?;
         }
     }
     canonical_order(&mut streams);
     Ok(streams)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn encoded(tables: &[Vec<u32>]) -> Vec<u8> {
+        let mut out = ByteWriter::new();
+        let mut previous: &[u32] = &[];
+        for table in tables {
+            encode_file_table(previous, table, &mut out);
+            previous = table;
+        }
+        out.into_inner()
+    }
+
+    fn decoded(bytes: &[u8], lengths: &[usize]) -> Result<Vec<Vec<u32>>> {
+        let mut reader = ByteReader::new(bytes, "EVNT");
+        let mut tables: Vec<Vec<u32>> = Vec::new();
+        for length in lengths {
+            let previous = tables.last().map_or(&[][..], Vec::as_slice);
+            let table = decode_file_table(&mut reader, previous, *length)?;
+            tables.push(table);
+        }
+        Ok(tables)
+    }
+
+    #[test]
+    fn ranks_with_their_own_numbered_files_cost_a_run_each() {
+        // mdtest -u: each rank a tree of 3,815 files, numbered on from the previous rank's.
+        let rank = |r: u32| -> Vec<u32> { (0..3815).map(|k| r * 3813 + 7 + k * 2).collect() };
+        let tables: Vec<Vec<u32>> = (0..16).map(rank).collect();
+        let bytes = encoded(&tables);
+        // The first table: one run of steps after its first entry; each other: one run
+        // (+3813 on every entry of the previous rank's).
+        assert_eq!(bytes.len(), 6 + 15 * 5, "{bytes:?}");
+        let lengths: Vec<usize> = tables.iter().map(Vec::len).collect();
+        assert_eq!(decoded(&bytes, &lengths).unwrap(), tables);
+    }
+
+    #[test]
+    fn runs_past_the_table_or_empty_are_refused() {
+        let mut out = ByteWriter::new();
+        out.u64(0);
+        out.u64(5);
+        out.i64(1);
+        let bytes = out.into_inner();
+        assert!(decoded(&bytes, &[4]).is_err());
+        assert_eq!(decoded(&bytes, &[5]).unwrap(), [vec![1, 2, 3, 4, 5]]);
+        let mut out = ByteWriter::new();
+        out.u64(0);
+        out.u64(0);
+        out.i64(1);
+        assert!(decoded(&out.into_inner(), &[1]).is_err());
+        // Against a previous table when there is none.
+        let mut out = ByteWriter::new();
+        out.u64(1);
+        out.u64(1);
+        out.i64(1);
+        assert!(decoded(&out.into_inner(), &[1]).is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn member_file_tables_come_back_as_written(
+            tables in proptest::collection::vec(
+                proptest::collection::vec(0u32..64, 0..40), 1..8),
+            shift in 0u32..1000,
+        ) {
+            // Some tables shifted copies of the one before, as ranks' often are.
+            let mut tables = tables;
+            for index in 1..tables.len() {
+                if index % 2 == 0 {
+                    let previous = tables[index - 1].clone();
+                    tables[index] = previous.iter().map(|file| file + shift).collect();
+                }
+            }
+            let lengths: Vec<usize> = tables.iter().map(Vec::len).collect();
+            prop_assert_eq!(decoded(&encoded(&tables), &lengths).unwrap(), tables);
+        }
+    }
 }

@@ -54,6 +54,9 @@ pub struct TraceWriter {
     entries: Vec<SectionEntry>,
     body: Vec<u8>,
     quick: bool,
+    /// One zstd context for all the sections (made on first use): making one per section
+    /// took a tenth of the trace build of a short run.
+    compressor: Option<zstd::bulk::Compressor<'static>>,
 }
 
 impl TraceWriter {
@@ -85,7 +88,16 @@ impl TraceWriter {
             } else {
                 1
             };
-            zstd::bulk::compress(payload, level).expect("zstd compression of an in-memory buffer")
+            let compressor = match &mut self.compressor {
+                Some(compressor) => compressor,
+                slot => slot.insert(
+                    zstd::bulk::Compressor::new(level).expect("a zstd compression context"),
+                ),
+            };
+            compressor
+                .set_compression_level(level)
+                .and_then(|_| compressor.compress(payload))
+                .expect("zstd compression of an in-memory buffer")
         } else {
             payload.to_vec()
         };

@@ -370,8 +370,16 @@ impl Call {
         Call::ALL.get(id as usize).copied()
     }
 
+    /// The call of this name. By a table built on first use: every trace build looks up
+    /// each of the segment's hundreds of hooked calls (a scan of them all took a tenth of
+    /// `cairn run -- /bin/true`).
     pub fn from_name(name: &str) -> Option<Call> {
-        Call::ALL.iter().copied().find(|call| call.name() == name)
+        static BY_NAME: std::sync::OnceLock<std::collections::HashMap<&'static str, Call>> =
+            std::sync::OnceLock::new();
+        BY_NAME
+            .get_or_init(|| Call::ALL.iter().map(|call| (call.name(), *call)).collect())
+            .get(name)
+            .copied()
     }
 }
 

@@ -281,3 +281,40 @@ fn cp_shows_the_bytes_of_both_files() {
         "{calls}"
     );
 }
+
+#[test]
+fn relative_names_follow_the_working_directory_whoever_moved_it() {
+    let (_directory, traced) = trace_program("working_directory", &["-pthread"], &[]);
+    assert_eq!(
+        traced.exit_code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&traced.output.stderr)
+    );
+    // Each file once, with its own bytes: `g` was made in `a` because another thread had
+    // gone back there (a thread's copy of the working directory is dropped whoever moves
+    // it), `h` in `a` after fchdir, `i` there too after a chdir that failed.
+    for (name, bytes) in [
+        ("/a/f", 10),
+        ("/b/f", 20),
+        ("/a/g", 30),
+        ("/a/h", 40),
+        ("/a/i", 50),
+    ] {
+        assert_fields(
+            traced.file(name),
+            &[("opens", 1), ("writes", 1), ("bytes_written", bytes)],
+        );
+    }
+    assert!(
+        !traced.paths().iter().any(|path| path.ends_with("/b/g")),
+        "{:#?}",
+        traced.paths()
+    );
+    // Intercepted, not recorded: the directory a program works in is not one of its files.
+    let calls = &traced.summary["calls"];
+    assert!(
+        calls.get("chdir").is_none() && calls.get("fchdir").is_none(),
+        "{calls}"
+    );
+}

@@ -10,7 +10,7 @@
 //! system call, or before the tracer loaded) are looked up once in `/proc/self/fd`.
 
 use std::hash::{BuildHasher, BuildHasherDefault};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use cairn_format::segment::{kind, path_origin};
 use libc::{c_char, c_int};
@@ -275,9 +275,41 @@ pub fn file_for_stream(state: &mut ThreadState, stream: *mut libc::FILE) -> (u32
     (file_for_descriptor(state, fd), fd)
 }
 
+/// Changes of the working directory so far (`chdir`, `fchdir`): a thread's copy of the
+/// working directory is good while it was taken at the current count.
+static WORKING_DIRECTORY_CHANGES: AtomicU64 = AtomicU64::new(1);
+
+/// The working directory changed (or may have: called whether or not the call succeeded,
+/// and whether or not the call is traced).
+pub fn working_directory_changed() {
+    WORKING_DIRECTORY_CHANGES.fetch_add(1, Ordering::Release);
+}
+
+/// The working directory into `out`: the thread's copy while no `chdir` or `fchdir` came
+/// since it was taken (a `getcwd` system call for each relative path took a tenth of a
+/// run making files by relative names). A program changing it by a raw system call would
+/// see relative names made from the old one.
+fn working_directory(state: &mut ThreadState, out: &mut PathBuffer) -> bool {
+    let changes = WORKING_DIRECTORY_CHANGES.load(Ordering::Acquire);
+    let cache = &mut state.working_directory;
+    if cache.0 != changes {
+        if !sys::getcwd(&mut cache.1) {
+            cache.0 = 0;
+            return false;
+        }
+        cache.0 = changes;
+    }
+    out.push(cache.1.as_bytes())
+}
+
 /// Makes `path` absolute, relative to `dirfd` (or the working directory), keeping the
 /// program's own bytes (no symlink resolution, only a leading `./` is dropped).
-pub fn absolute(dirfd: c_int, path: *const c_char, out: &mut PathBuffer) -> bool {
+pub fn absolute(
+    state: &mut ThreadState,
+    dirfd: c_int,
+    path: *const c_char,
+    out: &mut PathBuffer,
+) -> bool {
     if path.is_null() {
         return false;
     }
@@ -287,7 +319,7 @@ pub fn absolute(dirfd: c_int, path: *const c_char, out: &mut PathBuffer) -> bool
         return out.push(bytes);
     }
     let base_ok = if dirfd == libc::AT_FDCWD {
-        sys::getcwd(out)
+        working_directory(state, out)
     } else {
         let mut link = PathBuffer::new();
         link.push(format!("/proc/self/fd/{dirfd}").as_bytes()) && sys::readlink(&link, out)
@@ -322,7 +354,7 @@ pub fn file_for_path(
         }
     }
     let mut buffer = PathBuffer::new();
-    if absolute(dirfd, path, &mut buffer) {
+    if absolute(state, dirfd, path, &mut buffer) {
         intern(state, buffer.as_bytes(), origin)
     } else {
         0

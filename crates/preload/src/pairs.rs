@@ -4,12 +4,14 @@
 //! the destination with no time of its own, so every analysis counts both files without
 //! knowing these calls; `aio_return` writes the bytes it collected as the `_done` share of
 //! the submission's direction; `closedir` forgets the stream's descriptor, which it closes
-//! without our `close`.
+//! without our `close`. Also here, as custom hooks with work around the real call:
+//! `chdir` and `fchdir`, not recorded, which drop the threads' copies of the working
+//! directory after the real call.
 
 #![allow(clippy::missing_safety_doc)]
 
 use cairn_model::Call;
-use libc::{c_int, c_uint, c_void, off64_t, size_t, ssize_t};
+use libc::{c_char, c_int, c_uint, c_void, off64_t, size_t, ssize_t};
 
 use crate::adapters;
 use crate::files;
@@ -248,4 +250,38 @@ pub unsafe extern "C" fn closedir(directory: *mut c_void) -> c_int {
             })
         },
     )
+}
+
+/// `chdir` and `fchdir`: forwarded, then every thread's copy of the working directory is
+/// dropped (`files::working_directory_changed`). Not recorded: the directory a program
+/// works in is not one of its files, and every name it opens is made absolute against it
+/// (Darshan does not count them either).
+#[cfg_attr(not(cairn_wrap), no_mangle)]
+#[cfg_attr(cairn_wrap, export_name = "__wrap_chdir")]
+pub unsafe extern "C" fn chdir(path: *const c_char) -> c_int {
+    type Real = unsafe extern "C" fn(*const c_char) -> c_int;
+    let Some(real) = crate::real::get(Call::chdir) else {
+        return missing();
+    };
+    // SAFETY: the next definition of chdir.
+    let real = unsafe { std::mem::transmute::<usize, Real>(real) };
+    // SAFETY: forwarding the caller's argument.
+    let ret = unsafe { real(path) };
+    files::working_directory_changed();
+    ret
+}
+
+#[cfg_attr(not(cairn_wrap), no_mangle)]
+#[cfg_attr(cairn_wrap, export_name = "__wrap_fchdir")]
+pub unsafe extern "C" fn fchdir(fd: c_int) -> c_int {
+    type Real = unsafe extern "C" fn(c_int) -> c_int;
+    let Some(real) = crate::real::get(Call::fchdir) else {
+        return missing();
+    };
+    // SAFETY: the next definition of fchdir.
+    let real = unsafe { std::mem::transmute::<usize, Real>(real) };
+    // SAFETY: forwarding the caller's argument.
+    let ret = unsafe { real(fd) };
+    files::working_directory_changed();
+    ret
 }

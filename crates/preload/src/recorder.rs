@@ -95,6 +95,9 @@ pub struct ThreadState {
     pub library_layer: u8,
     /// Direct-mapped cache from stack hash to context id (see `context`).
     pub context_cache: [(u64, u32); CONTEXT_CACHE_SIZE],
+    /// The working directory as `getcwd` gave it, and the count of changes it was taken
+    /// at (0: none taken; see `files::working_directory`).
+    pub working_directory: (u64, PathBuffer),
     /// The thread's last event and its call (`NO_CALL` if none), for runs.
     previous: RawEvent,
     previous_call: u32,
@@ -388,6 +391,7 @@ impl ThreadState {
             library_depth: 0,
             library_layer: 0,
             context_cache: [(0, 0); CONTEXT_CACHE_SIZE],
+            working_directory: (0, PathBuffer::new()),
             previous: RawEvent::default(),
             previous_call: NO_CALL,
             run: std::ptr::null_mut(),

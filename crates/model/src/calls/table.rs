@@ -232,6 +232,10 @@ macro_rules! for_each_builtin_call {
             mkdir      Posix Meta  generated (path: *const c_char, mode: mode_t) -> c_int
                 => path_status(AT_FDCWD, path, mode);
             rmdir      Posix Meta  generated (path: *const c_char) -> c_int => path_status(AT_FDCWD, path, 0);
+            // The working directory: intercepted, never recorded (the tracer keeps a copy to
+            // name relative paths, dropped when these change it).
+            chdir      Posix Meta  custom;
+            fchdir     Posix Meta  custom;
 
             // ---- stdio ------------------------------------------------------------------
             fopen      Stdio Open  generated (path: *const c_char, mode: *const c_char) -> *mut FILE

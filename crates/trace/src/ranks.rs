@@ -8,10 +8,10 @@
 //! column as differences from the previous member so that the regular case — consecutive
 //! ranks — is runs of equal bytes that the section's zstd all but removes; each member's
 //! file table as runs, against the previous member's where that is shorter (one file per
-//! rank, a shared file, a tree of numbered files per rank: one run a rank). A shared stream's members do not
-//! keep their own first and last event times: they are placed like the member first in
-//! (process, thread) order, relative to their process's start (exact process times are in
-//! PROC).
+//! rank, a shared file, a tree of numbered files per rank: one run a rank). A shared
+//! stream's members do not keep their own first and last event times: they are placed like
+//! the member first in (process, thread) order, relative to their process's start (exact
+//! process times are in PROC).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -245,9 +245,10 @@ fn step_runs(start: i64, table: &[u32]) -> Vec<(u64, i64)> {
 /// A member's file table, in whichever of two forms takes fewer runs: its own steps from
 /// entry to entry, or entry by entry against the previous member's table (the rest, if
 /// longer, as steps; this form when it takes no more runs, so that a file per rank is the
-/// same bytes for every rank). Ranks naming their own numbered files (`file.r.0` … `file.r.999`,
-/// a tree per rank) are all one run against their neighbour — a few bytes a rank however
-/// many files each names, where steps column by column cost a byte a file.
+/// same bytes for every rank). Ranks naming their own numbered files (`file.r.0` …
+/// `file.r.999`, a tree per rank) are one run each against their neighbour — a few bytes
+/// a rank however many files each names, where steps column by column (EVNT 14) cost a
+/// byte a file.
 fn encode_file_table(previous: &[u32], table: &[u32], out: &mut ByteWriter) {
     let own = step_runs(0, table);
     let common = previous.len().min(table.len());

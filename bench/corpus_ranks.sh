@@ -7,11 +7,11 @@
 # (which worker answers first changes from run to run): a lossless trace keeps an event per
 # message, so they grow with N.
 #
-# Usage: bench/corpus_ranks.sh [ranks="4 16"] [n=10]
+# Usage: bench/corpus_ranks.sh [ranks="4 16"] [n=20]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 read -r low high <<<"${1:-4 16}"
-n=${2:-10}
+n=${2:-20}
 cargo build --release --workspace --quiet
 cairn=$(pwd)/target/release/cairn
 work=$(mktemp -d)

@@ -15,6 +15,10 @@ use crate::{FileInfo, Result, TraceError};
 /// Most files a trace may expand to; a damaged run count cannot make the reader allocate
 /// more.
 pub const MAX_FILES: u64 = 1 << 22;
+/// Most bytes a trace's file names may take together once expanded: runs and blocks let a
+/// few bytes stand for millions of names, each as long as the prefix a damaged entry
+/// claims. 512 MiB is 4 M names of 128 bytes.
+pub const MAX_NAME_BYTES: u64 = 1 << 29;
 
 /// A name split around its last run of digits.
 pub(crate) struct Split<'a> {
@@ -285,6 +289,15 @@ impl Entry {
         })
     }
 
+    /// The bytes its names take at most (a number takes up to 20 digits).
+    fn name_bytes(&self) -> u64 {
+        let longest = match self {
+            Entry::Name { path, .. } => path.len() as u64,
+            Entry::Run { prefix, suffix, .. } => (prefix.len() + suffix.len()) as u64 + 20,
+        };
+        longest.saturating_mul(self.files())
+    }
+
     fn files(&self) -> u64 {
         match self {
             Entry::Name { .. } => 1,
@@ -340,12 +353,14 @@ impl Entry {
         })
     }
 
-    fn expand(&self, files: &mut Vec<FileInfo>) -> Result<()> {
+    /// Appends the entry's names; `name_bytes` is what the table's names may still take.
+    fn expand(&self, files: &mut Vec<FileInfo>, name_bytes: &mut u64) -> Result<()> {
         if files.len() as u64 + self.files() > MAX_FILES {
             return Err(TraceError::Invalid(format!(
                 "the file table holds more than {MAX_FILES} files"
             )));
         }
+        take_name_bytes(name_bytes, self.name_bytes())?;
         match self {
             Entry::Name { path, noise } => files.push(FileInfo {
                 path: path.clone(),
@@ -561,8 +576,20 @@ pub fn encode(files: &[FileInfo], out: &mut ByteWriter) {
     out.buffer.extend_from_slice(&body.buffer);
 }
 
+/// Takes `bytes` from what the table's names may still take ([`MAX_NAME_BYTES`]).
+fn take_name_bytes(left: &mut u64, bytes: u64) -> Result<()> {
+    *left = left.checked_sub(bytes).ok_or_else(|| {
+        TraceError::Invalid(format!(
+            "the file table's names take more than {} MiB",
+            MAX_NAME_BYTES >> 20
+        ))
+    })?;
+    Ok(())
+}
+
 pub fn decode(reader: &mut ByteReader) -> Result<Vec<FileInfo>> {
     let mut files = Vec::new();
+    let mut name_bytes = MAX_NAME_BYTES;
     let entries = reader.count(2)?;
     for _ in 0..entries {
         match reader.u64()? {
@@ -571,6 +598,7 @@ pub fn decode(reader: &mut ByteReader) -> Result<Vec<FileInfo>> {
                 let repetitions = reader.u64()?;
                 let mut block = Vec::with_capacity(length);
                 let mut per_repetition = 0u64;
+                let mut bytes_per_repetition = 0u64;
                 for _ in 0..length {
                     let kind = reader.u64()?;
                     let entry = Entry::decode(kind, reader)?;
@@ -579,6 +607,7 @@ pub fn decode(reader: &mut ByteReader) -> Result<Vec<FileInfo>> {
                         .map(|_| reader.i64())
                         .collect::<std::result::Result<Vec<_>, _>>()?;
                     per_repetition = per_repetition.saturating_add(entry.files());
+                    bytes_per_repetition = bytes_per_repetition.saturating_add(entry.name_bytes());
                     block.push((entry, deltas));
                 }
                 // Entries of no file (a run of 0) must not make a loop of any length: as many
@@ -591,13 +620,22 @@ pub fn decode(reader: &mut ByteReader) -> Result<Vec<FileInfo>> {
                         "the file table holds more than {MAX_FILES} files"
                     )));
                 }
+                // Refused before any is made (each repetition's entries are checked again
+                // as they expand, against what is left after this).
+                let mut left_after_all = name_bytes;
+                take_name_bytes(
+                    &mut left_after_all,
+                    bytes_per_repetition.saturating_mul(repetitions),
+                )?;
                 for times in 0..repetitions {
                     for (entry, deltas) in &block {
-                        entry.moved(deltas, times as i64)?.expand(&mut files)?;
+                        entry
+                            .moved(deltas, times as i64)?
+                            .expand(&mut files, &mut name_bytes)?;
                     }
                 }
             }
-            kind => Entry::decode(kind, reader)?.expand(&mut files)?,
+            kind => Entry::decode(kind, reader)?.expand(&mut files, &mut name_bytes)?,
         }
     }
     Ok(files)
@@ -732,6 +770,39 @@ mod tests {
         writer.u64(0);
         let bytes = writer.into_inner();
         assert!(decode(&mut ByteReader::new(&bytes, "test")).is_err());
+    }
+
+    #[test]
+    fn long_names_times_many_are_refused_before_they_are_made() {
+        // A run of 4 M names (as many files as a table may hold) of a 1 KiB prefix: 4 GiB of
+        // names from 1 KiB of section (found by fuzzing the FILE section: 50 bytes made
+        // 800 MB of names).
+        let mut writer = ByteWriter::new();
+        writer.u64(1);
+        writer.u64(1);
+        writer.bytes(&[b'a'; 1024]);
+        writer.bytes(b"");
+        writer.u64(0);
+        writer.u64(0);
+        writer.i64(1);
+        writer.u64(MAX_FILES);
+        writer.u64(0);
+        let bytes = writer.into_inner();
+        let error = decode(&mut ByteReader::new(&bytes, "test")).unwrap_err();
+        assert!(error.to_string().contains("512 MiB"), "{error}");
+        // The same names in a block repeated 4 M times.
+        let mut writer = ByteWriter::new();
+        writer.u64(1);
+        writer.u64(2);
+        writer.u64(1);
+        writer.u64(1 << 22);
+        writer.u64(0);
+        writer.bytes(&[b'a'; 1024]);
+        writer.u64(0);
+        writer.u64(0);
+        let bytes = writer.into_inner();
+        let error = decode(&mut ByteReader::new(&bytes, "test")).unwrap_err();
+        assert!(error.to_string().contains("512 MiB"), "{error}");
     }
 
     proptest! {

@@ -425,6 +425,15 @@ fn mpi_replayed_like_the_original(
         let mut calls = calls_on_files(trace, prefix);
         // ROMIO polls its own AIO (inside MPI_Wait) as often as timing makes it.
         calls.retain(|(call, _, _), _| call != "aio_error");
+        // An aggregator's read before a collective write (data sieving) reads what the file
+        // holds at that moment, which depends on when the other ranks' non-blocking writes
+        // landed: how many reads is the library's, their bytes are timing's (mpi_io_more:
+        // 29,696 in one run, 25,600 in its replay, once under CI's load).
+        for ((call, _, _), (_, bytes)) in calls.iter_mut() {
+            if call == "pread" {
+                *bytes = 0;
+            }
+        }
         if traced_with != replayed_with {
             calls.retain(|(call, _, _), _| call.starts_with("MPI_"));
         }

@@ -10,10 +10,12 @@ mod exercise;
 use cairn_format::container::{TraceFile, TraceWriter};
 use libfuzzer_sys::fuzz_target;
 
-/// A small real trace in the current format, embedded: tests/programs/patterns/rank_trees.c
-/// on 4 ranks with 8 items (one stream the ranks share, their file tables, loops, a file
-/// table of blocks). Remake it when a section's version changes, or the decoders are only
-/// fuzzed up to the version check.
+/// A small real trace in the current format, embedded: tests/programs/patterns/imbalanced.c
+/// on 4 ranks, 6 steps, at precision 0 (one stream the ranks share, their file tables,
+/// count histograms, loops that keep each rank's iterations, leaves that keep each rank's
+/// offset range). Remake it when a section's version changes, or the decoders are only
+/// fuzzed up to the version check (the previous sample, rank_trees.c, fuzzed file tables
+/// of blocks).
 const SAMPLE: &[u8] = include_bytes!("sample.cairn");
 
 fuzz_target!(|data: &[u8]| {

@@ -785,6 +785,7 @@ fn structure(
                 body,
                 ranks,
                 counts,
+                totals,
             } => {
                 // A part of other ranks is shown as its first rank has it, without changing
                 // what the shown rank's files resolve to.
@@ -823,15 +824,21 @@ fn structure(
                     writeln!(out, "{indent}}}")?;
                 } else if let Some(counts) = counts.filter(|_| !inside.is_empty()) {
                     // Counts that differ (a precision level below 100): their range, how
-                    // many occurrences, and their exact sum.
+                    // many occurrences, and their exact sum (and each rank's, kept where
+                    // the loop accesses files).
                     writeln!(
                         out,
-                        "{indent}loop ×{}..{} {{  [histogram: {} occurrences, {} iterations in {} bins]",
+                        "{indent}loop ×{}..{} {{  [histogram: {} occurrences, {} iterations in {} bins{}]",
                         counts.min,
                         counts.max,
                         counts.count,
                         counts.sum,
-                        counts.bins().len()
+                        counts.bins().len(),
+                        if totals.is_some() {
+                            "; each rank's iterations exact"
+                        } else {
+                            ""
+                        }
                     )?;
                     out.write_all(&inside)?;
                     writeln!(out, "{indent}}}")?;

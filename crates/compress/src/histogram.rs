@@ -348,6 +348,17 @@ impl Histogram {
         share
     }
 
+    /// A member's own slice when its exact occurrences and iterations are known (a loop
+    /// that accesses files, in a stream ranks share): these bins spread over `count`
+    /// occurrences, with the member's exact `sum`.
+    pub fn exact_share(&self, count: u64, sum: u64) -> Histogram {
+        Histogram {
+            sum: sum as i128,
+            ..self.clone()
+        }
+        .with_count(count)
+    }
+
     /// The same sum spread over `count` occurrences: each bin's count scaled (largest
     /// remainders first, so they add up to `count`), its range and mean kept. For a
     /// member's slice of a shared loop's counts, counted as the occurrences the member

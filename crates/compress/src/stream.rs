@@ -52,16 +52,17 @@ mod relative;
 mod sharing;
 
 pub use blur::{
-    BLURRED_OFFSET, BLURRED_PEER, BLURRED_RESULT, BLURRED_SIZE, BLURRED_TAG, ORDER_IN_LEAF,
+    BLURRED_OFFSET, BLURRED_PEER, BLURRED_RESULT, BLURRED_SIZE, BLURRED_TAG, MEMBER_EXTENTS,
+    ORDER_IN_LEAF,
 };
 
 /// The generator's seed of an expansion (then the rank's distance from the stream's base
 /// rank): every reader draws the same values for a blurred trace.
 pub const EXPANSION_SEED: u64 = 0xca1e_5eed;
 use body::read_leaf;
-pub use body::{Body, Item, Shares};
+pub use body::{Body, Item, Shares, Walked};
 pub use relative::{column_parts, Relative, TAG_STEP};
-pub use sharing::{RankSet, RankSlopes, RankView, Sharing};
+pub use sharing::{MemberExtents, MemberTotals, RankSet, RankSlopes, RankView, Sharing};
 
 use crate::fold::{body_runs, Folder, Leaf, Limits, Node};
 use crate::hash::FastMap;
@@ -242,6 +243,7 @@ struct NodeWriter<'a> {
     shared: bool,
     sharing: &'a Sharing,
     loops_written: usize,
+    leaves_written: usize,
 }
 
 /// A stream of one rank shares nothing.
@@ -249,6 +251,8 @@ static NOT_SHARED: Sharing = Sharing {
     parameters: Vec::new(),
     loop_slopes: Vec::new(),
     loop_ranks: Vec::new(),
+    loop_totals: Vec::new(),
+    leaf_extents: Vec::new(),
     rank_sets: Vec::new(),
     base_rank: 0,
 };
@@ -260,6 +264,7 @@ impl Default for NodeWriter<'_> {
             shared: false,
             sharing: &NOT_SHARED,
             loops_written: 0,
+            leaves_written: 0,
         }
     }
 }
@@ -293,7 +298,18 @@ impl NodeWriter<'_> {
                 out.i64(leaf.offset_high.wrapping_sub(leaf.offset_low));
                 if self.shared {
                     out.i64(leaf.slowest);
+                    if leaf.key.flags & MEMBER_EXTENTS != 0 {
+                        let own = [(leaf.offset_low, leaf.offset_high)];
+                        let extents = self
+                            .sharing
+                            .leaf_extents
+                            .get(self.leaves_written)
+                            .and_then(Option::as_deref)
+                            .unwrap_or(&own);
+                        encode_extents(extents, out);
+                    }
                 }
+                self.leaves_written += 1;
                 if leaf.key.order_in_leaf() {
                     out.u64(leaf.order_counts[0]);
                     out.u64(leaf.order_counts[1]);
@@ -356,6 +372,12 @@ impl NodeWriter<'_> {
                 let index = self.loops_written;
                 let slope = self.sharing.loop_slopes.get(index).copied().unwrap_or(0);
                 let ranks = self.sharing.loop_ranks.get(index).copied().unwrap_or(0);
+                let totals = self
+                    .sharing
+                    .loop_totals
+                    .get(index)
+                    .and_then(Option::as_ref)
+                    .filter(|_| self.shared && counts.is_some());
                 self.loops_written += 1;
                 let mut inner = ByteWriter::new();
                 // A loop whose counts differ runs its body as often as they add up to.
@@ -364,13 +386,20 @@ impl NodeWriter<'_> {
                     self.node(child, runs, &mut inner);
                 }
                 out.u64(count << 2 | TAG_LOOP);
-                out.u64((body.len() as u64) << 1 | counts.is_some() as u64);
+                out.u64(
+                    (body.len() as u64) << 2
+                        | (totals.is_some() as u64) << 1
+                        | counts.is_some() as u64,
+                );
                 if let Some(counts) = counts {
                     counts.encode(out);
                 }
                 if self.shared {
                     out.i64(slope);
                     out.u64(ranks as u64);
+                }
+                if let Some(totals) = totals {
+                    encode_totals(totals, out);
                 }
                 out.bytes(&inner.buffer);
             }
@@ -855,6 +884,8 @@ pub struct EncodedStream {
     pub max_call: u16,
     pub max_context: u32,
     blurred_sizes: bool,
+    /// Some loop's counts are a histogram (a member's event count is then walked).
+    count_histograms: bool,
 }
 
 impl EncodedStream {
@@ -941,9 +972,12 @@ impl EncodedStream {
             rank_sets: usize,
             loop_slopes: Vec<i64>,
             loop_ranks: Vec<u32>,
+            loop_totals: Vec<Option<MemberTotals>>,
+            leaf_extents: Vec<Option<MemberExtents>>,
             /// Column entries the leaves take (one per occurrence of a column leaf).
             column_taken: u64,
             blurred_sizes: bool,
+            count_histograms: bool,
         }
         /// `runs`: how many times the loops around these nodes run them in all. Returns
         /// the events they stand for, in all.
@@ -987,7 +1021,8 @@ impl EncodedStream {
                         state.max_call = state.max_call.max(key.call);
                         state.max_context = state.max_context.max(key.context);
                         state.blurred_sizes |= key.flags & BLURRED_SIZE != 0;
-                        read_leaf(reader, key, state.shared, runs)?;
+                        let (_, extents) = read_leaf(reader, key, state.shared, runs, None)?;
+                        state.leaf_extents.push(extents.map(Into::into));
                         if key.offset == OffsetRef::Column {
                             state.column_taken = state.column_taken.saturating_add(runs);
                         }
@@ -1000,7 +1035,9 @@ impl EncodedStream {
                         } else {
                             None
                         };
-                        let inner_nodes = inner_nodes >> 1;
+                        let has_totals = inner_nodes & 2 != 0;
+                        state.count_histograms |= counts.is_some();
+                        let inner_nodes = inner_nodes >> 2;
                         let (slope, ranks) = if state.shared {
                             (reader.i64()?, reader.u64()?)
                         } else {
@@ -1009,6 +1046,17 @@ impl EncodedStream {
                         if ranks > state.rank_sets as u64 {
                             return Err(reader.corrupt("rank set index out of range"));
                         }
+                        let totals = match (has_totals, &counts) {
+                            (false, _) => None,
+                            (true, Some(counts)) if state.shared => {
+                                Some(decode_totals(reader, counts)?)
+                            }
+                            (true, _) => {
+                                return Err(reader
+                                    .corrupt("member totals of a loop without a count histogram"))
+                            }
+                        };
+                        state.loop_totals.push(totals);
                         // A part only some ranks have is run once by them.
                         if ranks > 0 && (tag >> 2 != 1 || slope != 0) {
                             return Err(reader.corrupt("part of some ranks is not run once"));
@@ -1039,8 +1087,11 @@ impl EncodedStream {
             rank_sets: rank_sets.len(),
             loop_slopes: Vec::new(),
             loop_ranks: Vec::new(),
+            loop_totals: Vec::new(),
+            leaf_extents: Vec::new(),
             column_taken: 0,
             blurred_sizes: false,
+            count_histograms: false,
         };
         let occurrences = check(&mut reader, top_level_nodes, 0, 1, &mut state)?;
         if state.column_taken != column.len() as u64 {
@@ -1069,6 +1120,12 @@ impl EncodedStream {
                 parameters,
                 loop_slopes: state.loop_slopes,
                 loop_ranks: state.loop_ranks,
+                loop_totals: state.loop_totals,
+                leaf_extents: if state.leaf_extents.iter().any(Option::is_some) {
+                    state.leaf_extents
+                } else {
+                    Vec::new()
+                },
                 rank_sets,
                 base_rank,
             },
@@ -1078,6 +1135,7 @@ impl EncodedStream {
             max_call: state.max_call,
             max_context: state.max_context,
             blurred_sizes: state.blurred_sizes,
+            count_histograms: state.count_histograms,
         })
     }
 
@@ -1121,6 +1179,10 @@ impl EncodedStream {
             one_rank: false,
             first_rank: self.sharing.base_rank,
             occurrences: 1,
+            walked: Walked {
+                position: view.member as usize,
+                members: view.members.max(1) as usize,
+            },
         }
     }
 
@@ -1143,20 +1205,42 @@ impl EncodedStream {
     /// Events the rank `view` stands for makes.
     pub fn count_for_view(&self, view: RankView) -> u64 {
         let slopes = view.delta != 0 && self.sharing.loop_slopes.iter().any(|slope| *slope != 0);
-        if !slopes && self.sharing.rank_sets.is_empty() {
+        let histograms = self.shared && self.count_histograms;
+        if !slopes && !histograms && self.sharing.rank_sets.is_empty() {
             return self.count;
         }
-        fn count(body: Body) -> u64 {
+        let walked = Walked {
+            position: view.member as usize,
+            members: view.members.max(1) as usize,
+        };
+        // The events of `runs` runs of `body`: a loop whose counts differ runs its body
+        // the member's own iterations where it keeps them, else the member's even share
+        // of their sum.
+        fn count(body: Body, runs: u64, walked: Walked) -> u64 {
             body.iter()
                 .map(|item| match item {
-                    Item::Leaf(_) => 1,
+                    Item::Leaf(_) => runs,
                     Item::Loop {
-                        count: times, body, ..
-                    } => times.saturating_mul(count(body)),
+                        count: times,
+                        body,
+                        counts,
+                        totals,
+                        ..
+                    } => {
+                        let inner = match (counts, walked.own(totals.as_ref())) {
+                            (Some(_), Some((_, iterations))) if times > 0 => iterations,
+                            (Some(counts), None) if times > 0 && counts.count > 0 => {
+                                (counts.sum.max(0) as u128 * runs as u128 / counts.count as u128)
+                                    .min(u64::MAX as u128) as u64
+                            }
+                            _ => runs.saturating_mul(times),
+                        };
+                        count(body, inner, walked)
+                    }
                 })
                 .fold(0u64, u64::saturating_add)
         }
-        count(self.nodes_for_view(view))
+        count(self.nodes_for_view(view), 1, walked)
     }
 
     /// The same stream with other first and last times (traces merged from runs that
@@ -1238,3 +1322,74 @@ impl EncodedStream {
 
 #[cfg(test)]
 mod tests;
+
+/// Members whose totals one loop may list (a shared stream has at most one per process).
+const MAX_MEMBER_TOTALS: u64 = 1 << 24;
+
+/// A loop's [`MemberTotals`]: `u` members, then each member's occurrences and iterations
+/// as differences from the previous member's (ranks of an imbalanced job differ by little).
+fn encode_totals(totals: &[(u64, u64)], out: &mut ByteWriter) {
+    out.u64(totals.len() as u64);
+    let mut previous = (0u64, 0u64);
+    for &(occurrences, iterations) in totals {
+        out.i64(occurrences.wrapping_sub(previous.0) as i64);
+        out.i64(iterations.wrapping_sub(previous.1) as i64);
+        previous = (occurrences, iterations);
+    }
+}
+
+/// Reads what [`encode_totals`] wrote; the members' occurrences and iterations must add
+/// up to the loop's count histogram's exact count and sum.
+pub(crate) fn decode_totals(reader: &mut ByteReader, counts: &Histogram) -> Result<MemberTotals> {
+    let members = reader.u64()?;
+    if members == 0 || members > MAX_MEMBER_TOTALS || members > reader.remaining() as u64 / 2 {
+        return Err(reader.corrupt("member totals out of range"));
+    }
+    let mut totals = Vec::with_capacity(members as usize);
+    let mut previous = (0u64, 0u64);
+    let (mut occurrences, mut iterations) = (0u128, 0i128);
+    for _ in 0..members {
+        let entry = (
+            previous.0.wrapping_add(reader.i64()? as u64),
+            previous.1.wrapping_add(reader.i64()? as u64),
+        );
+        occurrences += entry.0 as u128;
+        iterations += entry.1 as i128;
+        totals.push(entry);
+        previous = entry;
+    }
+    if occurrences != counts.count as u128 || iterations != counts.sum {
+        return Err(reader.corrupt("member totals do not add up to the loop's counts"));
+    }
+    Ok(totals.into())
+}
+
+/// A leaf's [`MemberExtents`]: `u` members, then each member's lowest offset and its
+/// range's length as differences from the previous member's.
+fn encode_extents(extents: &[(i64, i64)], out: &mut ByteWriter) {
+    out.u64(extents.len() as u64);
+    let mut previous = (0i64, 0i64);
+    for &(low, high) in extents {
+        let length = high.wrapping_sub(low);
+        out.i64(low.wrapping_sub(previous.0));
+        out.i64(length.wrapping_sub(previous.1));
+        previous = (low, length);
+    }
+}
+
+/// Reads what [`encode_extents`] wrote.
+pub(crate) fn decode_extents(reader: &mut ByteReader) -> Result<Vec<(i64, i64)>> {
+    let members = reader.u64()?;
+    if members == 0 || members > MAX_MEMBER_TOTALS || members > reader.remaining() as u64 / 2 {
+        return Err(reader.corrupt("member offset ranges out of range"));
+    }
+    let mut extents = Vec::with_capacity(members as usize);
+    let mut previous = (0i64, 0i64);
+    for _ in 0..members {
+        let low = previous.0.wrapping_add(reader.i64()?);
+        let length = previous.1.wrapping_add(reader.i64()?);
+        extents.push((low, low.wrapping_add(length)));
+        previous = (low, length);
+    }
+    Ok(extents)
+}

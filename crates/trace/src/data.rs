@@ -14,7 +14,9 @@ use crate::{Result, TraceError};
 
 /// Section versions this reader understands.
 const VERSION: u16 = 1;
-/// Version 14 of EVNT: a blurred peer's histogram relative to the rank as well, once ranks
+/// Version 16 of EVNT: a loop's node count quadrupled plus 2 when it keeps each member's
+/// exact occurrences and iterations (a loop whose counts differ between ranks and that
+/// accesses files); version 15: members' file tables as runs. Version 14 of EVNT: a blurred peer's histogram relative to the rank as well, once ranks
 /// merge; version 13: aux as a rename's file or a communicator's ranks. Version 12: in a stream ranks share, a loop's count histogram holds every
 /// member's occurrences (loops whose counts differ between ranks merge below precision
 /// 100), and blurred point-to-point tags (key flag 2^23, a tag histogram); version 11: histograms (a precision level below 100) of a leaf's sizes and
@@ -27,7 +29,7 @@ const VERSION: u16 = 1;
 /// and implied the fullest histogram bin; version 4 added the
 /// slowest rank per leaf, version 3 streams shared by ranks and per-stream file tables,
 /// version 2 one stream per thread with trace-wide file indices, version 1 flat columns).
-const EVENTS_VERSION: u16 = 15;
+const EVENTS_VERSION: u16 = 16;
 /// Version 10 of PROC: host names as FILE version 3's table. Version 9 of PROC: the calls each process could not record (a full staging file
 /// system); version 8 what the kernel counted per process (`/proc/self/io`); version 7
 /// strings as tables of distinct values (numbered runs fold) and an entry per process

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use cairn_compress::ranks::{merge_ranks, Member};
-use cairn_compress::stream::{EncodedStream, Shares};
+use cairn_compress::stream::{EncodedStream, RankView, Shares};
 use cairn_format::bytes::{ByteReader, ByteWriter};
 
 use crate::{CallInfo, Process, Result, Stream, Trace, TraceError};
@@ -114,7 +114,9 @@ pub fn merge_streams(
         Member {
             rank,
             partition,
-            nodes: stream.nodes().member_nodes(shares, member),
+            nodes: stream
+                .nodes()
+                .member_nodes(shares, member, stream.member as usize),
         }
     });
     // Peers wrap round the job: its size is one more than its highest rank.
@@ -314,6 +316,10 @@ pub fn decode_streams(reader: &mut ByteReader, processes: &[Process]) -> Result<
     for _ in 0..reader.count(2)? {
         let shared = Arc::new(EncodedStream::from_bytes(reader.bytes()?.to_vec())?);
         let count = reader.count(4)?;
+        if count == 0 {
+            // Found by fuzzing: the members' columns below are placed by the first one.
+            return Err(invalid("event stream without members"));
+        }
         let members = u32::try_from(count).map_err(|_| invalid("too many members"))?;
         let first = streams.len();
         let mut previous = (0i64, 0i64);
@@ -329,7 +335,11 @@ pub fn decode_streams(reader: &mut ByteReader, processes: &[Process]) -> Result<
                 process,
                 thread: 0,
                 // Loop counts may depend on the rank.
-                count: shared.count_for_rank(rank_delta),
+                count: shared.count_for_view(RankView {
+                    member: position as u32,
+                    members,
+                    ..RankView::of(rank_delta)
+                }),
                 events: shared.clone(),
                 rank_delta,
                 members,
@@ -440,6 +450,24 @@ mod tests {
         out.u64(1);
         out.i64(1);
         assert!(decoded(&out.into_inner(), &[1]).is_err());
+    }
+
+    #[test]
+    fn a_shared_stream_without_members_is_refused() {
+        // Found by fuzzing (the members' columns are placed by the first member).
+        let stream = EncodedStream::from_nodes(&[], 0, 0, &Default::default(), true);
+        let mut out = ByteWriter::new();
+        out.u64(1);
+        out.bytes(stream.bytes());
+        out.u64(0);
+        let bytes = out.into_inner();
+        let error = decode_streams(&mut ByteReader::new(&bytes, "EVNT"), &[])
+            .err()
+            .expect("refused");
+        assert_eq!(
+            error.to_string(),
+            "section EVNT: event stream without members"
+        );
     }
 
     proptest! {

@@ -16,7 +16,7 @@ use cairn_compress::hash::FastMap;
 use cairn_compress::histogram::{Blurred, Histogram};
 use cairn_compress::stats::Stats;
 use cairn_compress::stream::{
-    Body, EventKey, Item, RankSet, Relative, BLURRED_RESULT, BLURRED_SIZE,
+    Body, EventKey, Item, RankSet, Relative, Walked, BLURRED_RESULT, BLURRED_SIZE,
 };
 use cairn_model::{Call, CallClass, Layer};
 
@@ -201,7 +201,7 @@ struct StreamWalk<'a, V> {
     /// Per loop whose counts are a histogram (by where its body is stored, the same for
     /// every member of a shared stream): its exact iteration total over all the members
     /// and the occurrences walked so far, so the members' shares add up to it.
-    loop_pools: &'a mut FastMap<usize, Pool>,
+    loop_pools: &'a mut LoopPools,
 }
 
 impl<V: Visitor> StreamWalk<'_, V> {
@@ -296,20 +296,30 @@ impl<V: Visitor> StreamWalk<'_, V> {
                 body,
                 ranks,
                 counts,
+                totals,
             } => {
                 let share = self.part_share(share, ranks);
-                self.visit_loop(count, counts.as_deref(), body, multiplier, share, files)
+                let view = self.stream.view();
+                let own = Walked {
+                    position: view.member as usize,
+                    members: view.members.max(1) as usize,
+                }
+                .own(totals.as_ref());
+                let counts = counts.as_deref();
+                self.visit_loop(count, (counts, own), body, multiplier, share, files)
             }
         }
     }
 
     /// Visits a loop standing for `multiplier` of its occurrences. A loop whose counts
-    /// differ (a histogram) runs its body the visit's share of their exact sum: over a
-    /// whole walk every occurrence is met once and the iterations add up exactly.
+    /// differ (a histogram) runs its body the visit's share of their exact sum — of the
+    /// walked member's own exact iterations where the loop keeps each member's (`own`:
+    /// occurrences and iterations) — so over a whole walk every occurrence is met once and
+    /// the iterations add up exactly.
     fn visit_loop(
         &mut self,
         count: u64,
-        counts: Option<&Histogram>,
+        (counts, own): (Option<&Histogram>, Option<(u64, u64)>),
         body: Body,
         multiplier: u64,
         share: f64,
@@ -318,9 +328,17 @@ impl<V: Visitor> StreamWalk<'_, V> {
         let Some(counts) = counts.filter(|_| count > 0) else {
             return self.walk_loop(count, body, multiplier, share, files);
         };
-        let pool = self.loop_pools.entry(body.id()).or_insert_with(|| Pool {
-            occurrences: counts.count as u128,
-            total: counts.sum.max(0) as u128,
+        let (pool_key, occurrences, total) = match own {
+            Some((occurrences, iterations)) => (
+                (body.id(), self.stream.member),
+                occurrences,
+                iterations as i128,
+            ),
+            None => ((body.id(), u32::MAX), counts.count, counts.sum),
+        };
+        let pool = self.loop_pools.entry(pool_key).or_insert_with(|| Pool {
+            occurrences: occurrences as u128,
+            total: total.max(0) as u128,
             seen: 0,
         });
         let iterations = pool.take(multiplier);
@@ -398,6 +416,10 @@ impl Pool {
 
 type BlurredPools = FastMap<(u16, u32, i64), Pool>;
 
+/// Per loop whose counts are a histogram (by where its body is stored) and the member
+/// whose own totals it keeps (`u32::MAX`: the members share its sum).
+type LoopPools = FastMap<(usize, u32), Pool>;
+
 /// The blurred call sites of `streams`, over all their leaves and members (each stored
 /// stream once).
 fn site_pools<'s>(streams: impl Iterator<Item = &'s Stream>) -> BlurredPools {
@@ -437,7 +459,7 @@ fn site_pools<'s>(streams: impl Iterator<Item = &'s Stream>) -> BlurredPools {
 /// Walks every stream of the trace.
 pub fn walk(trace: &Trace, visitor: &mut impl Visitor) {
     let mut blurred_pools = site_pools(trace.streams.iter());
-    let mut loop_pools = FastMap::default();
+    let mut loop_pools = LoopPools::default();
     for stream in &trace.streams {
         walk_stream_counting(trace, stream, visitor, &mut blurred_pools, &mut loop_pools);
     }
@@ -452,7 +474,7 @@ pub fn walk_stream(trace: &Trace, stream: &Stream, visitor: &mut impl Visitor) {
         stream,
         visitor,
         &mut blurred_pools,
-        &mut FastMap::default(),
+        &mut LoopPools::default(),
     );
 }
 
@@ -461,7 +483,7 @@ fn walk_stream_counting(
     stream: &Stream,
     visitor: &mut impl Visitor,
     blurred_pools: &mut BlurredPools,
-    loop_pools: &mut FastMap<usize, Pool>,
+    loop_pools: &mut LoopPools,
 ) {
     let mut walker = StreamWalk {
         trace,

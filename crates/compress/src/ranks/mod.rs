@@ -14,10 +14,15 @@
 //! Below precision 100 one thing more merges (the thesis' cross-rank histograms): loops
 //! whose bodies match but whose iteration counts differ between ranks, no count slope
 //! fitting them, share a loop whose count histogram holds every rank's occurrences, when
-//! the means are within the precision's margin (any at 0) and the loop accesses no file —
-//! a load-imbalanced rank's messages merge, while I/O loops keep each rank's counts so
-//! that every file's totals stay exact. Each rank walks an even share of the histogram's
-//! exact sum, so job totals stay exact; a rank's own counts are then estimates.
+//! the means are within the precision's margin (any at 0). A loop of messages,
+//! collectives or computation is walked by each rank for an even share of the histogram's
+//! exact sum, so job totals stay exact and a rank's own counts are estimates. A loop that
+//! accesses files (and any such loop inside it) keeps each member's exact occurrences and
+//! iterations beside the histogram, and its leaves each member's offset range where no
+//! slope gives it ([`crate::stream::Sharing::loop_totals`], `leaf_extents`): a
+//! load-imbalanced rank's writes to its own file share one loop with every other rank's,
+//! and every file's counts, bytes and extent stay exact — a few bytes a rank instead of a
+//! part a rank.
 //!
 //! What is merged, and so no longer per rank, are the timing statistics: a merged leaf holds
 //! the statistics of all its ranks' occurrences (mean, min, max, variance, histogram), and a
@@ -151,6 +156,7 @@ impl Candidate {
             class_of,
             precision,
             blur,
+            extents_free: false,
         };
         let plan = |natural, blur| {
             plan_body(
@@ -211,6 +217,7 @@ impl Candidate {
     fn finish(self) -> Group {
         let mut finisher = Finisher::default();
         finisher.sharing.base_rank = self.ranks[0];
+        finisher.members = self.ranks.clone();
         let nodes = finisher.body(self.parts, &self.ranks);
         Group {
             members: self.members,

@@ -5,6 +5,7 @@
 //! fewer neighbours than another shares the loop and lacks a few of its leaves.
 
 use std::cell::Cell;
+use std::sync::Arc;
 
 use super::align::{align, Step};
 use cairn_model::{event_flags, CallClass};
@@ -13,13 +14,17 @@ use crate::fold::{body_runs, Leaf, Node};
 use crate::hash::FastMap;
 use crate::histogram::{Blurred, Histogram};
 use crate::stats::Stats;
-use crate::stream::{EventKey, FileRef, OffsetRef, RankSet, RankSlopes, Sharing};
+use crate::stream::{
+    EventKey, FileRef, MemberTotals, OffsetRef, RankSet, RankSlopes, Sharing, MEMBER_EXTENTS,
+};
 
 const FIELDS: usize = RankSlopes::FIELDS;
 const HANDLE: usize = 0;
 const REQUEST: usize = 3;
 const RESULT: usize = 4;
 const AUX: usize = 5;
+const OFFSET_LOW: usize = 6;
+const OFFSET_HIGH: usize = 7;
 
 /// Largest alignment (a body's parts times a rank's nodes there) tried: beyond it a rank
 /// whose structure differs starts a group of its own.
@@ -106,6 +111,10 @@ pub(super) struct LeafPart {
     modulus: i64,
     /// The peer's form beyond affine in the rank.
     peer: PeerForm,
+    /// Each admitted rank's (rank, lowest offset, highest offset + size), once one rank's
+    /// did not follow the slopes (a leaf inside a loop whose counts differ between ranks):
+    /// stored per member so every file's extent stays exact.
+    extents: Option<Vec<(i64, i64, i64)>>,
     /// Every rank so far has a peer that is the rank XOR the first rank's constant: the
     /// leaf may turn to [`PeerForm::Xor`] when a rank's peer is not affine (recursive
     /// doubling: ranks 0 and 1 exchange with 1 and 0, affine until rank 2's 3).
@@ -155,6 +164,10 @@ pub(super) struct LoopPart {
     /// Some ranks' counts differ and were let in by the precision level (the loop has no
     /// count slope, its counts are `all_counts`).
     blurred: bool,
+    /// Each admitted rank's (rank, occurrences, iterations), in order of admission: a
+    /// blurred loop that accesses files stores them per member, so each rank walks its
+    /// own exact iterations and every file keeps its exact totals.
+    totals: Vec<(i64, u64, u64)>,
 }
 
 /// How a rank's nodes must fit a group's.
@@ -177,6 +190,9 @@ pub(super) struct Rules<'a> {
     /// Whether loops may start blurring their counts (a loop part that already has goes
     /// on taking counts within the margin).
     pub blur: bool,
+    /// Inside a loop whose counts differ between ranks (or with `blur`): a leaf's offset
+    /// range need not follow a slope (each rank's is kept, [`LeafPart::extents`]).
+    pub extents_free: bool,
 }
 
 /// How a rank's node fits a part.
@@ -364,15 +380,14 @@ fn rank_counts(count: u64, counts: &Option<Box<Histogram>>, runs: u64) -> Histog
     }
 }
 
-/// Whether a leaf of `nodes` (at any depth) accesses a file. A loop whose counts differ
-/// between ranks is walked by each rank for its share of their total, so its files' totals
-/// would be shares too: per-file bytes, counts and extents stay exact only if such loops
-/// hold no file access (messages, collectives and computation merge; I/O keeps its
-/// ranks' own counts).
-fn touches_files(nodes: &[Node<EventKey>]) -> bool {
-    nodes.iter().any(|node| match node {
-        Node::Leaf(leaf) => leaf.key.file != FileRef::None || leaf.offset_low >= 0,
-        Node::Loop { body, .. } => touches_files(body),
+/// Whether a leaf of `parts` (at any depth) accesses a file. A loop whose counts differ
+/// between ranks is walked by each rank for an even share of their total unless it keeps
+/// each member's own: one that accesses files does ([`Finisher`]), so per-file bytes and
+/// counts stay exact; one of messages, collectives and computation need not.
+fn parts_touch_files(parts: &[Part]) -> bool {
+    parts.iter().any(|part| match part {
+        Part::Leaf(part) => part.leaf.key.file != FileRef::None || part.leaf.offset_low >= 0,
+        Part::Loop(part) => parts_touch_files(&part.body),
     })
 }
 
@@ -413,6 +428,7 @@ impl Part {
                     modulus: 0,
                     peer: PeerForm::Affine,
                     xor_possible: true,
+                    extents: None,
                     statistics,
                 }))
             }
@@ -426,6 +442,7 @@ impl Part {
                 Part::Loop(LoopPart {
                     ranks,
                     count: count as i64,
+                    totals: vec![(rank, all_counts.count, all_counts.sum.max(0) as u64)],
                     all_counts,
                     counts,
                     blurred: false,
@@ -515,13 +532,17 @@ impl Part {
                 let (slope, blurred) = match exact {
                     Some(slope) => (slope, None),
                     None if (rules.blur || part.blurred)
-                        && part.blurs(*count, body, counts, rules.precision) =>
+                        && part.blurs(*count, counts, rules.precision) =>
                     {
                         (0, Some(rules.precision))
                     }
                     None => return None,
                 };
-                let plan = plan_body(&part.body, ranks, body, rank, rules, budget)?;
+                let inside = Rules {
+                    extents_free: rules.extents_free || part.blurred || blurred.is_some(),
+                    ..rules
+                };
+                let plan = plan_body(&part.body, ranks, body, rank, inside, budget)?;
                 let enough = plan.matched > 0
                     && (3 * plan.matched >= leaves_of_parts(&part.body).min(leaves_of_nodes(body))
                         || plan.meets_at_every_collective(&part.body, body, rules));
@@ -565,6 +586,24 @@ impl Part {
                     }
                 }
                 part.xor_possible = fit.xor_possible;
+                // An offset range no slope gives (only let in inside a loop whose counts
+                // differ between ranks): every rank's is kept from now on.
+                let (values, slopes) = (part.values, part.slopes);
+                let expected = |rank: i64| {
+                    let at = |field: usize| {
+                        let slope = slopes.map_or(0, |slopes| slopes[field]);
+                        values[field].wrapping_add(slope.wrapping_mul(rank - base))
+                    };
+                    (rank, at(OFFSET_LOW), at(OFFSET_HIGH))
+                };
+                let own = (rank, leaf.offset_low, leaf.offset_high);
+                if part.extents.is_some() || own != expected(rank) {
+                    let earlier = part.ranks.resolve(enclosing);
+                    let extents = part
+                        .extents
+                        .get_or_insert_with(|| earlier.iter().map(|r| expected(*r)).collect());
+                    extents.push(own);
+                }
                 part.statistics.add(rank, &Merged::of(&leaf), job_size);
                 part.ranks.admit(rank);
             }
@@ -585,7 +624,9 @@ impl Part {
                 if part.slope.is_none() && before[0] != rank {
                     part.slope = Some(slope);
                 }
-                part.all_counts.merge(&rank_counts(count, &counts, runs));
+                let own = rank_counts(count, &counts, runs);
+                part.totals.push((rank, own.count, own.sum.max(0) as u64));
+                part.all_counts.merge(&own);
                 let inner = body_runs(count, counts.as_deref(), runs);
                 if let Some(precision) = blurred {
                     part.blurred = true;
@@ -713,7 +754,13 @@ impl LeafPart {
         let distance = rank as i128 - ranks[0] as i128;
         let mut slopes = [0i64; FIELDS];
         let mut wraps = false;
-        for field in (0..FIELDS).filter(|field| with_peer || *field != AUX) {
+        // Below precision 100 an offset range need not follow a slope: after (or in) a
+        // loop whose counts differ between ranks, a file's extent depends on them (each
+        // rank's is kept, [`LeafPart::extents`]).
+        let free = |field: usize| {
+            (rules.extents_free || rules.blur) && (field == OFFSET_LOW || field == OFFSET_HIGH)
+        };
+        for field in (0..FIELDS).filter(|field| (with_peer || *field != AUX) && !free(*field)) {
             let difference = values[field] as i128 - self.values[field] as i128;
             let known = self.slopes.map(|known| known[field]);
             let slope = slope_through(known, difference, distance)?;
@@ -778,27 +825,19 @@ impl LeafPart {
 
 impl LoopPart {
     /// Whether a rank's loop of `count` iterations (`counts` when its occurrences differ)
-    /// over `body` may share this part's count histogram at `precision`: below 100, no
-    /// count slope decided, the means of its counts and of the part's within the margin,
-    /// and no file access in the body ([`touches_files`]).
-    fn blurs(
-        &self,
-        count: u64,
-        body: &[Node<EventKey>],
-        counts: &Option<Box<Histogram>>,
-        precision: u8,
-    ) -> bool {
+    /// may share this part's count histogram at `precision`: below 100, no
+    /// count slope decided, and the means of its counts and of the part's within the
+    /// margin. (A body that accesses files keeps each rank's exact iterations.)
+    fn blurs(&self, count: u64, counts: &Option<Box<Histogram>>, precision: u8) -> bool {
         if precision >= 100 || self.slope.is_some_and(|slope| slope != 0) {
             return false;
         }
-        // The means first, the body's walk last: this is asked of every pair of loops an
-        // alignment compares.
         let theirs = counts.as_ref().map_or(count as f64, |counts| counts.mean());
         Histogram::within(
             precision,
             self.all_counts.mean().round() as i64,
             theirs.round() as i64,
-        ) && !touches_files(body)
+        )
     }
 
     /// The count slope with which a loop of `count` iterations of `rank` fits this one.
@@ -973,6 +1012,12 @@ pub(super) fn apply_body(
 #[derive(Default)]
 pub(super) struct Finisher {
     pub sharing: Sharing,
+    /// The group's ranks in order of admission (a member's position in its stream).
+    pub members: Vec<i64>,
+    /// Leaves written so far (the next one's pre-order index).
+    leaves: usize,
+    /// Loops being written that keep each member's totals.
+    keeping: usize,
     slopes: FastMap<RankSlopes, u32>,
     sets: FastMap<RankSet, u32>,
 }
@@ -986,6 +1031,33 @@ fn distinct(ranks: &[i64]) -> Vec<i64> {
 }
 
 impl Finisher {
+    /// A loop part's totals per member of the stream, in the members' order.
+    fn member_totals(&self, totals: &[(i64, u64, u64)]) -> MemberTotals {
+        self.member_values(totals, (0, 0))
+    }
+
+    /// Per-rank values (rank first) per member of the stream, in the members' order (the
+    /// k-th member of a rank takes that rank's k-th value; `absent` for a member without
+    /// one).
+    fn member_values<T: Copy>(&self, values: &[(i64, T, T)], absent: (T, T)) -> Arc<[(T, T)]> {
+        let mut by_rank: FastMap<i64, std::collections::VecDeque<(T, T)>> = FastMap::default();
+        for (rank, first, second) in values {
+            by_rank
+                .entry(*rank)
+                .or_default()
+                .push_back((*first, *second));
+        }
+        self.members
+            .iter()
+            .map(|rank| {
+                by_rank
+                    .get_mut(rank)
+                    .and_then(|queue| queue.pop_front())
+                    .unwrap_or(absent)
+            })
+            .collect()
+    }
+
     /// The nodes of `parts`, in a body the ranks `enclosing` run: consecutive parts of
     /// the same fewer ranks share one loop run once by them.
     pub(super) fn body(&mut self, parts: Vec<Part>, enclosing: &[i64]) -> Vec<Node<EventKey>> {
@@ -1011,6 +1083,7 @@ impl Finisher {
             });
             self.sharing.loop_slopes.push(0);
             self.sharing.loop_ranks.push(set);
+            self.sharing.loop_totals.push(None);
             let own = part.ranks().resolve(enclosing).to_vec();
             let mut body = vec![self.part(part, &own)];
             while let Some(next) =
@@ -1035,8 +1108,23 @@ impl Finisher {
                 leaf.slowest = part.statistics.slowest.wrapping_sub(ranks[0]);
                 // A rank expanded from a shared stream still names that stream's slopes.
                 leaf.key.parameters = 0;
+                leaf.key.flags &= !MEMBER_EXTENTS;
+                let index = self.leaves;
+                self.leaves += 1;
+                let mut slopes = part.slopes;
+                if let Some(extents) = &part.extents {
+                    // The members' own ranges, not slopes.
+                    leaf.key.flags |= MEMBER_EXTENTS;
+                    if let Some(row) = &mut slopes {
+                        (row[OFFSET_LOW], row[OFFSET_HIGH]) = (0, 0);
+                    }
+                    let own = self.member_values(extents, (leaf.offset_low, leaf.offset_high));
+                    let table = &mut self.sharing.leaf_extents;
+                    table.resize(index + 1, None);
+                    table[index] = Some(own);
+                }
                 let plain = part.peer == PeerForm::Affine;
-                if let Some(row) = part.slopes.filter(|row| !plain || *row != [0; FIELDS]) {
+                if let Some(row) = slopes.filter(|row| !plain || *row != [0; FIELDS]) {
                     let mut slope = RankSlopes::from_array(row);
                     slope.peer_modulus = part.modulus;
                     slope.peer_xor = part.peer == PeerForm::Xor;
@@ -1054,7 +1142,17 @@ impl Finisher {
             Part::Loop(part) => {
                 self.sharing.loop_slopes.push(part.slope.unwrap_or(0));
                 self.sharing.loop_ranks.push(0);
+                let index = self.sharing.loop_totals.len();
+                self.sharing.loop_totals.push(None);
+                // Each member's own iterations where files' totals depend on them, and
+                // inside such a loop (a member walks its own occurrences of what is in it).
+                let keeps = part.blurred && (self.keeping > 0 || parts_touch_files(&part.body));
+                self.keeping += keeps as usize;
                 let body = self.body(part.body, ranks);
+                if keeps {
+                    self.keeping -= 1;
+                    self.sharing.loop_totals[index] = Some(self.member_totals(&part.totals));
+                }
                 // Counts that differ are stored over all the part's ranks.
                 let counts =
                     (part.blurred || part.counts.is_some()).then(|| Box::new(part.all_counts));

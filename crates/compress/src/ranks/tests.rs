@@ -69,7 +69,7 @@ fn members_of(streams: &[(Vec<Event>, EncodedStream)]) -> Vec<Member> {
         .map(|(rank, (_, stream))| Member {
             rank: rank as i64,
             partition: 0,
-            nodes: stream.nodes().member_nodes(&mut Shares::new(vec![0]), 0),
+            nodes: stream.nodes().member_nodes(&mut Shares::new(vec![0]), 0, 0),
         })
         .collect()
 }
@@ -146,7 +146,7 @@ fn spmd_ranks_merge_into_one_group_and_expand_exactly() {
                 crate::fold::for_each_occurrence(
                     &merged
                         .nodes_for_rank(delta)
-                        .member_nodes(&mut Shares::new(vec![delta]), 0),
+                        .member_nodes(&mut Shares::new(vec![delta]), 0, 0),
                     &mut |leaf| slowest.push(*member as i64 + leaf.slowest),
                 );
                 // Rank 0's own parts: it is the only rank, so the slowest.
@@ -239,16 +239,18 @@ fn unrelated_streams_do_not_merge() {
         Member {
             rank: 0,
             partition: 0,
-            nodes: encode(&rank_events(0, 4, 5))
-                .nodes()
-                .member_nodes(&mut Shares::new(vec![0]), 0),
+            nodes: encode(&rank_events(0, 4, 5)).nodes().member_nodes(
+                &mut Shares::new(vec![0]),
+                0,
+                0,
+            ),
         },
         Member {
             rank: 1,
             partition: 0,
             nodes: encode(&other)
                 .nodes()
-                .member_nodes(&mut Shares::new(vec![0]), 0),
+                .member_nodes(&mut Shares::new(vec![0]), 0, 0),
         },
     ];
     assert_eq!(merge_ranks(members, Some(4), &class_of, 100).len(), 2);
@@ -263,9 +265,11 @@ fn ranks_not_above_the_others_do_not_split_parts() {
         .map(|rank| Member {
             rank: *rank,
             partition: 0,
-            nodes: encode(&rank_events(*rank, 4, 5))
-                .nodes()
-                .member_nodes(&mut Shares::new(vec![0]), 0),
+            nodes: encode(&rank_events(*rank, 4, 5)).nodes().member_nodes(
+                &mut Shares::new(vec![0]),
+                0,
+                0,
+            ),
         })
         .collect();
     let groups = merge_ranks(members, Some(4), &class_of, 100);
@@ -284,7 +288,7 @@ fn members_of_events(originals: &[Vec<Event>]) -> Vec<Member> {
             partition: 0,
             nodes: encode(events)
                 .nodes()
-                .member_nodes(&mut Shares::new(vec![0]), 0),
+                .member_nodes(&mut Shares::new(vec![0]), 0, 0),
         })
         .collect()
 }
@@ -295,6 +299,15 @@ fn statistics_count(nodes: &[Node<EventKey>]) -> u64 {
     let mut nodes = nodes.to_vec();
     for_each_leaf_mut(&mut nodes, &mut |leaf| total += leaf.duration.count);
     total
+}
+
+/// How the member at `position` of `members`, `delta` from the base rank, walks a stream.
+fn member_view(delta: i64, position: usize, members: usize) -> RankView {
+    RankView {
+        member: position as u32,
+        members: members as u32,
+        ..RankView::of(delta)
+    }
 }
 
 /// Merges `members`, checks that every member expands to `originals[member]` exactly
@@ -326,8 +339,8 @@ fn merge_and_check(members: Vec<Member>, originals: &[Vec<Event>], ranks: i64) -
                 rank: *member as i64,
                 partition: 0,
                 nodes: merged
-                    .nodes_for_rank(delta)
-                    .member_nodes(&mut shares, position),
+                    .nodes_for_view(member_view(delta, position, group.members.len()))
+                    .member_nodes(&mut shares, position, position),
             });
         }
     }
@@ -674,7 +687,7 @@ fn imbalanced_events(rank: i64, steps: u64, in_loop: bool) -> Vec<Event> {
 }
 
 #[test]
-fn loops_whose_counts_differ_between_ranks_merge_below_100_unless_they_touch_files() {
+fn loops_whose_counts_differ_between_ranks_merge_below_100_each_rank_keeping_its_files() {
     let count_histograms = |nodes: &[Node<EventKey>]| {
         let mut found = Vec::new();
         fn gather(nodes: &[Node<EventKey>], found: &mut Vec<(u64, i128)>) {
@@ -711,8 +724,35 @@ fn loops_whose_counts_differ_between_ranks_merge_below_100_unless_they_touch_fil
         assert!(kept_apart(&exact), "in_loop {in_loop}");
         let blurred = merge_ranks(members_of_events(&originals), Some(8), &class_of, 0);
         if in_loop {
-            // Each rank's file keeps its exact counts: no loop merges with another rank's.
-            assert!(kept_apart(&blurred));
+            // One stream too, its loop keeping each rank's exact iterations: every rank
+            // writes to its own file exactly as often and as far as it did, and sends
+            // as many messages (they are in the same loop).
+            assert_eq!(blurred.len(), 1);
+            let group = &blurred[0];
+            assert!(group.sharing.rank_sets.is_empty());
+            assert!(group.sharing.loop_totals.iter().any(Option::is_some));
+            assert!(group.sharing.leaf_extents.iter().any(Option::is_some));
+            let merged = EncodedStream::from_nodes(&group.nodes, 0, 0, &group.sharing, true);
+            let merged = EncodedStream::from_bytes(merged.bytes().to_vec()).unwrap();
+            let figures = |events: &mut dyn Iterator<Item = Event>| {
+                let (mut writes, mut sends, mut extent) = (0, 0, 0);
+                for event in events {
+                    if event.call == 1 {
+                        writes += 1;
+                        extent = extent.max(event.offset + event.request as i64);
+                    } else {
+                        sends += 1;
+                    }
+                }
+                (writes, sends, extent)
+            };
+            for (position, member) in group.members.iter().enumerate() {
+                let view = member_view(*member as i64 - group.base_rank, position, 8);
+                let expanded = figures(&mut merged.events_for_view(view, 0, class_of));
+                let original = figures(&mut originals[*member].iter().cloned());
+                assert_eq!(expanded, original, "rank {member}");
+                assert_eq!(merged.count_for_view(view), originals[*member].len() as u64);
+            }
         } else {
             // One stream for all ranks, the loop's counts a histogram of every rank's
             // occurrences (the first step's, whose write starts the file, and the
@@ -742,11 +782,25 @@ fn blurred_loop_counts_stay_exact_through_a_tree_of_merges() {
     // 10 to 14 times (no slope): merged at precision 0 in two groups of four, then the
     // groups' members merged again (as the merge at MPI_Finalize does). Every member
     // expands its slice of the shared count histograms: together they send exactly what
-    // the ranks sent.
+    // the ranks sent. With writes to each rank's own file in the loop, every rank writes
+    // exactly what it wrote, as far.
+    for in_loop in [false, true] {
+        a_tree_of_merges(in_loop);
+    }
+}
+
+fn a_tree_of_merges(in_loop: bool) {
     let ranks = 8i64;
     let originals: Vec<Vec<Event>> = (0..ranks)
-        .map(|rank| imbalanced_events(rank, 2 + rank as u64, false))
+        .map(|rank| imbalanced_events(rank, 2 + rank as u64, in_loop))
         .collect();
+    let writes = |events: &mut dyn Iterator<Item = Event>| {
+        events
+            .filter(|event| event.call == 1)
+            .fold((0, 0), |(count, extent), event| {
+                (count + 1, extent.max(event.offset + event.request as i64))
+            })
+    };
     let sends = |events: &[Event]| events.iter().filter(|event| event.call == 2).count() as u64;
     let sent: u64 = originals.iter().map(|events| sends(events)).sum();
     let encode_group = |group: &Group| {
@@ -776,8 +830,8 @@ fn blurred_loop_counts_stay_exact_through_a_tree_of_merges() {
                     rank: group.base_rank + delta,
                     partition: 0,
                     nodes: merged
-                        .nodes_for_rank(*delta)
-                        .member_nodes(&mut shares, position),
+                        .nodes_for_view(member_view(*delta, position, deltas.len()))
+                        .member_nodes(&mut shares, position, position),
                 });
             }
         }
@@ -797,6 +851,11 @@ fn blurred_loop_counts_stay_exact_through_a_tree_of_merges() {
                 .events_for_view(view, 0, class_of)
                 .filter(|event| event.call == 2)
                 .count() as u64;
+            assert_eq!(
+                writes(&mut merged.events_for_view(view, 0, class_of)),
+                writes(&mut originals[*member].iter().cloned()),
+                "rank {member}, in loop {in_loop}"
+            );
         }
     }
     assert_eq!(expanded, sent);

@@ -37,6 +37,10 @@ pub const BLURRED_PEER: u32 = 1 << 26;
 /// (aux's high 32 bits) is 0. Tags that count (`tag = step`) are steps already and stay
 /// exact; tags that wander (a task id, a message number) blur.
 pub const BLURRED_TAG: u32 = 1 << 23;
+/// Key flag, in a stream ranks share: the leaf keeps each member's exact offset range
+/// ([`super::MemberExtents`]): a leaf inside a loop whose counts differ between ranks
+/// (a load-imbalanced rank's writes to its own file) reaches offsets no slope gives.
+pub const MEMBER_EXTENTS: u32 = 1 << 22;
 /// Flag of an expanded event (never of a key): its offset was drawn from a histogram.
 pub const BLURRED_OFFSET: u32 = 1 << 28;
 

@@ -19,6 +19,9 @@ pub enum Item<'a> {
         /// Below precision 100: the iteration counts of all the loop's occurrences, when
         /// they differ (`count` is then the first's).
         counts: Option<Box<Histogram>>,
+        /// With `counts` in a shared stream whose loop accesses files: each member's exact
+        /// occurrences and iterations ([`Sharing::loop_totals`]).
+        totals: Option<MemberTotals>,
     },
 }
 
@@ -48,6 +51,9 @@ pub struct Body<'a> {
     /// How many times the stored loop counts around this body run it (their product, for
     /// the base rank): a leaf's statistics count is stored against it.
     pub(super) occurrences: u64,
+    /// The walked member's place among the stream's members: its own offset ranges of
+    /// leaves that keep each member's.
+    pub(super) walked: Walked,
 }
 
 impl<'a> Body<'a> {
@@ -84,6 +90,7 @@ impl<'a> Body<'a> {
                     body,
                     ranks,
                     counts,
+                    ..
                 } => Node::Loop {
                     count: if ranks.is_some() { 1 } else { count },
                     body: body.to_nodes(),
@@ -96,11 +103,22 @@ impl<'a> Body<'a> {
     /// The walked rank's own nodes: parts of other ranks left out, its own parts inlined,
     /// and its share of the statistics of each leaf ([`Shares`]): the ranks that have a
     /// leaf split its statistics evenly, so however a later merge regroups them, each
-    /// group gets its own ranks' part and the totals stay exact.
-    pub fn member_nodes(&self, shares: &mut Shares, member: usize) -> Vec<Node<EventKey>> {
+    /// group gets its own ranks' part and the totals stay exact. `member` is its index
+    /// among the sorted distances `shares` holds; `position` its place in the stream's
+    /// list of members (whose loops that keep each member's totals it takes its own of).
+    pub fn member_nodes(
+        &self,
+        shares: &mut Shares,
+        member: usize,
+        position: usize,
+    ) -> Vec<Node<EventKey>> {
         let mut nodes = Vec::new();
         let sharers = shares.members.clone();
-        self.member_nodes_into(shares, &sharers, member, 1, &mut nodes);
+        let walked = Walked {
+            position,
+            members: sharers.len(),
+        };
+        self.member_nodes_into(shares, &sharers, member, (1, walked), &mut nodes);
         nodes
     }
 
@@ -112,13 +130,15 @@ impl<'a> Body<'a> {
         shares: &mut Shares,
         sharers: &[i64],
         member: usize,
-        runs: u64,
+        (runs, walked): (u64, Walked),
         nodes: &mut Vec<Node<EventKey>>,
     ) {
         let parts = sharers.len().max(1) as u64;
         for item in self.iter() {
             match item {
                 Item::Leaf(mut leaf) => {
+                    // Its own offset range is the member's now (read for its place).
+                    leaf.key.flags &= !MEMBER_EXTENTS;
                     leaf.duration = leaf.duration.share(member as u64, parts);
                     leaf.gap = leaf.gap.share(member as u64, parts);
                     if let Some(blurred) = &mut leaf.blurred {
@@ -139,7 +159,7 @@ impl<'a> Body<'a> {
                         let delta = sharers.get(member).map_or(0, |delta| delta - set.first());
                         let same_rank = member - sharers.partition_point(|d| *d < sharers[member]);
                         let index = inner.partition_point(|d| *d < delta) + same_rank;
-                        body.member_nodes_into(shares, &inner, index, runs, nodes);
+                        body.member_nodes_into(shares, &inner, index, (runs, walked), nodes);
                     }
                 }
                 Item::Loop {
@@ -147,18 +167,30 @@ impl<'a> Body<'a> {
                     body,
                     ranks: None,
                     counts,
+                    totals,
                 } => {
                     // A count histogram is over all the members' occurrences: each takes
-                    // an even slice of their iterations (the slices add up to the sum),
-                    // counted as the occurrences it walks (members whose loops around
-                    // this one run different counts walk it unevenly), so a merge of
-                    // these members stores what walks of them take.
+                    // its own iterations where the loop keeps them (it accesses files),
+                    // else an even slice of their iterations (the slices add up to the
+                    // sum), counted as the occurrences it walks (members whose loops
+                    // around this one run different counts walk it unevenly), so a merge
+                    // of these members stores what walks of them take.
+                    let own = walked.own(totals.as_ref());
                     let counts = counts.map(|counts| {
-                        Box::new(counts.share_evenly(member as u64, parts).with_count(runs))
+                        Box::new(match own {
+                            Some((_, iterations)) => counts.exact_share(runs, iterations),
+                            None => counts.share_evenly(member as u64, parts).with_count(runs),
+                        })
                     });
                     let inner_runs = body_runs(count, counts.as_deref(), runs);
                     let mut inner = Vec::new();
-                    body.member_nodes_into(shares, sharers, member, inner_runs, &mut inner);
+                    body.member_nodes_into(
+                        shares,
+                        sharers,
+                        member,
+                        (inner_runs, walked),
+                        &mut inner,
+                    );
                     nodes.push(Node::Loop {
                         count,
                         body: inner,
@@ -167,6 +199,26 @@ impl<'a> Body<'a> {
                 }
             }
         }
+    }
+}
+
+/// The walked member's place in its stream's list of members, and their number: which of a
+/// loop's [`MemberTotals`] is its own.
+#[derive(Clone, Copy)]
+pub struct Walked {
+    pub position: usize,
+    pub members: usize,
+}
+
+impl Walked {
+    /// The member's (occurrences, iterations) of a loop that keeps them; `None` when the
+    /// loop does not, or when the walk is not of the members they were kept for (a replay
+    /// on another rank count).
+    pub fn own(&self, totals: Option<&MemberTotals>) -> Option<(u64, u64)> {
+        totals
+            .filter(|totals| totals.len() == self.members)
+            .and_then(|totals| totals.get(self.position))
+            .copied()
     }
 }
 
@@ -205,19 +257,40 @@ impl Shares {
     }
 }
 
+/// Each member's (lowest offset, highest offset + size) of a leaf, as read.
+pub(super) type Extents = Vec<(i64, i64)>;
+
+/// A leaf as stored; one that keeps each member's offset range takes `walked`'s own (when
+/// the walk is of the members they were kept for), or without `walked` gives them all.
 pub(super) fn read_leaf(
     reader: &mut ByteReader,
     key: EventKey,
     shared: bool,
     occurrences: u64,
-) -> Result<Leaf<EventKey>> {
+    walked: Option<Walked>,
+) -> Result<(Leaf<EventKey>, Option<Extents>)> {
     let count = occurrences.wrapping_add(reader.i64()? as u64);
     let duration = Stats::decode_with_count(reader, true, count)?;
     let gap_count = duration.count.wrapping_add(reader.i64()? as u64);
     let gap = Stats::decode_with_count(reader, false, gap_count)?;
-    let offset_low = reader.i64()?;
-    let offset_high = offset_low.wrapping_add(reader.i64()?);
+    let mut offset_low = reader.i64()?;
+    let mut offset_high = offset_low.wrapping_add(reader.i64()?);
     let slowest = if shared { reader.i64()? } else { 0 };
+    let mut all_extents = None;
+    if shared && key.flags & MEMBER_EXTENTS != 0 {
+        let extents = super::decode_extents(reader)?;
+        match walked {
+            Some(walked) => {
+                if let Some(own) = (extents.len() == walked.members)
+                    .then(|| extents.get(walked.position))
+                    .flatten()
+                {
+                    (offset_low, offset_high) = *own;
+                }
+            }
+            None => all_extents = Some(extents),
+        }
+    }
     let order_counts = if key.order_in_leaf() {
         [reader.u64()?, reader.u64()?]
     } else {
@@ -256,16 +329,19 @@ pub(super) fn read_leaf(
     if key.flags & BLURRED_TAG != 0 {
         blurred.get_or_insert_with(Box::<Blurred>::default).tag = Some(Histogram::decode(reader)?);
     }
-    Ok(Leaf {
-        key,
-        duration,
-        gap,
-        offset_low,
-        offset_high,
-        slowest,
-        order_counts,
-        blurred,
-    })
+    Ok((
+        Leaf {
+            key,
+            duration,
+            gap,
+            offset_low,
+            offset_high,
+            slowest,
+            order_counts,
+            blurred,
+        },
+        all_extents,
+    ))
 }
 
 fn read_item<'a>(reader: &mut ByteReader<'a>, outer: &Body<'a>) -> Result<Item<'a>> {
@@ -282,11 +358,16 @@ fn read_item<'a>(reader: &mut ByteReader<'a>, outer: &Body<'a>) -> Result<Item<'
             } else {
                 None
             };
-            let nodes = nodes >> 1;
+            let has_totals = nodes & 2 != 0;
+            let nodes = nodes >> 2;
             let (slope, ranks) = if outer.shared {
                 (reader.i64()?, reader.u64()?)
             } else {
                 (0, 0)
+            };
+            let totals = match &counts {
+                Some(counts) if has_totals => Some(super::decode_totals(reader, counts)?),
+                _ => None,
             };
             let data = reader.bytes()?;
             // In a stream ranks share, the count may be affine in the rank.
@@ -325,11 +406,18 @@ fn read_item<'a>(reader: &mut ByteReader<'a>, outer: &Body<'a>) -> Result<Item<'
                 },
                 ranks,
                 counts,
+                totals,
             });
         }
         _ => decode_key(reader)?,
     };
-    let mut leaf = read_leaf(reader, key, outer.shared, outer.occurrences)?;
+    let (mut leaf, _) = read_leaf(
+        reader,
+        key,
+        outer.shared,
+        outer.occurrences,
+        Some(outer.walked),
+    )?;
     if let Some(slopes) = (leaf.key.parameters as usize)
         .checked_sub(1)
         .and_then(|index| outer.parameters.get(index))

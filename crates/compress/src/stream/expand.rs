@@ -87,6 +87,10 @@ impl EncodedStream {
             class_of,
             random: SplitMix::new(seed ^ view.delta as u64),
             loop_draws: FastMap::default(),
+            walked: Walked {
+                position: view.member as usize,
+                members: view.members.max(1) as usize,
+            },
             sites: self.site_histograms(),
             points: FastMap::default(),
             relative_peers: FastMap::default(),
@@ -189,6 +193,9 @@ pub struct Events<'s, C> {
     /// Per loop whose counts are a histogram (by body): this member's slice of it, and the
     /// occurrences and iterations drawn so far ([`Events::loop_count`]).
     loop_draws: FastMap<usize, (Histogram, u64, i128)>,
+    /// The member's place among the stream's members (its own totals of loops that keep
+    /// them).
+    walked: Walked,
     /// Each call site's sizes and peers over the whole stream, for leaves whose own
     /// histograms are empty ([`EncodedStream::site_histograms`]).
     sites: FastMap<(u16, u32), SiteHistograms>,
@@ -255,12 +262,14 @@ impl<C: Fn(u16) -> Option<CallClass>> Iterator for Events<'_, C> {
                     body,
                     counts,
                     ranks,
+                    totals,
                 } => {
                     // Counts that differ: each occurrence draws its own.
                     let body = *body;
+                    let own = self.walked.own(totals.as_ref());
                     let count = match counts {
                         Some(counts) if *count > 0 => {
-                            self.loop_count(counts, body.id(), node, scope)
+                            self.loop_count(counts, own, body.id(), node, scope)
                         }
                         _ => *count,
                     };
@@ -317,23 +326,29 @@ impl<'s, C: Fn(u16) -> Option<CallClass>> Events<'s, C> {
         at
     }
 
-    /// The count of a loop's next occurrence, drawn from this member's even slice of its
-    /// count histogram ([`Histogram::share_evenly`]: the members of a shared stream hold
-    /// its occurrences between them), each draw kept where the slice's exact sum stays
-    /// reachable by the occurrences left (within the histogram's range): the iterations a
-    /// member expands add up to its slice's, and the members' to the recorded total.
+    /// The count of a loop's next occurrence, drawn from this member's slice of its count
+    /// histogram — its own exact occurrences and iterations where the loop keeps them
+    /// (`own`), else an even slice ([`Histogram::share_evenly`]: the members of a shared
+    /// stream hold its occurrences between them) — each draw kept where the slice's exact
+    /// sum stays reachable by the occurrences left (within the histogram's range): the
+    /// iterations a member expands add up to its slice's, and the members' to the recorded
+    /// total.
     fn loop_count(
         &mut self,
         counts: &Histogram,
+        own: Option<(u64, u64)>,
         body: usize,
         node: (usize, usize),
         (index, members): (u64, u64),
     ) -> u64 {
         // Taken out while drawing (the draw needs the generator), put back after.
-        let (slice, drawn, sum) = self
-            .loop_draws
-            .remove(&body)
-            .unwrap_or_else(|| (counts.share_evenly(index, members), 0, 0));
+        let (slice, drawn, sum) = self.loop_draws.remove(&body).unwrap_or_else(|| {
+            let slice = match own {
+                Some((occurrences, iterations)) => counts.exact_share(occurrences, iterations),
+                None => counts.share_evenly(index, members),
+            };
+            (slice, 0, 0)
+        });
         let at = self.point((node.0, node.1, 3));
         let source = if slice.count > 0 { &slice } else { counts };
         let mut count = source.draw_at(at, &mut self.random) as i128;
@@ -369,7 +384,7 @@ impl<'s, C: Fn(u16) -> Option<CallClass>> Events<'s, C> {
 
     fn leaf(&mut self, leaf: &Leaf<EventKey>, node: (usize, usize)) -> Event {
         let mut key = leaf.key;
-        let mut flags = key.flags & !TAG_STEP;
+        let mut flags = key.flags & !(TAG_STEP | MEMBER_EXTENTS);
         let class = (self.class_of)(key.call);
         let (file_plus_one, offset, aux) = match key.offset {
             OffsetRef::Column => {

@@ -465,6 +465,14 @@ impl RankSet {
     }
 }
 
+/// Each member's (occurrences, iterations) of one loop, in the order of the stream's
+/// members ([`Sharing::loop_totals`]).
+pub type MemberTotals = std::sync::Arc<[(u64, u64)]>;
+
+/// Each member's (lowest offset, highest offset + size) of one leaf, in the order of the
+/// stream's members ([`Sharing::leaf_extents`]).
+pub type MemberExtents = std::sync::Arc<[(i64, i64)]>;
+
 /// What a stream several ranks share keeps besides its nodes: how leaf values and loop
 /// counts change with the rank, and which parts only some ranks have.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -475,6 +483,16 @@ pub struct Sharing {
     /// Per loop in pre-order: 0, or 1 + the index into `rank_sets` of the only ranks that
     /// have it (such a loop runs once for them and not at all for the others).
     pub loop_ranks: Vec<u32>,
+    /// Per loop in pre-order: for a loop whose counts differ between ranks (a histogram)
+    /// and whose body accesses files, each member's (occurrences, iterations) in the
+    /// order of the stream's members (0, 0 for a member without the loop), so each walks
+    /// its own exact iterations; otherwise `None` (members share the histogram's sum
+    /// evenly).
+    pub loop_totals: Vec<Option<MemberTotals>>,
+    /// Per leaf in pre-order (empty when no leaf has them): for a leaf whose key has
+    /// [`super::MEMBER_EXTENTS`], each member's exact (lowest offset, highest offset +
+    /// size) in the order of the stream's members.
+    pub leaf_extents: Vec<Option<MemberExtents>>,
     pub rank_sets: Vec<RankSet>,
     /// The base rank itself (peers that are the rank XOR a constant need it).
     pub base_rank: i64,

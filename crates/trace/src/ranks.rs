@@ -461,9 +461,9 @@ mod tests {
         out.bytes(stream.bytes());
         out.u64(0);
         let bytes = out.into_inner();
-        let error = decode_streams(&mut ByteReader::new(&bytes, "EVNT"), &[])
-            .err()
-            .expect("refused");
+        let Err(error) = decode_streams(&mut ByteReader::new(&bytes, "EVNT"), &[]) else {
+            panic!("a stream without members was accepted");
+        };
         assert_eq!(
             error.to_string(),
             "section EVNT: event stream without members"

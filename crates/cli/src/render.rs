@@ -7,7 +7,9 @@ use cairn_analyze::summary::{Summary, SIZE_BIN_NAMES};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use cairn_compress::stream::{Body, EncodedStream, Item, OffsetRef, Relative, TAG_STEP};
+use cairn_compress::stream::{
+    Body, EncodedStream, Item, OffsetRef, Relative, PEER_DOUBLED, PEER_HALVED, TAG_STEP,
+};
 use cairn_model::{event_flags, Call, CallClass, Event};
 use cairn_trace::symbols::Symbolizer;
 use cairn_trace::{Stream, Trace};
@@ -599,7 +601,15 @@ fn mpi_note(class: Option<CallClass>, aux: u64, flags: u32, tag_step: bool) -> S
     match class {
         Some(CallClass::PointToPoint) => format!(
             ", peer {} tag {}",
-            named(peer, flags & event_flags::ANY_SOURCE != 0, "any source"),
+            // Recursive doubling (halving): the rank XOR twice (half) the last mask at
+            // the call site.
+            if flags & PEER_DOUBLED != 0 {
+                "rank XOR 2 × last mask".to_string()
+            } else if flags & PEER_HALVED != 0 {
+                "rank XOR last mask / 2".to_string()
+            } else {
+                named(peer, flags & event_flags::ANY_SOURCE != 0, "any source")
+            },
             match tag_step {
                 true if any_tag => format!("{tag:+} (any tag)"),
                 true => format!("{tag:+}"),
@@ -987,11 +997,13 @@ pub fn dump(
                     });
                     failure?;
                 } else {
+                    let mut relative = Relative::default();
+                    relative.set_rank(stream.events.rank_for(stream.view().delta));
                     structure(
                         (trace, stream),
                         &mut symbols,
                         stream.nodes(),
-                        &mut Relative::default(),
+                        &mut relative,
                         1,
                         all,
                         stream.members as u64,

@@ -350,6 +350,33 @@ fn section_bytes(trace: &std::path::Path, kind: &str) -> u64 {
         .unwrap()
 }
 
+/// How many `MPI_Sendrecv` calls each (rank, peer) made, from the CSV export's events.
+fn sendrecv_partners(trace: &std::path::Path) -> std::collections::BTreeMap<(u64, u64), u64> {
+    let directory = tempfile::tempdir().unwrap();
+    let tables = directory.path().join("tables");
+    let output = std::process::Command::new(cairn_binary())
+        .args(["export", "--format", "csv", "-o"])
+        .arg(&tables)
+        .arg(trace)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let text = std::fs::read_to_string(tables.join("events.csv")).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let column = |name: &str| header.iter().position(|field| *field == name).unwrap();
+    let (rank, call, peer) = (column("rank"), column("call"), column("peer"));
+    let mut partners = std::collections::BTreeMap::new();
+    for line in lines {
+        let fields: Vec<&str> = line.split(',').collect();
+        if fields[call] == "MPI_Sendrecv" {
+            let pair = (fields[rank].parse().unwrap(), fields[peer].parse().unwrap());
+            *partners.entry(pair).or_insert(0) += 1;
+        }
+    }
+    partners
+}
+
 fn dump(trace: &std::path::Path, extra: &[&str]) -> String {
     cairn_text("dump", extra, trace)
 }
@@ -440,12 +467,15 @@ fn stencil_on_a_3d_grid_shares_one_stream_whatever_the_grid() {
 #[test]
 fn recursive_doubling_and_transpose_share_one_stream() {
     // Partners that are not the rank plus a constant still give one stream for all ranks,
-    // every message exact: rank XOR 2^k is kept as such (no part of some ranks), the
-    // transposed grid position as q · rank plus a slope per grid row (one part: the ranks
-    // off the diagonal), so the transpose's events cost about the same at 4 and 16 ranks.
+    // every message exact: rank XOR 2^k is kept as such (no part of some ranks) — its
+    // first round's partner as rank XOR 1, each later one as twice the last mask, one loop
+    // of rounds whatever their number — the transposed grid position as q · rank plus a
+    // slope per grid row (one part: the ranks off the diagonal), so both cost about the
+    // same at 4 and 16 ranks.
     let _alone = alone();
     let iterations = 20;
     let mut transpose_events = Vec::new();
+    let mut doubling_events = Vec::new();
     for ranks in [4u64, 16] {
         let steps = ranks.trailing_zeros() as u64;
         let (_directory, traced) = trace_mpi_pattern("doubling", ranks, iterations);
@@ -463,6 +493,25 @@ fn recursive_doubling_and_transpose_share_one_stream() {
             calls["MPI_Sendrecv"]["bytes"].as_u64(),
             Some(2048 * ranks * steps * iterations)
         );
+        // Two leaves a round kept as doublings (the send and what it received), 2 at 4
+        // ranks as at 16.
+        let dump = dump(&traced.trace, &[]);
+        assert_eq!(
+            dump.matches("peer rank XOR 2 × last mask").count(),
+            2,
+            "{dump}"
+        );
+        // Every rank exchanged with exactly its partners, rank XOR 2^k, as the expansion
+        // (the CSV export's events) gives them back.
+        let partners = sendrecv_partners(&traced.trace);
+        let mut expected = std::collections::BTreeMap::new();
+        for rank in 0..ranks {
+            for k in 0..steps {
+                expected.insert((rank, rank ^ (1 << k)), iterations);
+            }
+        }
+        assert_eq!(partners, expected);
+        doubling_events.push(events_section_bytes(&traced.trace));
         let (_directory, traced) = trace_mpi_pattern("transpose", ranks, iterations);
         let calls = &traced.summary["calls"];
         let off_diagonal = ranks - (ranks as f64).sqrt() as u64;
@@ -487,6 +536,12 @@ fn recursive_doubling_and_transpose_share_one_stream() {
         transpose_events.push(events_section_bytes(&traced.trace));
     }
     eprintln!("transpose events section: {transpose_events:?} B");
+    eprintln!("doubling events section: {doubling_events:?} B");
+    // 193 → 210 B on 2026-11-26 (192 → 313 B when each round was a leaf of its own).
+    assert!(
+        doubling_events[1] * 10 <= doubling_events[0] * 11,
+        "{doubling_events:?}"
+    );
     // About 200 bytes either way: a few more for the statistics of more ranks (more
     // histogram bins) and the off-diagonal set, not a leaf or a part more.
     assert!(

@@ -681,13 +681,13 @@ fn the_ends_of_a_decomposition_scale_when_they_share_a_stream() {
 fn what_the_trace_cannot_say_at_another_rank_count_is_refused_with_the_reason() {
     // A 2-D halo on a 2 × 2 grid: its parts (the ranks with a south neighbour, 0 and 1;
     // with an east one, 0 and 2) depend on the grid's shape. Recursive doubling on 4 ranks:
-    // `rank XOR 1` and `rank XOR 2` are also `1 − rank` and `rank + 2` modulo 4, which do
-    // not pair on 8. Every rank stops, nothing waits.
+    // its partners double round after round, and 8 ranks run a round more. Every rank
+    // stops, nothing waits.
     let cases = [
         ("patterns/halo2d", "only ranks 0,2"),
         (
             "patterns/doubling",
-            "rank 0 would send rank 2 5 messages it does not receive",
+            "partners double (or halve) round after round (rank XOR 1, 2, 4…: recursive doubling), and how many rounds follows the rank count: a trace of 4 ranks does not say how 8 run",
         ),
     ];
     for (name, reason) in cases {

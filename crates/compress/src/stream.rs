@@ -53,7 +53,7 @@ mod sharing;
 
 pub use blur::{
     BLURRED_OFFSET, BLURRED_PEER, BLURRED_RESULT, BLURRED_SIZE, BLURRED_TAG, MEMBER_EXTENTS,
-    ORDER_IN_LEAF,
+    ORDER_IN_LEAF, PEER_DOUBLED, PEER_HALVED,
 };
 
 /// The generator's seed of an expansion (then the rank's distance from the stream's base
@@ -244,6 +244,9 @@ struct NodeWriter<'a> {
     sharing: &'a Sharing,
     loops_written: usize,
     leaves_written: usize,
+    /// Some key's peer follows the rank ([`PEER_DOUBLED`], [`PEER_HALVED`]): a stream of
+    /// one rank then keeps its rank.
+    rank_peers: bool,
 }
 
 /// A stream of one rank shares nothing.
@@ -265,6 +268,7 @@ impl Default for NodeWriter<'_> {
             sharing: &NOT_SHARED,
             loops_written: 0,
             leaves_written: 0,
+            rank_peers: false,
         }
     }
 }
@@ -275,6 +279,7 @@ impl NodeWriter<'_> {
     fn node(&mut self, node: &Node<EventKey>, occurrences: u64, out: &mut ByteWriter) {
         match node {
             Node::Leaf(leaf) => {
+                self.rank_peers |= leaf.key.flags & (PEER_DOUBLED | PEER_HALVED) != 0;
                 if let Some(index) = self.dictionary.get(&leaf.key) {
                     out.u64(index << 2 | TAG_KEY_REFERENCE);
                 } else if self.dictionary.len() < MAX_DICTIONARY {
@@ -471,6 +476,8 @@ pub struct StreamEncoder {
     /// when they did ([`StreamEncoder::set_budget`]).
     budget: Option<u64>,
     degraded_after: Option<u64>,
+    /// The thread's MPI rank, if it has one ([`StreamEncoder::set_rank`]).
+    rank: Option<i64>,
 }
 
 /// The precision level a stream over its budget continues at: every value that differs
@@ -500,7 +507,16 @@ impl StreamEncoder {
             precision: 100,
             budget: None,
             degraded_after: None,
+            rank: None,
         }
+    }
+
+    /// The thread's MPI rank: a point-to-point call's peer may then be kept against it
+    /// (recursive doubling's `rank XOR 2^k`, [`PEER_DOUBLED`]), and the stream keeps the
+    /// rank if it was. Set before the first event.
+    pub fn set_rank(&mut self, rank: Option<i64>) {
+        self.rank = rank.filter(|rank| *rank >= 0);
+        self.relative.set_rank(self.rank);
     }
 
     /// Bounds the stream's memory: once its nodes as written and its column of irregular
@@ -540,6 +556,7 @@ impl StreamEncoder {
     /// the first event.
     pub fn set_precision(&mut self, precision: u8, bins: usize) {
         self.relative = Relative::with_precision(precision);
+        self.relative.set_rank(self.rank);
         self.folder.set_precision(precision);
         self.precision = precision.min(100);
         self.bins = bins;
@@ -797,22 +814,27 @@ impl StreamEncoder {
             self.write(&node);
         }
         let first_start = self.first_start.unwrap_or(0);
+        let ranked = Sharing {
+            base_rank: self.rank.unwrap_or(0),
+            ..Sharing::default()
+        };
         assemble(
             first_start,
             self.last_end,
             self.count,
             self.top_level_nodes,
-            &NOT_SHARED,
-            false,
+            &ranked,
+            (false, self.writer.rank_peers),
             std::mem::take(&mut self.column),
             &self.body.buffer,
         )
     }
 }
 
-/// A stream's bytes: its header, its rank-slope table (its length doubled, plus 1 if
-/// several ranks share the stream), if shared its rank sets, its column of irregular
-/// offsets (its length, then each entry), then its top-level nodes.
+/// A stream's bytes: its header, its rank-slope table (its length × 4, plus 1 if several
+/// ranks share the stream, plus 2 if a stream of one rank keeps its rank), if shared its
+/// base rank and rank sets (else, if kept, its rank), its column of irregular offsets (its
+/// length, then each entry), then its top-level nodes. `(shared, ranked)`.
 #[allow(clippy::too_many_arguments)]
 fn assemble(
     first_start: u64,
@@ -820,16 +842,17 @@ fn assemble(
     count: u64,
     top_level_nodes: u64,
     sharing: &Sharing,
-    shared: bool,
+    (shared, ranked): (bool, bool),
     column: Vec<i64>,
     body: &[u8],
 ) -> EncodedStream {
+    let ranked = ranked && !shared;
     let mut out = ByteWriter::new();
     out.u64(first_start);
     out.u64(last_end.saturating_sub(first_start));
     out.u64(count);
     out.u64(top_level_nodes);
-    out.u64((sharing.parameters.len() as u64) << 1 | shared as u64);
+    out.u64((sharing.parameters.len() as u64) << 2 | (ranked as u64) << 1 | shared as u64);
     for slopes in &sharing.parameters {
         for value in slopes.to_array() {
             out.i64(value);
@@ -847,6 +870,8 @@ fn assemble(
         for set in &sharing.rank_sets {
             set.encode(&mut out);
         }
+    } else if ranked {
+        out.i64(sharing.base_rank);
     }
     // Entries as they are: random steps gain nothing from differences, and small ones
     // (an access right after an irregular seek: step 0 and its order) stay a byte.
@@ -874,6 +899,9 @@ pub struct EncodedStream {
     dictionary: Vec<EventKey>,
     /// Several ranks share the stream: its leaves say which rank was slowest.
     shared: bool,
+    /// A stream of one rank that keeps its rank (in `sharing.base_rank`): some peer is
+    /// kept against it.
+    ranked: bool,
     /// Rank slopes, loops' count slopes and rank sets (all empty or 0 unless shared).
     sharing: Sharing,
     pub first_start: u64,
@@ -886,6 +914,8 @@ pub struct EncodedStream {
     blurred_sizes: bool,
     /// Some loop's counts are a histogram (a member's event count is then walked).
     count_histograms: bool,
+    /// Some peer doubles or halves the last at its call site ([`PEER_DOUBLED`]).
+    rank_peers: bool,
 }
 
 impl EncodedStream {
@@ -906,7 +936,8 @@ impl EncodedStream {
         let mut parameters = Vec::new();
         let table = reader.u64()?;
         let shared = table & 1 != 0;
-        let slopes = usize::try_from(table >> 1)
+        let ranked = table & 2 != 0 && !shared;
+        let slopes = usize::try_from(table >> 2)
             .ok()
             .filter(|slopes| slopes.saturating_mul(RankSlopes::FIELDS + 1) <= reader.remaining())
             .ok_or_else(|| reader.corrupt("rank slopes table larger than the stream"))?;
@@ -940,6 +971,8 @@ impl EncodedStream {
             for _ in 0..sets {
                 rank_sets.push(RankSet::decode(&mut reader)?);
             }
+        } else if ranked {
+            base_rank = reader.i64()?;
         }
         // Each entry takes at least a byte.
         let entries = usize::try_from(reader.u64()?)
@@ -978,6 +1011,9 @@ impl EncodedStream {
             column_taken: u64,
             blurred_sizes: bool,
             count_histograms: bool,
+            /// The stream knows its rank (shared, or kept): peers may follow it.
+            has_rank: bool,
+            rank_peers: bool,
         }
         /// `runs`: how many times the loops around these nodes run them in all. Returns
         /// the events they stand for, in all.
@@ -1017,6 +1053,12 @@ impl EncodedStream {
                     Some(key) => {
                         if key.parameters as usize > state.parameters {
                             return Err(reader.corrupt("rank slopes index out of range"));
+                        }
+                        if key.flags & (PEER_DOUBLED | PEER_HALVED) != 0 {
+                            if !state.has_rank {
+                                return Err(reader.corrupt("peer against a rank the stream lacks"));
+                            }
+                            state.rank_peers = true;
                         }
                         state.max_call = state.max_call.max(key.call);
                         state.max_context = state.max_context.max(key.context);
@@ -1092,6 +1134,8 @@ impl EncodedStream {
             column_taken: 0,
             blurred_sizes: false,
             count_histograms: false,
+            has_rank: shared || ranked,
+            rank_peers: false,
         };
         let occurrences = check(&mut reader, top_level_nodes, 0, 1, &mut state)?;
         if state.column_taken != column.len() as u64 {
@@ -1116,6 +1160,7 @@ impl EncodedStream {
             top_level_nodes,
             dictionary: state.dictionary,
             shared,
+            ranked,
             sharing: Sharing {
                 parameters,
                 loop_slopes: state.loop_slopes,
@@ -1136,6 +1181,7 @@ impl EncodedStream {
             max_context: state.max_context,
             blurred_sizes: state.blurred_sizes,
             count_histograms: state.count_histograms,
+            rank_peers: state.rank_peers,
         })
     }
 
@@ -1184,6 +1230,19 @@ impl EncodedStream {
                 members: view.members.max(1) as usize,
             },
         }
+    }
+
+    /// Whether some point-to-point call's peer doubles or halves the last mask at its call
+    /// site (recursive doubling, whose number of rounds follows the job size).
+    pub fn has_doubling_peers(&self) -> bool {
+        self.rank_peers
+    }
+
+    /// The MPI rank of the member `rank_delta` from the base rank, when the stream knows
+    /// its ranks (shared, or a rank's own stream that keeps it): readers decode peers kept
+    /// against the rank with it.
+    pub fn rank_for(&self, rank_delta: i64) -> Option<i64> {
+        (self.shared || self.ranked).then(|| self.sharing.base_rank.wrapping_add(rank_delta))
     }
 
     /// The stream's rank slopes (empty unless several ranks share it).
@@ -1252,7 +1311,7 @@ impl EncodedStream {
             self.count,
             self.top_level_nodes,
             &self.sharing,
-            self.shared,
+            (self.shared, self.ranked),
             self.column.clone(),
             &self.data[self.body_start..],
         )
@@ -1313,7 +1372,7 @@ impl EncodedStream {
             crate::fold::occurrence_count(nodes),
             nodes.len() as u64,
             sharing,
-            shared,
+            (shared, writer.rank_peers),
             column.to_vec(),
             &body.buffer,
         )

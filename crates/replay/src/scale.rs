@@ -432,6 +432,18 @@ fn refuse_what_cannot_scale(trace: &Trace, recorded: u32, ranks: u32) -> Result<
             }
         }
     }
+    // Checked last: a 2-wide grid's east and south neighbours are rank XOR 1 and 2 too,
+    // and what is said of its parts above is the better reason.
+    if ranks != recorded
+        && trace
+            .streams
+            .iter()
+            .any(|stream| stream.events.has_doubling_peers())
+    {
+        return Err(ReplayError::Mpi(format!(
+            "--scale-ranks: partners double (or halve) round after round (rank XOR 1, 2, 4…: recursive doubling), and how many rounds follows the rank count: a trace of {recorded} ranks does not say how {ranks} run"
+        )));
+    }
     Ok(())
 }
 

@@ -975,6 +975,7 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
             .iter()
             .map(|_| {
                 let mut encoder = StreamEncoder::default();
+                encoder.set_rank(header.rank.map(i64::from));
                 if let Some(precision) = run.precision.filter(|precision| *precision < 100) {
                     encoder.set_precision(precision, run.histogram_bins);
                 }

@@ -14,7 +14,9 @@ use crate::{Result, TraceError};
 
 /// Section versions this reader understands.
 const VERSION: u16 = 1;
-/// Version 16 of EVNT: a loop's node count quadrupled plus 2 when it keeps each member's
+/// Version 17 of EVNT: a point-to-point peer may double or halve the last mask (peer XOR
+/// rank) at its call site (key flags 2^21, 2^20), and a stream of one rank keeps its rank
+/// when one does (slope table length × 4 + 2). Version 16 of EVNT: a loop's node count quadrupled plus 2 when it keeps each member's
 /// exact occurrences and iterations (a loop whose counts differ between ranks and that
 /// accesses files); version 15: members' file tables as runs. Version 14 of EVNT: a blurred peer's histogram relative to the rank as well, once ranks
 /// merge; version 13: aux as a rename's file or a communicator's ranks. Version 12: in a stream ranks share, a loop's count histogram holds every
@@ -29,7 +31,7 @@ const VERSION: u16 = 1;
 /// and implied the fullest histogram bin; version 4 added the
 /// slowest rank per leaf, version 3 streams shared by ranks and per-stream file tables,
 /// version 2 one stream per thread with trace-wide file indices, version 1 flat columns).
-const EVENTS_VERSION: u16 = 16;
+const EVENTS_VERSION: u16 = 17;
 /// Version 10 of PROC: host names as FILE version 3's table. Version 9 of PROC: the calls each process could not record (a full staging file
 /// system); version 8 what the kernel counted per process (`/proc/self/io`); version 7
 /// strings as tables of distinct values (numbered runs fold) and an entry per process

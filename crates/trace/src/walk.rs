@@ -485,11 +485,13 @@ fn walk_stream_counting(
     blurred_pools: &mut BlurredPools,
     loop_pools: &mut LoopPools,
 ) {
+    let mut relative = Relative::default();
+    relative.set_rank(stream.events.rank_for(stream.view().delta));
     let mut walker = StreamWalk {
         trace,
         stream,
         process: &trace.processes[stream.process as usize],
-        relative: Relative::default(),
+        relative,
         visitor,
         blurred_pools,
         loop_pools,

@@ -41,6 +41,12 @@ pub const BLURRED_TAG: u32 = 1 << 23;
 /// ([`super::MemberExtents`]): a leaf inside a loop whose counts differ between ranks
 /// (a load-imbalanced rank's writes to its own file) reaches offsets no slope gives.
 pub const MEMBER_EXTENTS: u32 = 1 << 22;
+/// Key flag: a point-to-point call's peer is the rank XOR twice the mask (peer XOR rank)
+/// of the last call at the same call site — recursive doubling's partners, a binomial
+/// tree's children; the key's peer is 0 (see `relative.rs`).
+pub const PEER_DOUBLED: u32 = 1 << 21;
+/// Key flag: likewise, half the last mask (recursive halving).
+pub const PEER_HALVED: u32 = 1 << 20;
 /// Flag of an expanded event (never of a key): its offset was drawn from a histogram.
 pub const BLURRED_OFFSET: u32 = 1 << 28;
 

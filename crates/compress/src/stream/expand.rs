@@ -76,8 +76,10 @@ impl EncodedStream {
         seed: u64,
     ) -> Events<'_, C> {
         let top = self.nodes_for_view(view);
+        let mut relative = Relative::default();
+        relative.set_rank(self.rank_for(view.delta));
         Events {
-            relative: Relative::default(),
+            relative,
             rank: self
                 .shared
                 .then(|| self.sharing.base_rank.saturating_add(view.delta)),
@@ -384,7 +386,7 @@ impl<'s, C: Fn(u16) -> Option<CallClass>> Events<'s, C> {
 
     fn leaf(&mut self, leaf: &Leaf<EventKey>, node: (usize, usize)) -> Event {
         let mut key = leaf.key;
-        let mut flags = key.flags & !(TAG_STEP | MEMBER_EXTENTS);
+        let mut flags = key.flags & !(TAG_STEP | MEMBER_EXTENTS | PEER_DOUBLED | PEER_HALVED);
         let class = (self.class_of)(key.call);
         let (file_plus_one, offset, aux) = match key.offset {
             OffsetRef::Column => {

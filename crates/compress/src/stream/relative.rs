@@ -6,7 +6,10 @@
 
 use cairn_model::{event_flags, positional, CallClass, Event, IrregularSteps, UNKNOWN};
 
-use super::blur::{Blur, BLURRED_PEER, BLURRED_RESULT, BLURRED_SIZE, BLURRED_TAG, ORDER_IN_LEAF};
+use super::blur::{
+    Blur, BLURRED_PEER, BLURRED_RESULT, BLURRED_SIZE, BLURRED_TAG, ORDER_IN_LEAF, PEER_DOUBLED,
+    PEER_HALVED,
+};
 use super::{EventKey, FileRef, OffsetRef, CONSECUTIVE, SEQUENTIAL};
 use crate::hash::FastMap;
 
@@ -37,6 +40,31 @@ pub struct Relative {
     /// Encoding only: files whose last access was at a drawn offset (blurred, or right
     /// after a seek to one): the next exact offset there is kept whole.
     after_drawn: FastMap<u64, ()>,
+    /// The thread's MPI rank, when it has one: peers are also seen as masks (peer XOR
+    /// rank), so recursive doubling's partners repeat their key ([`PEER_DOUBLED`]).
+    rank: Option<i64>,
+    /// Per call site (call, context): the last peer's mask (−1: none, or not exact) and
+    /// whether it was kept as doubled (1) or halved (2) — a chain never turns back, so a
+    /// two-round exchange (masks 1, 2, 1, 2…) keeps its first mask rather than halving.
+    site_masks: FastMap<(u16, u32), (i64, u8)>,
+}
+
+/// The mask a point-to-point call's peer takes at its call site, and the key flag that
+/// says so (0: the peer is kept as itself), given the site's last mask and form. Only
+/// powers of two chain (recursive doubling's and halving's masks, a binomial tree's
+/// children): a halo exchange whose one call site sends west (mask 1), east (3), then
+/// south (6) must keep its peers as themselves on every rank, or that rank's key would
+/// differ from its neighbours' and the ranks would no longer share a stream.
+fn peer_form(mask: i64, (last, form): (i64, u8)) -> u32 {
+    if mask <= 0 || last <= 0 || mask & (mask - 1) != 0 || last & (last - 1) != 0 {
+        0
+    } else if form != 2 && last.checked_mul(2) == Some(mask) {
+        PEER_DOUBLED
+    } else if form != 1 && last % 2 == 0 && last / 2 == mask {
+        PEER_HALVED
+    } else {
+        0
+    }
 }
 
 /// The last `N` distinct values seen (a ring once full).
@@ -111,6 +139,30 @@ impl Relative {
         Relative {
             blur: Blur::new(precision),
             ..Relative::default()
+        }
+    }
+
+    /// The thread's MPI rank (`None`: not a rank, or not known): both sides of the
+    /// encoding must be given the same.
+    pub fn set_rank(&mut self, rank: Option<i64>) {
+        self.rank = rank.filter(|rank| *rank >= 0);
+    }
+
+    pub fn rank(&self) -> Option<i64> {
+        self.rank
+    }
+
+    /// Remembers the peer a point-to-point call at `site` ended with (exactly, or drawn
+    /// from a histogram), as the next call there will see it.
+    fn remember_peer(&mut self, site: (u16, u32), peer: i64, exact: bool, form: u32) {
+        if let Some(rank) = self.rank {
+            let mask = if exact && peer >= 0 { peer ^ rank } else { -1 };
+            let form = match form {
+                PEER_DOUBLED => 1,
+                PEER_HALVED => 2,
+                _ => 0,
+            };
+            self.site_masks.insert(site, (mask, form));
         }
     }
 
@@ -315,11 +367,26 @@ impl Relative {
                 tag = 0;
             }
             let peer = event.aux as u32 as i32 as i64;
-            if blurring && peer >= 0 && self.blur.peer(event.call, event.context, peer) {
+            let site = (event.call, event.context);
+            let form = match self.rank {
+                Some(rank) if peer >= 0 => peer_form(
+                    peer ^ rank,
+                    self.site_masks.get(&site).copied().unwrap_or((-1, 0)),
+                ),
+                _ => 0,
+            };
+            if form != 0 {
+                // The partner of a doubling (or halving) round: the key holds no peer.
+                flags |= form;
+                self.remember_peer(site, peer, true, form);
+                with_tag(0, tag)
+            } else if blurring && peer >= 0 && self.blur.peer(event.call, event.context, peer) {
                 // The peer is the leaf's histogram's.
                 flags |= BLURRED_PEER;
+                self.remember_peer(site, peer, false, 0);
                 with_tag(0, tag)
             } else {
+                self.remember_peer(site, peer, true, 0);
                 with_tag(event.aux, tag)
             }
         } else if event.flags & event_flags::OFFSET_IN_AUX != 0 {
@@ -520,10 +587,24 @@ impl Relative {
         let aux = if class == Some(CallClass::PointToPoint) {
             // A blurred tag was drawn into the key as itself: never a step.
             let stepping = key.flags & TAG_STEP != 0 && key.flags & BLURRED_TAG == 0;
-            with_tag(
+            let mut aux = with_tag(
                 key.aux,
                 self.absolute_tag(key.context, tag_of(key.aux), stepping),
-            )
+            );
+            let site = (key.call, key.context);
+            let form = key.flags & (PEER_DOUBLED | PEER_HALVED);
+            if let (Some(rank), true) = (self.rank, form != 0) {
+                let (last, _) = self.site_masks.get(&site).copied().unwrap_or((-1, 0));
+                let mask = if form == PEER_DOUBLED {
+                    last.wrapping_mul(2)
+                } else {
+                    last / 2
+                };
+                aux = (aux & !0xffff_ffff) | (mask ^ rank) as u32 as u64;
+            }
+            let exact = key.flags & BLURRED_PEER == 0;
+            self.remember_peer(site, aux as u32 as i32 as i64, exact, form);
+            aux
         } else if key.flags & event_flags::OFFSET_IN_AUX != 0 {
             let base = self.context_aux.get(&key.context).copied().unwrap_or(0);
             let aux = base.wrapping_add(key.aux);

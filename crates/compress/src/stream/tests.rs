@@ -858,3 +858,103 @@ fn tags_that_wander_blur_below_100_and_counting_tags_stay_exact() {
         );
     }
 }
+
+/// Point-to-point events of `rank` to the given peers (one call site), tag 7.
+fn messages_to(peers: &[u64]) -> Vec<Event> {
+    peers
+        .iter()
+        .enumerate()
+        .map(|(index, peer)| Event {
+            call: 0,
+            start: 10 * index as u64,
+            duration: 3,
+            file: None,
+            handle: 0x55,
+            offset: -1,
+            request: 2048,
+            result: 2048,
+            errno: 0,
+            context: 1,
+            aux: peer | 7 << 32,
+            flags: 0,
+        })
+        .collect()
+}
+
+fn p2p(_: u16) -> Option<CallClass> {
+    Some(CallClass::PointToPoint)
+}
+
+/// `events` of `rank` encoded, re-read and expanded: exactly the same, and the stream.
+fn rank_round_trip(rank: i64, events: &[Event]) -> EncodedStream {
+    let mut encoder = StreamEncoder::default();
+    encoder.set_rank(Some(rank));
+    for event in events {
+        encoder.push(event, p2p(event.call));
+    }
+    let stream = EncodedStream::from_bytes(encoder.finish().bytes().to_vec()).unwrap();
+    let mut expanded = Vec::new();
+    stream.expand(p2p, |event| expanded.push(event));
+    assert_eq!(expanded.len(), events.len());
+    for (original, back) in events.iter().zip(&expanded) {
+        assert_eq!(exact(original), exact(back), "rank {rank}");
+    }
+    stream
+}
+
+fn keys_of(stream: &EncodedStream) -> Vec<u32> {
+    fn gather(body: Body, flags: &mut Vec<u32>) {
+        for item in body.iter() {
+            match item {
+                Item::Leaf(leaf) => flags.push(leaf.key.flags & (PEER_DOUBLED | PEER_HALVED)),
+                Item::Loop { body, .. } => gather(body, flags),
+            }
+        }
+    }
+    let mut flags = Vec::new();
+    gather(stream.nodes(), &mut flags);
+    flags
+}
+
+#[test]
+fn recursive_doubling_partners_repeat_their_key_whatever_the_rounds() {
+    // Rank 5's partners in recursive doubling on 4, 16 and 64 ranks (rank XOR 2^k), 20
+    // iterations: the first round's peer as itself, the others doubled — one loop of
+    // them, so the stream's structure does not grow with the rounds. Halving (2^k down)
+    // likewise; two rounds (masks 1, 2, 1, 2…) never turn into a halving.
+    let mut sizes = Vec::new();
+    for rounds in [2u32, 4, 6] {
+        let doubling: Vec<u64> = (0..20)
+            .flat_map(|_| (0..rounds).map(|k| 5 ^ (1u64 << k)))
+            .collect();
+        let stream = rank_round_trip(5, &messages_to(&doubling));
+        assert_eq!(keys_of(&stream), [0, PEER_DOUBLED], "{rounds} rounds");
+        sizes.push(stream.bytes().len());
+        let halving: Vec<u64> = (0..20)
+            .flat_map(|_| (0..rounds).rev().map(|k| 5 ^ (1u64 << k)))
+            .collect();
+        let stream = rank_round_trip(5, &messages_to(&halving));
+        assert_eq!(keys_of(&stream), [0, PEER_HALVED], "{rounds} rounds");
+    }
+    // The stream keeps its rank (one byte or two) and grows by a loop's count.
+    assert!(sizes[2] <= sizes[0] + 4, "{sizes:?}");
+    // Without a rank, peers stay themselves.
+    let mut encoder = StreamEncoder::default();
+    for event in messages_to(&[4, 7, 1, 13]) {
+        encoder.push(&event, p2p(0));
+    }
+    let stream = EncodedStream::from_bytes(encoder.finish().bytes().to_vec()).unwrap();
+    assert!(keys_of(&stream).iter().all(|flags| *flags == 0));
+}
+
+proptest! {
+    #[test]
+    fn any_peers_of_any_rank_come_back_as_they_were(
+        rank in 0i64..70,
+        peers in proptest::collection::vec(prop_oneof![0u64..70, Just(u32::MAX as u64), Just(u32::MAX as u64 - 1)], 0..60),
+    ) {
+        // Wildcards (−1) and MPI_PROC_NULL (−2) among them, chains that double, halve
+        // and stop anywhere.
+        rank_round_trip(rank, &messages_to(&peers));
+    }
+}

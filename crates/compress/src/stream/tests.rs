@@ -859,7 +859,7 @@ fn tags_that_wander_blur_below_100_and_counting_tags_stay_exact() {
     }
 }
 
-/// Point-to-point events of `rank` to the given peers (one call site), tag 7.
+/// Point-to-point events to the given peers (one call site), tag 7.
 fn messages_to(peers: &[u64]) -> Vec<Event> {
     peers
         .iter()

@@ -10,23 +10,29 @@ mod exercise;
 use cairn_format::container::{TraceFile, TraceWriter};
 use libfuzzer_sys::fuzz_target;
 
-/// A small real trace in the current format, embedded: tests/programs/patterns/imbalanced.c
+/// Small real traces in the current format, embedded: tests/programs/patterns/imbalanced.c
 /// on 4 ranks, 6 steps, at precision 0 (one stream the ranks share, their file tables,
 /// count histograms, loops that keep each rank's iterations, leaves that keep each rank's
-/// offset range). Remake it when a section's version changes, or the decoders are only
-/// fuzzed up to the version check (the previous sample, rank_trees.c, fuzzed file tables
-/// of blocks).
-const SAMPLE: &[u8] = include_bytes!("sample.cairn");
+/// offset range), and patterns/rank_logs.c on 4 ranks, 30 steps, at precision 0 (leaves
+/// that keep each rank's count and sum of blurred sizes). Remake them when a section's
+/// version changes, or the decoders are only fuzzed up to the version check (an earlier
+/// sample, rank_trees.c, fuzzed file tables of blocks).
+const SAMPLES: [&[u8]; 2] = [
+    include_bytes!("sample.cairn"),
+    include_bytes!("sample_logs.cairn"),
+];
 
 fuzz_target!(|data: &[u8]| {
     let Some((&selector, payload)) = data.split_first() else {
         return;
     };
-    let Ok(file) = TraceFile::from_bytes(SAMPLE.to_vec()) else {
+    // The selector's high bit picks the sample, the rest the section.
+    let sample = SAMPLES[(selector >> 7) as usize];
+    let Ok(file) = TraceFile::from_bytes(sample.to_vec()) else {
         return;
     };
     let entries = file.entries().to_vec();
-    let target = selector as usize % entries.len();
+    let target = (selector & 0x7f) as usize % entries.len();
     let mut writer = TraceWriter::new();
     for (index, entry) in entries.iter().enumerate() {
         let Ok(Some((version, bytes))) = file.section(entry.kind) else {

@@ -675,6 +675,69 @@ fn load_imbalanced_ranks_share_one_stream_below_100_with_exact_totals() {
 }
 
 #[test]
+fn each_ranks_own_log_keeps_its_bytes_below_100() {
+    // patterns/rank_logs: every rank writes a line a step to its own file, the lines'
+    // lengths changing with the step and the rank. At precision 0 the sizes are
+    // histograms and the ranks share one stream; each rank's write leaf keeps its own
+    // count and sum of sizes, so every file's bytes (not only the job's) equal the
+    // lossless trace's (they were apportioned among the ranks by occurrence before).
+    let _alone = alone();
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile_mpi("patterns/rank_logs", directory.path());
+    library();
+    let ranks = 4;
+    let run = |precision: u8| {
+        let trace = directory.path().join(format!("logs-{precision}.cairn"));
+        let prefix = directory.path().join(format!("log-{precision}"));
+        trace_mpi_at(
+            &trace,
+            ranks,
+            precision,
+            &program,
+            &["200".as_ref(), prefix.as_ref()],
+        );
+        trace
+    };
+    let (lossless, blurred) = (run(100), run(0));
+    let exact = exact_figures(&summary_json(&lossless, &[]));
+    let mut figures = exact_figures(&summary_json(&blurred, &[]));
+    // The files' names differ by the prefix only.
+    let renamed = serde_json::to_string(&figures)
+        .unwrap()
+        .replace("log-0.", "log-100.");
+    figures = serde_json::from_str(&renamed).unwrap();
+    assert_eq!(figures, exact);
+    // Each file's bytes are the program's own: the lines it wrote.
+    let summary = summary_json(&blurred, &[]);
+    let written: Vec<u64> = (0..ranks)
+        .map(|rank| {
+            let path = directory.path().join(format!("log-0.{rank}"));
+            let file = summary["files"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|file| file["path"].as_str() == path.to_str())
+                .unwrap_or_else(|| panic!("{path:?} in {summary}"));
+            assert_eq!(
+                file["bytes_written"].as_u64(),
+                Some(std::fs::metadata(&path).unwrap().len()),
+                "{path:?}"
+            );
+            file["bytes_written"].as_u64().unwrap()
+        })
+        .collect();
+    assert!(
+        written.windows(2).any(|pair| pair[0] != pair[1]),
+        "{written:?}"
+    );
+    let dump = cairn_text("dump", &[], &blurred);
+    assert!(
+        dump.contains(&format!("(one of {ranks} ranks sharing a stream)")),
+        "{dump}"
+    );
+}
+
+#[test]
 fn task_ids_as_tags_blur_below_100_and_the_trace_replays() {
     // patterns/tagged_tasks: rank 0 deals tasks whose ids (shuffled) are the messages'
     // tags; workers answer under the same tag; the master collects from any source with

@@ -53,7 +53,7 @@ mod sharing;
 
 pub use blur::{
     BLURRED_OFFSET, BLURRED_PEER, BLURRED_RESULT, BLURRED_SIZE, BLURRED_TAG, MEMBER_EXTENTS,
-    ORDER_IN_LEAF, PEER_DOUBLED, PEER_HALVED,
+    MEMBER_SIZES, ORDER_IN_LEAF, PEER_DOUBLED, PEER_HALVED,
 };
 
 /// The generator's seed of an expansion (then the rank's distance from the stream's base
@@ -256,6 +256,7 @@ static NOT_SHARED: Sharing = Sharing {
     loop_ranks: Vec::new(),
     loop_totals: Vec::new(),
     leaf_extents: Vec::new(),
+    leaf_sizes: Vec::new(),
     rank_sets: Vec::new(),
     base_rank: 0,
 };
@@ -312,6 +313,21 @@ impl NodeWriter<'_> {
                             .and_then(Option::as_deref)
                             .unwrap_or(&own);
                         encode_extents(extents, out);
+                    }
+                    if leaf.key.flags & MEMBER_SIZES != 0 {
+                        let own = leaf
+                            .blurred
+                            .as_ref()
+                            .and_then(|b| b.size.as_ref())
+                            .map_or((0, 0), |size| (size.count, size.sum.max(0) as u64));
+                        let own = [own];
+                        let sizes = self
+                            .sharing
+                            .leaf_sizes
+                            .get(self.leaves_written)
+                            .and_then(Option::as_deref)
+                            .unwrap_or(&own);
+                        encode_totals(sizes, out);
                     }
                 }
                 self.leaves_written += 1;
@@ -1007,6 +1023,7 @@ impl EncodedStream {
             loop_ranks: Vec<u32>,
             loop_totals: Vec<Option<MemberTotals>>,
             leaf_extents: Vec<Option<MemberExtents>>,
+            leaf_sizes: Vec<Option<MemberTotals>>,
             /// Column entries the leaves take (one per occurrence of a column leaf).
             column_taken: u64,
             blurred_sizes: bool,
@@ -1063,8 +1080,9 @@ impl EncodedStream {
                         state.max_call = state.max_call.max(key.call);
                         state.max_context = state.max_context.max(key.context);
                         state.blurred_sizes |= key.flags & BLURRED_SIZE != 0;
-                        let (_, extents) = read_leaf(reader, key, state.shared, runs, None)?;
-                        state.leaf_extents.push(extents.map(Into::into));
+                        let (_, per_member) = read_leaf(reader, key, state.shared, runs, None)?;
+                        state.leaf_extents.push(per_member.extents.map(Into::into));
+                        state.leaf_sizes.push(per_member.sizes);
                         if key.offset == OffsetRef::Column {
                             state.column_taken = state.column_taken.saturating_add(runs);
                         }
@@ -1131,6 +1149,7 @@ impl EncodedStream {
             loop_ranks: Vec::new(),
             loop_totals: Vec::new(),
             leaf_extents: Vec::new(),
+            leaf_sizes: Vec::new(),
             column_taken: 0,
             blurred_sizes: false,
             count_histograms: false,
@@ -1168,6 +1187,11 @@ impl EncodedStream {
                 loop_totals: state.loop_totals,
                 leaf_extents: if state.leaf_extents.iter().any(Option::is_some) {
                     state.leaf_extents
+                } else {
+                    Vec::new()
+                },
+                leaf_sizes: if state.leaf_sizes.iter().any(Option::is_some) {
+                    state.leaf_sizes
                 } else {
                     Vec::new()
                 },
@@ -1230,6 +1254,11 @@ impl EncodedStream {
                 members: view.members.max(1) as usize,
             },
         }
+    }
+
+    /// Whether some leaf keeps each member's blurred sizes ([`MEMBER_SIZES`]).
+    pub fn has_member_sizes(&self) -> bool {
+        !self.sharing.leaf_sizes.is_empty()
     }
 
     /// Whether some point-to-point call's peer doubles or halves the last mask at its call
@@ -1400,25 +1429,31 @@ fn encode_totals(totals: &[(u64, u64)], out: &mut ByteWriter) {
 /// Reads what [`encode_totals`] wrote; the members' occurrences and iterations must add
 /// up to the loop's count histogram's exact count and sum.
 pub(crate) fn decode_totals(reader: &mut ByteReader, counts: &Histogram) -> Result<MemberTotals> {
+    let totals = decode_member_totals(reader)?;
+    let (occurrences, iterations) = totals.iter().fold((0u128, 0i128), |(o, i), (a, b)| {
+        (o + *a as u128, i + *b as i128)
+    });
+    if occurrences != counts.count as u128 || iterations != counts.sum {
+        return Err(reader.corrupt("member totals do not add up to the loop's counts"));
+    }
+    Ok(totals)
+}
+
+/// Reads what [`encode_totals`] wrote (a member's pair of counts), unchecked.
+pub(crate) fn decode_member_totals(reader: &mut ByteReader) -> Result<MemberTotals> {
     let members = reader.u64()?;
     if members == 0 || members > MAX_MEMBER_TOTALS || members > reader.remaining() as u64 / 2 {
         return Err(reader.corrupt("member totals out of range"));
     }
     let mut totals = Vec::with_capacity(members as usize);
     let mut previous = (0u64, 0u64);
-    let (mut occurrences, mut iterations) = (0u128, 0i128);
     for _ in 0..members {
         let entry = (
             previous.0.wrapping_add(reader.i64()? as u64),
             previous.1.wrapping_add(reader.i64()? as u64),
         );
-        occurrences += entry.0 as u128;
-        iterations += entry.1 as i128;
         totals.push(entry);
         previous = entry;
-    }
-    if occurrences != counts.count as u128 || iterations != counts.sum {
-        return Err(reader.corrupt("member totals do not add up to the loop's counts"));
     }
     Ok(totals.into())
 }

@@ -16,7 +16,7 @@ use cairn_compress::hash::FastMap;
 use cairn_compress::histogram::{Blurred, Histogram};
 use cairn_compress::stats::Stats;
 use cairn_compress::stream::{
-    Body, EventKey, Item, RankSet, Relative, Walked, BLURRED_RESULT, BLURRED_SIZE,
+    Body, EventKey, Item, RankSet, Relative, Walked, BLURRED_RESULT, BLURRED_SIZE, MEMBER_SIZES,
 };
 use cairn_model::{Call, CallClass, Layer};
 
@@ -266,10 +266,7 @@ impl<V: Visitor> StreamWalk<'_, V> {
     /// the exact total, even where the rank merge kept one rank's values in the histogram
     /// of a part (or a stream) of other ranks; each rank's own share is an estimate.
     fn blurred_bytes(&mut self, key: &EventKey, count: u64) -> u64 {
-        let Some(pool) = self
-            .blurred_pools
-            .get_mut(&(key.call, key.context, key.result))
-        else {
+        let Some(pool) = self.blurred_pools.get_mut(&pool_key(key, self.stream)) else {
             return 0;
         };
         pool.take(count)
@@ -414,7 +411,19 @@ impl Pool {
     }
 }
 
-type BlurredPools = FastMap<(u16, u32, i64), Pool>;
+/// By call site (call, context, the result's difference) and, for leaves that keep each
+/// member's sizes ([`MEMBER_SIZES`]: writes to each rank's own file), the stream and the
+/// member (else 0 and `u32::MAX`: the site's over all streams).
+type BlurredPools = FastMap<(u16, u32, i64, usize, u32), Pool>;
+
+fn pool_key(key: &EventKey, stream: &Stream) -> (u16, u32, i64, usize, u32) {
+    let (events, member) = if key.flags & MEMBER_SIZES != 0 {
+        (Arc::as_ptr(&stream.events) as usize, stream.member)
+    } else {
+        (0, u32::MAX)
+    };
+    (key.call, key.context, key.result, events, member)
+}
 
 /// Per loop whose counts are a histogram (by where its body is stored) and the member
 /// whose own totals it keeps (`u32::MAX`: the members share its sum).
@@ -423,7 +432,9 @@ type LoopPools = FastMap<(usize, u32), Pool>;
 /// The blurred call sites of `streams`, over all their leaves and members (each stored
 /// stream once).
 fn site_pools<'s>(streams: impl Iterator<Item = &'s Stream>) -> BlurredPools {
-    fn gather(body: Body, pools: &mut BlurredPools) {
+    /// `member`: gather only the leaves that keep each member's sizes (read as its own),
+    /// else only the others.
+    fn gather(body: Body, member: Option<&Stream>, pools: &mut BlurredPools) {
         for item in body.iter() {
             match item {
                 Item::Leaf(leaf) => {
@@ -431,26 +442,39 @@ fn site_pools<'s>(streams: impl Iterator<Item = &'s Stream>) -> BlurredPools {
                         continue;
                     };
                     let key = &leaf.key;
+                    let own = key.flags & MEMBER_SIZES != 0;
+                    if own != member.is_some() {
+                        continue;
+                    }
                     let total = if key.flags & BLURRED_RESULT != 0 {
                         sizes.sum
                     } else {
                         sizes.sum + key.result as i128 * sizes.count as i128
                     };
                     let pool = pools
-                        .entry((key.call, key.context, key.result))
+                        .entry(match member {
+                            Some(stream) => pool_key(key, stream),
+                            None => (key.call, key.context, key.result, 0, u32::MAX),
+                        })
                         .or_default();
                     pool.occurrences += sizes.count as u128;
                     pool.total += total.max(0) as u128;
                 }
-                Item::Loop { body, .. } => gather(body, pools),
+                Item::Loop { body, .. } => gather(body, member, pools),
             }
         }
     }
     let mut pools = FastMap::default();
     let mut gathered = std::collections::HashSet::new();
     for stream in streams {
-        if stream.events.has_blurred_sizes() && gathered.insert(Arc::as_ptr(&stream.events)) {
-            gather(stream.events.nodes(), &mut pools);
+        if !stream.events.has_blurred_sizes() {
+            continue;
+        }
+        if gathered.insert(Arc::as_ptr(&stream.events)) {
+            gather(stream.events.nodes(), None, &mut pools);
+        }
+        if stream.events.has_member_sizes() {
+            gather(stream.nodes(), Some(stream), &mut pools);
         }
     }
     pools

@@ -19,7 +19,8 @@
 //! exact sum, so job totals stay exact and a rank's own counts are estimates. A loop that
 //! accesses files (and any such loop inside it) keeps each member's exact occurrences and
 //! iterations beside the histogram, and its leaves each member's offset range where no
-//! slope gives it ([`crate::stream::Sharing::loop_totals`], `leaf_extents`): a
+//! slope gives it and each member's count and sum of blurred sizes
+//! ([`crate::stream::Sharing::loop_totals`], `leaf_extents`, `leaf_sizes`): a
 //! load-imbalanced rank's writes to its own file share one loop with every other rank's,
 //! and every file's counts, bytes and extent stay exact — a few bytes a rank instead of a
 //! part a rank.

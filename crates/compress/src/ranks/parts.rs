@@ -15,7 +15,8 @@ use crate::hash::FastMap;
 use crate::histogram::{Blurred, Histogram};
 use crate::stats::Stats;
 use crate::stream::{
-    EventKey, FileRef, MemberTotals, OffsetRef, RankSet, RankSlopes, Sharing, MEMBER_EXTENTS,
+    EventKey, FileRef, MemberTotals, OffsetRef, RankSet, RankSlopes, Sharing, BLURRED_SIZE,
+    MEMBER_EXTENTS, MEMBER_SIZES,
 };
 
 const FIELDS: usize = RankSlopes::FIELDS;
@@ -115,6 +116,10 @@ pub(super) struct LeafPart {
     /// did not follow the slopes (a leaf inside a loop whose counts differ between ranks):
     /// stored per member so every file's extent stays exact.
     extents: Option<Vec<(i64, i64, i64)>>,
+    /// Each admitted rank's (rank, count, sum) of its blurred sizes, for a leaf that
+    /// accesses a file: stored per member once several ranks share the leaf, so every
+    /// file keeps its exact bytes.
+    sizes: Option<Vec<(i64, u64, u64)>>,
     /// Every rank so far has a peer that is the rank XOR the first rank's constant: the
     /// leaf may turn to [`PeerForm::Xor`] when a rank's peer is not affine (recursive
     /// doubling: ranks 0 and 1 exchange with 1 and 0, affine until rank 2's 3).
@@ -380,6 +385,14 @@ fn rank_counts(count: u64, counts: &Option<Box<Histogram>>, runs: u64) -> Histog
     }
 }
 
+/// A leaf's blurred sizes as (count, sum), if it has them and accesses a file (whose bytes
+/// they are: kept per rank when ranks share the leaf).
+fn own_sizes(leaf: &Leaf<EventKey>) -> Option<(u64, u64)> {
+    let touches = leaf.key.file != FileRef::None || leaf.offset_low >= 0;
+    let sizes = leaf.blurred.as_ref()?.size.as_ref()?;
+    (touches && leaf.key.flags & BLURRED_SIZE != 0).then(|| (sizes.count, sizes.sum.max(0) as u64))
+}
+
 /// Whether a leaf of `parts` (at any depth) accesses a file. A loop whose counts differ
 /// between ranks is walked by each rank for an even share of their total unless it keeps
 /// each member's own: one that accesses files does ([`Finisher`]), so per-file bytes and
@@ -419,6 +432,7 @@ impl Part {
             Node::Leaf(leaf) => {
                 let mut statistics = Merged::default();
                 statistics.add(rank, &Merged::of(&leaf), job_size);
+                let sizes = own_sizes(&leaf).map(|own| vec![(rank, own.0, own.1)]);
                 Part::Leaf(Box::new(LeafPart {
                     ranks,
                     shape: shape_of(&leaf.key),
@@ -429,6 +443,7 @@ impl Part {
                     peer: PeerForm::Affine,
                     xor_possible: true,
                     extents: None,
+                    sizes,
                     statistics,
                 }))
             }
@@ -603,6 +618,9 @@ impl Part {
                         .extents
                         .get_or_insert_with(|| earlier.iter().map(|r| expected(*r)).collect());
                     extents.push(own);
+                }
+                if let (Some(sizes), Some(own)) = (&mut part.sizes, own_sizes(&leaf)) {
+                    sizes.push((rank, own.0, own.1));
                 }
                 part.statistics.add(rank, &Merged::of(&leaf), job_size);
                 part.ranks.admit(rank);
@@ -1108,7 +1126,7 @@ impl Finisher {
                 leaf.slowest = part.statistics.slowest.wrapping_sub(ranks[0]);
                 // A rank expanded from a shared stream still names that stream's slopes.
                 leaf.key.parameters = 0;
-                leaf.key.flags &= !MEMBER_EXTENTS;
+                leaf.key.flags &= !(MEMBER_EXTENTS | MEMBER_SIZES);
                 let index = self.leaves;
                 self.leaves += 1;
                 let mut slopes = part.slopes;
@@ -1120,6 +1138,14 @@ impl Finisher {
                     }
                     let own = self.member_values(extents, (leaf.offset_low, leaf.offset_high));
                     let table = &mut self.sharing.leaf_extents;
+                    table.resize(index + 1, None);
+                    table[index] = Some(own);
+                }
+                if let Some(sizes) = part.sizes.as_ref().filter(|sizes| sizes.len() > 1) {
+                    // The members' own blurred bytes (their files' totals).
+                    leaf.key.flags |= MEMBER_SIZES;
+                    let own = self.member_values(sizes, (0, 0));
+                    let table = &mut self.sharing.leaf_sizes;
                     table.resize(index + 1, None);
                     table[index] = Some(own);
                 }

@@ -41,6 +41,10 @@ pub const BLURRED_TAG: u32 = 1 << 23;
 /// ([`super::MemberExtents`]): a leaf inside a loop whose counts differ between ranks
 /// (a load-imbalanced rank's writes to its own file) reaches offsets no slope gives.
 pub const MEMBER_EXTENTS: u32 = 1 << 22;
+/// Key flag, in a stream ranks share, with [`BLURRED_SIZE`]: the leaf keeps each member's
+/// exact count and sum of its sizes (a leaf that writes to each rank's own file), so every
+/// file's bytes stay exact.
+pub const MEMBER_SIZES: u32 = 1 << 19;
 /// Key flag: a point-to-point call's peer is the rank XOR twice the mask (peer XOR rank)
 /// of the last call at the same call site — recursive doubling's partners, a binomial
 /// tree's children; the key's peer is 0 (see `relative.rs`).

@@ -137,12 +137,18 @@ impl<'a> Body<'a> {
         for item in self.iter() {
             match item {
                 Item::Leaf(mut leaf) => {
-                    // Its own offset range is the member's now (read for its place).
-                    leaf.key.flags &= !MEMBER_EXTENTS;
+                    // Its own offset range and sizes are the member's now (read for its
+                    // place), not shares.
+                    let own_sizes = leaf.key.flags & MEMBER_SIZES != 0;
+                    leaf.key.flags &= !(MEMBER_EXTENTS | MEMBER_SIZES);
                     leaf.duration = leaf.duration.share(member as u64, parts);
                     leaf.gap = leaf.gap.share(member as u64, parts);
                     if let Some(blurred) = &mut leaf.blurred {
+                        let size = blurred.size.clone();
                         **blurred = blurred.share(member as u64, parts);
+                        if own_sizes {
+                            blurred.size = size;
+                        }
                     }
                     nodes.push(Node::Leaf(leaf));
                 }
@@ -260,15 +266,23 @@ impl Shares {
 /// Each member's (lowest offset, highest offset + size) of a leaf, as read.
 pub(super) type Extents = Vec<(i64, i64)>;
 
-/// A leaf as stored; one that keeps each member's offset range takes `walked`'s own (when
-/// the walk is of the members they were kept for), or without `walked` gives them all.
+/// What a leaf keeps per member, as read (without a walked member): offset ranges, and
+/// the count and sum of blurred sizes.
+pub(super) struct PerMember {
+    pub extents: Option<Extents>,
+    pub sizes: Option<MemberTotals>,
+}
+
+/// A leaf as stored; one that keeps each member's offset range (or sizes' count and sum)
+/// takes `walked`'s own (when the walk is of the members they were kept for), or without
+/// `walked` gives them all.
 pub(super) fn read_leaf(
     reader: &mut ByteReader,
     key: EventKey,
     shared: bool,
     occurrences: u64,
     walked: Option<Walked>,
-) -> Result<(Leaf<EventKey>, Option<Extents>)> {
+) -> Result<(Leaf<EventKey>, PerMember)> {
     let count = occurrences.wrapping_add(reader.i64()? as u64);
     let duration = Stats::decode_with_count(reader, true, count)?;
     let gap_count = duration.count.wrapping_add(reader.i64()? as u64);
@@ -291,6 +305,11 @@ pub(super) fn read_leaf(
             None => all_extents = Some(extents),
         }
     }
+    let member_sizes = if shared && key.flags & MEMBER_SIZES != 0 {
+        Some(super::decode_member_totals(reader)?)
+    } else {
+        None
+    };
     let order_counts = if key.order_in_leaf() {
         [reader.u64()?, reader.u64()?]
     } else {
@@ -329,6 +348,26 @@ pub(super) fn read_leaf(
     if key.flags & BLURRED_TAG != 0 {
         blurred.get_or_insert_with(Box::<Blurred>::default).tag = Some(Histogram::decode(reader)?);
     }
+    let mut all_sizes = None;
+    if let Some(sizes) = member_sizes {
+        let Some(whole) = blurred.as_mut().and_then(|b| b.size.as_mut()) else {
+            return Err(reader.corrupt("member sizes without a size histogram"));
+        };
+        let (count, sum) = sizes.iter().fold((0u128, 0i128), |(count, sum), (c, s)| {
+            (count + *c as u128, sum + *s as i128)
+        });
+        if count != whole.count as u128 || sum != whole.sum {
+            return Err(reader.corrupt("member sizes do not add up to the leaf's"));
+        }
+        match walked {
+            Some(walked) => {
+                if let Some((count, sum)) = walked.own(Some(&sizes)) {
+                    *whole = whole.exact_share(count, sum);
+                }
+            }
+            None => all_sizes = Some(sizes),
+        }
+    }
     Ok((
         Leaf {
             key,
@@ -340,7 +379,10 @@ pub(super) fn read_leaf(
             order_counts,
             blurred,
         },
-        all_extents,
+        PerMember {
+            extents: all_extents,
+            sizes: all_sizes,
+        },
     ))
 }
 

@@ -386,7 +386,8 @@ impl<'s, C: Fn(u16) -> Option<CallClass>> Events<'s, C> {
 
     fn leaf(&mut self, leaf: &Leaf<EventKey>, node: (usize, usize)) -> Event {
         let mut key = leaf.key;
-        let mut flags = key.flags & !(TAG_STEP | MEMBER_EXTENTS | PEER_DOUBLED | PEER_HALVED);
+        let mut flags =
+            key.flags & !(TAG_STEP | MEMBER_EXTENTS | MEMBER_SIZES | PEER_DOUBLED | PEER_HALVED);
         let class = (self.class_of)(key.call);
         let (file_plus_one, offset, aux) = match key.offset {
             OffsetRef::Column => {

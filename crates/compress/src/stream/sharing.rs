@@ -493,6 +493,10 @@ pub struct Sharing {
     /// [`super::MEMBER_EXTENTS`], each member's exact (lowest offset, highest offset +
     /// size) in the order of the stream's members.
     pub leaf_extents: Vec<Option<MemberExtents>>,
+    /// Per leaf in pre-order (empty when no leaf has them): for a leaf whose key has
+    /// [`super::MEMBER_SIZES`], each member's (count, sum) of its blurred sizes in the
+    /// order of the stream's members.
+    pub leaf_sizes: Vec<Option<MemberTotals>>,
     pub rank_sets: Vec<RankSet>,
     /// The base rank itself (peers that are the rank XOR a constant need it).
     pub base_rank: i64,

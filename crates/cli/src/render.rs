@@ -795,7 +795,7 @@ fn structure(
                 body,
                 ranks,
                 counts,
-                totals,
+                own,
             } => {
                 // A part of other ranks is shown as its first rank has it, without changing
                 // what the shown rank's files resolve to.
@@ -844,7 +844,7 @@ fn structure(
                         counts.count,
                         counts.sum,
                         counts.bins().len(),
-                        if totals.is_some() {
+                        if own.is_some() {
                             "; each rank's iterations exact"
                         } else {
                             ""

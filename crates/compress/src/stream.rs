@@ -60,7 +60,8 @@ pub use blur::{
 /// rank): every reader draws the same values for a blurred trace.
 pub const EXPANSION_SEED: u64 = 0xca1e_5eed;
 use body::read_leaf;
-pub use body::{Body, Item, Shares, Walked};
+use body::Walked;
+pub use body::{Body, Item, Shares};
 pub use relative::{column_parts, Relative, TAG_STEP};
 pub use sharing::{MemberExtents, MemberTotals, RankSet, RankSlopes, RankView, Sharing};
 
@@ -1249,10 +1250,7 @@ impl EncodedStream {
             one_rank: false,
             first_rank: self.sharing.base_rank,
             occurrences: 1,
-            walked: Walked {
-                position: view.member as usize,
-                members: view.members.max(1) as usize,
-            },
+            walked: Walked::of(view),
         }
     }
 
@@ -1297,14 +1295,10 @@ impl EncodedStream {
         if !slopes && !histograms && self.sharing.rank_sets.is_empty() {
             return self.count;
         }
-        let walked = Walked {
-            position: view.member as usize,
-            members: view.members.max(1) as usize,
-        };
         // The events of `runs` runs of `body`: a loop whose counts differ runs its body
         // the member's own iterations where it keeps them, else the member's even share
         // of their sum.
-        fn count(body: Body, runs: u64, walked: Walked) -> u64 {
+        fn count(body: Body, runs: u64) -> u64 {
             body.iter()
                 .map(|item| match item {
                     Item::Leaf(_) => runs,
@@ -1312,10 +1306,10 @@ impl EncodedStream {
                         count: times,
                         body,
                         counts,
-                        totals,
+                        own,
                         ..
                     } => {
-                        let inner = match (counts, walked.own(totals.as_ref())) {
+                        let inner = match (counts, own) {
                             (Some(_), Some((_, iterations))) if times > 0 => iterations,
                             (Some(counts), None) if times > 0 && counts.count > 0 => {
                                 (counts.sum.max(0) as u128 * runs as u128 / counts.count as u128)
@@ -1323,12 +1317,12 @@ impl EncodedStream {
                             }
                             _ => runs.saturating_mul(times),
                         };
-                        count(body, inner, walked)
+                        count(body, inner)
                     }
                 })
                 .fold(0u64, u64::saturating_add)
         }
-        count(self.nodes_for_view(view), 1, walked)
+        count(self.nodes_for_view(view), 1)
     }
 
     /// The same stream with other first and last times (traces merged from runs that

@@ -114,9 +114,7 @@ pub fn merge_streams(
         Member {
             rank,
             partition,
-            nodes: stream
-                .nodes()
-                .member_nodes(shares, member, stream.member as usize),
+            nodes: stream.nodes().member_nodes(shares, member),
         }
     });
     // Peers wrap round the job: its size is one more than its highest rank.

@@ -16,7 +16,7 @@ use cairn_compress::hash::FastMap;
 use cairn_compress::histogram::{Blurred, Histogram};
 use cairn_compress::stats::Stats;
 use cairn_compress::stream::{
-    Body, EventKey, Item, RankSet, Relative, Walked, BLURRED_RESULT, BLURRED_SIZE, MEMBER_SIZES,
+    Body, EventKey, Item, RankSet, Relative, BLURRED_RESULT, BLURRED_SIZE, MEMBER_SIZES,
 };
 use cairn_model::{Call, CallClass, Layer};
 
@@ -293,15 +293,9 @@ impl<V: Visitor> StreamWalk<'_, V> {
                 body,
                 ranks,
                 counts,
-                totals,
+                own,
             } => {
                 let share = self.part_share(share, ranks);
-                let view = self.stream.view();
-                let own = Walked {
-                    position: view.member as usize,
-                    members: view.members.max(1) as usize,
-                }
-                .own(totals.as_ref());
                 let counts = counts.as_deref();
                 self.visit_loop(count, (counts, own), body, multiplier, share, files)
             }

@@ -69,7 +69,7 @@ fn members_of(streams: &[(Vec<Event>, EncodedStream)]) -> Vec<Member> {
         .map(|(rank, (_, stream))| Member {
             rank: rank as i64,
             partition: 0,
-            nodes: stream.nodes().member_nodes(&mut Shares::new(vec![0]), 0, 0),
+            nodes: stream.nodes().member_nodes(&mut Shares::new(vec![0]), 0),
         })
         .collect()
 }
@@ -146,7 +146,7 @@ fn spmd_ranks_merge_into_one_group_and_expand_exactly() {
                 crate::fold::for_each_occurrence(
                     &merged
                         .nodes_for_rank(delta)
-                        .member_nodes(&mut Shares::new(vec![delta]), 0, 0),
+                        .member_nodes(&mut Shares::new(vec![delta]), 0),
                     &mut |leaf| slowest.push(*member as i64 + leaf.slowest),
                 );
                 // Rank 0's own parts: it is the only rank, so the slowest.
@@ -239,18 +239,16 @@ fn unrelated_streams_do_not_merge() {
         Member {
             rank: 0,
             partition: 0,
-            nodes: encode(&rank_events(0, 4, 5)).nodes().member_nodes(
-                &mut Shares::new(vec![0]),
-                0,
-                0,
-            ),
+            nodes: encode(&rank_events(0, 4, 5))
+                .nodes()
+                .member_nodes(&mut Shares::new(vec![0]), 0),
         },
         Member {
             rank: 1,
             partition: 0,
             nodes: encode(&other)
                 .nodes()
-                .member_nodes(&mut Shares::new(vec![0]), 0, 0),
+                .member_nodes(&mut Shares::new(vec![0]), 0),
         },
     ];
     assert_eq!(merge_ranks(members, Some(4), &class_of, 100).len(), 2);
@@ -265,11 +263,9 @@ fn ranks_not_above_the_others_do_not_split_parts() {
         .map(|rank| Member {
             rank: *rank,
             partition: 0,
-            nodes: encode(&rank_events(*rank, 4, 5)).nodes().member_nodes(
-                &mut Shares::new(vec![0]),
-                0,
-                0,
-            ),
+            nodes: encode(&rank_events(*rank, 4, 5))
+                .nodes()
+                .member_nodes(&mut Shares::new(vec![0]), 0),
         })
         .collect();
     let groups = merge_ranks(members, Some(4), &class_of, 100);
@@ -288,7 +284,7 @@ fn members_of_events(originals: &[Vec<Event>]) -> Vec<Member> {
             partition: 0,
             nodes: encode(events)
                 .nodes()
-                .member_nodes(&mut Shares::new(vec![0]), 0, 0),
+                .member_nodes(&mut Shares::new(vec![0]), 0),
         })
         .collect()
 }
@@ -340,7 +336,7 @@ fn merge_and_check(members: Vec<Member>, originals: &[Vec<Event>], ranks: i64) -
                 partition: 0,
                 nodes: merged
                     .nodes_for_view(member_view(delta, position, group.members.len()))
-                    .member_nodes(&mut shares, position, position),
+                    .member_nodes(&mut shares, position),
             });
         }
     }
@@ -831,7 +827,7 @@ fn a_tree_of_merges(in_loop: bool) {
                     partition: 0,
                     nodes: merged
                         .nodes_for_view(member_view(*delta, position, deltas.len()))
-                        .member_nodes(&mut shares, position, position),
+                        .member_nodes(&mut shares, position),
                 });
             }
         }

@@ -19,9 +19,10 @@ pub enum Item<'a> {
         /// Below precision 100: the iteration counts of all the loop's occurrences, when
         /// they differ (`count` is then the first's).
         counts: Option<Box<Histogram>>,
-        /// With `counts` in a shared stream whose loop accesses files: each member's exact
-        /// occurrences and iterations ([`Sharing::loop_totals`]).
-        totals: Option<MemberTotals>,
+        /// With `counts` in a shared stream whose loop accesses files: the walked member's
+        /// own exact occurrences and iterations ([`Sharing::loop_totals`]), when the walk is
+        /// of the members they were kept for.
+        own: Option<(u64, u64)>,
     },
 }
 
@@ -104,21 +105,12 @@ impl<'a> Body<'a> {
     /// and its share of the statistics of each leaf ([`Shares`]): the ranks that have a
     /// leaf split its statistics evenly, so however a later merge regroups them, each
     /// group gets its own ranks' part and the totals stay exact. `member` is its index
-    /// among the sorted distances `shares` holds; `position` its place in the stream's
-    /// list of members (whose loops that keep each member's totals it takes its own of).
-    pub fn member_nodes(
-        &self,
-        shares: &mut Shares,
-        member: usize,
-        position: usize,
-    ) -> Vec<Node<EventKey>> {
+    /// among the sorted distances `shares` holds; what the stream keeps per member (loop
+    /// totals, offset ranges, sizes) is read for the member this body is a view of.
+    pub fn member_nodes(&self, shares: &mut Shares, member: usize) -> Vec<Node<EventKey>> {
         let mut nodes = Vec::new();
         let sharers = shares.members.clone();
-        let walked = Walked {
-            position,
-            members: sharers.len(),
-        };
-        self.member_nodes_into(shares, &sharers, member, (1, walked), &mut nodes);
+        self.member_nodes_into(shares, &sharers, member, 1, &mut nodes);
         nodes
     }
 
@@ -130,7 +122,7 @@ impl<'a> Body<'a> {
         shares: &mut Shares,
         sharers: &[i64],
         member: usize,
-        (runs, walked): (u64, Walked),
+        runs: u64,
         nodes: &mut Vec<Node<EventKey>>,
     ) {
         let parts = sharers.len().max(1) as u64;
@@ -165,7 +157,7 @@ impl<'a> Body<'a> {
                         let delta = sharers.get(member).map_or(0, |delta| delta - set.first());
                         let same_rank = member - sharers.partition_point(|d| *d < sharers[member]);
                         let index = inner.partition_point(|d| *d < delta) + same_rank;
-                        body.member_nodes_into(shares, &inner, index, (runs, walked), nodes);
+                        body.member_nodes_into(shares, &inner, index, runs, nodes);
                     }
                 }
                 Item::Loop {
@@ -173,7 +165,7 @@ impl<'a> Body<'a> {
                     body,
                     ranks: None,
                     counts,
-                    totals,
+                    own,
                 } => {
                     // A count histogram is over all the members' occurrences: each takes
                     // its own iterations where the loop keeps them (it accesses files),
@@ -181,7 +173,6 @@ impl<'a> Body<'a> {
                     // sum), counted as the occurrences it walks (members whose loops
                     // around this one run different counts walk it unevenly), so a merge
                     // of these members stores what walks of them take.
-                    let own = walked.own(totals.as_ref());
                     let counts = counts.map(|counts| {
                         Box::new(match own {
                             Some((_, iterations)) => counts.exact_share(runs, iterations),
@@ -190,13 +181,7 @@ impl<'a> Body<'a> {
                     });
                     let inner_runs = body_runs(count, counts.as_deref(), runs);
                     let mut inner = Vec::new();
-                    body.member_nodes_into(
-                        shares,
-                        sharers,
-                        member,
-                        (inner_runs, walked),
-                        &mut inner,
-                    );
+                    body.member_nodes_into(shares, sharers, member, inner_runs, &mut inner);
                     nodes.push(Node::Loop {
                         count,
                         body: inner,
@@ -208,19 +193,26 @@ impl<'a> Body<'a> {
     }
 }
 
-/// The walked member's place in its stream's list of members, and their number: which of a
-/// loop's [`MemberTotals`] is its own.
+/// The walked member's place in its stream's list of members, and their number: which of
+/// what a stream keeps per member is its own.
 #[derive(Clone, Copy)]
-pub struct Walked {
+pub(super) struct Walked {
     pub position: usize,
     pub members: usize,
 }
 
 impl Walked {
-    /// The member's (occurrences, iterations) of a loop that keeps them; `None` when the
-    /// loop does not, or when the walk is not of the members they were kept for (a replay
-    /// on another rank count).
-    pub fn own(&self, totals: Option<&MemberTotals>) -> Option<(u64, u64)> {
+    pub(super) fn of(view: RankView) -> Walked {
+        Walked {
+            position: view.member as usize,
+            members: view.members.max(1) as usize,
+        }
+    }
+
+    /// The member's pair of a loop's or leaf's [`MemberTotals`]; `None` when there are
+    /// none, or when the walk is not of the members they were kept for (a replay on
+    /// another rank count).
+    pub(super) fn own(&self, totals: Option<&MemberTotals>) -> Option<(u64, u64)> {
         totals
             .filter(|totals| totals.len() == self.members)
             .and_then(|totals| totals.get(self.position))
@@ -407,8 +399,10 @@ fn read_item<'a>(reader: &mut ByteReader<'a>, outer: &Body<'a>) -> Result<Item<'
             } else {
                 (0, 0)
             };
-            let totals = match &counts {
-                Some(counts) if has_totals => Some(super::decode_totals(reader, counts)?),
+            let own = match &counts {
+                Some(counts) if has_totals => outer
+                    .walked
+                    .own(Some(&super::decode_totals(reader, counts)?)),
                 _ => None,
             };
             let data = reader.bytes()?;
@@ -448,7 +442,7 @@ fn read_item<'a>(reader: &mut ByteReader<'a>, outer: &Body<'a>) -> Result<Item<'
                 },
                 ranks,
                 counts,
-                totals,
+                own,
             });
         }
         _ => decode_key(reader)?,

@@ -89,10 +89,6 @@ impl EncodedStream {
             class_of,
             random: SplitMix::new(seed ^ view.delta as u64),
             loop_draws: FastMap::default(),
-            walked: Walked {
-                position: view.member as usize,
-                members: view.members.max(1) as usize,
-            },
             sites: self.site_histograms(),
             points: FastMap::default(),
             relative_peers: FastMap::default(),
@@ -195,9 +191,6 @@ pub struct Events<'s, C> {
     /// Per loop whose counts are a histogram (by body): this member's slice of it, and the
     /// occurrences and iterations drawn so far ([`Events::loop_count`]).
     loop_draws: FastMap<usize, (Histogram, u64, i128)>,
-    /// The member's place among the stream's members (its own totals of loops that keep
-    /// them).
-    walked: Walked,
     /// Each call site's sizes and peers over the whole stream, for leaves whose own
     /// histograms are empty ([`EncodedStream::site_histograms`]).
     sites: FastMap<(u16, u32), SiteHistograms>,
@@ -264,14 +257,13 @@ impl<C: Fn(u16) -> Option<CallClass>> Iterator for Events<'_, C> {
                     body,
                     counts,
                     ranks,
-                    totals,
+                    own,
                 } => {
                     // Counts that differ: each occurrence draws its own.
                     let body = *body;
-                    let own = self.walked.own(totals.as_ref());
                     let count = match counts {
                         Some(counts) if *count > 0 => {
-                            self.loop_count(counts, own, body.id(), node, scope)
+                            self.loop_count(counts, *own, body.id(), node, scope)
                         }
                         _ => *count,
                     };

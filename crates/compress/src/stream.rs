@@ -1408,16 +1408,41 @@ mod tests;
 /// Members whose totals one loop may list (a shared stream has at most one per process).
 const MAX_MEMBER_TOTALS: u64 = 1 << 24;
 
-/// A loop's [`MemberTotals`]: `u` members, then each member's occurrences and iterations
-/// as differences from the previous member's (ranks of an imbalanced job differ by little).
-fn encode_totals(totals: &[(u64, u64)], out: &mut ByteWriter) {
-    out.u64(totals.len() as u64);
-    let mut previous = (0u64, 0u64);
-    for &(occurrences, iterations) in totals {
-        out.i64(occurrences.wrapping_sub(previous.0) as i64);
-        out.i64(iterations.wrapping_sub(previous.1) as i64);
-        previous = (occurrences, iterations);
+/// A column of per-member pairs: `u` members, then each member's two values as
+/// differences from the previous member's (ranks of one job differ by little).
+fn encode_pairs(pairs: impl ExactSizeIterator<Item = (i64, i64)>, out: &mut ByteWriter) {
+    out.u64(pairs.len() as u64);
+    let mut previous = (0i64, 0i64);
+    for pair in pairs {
+        out.i64(pair.0.wrapping_sub(previous.0));
+        out.i64(pair.1.wrapping_sub(previous.1));
+        previous = pair;
     }
+}
+
+/// Reads what [`encode_pairs`] wrote (`what` names the column in errors).
+fn decode_pairs(reader: &mut ByteReader, what: &str) -> Result<Vec<(i64, i64)>> {
+    let members = reader.u64()?;
+    if members == 0 || members > MAX_MEMBER_TOTALS || members > reader.remaining() as u64 / 2 {
+        return Err(reader.corrupt(&format!("{what} out of range")));
+    }
+    let mut pairs = Vec::with_capacity(members as usize);
+    let mut previous = (0i64, 0i64);
+    for _ in 0..members {
+        let pair = (
+            previous.0.wrapping_add(reader.i64()?),
+            previous.1.wrapping_add(reader.i64()?),
+        );
+        pairs.push(pair);
+        previous = pair;
+    }
+    Ok(pairs)
+}
+
+/// A loop's [`MemberTotals`] (each member's occurrences and iterations), or a leaf's
+/// members' counts and sums of sizes.
+fn encode_totals(totals: &[(u64, u64)], out: &mut ByteWriter) {
+    encode_pairs(totals.iter().map(|&(a, b)| (a as i64, b as i64)), out);
 }
 
 /// Reads what [`encode_totals`] wrote; the members' occurrences and iterations must add
@@ -1433,51 +1458,30 @@ pub(crate) fn decode_totals(reader: &mut ByteReader, counts: &Histogram) -> Resu
     Ok(totals)
 }
 
-/// Reads what [`encode_totals`] wrote (a member's pair of counts), unchecked.
+/// Reads what [`encode_totals`] wrote, unchecked.
 pub(crate) fn decode_member_totals(reader: &mut ByteReader) -> Result<MemberTotals> {
-    let members = reader.u64()?;
-    if members == 0 || members > MAX_MEMBER_TOTALS || members > reader.remaining() as u64 / 2 {
-        return Err(reader.corrupt("member totals out of range"));
-    }
-    let mut totals = Vec::with_capacity(members as usize);
-    let mut previous = (0u64, 0u64);
-    for _ in 0..members {
-        let entry = (
-            previous.0.wrapping_add(reader.i64()? as u64),
-            previous.1.wrapping_add(reader.i64()? as u64),
-        );
-        totals.push(entry);
-        previous = entry;
-    }
-    Ok(totals.into())
+    let pairs = decode_pairs(reader, "member totals")?;
+    Ok(pairs
+        .into_iter()
+        .map(|(a, b)| (a as u64, b as u64))
+        .collect())
 }
 
-/// A leaf's [`MemberExtents`]: `u` members, then each member's lowest offset and its
-/// range's length as differences from the previous member's.
+/// A leaf's [`MemberExtents`]: each member's lowest offset and its range's length.
 fn encode_extents(extents: &[(i64, i64)], out: &mut ByteWriter) {
-    out.u64(extents.len() as u64);
-    let mut previous = (0i64, 0i64);
-    for &(low, high) in extents {
-        let length = high.wrapping_sub(low);
-        out.i64(low.wrapping_sub(previous.0));
-        out.i64(length.wrapping_sub(previous.1));
-        previous = (low, length);
-    }
+    encode_pairs(
+        extents
+            .iter()
+            .map(|&(low, high)| (low, high.wrapping_sub(low))),
+        out,
+    );
 }
 
 /// Reads what [`encode_extents`] wrote.
 pub(crate) fn decode_extents(reader: &mut ByteReader) -> Result<Vec<(i64, i64)>> {
-    let members = reader.u64()?;
-    if members == 0 || members > MAX_MEMBER_TOTALS || members > reader.remaining() as u64 / 2 {
-        return Err(reader.corrupt("member offset ranges out of range"));
-    }
-    let mut extents = Vec::with_capacity(members as usize);
-    let mut previous = (0i64, 0i64);
-    for _ in 0..members {
-        let low = previous.0.wrapping_add(reader.i64()?);
-        let length = previous.1.wrapping_add(reader.i64()?);
-        extents.push((low, low.wrapping_add(length)));
-        previous = (low, length);
-    }
-    Ok(extents)
+    let pairs = decode_pairs(reader, "member offset ranges")?;
+    Ok(pairs
+        .into_iter()
+        .map(|(low, length)| (low, low.wrapping_add(length)))
+        .collect())
 }

@@ -10,10 +10,15 @@
 //! the fewest values over the narrowest span merge. Each bin keeps the
 //! count, min, max, mean and variance of exactly the values it holds.
 //!
-//! Design decision: bins only merge, they never split. Splitting the fullest bin (as the
-//! thesis does) needs the values inside it, which a bin no longer has: its halves' counts
-//! would be guesses. Merging only keeps every bin's figures exact, and outliers stay
-//! visible because a lone value is the last a crowded neighbour absorbs.
+//! The fullest bin splits (the thesis' rebalancing) when that frees resolution where the
+//! values crowd: when two neighbours together hold at most half as many values, they are
+//! joined and the fullest is cut in two. A cut must keep both halves exact, and a bin no
+//! longer has its values; so a bin made by joining two keeps, while it is in memory, the
+//! two it was joined from (one level: bounded memory) and files each later value on its
+//! side of the seam, and only such a bin splits — back along that seam, each half's
+//! figures exact. A bin read from a trace, or made by folding overlapping bins of two
+//! histograms together, does not know its halves and only merges. Outliers stay visible
+//! because a lone value is the last a crowded neighbour absorbs.
 
 use cairn_format::bytes::{ByteReader, ByteWriter};
 use cairn_format::Result;
@@ -26,7 +31,7 @@ pub const DEFAULT_BINS: usize = 8;
 pub const MAX_BINS: usize = 64;
 
 /// The values of one bin.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct Bin {
     pub count: u64,
     pub min: i64,
@@ -34,20 +39,44 @@ pub struct Bin {
     pub mean: f64,
     /// Sum of squared differences from the mean.
     pub m2: f64,
+    /// The two bins this one was joined from, each with the values added since on its side
+    /// of the seam (values below the seam go to the first): what a split gives back. Kept
+    /// in memory only, one level deep; not known for a bin read from a trace.
+    halves: Option<Box<(i64, Bin, Bin)>>,
+}
+
+/// Bins are equal by their figures: the halves are how one was made, not what it holds.
+impl PartialEq for Bin {
+    fn eq(&self, other: &Bin) -> bool {
+        (self.count, self.min, self.max, self.mean, self.m2)
+            == (other.count, other.min, other.max, other.mean, other.m2)
+    }
 }
 
 impl Bin {
     fn of(value: i64) -> Bin {
+        Bin::many(value, 1)
+    }
+
+    fn many(value: i64, count: u64) -> Bin {
         Bin {
-            count: 1,
+            count,
             min: value,
             max: value,
             mean: value as f64,
             m2: 0.0,
+            halves: None,
         }
     }
 
+    /// Folds `other`'s figures into this bin's; which side of a seam its values lie on is
+    /// not known, so the halves are forgotten.
     fn merge(&mut self, other: &Bin) {
+        self.merge_figures(other);
+        self.halves = None;
+    }
+
+    fn merge_figures(&mut self, other: &Bin) {
         (self.mean, self.m2) = merged_moments(
             (self.count, self.mean, self.m2),
             (other.count, other.mean, other.m2),
@@ -55,6 +84,51 @@ impl Bin {
         self.count += other.count;
         self.min = self.min.min(other.min);
         self.max = self.max.max(other.max);
+    }
+
+    /// Adds `count` times `value`, which lies in the bin's range, to it and to its half.
+    fn absorb(&mut self, value: i64, count: u64) {
+        let values = Bin::many(value, count);
+        self.merge_figures(&values);
+        if let Some(halves) = &mut self.halves {
+            let (seam, below, from) = &mut **halves;
+            let side = if value < *seam { below } else { from };
+            side.merge_figures(&values);
+        }
+    }
+
+    /// The bin of `low`'s and `high`'s values (`low` entirely below `high`), remembering
+    /// both so it can be split back.
+    fn join(low: Bin, high: Bin) -> Bin {
+        let mut joined = low.clone();
+        joined.merge_figures(&high);
+        let forget = |mut bin: Bin| {
+            bin.halves = None;
+            bin
+        };
+        joined.halves = Some(Box::new((high.min, forget(low), forget(high))));
+        joined
+    }
+
+    /// The two bins it was joined from, with the values added since: exact figures each.
+    fn split(&self) -> Option<(Bin, Bin)> {
+        match self.halves.as_deref() {
+            Some((_, below, from)) if below.count > 0 && from.count > 0 => {
+                Some((below.clone(), from.clone()))
+            }
+            _ => None,
+        }
+    }
+
+    /// `count` of its values in proportion (a share given to one rank): range and mean
+    /// kept, which values they are not known.
+    fn scaled(&self, count: u64) -> Bin {
+        Bin {
+            count,
+            m2: self.m2 * count as f64 / self.count.max(1) as f64,
+            halves: None,
+            ..*self
+        }
     }
 
     pub fn variance(&self) -> f64 {
@@ -143,16 +217,13 @@ impl Histogram {
             rank,
             first,
         );
-        let bin = Bin {
-            count: times,
-            ..Bin::of(value)
-        };
         let at = self.bins.partition_point(|existing| existing.max < value);
         match self.bins.get_mut(at) {
-            Some(existing) if existing.min <= value => existing.merge(&bin),
-            _ => self.bins.insert(at, bin),
+            Some(existing) if existing.min <= value => existing.absorb(value, times),
+            _ => self.bins.insert(at, Bin::many(value, times)),
         }
         self.shrink();
+        self.rebalance();
     }
 
     /// Adds every value of `other` (its bins, which may overlap ours).
@@ -186,6 +257,7 @@ impl Histogram {
             }
         }
         self.shrink();
+        self.rebalance();
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -222,16 +294,61 @@ impl Histogram {
     /// lone far value is the last a crowded neighbour absorbs), the narrower on a tie.
     fn shrink(&mut self) {
         while self.bins.len() > self.capacity {
-            let pair = (0..self.bins.len() - 1)
-                .min_by_key(|&index| {
-                    let (a, b) = (&self.bins[index], &self.bins[index + 1]);
-                    let width = b.max.wrapping_sub(a.min) as u64 as u128;
-                    ((a.count + b.count) as u128 * width, width)
-                })
-                .expect("more than one bin");
-            let next = self.bins.remove(pair + 1);
-            self.bins[pair].merge(&next);
+            let pair = self.pair_to_join(usize::MAX).expect("more than one bin");
+            self.join(pair);
         }
+    }
+
+    /// The adjacent pair (its first bin's index) whose joining loses least, leaving
+    /// out the bin at `keep`.
+    fn pair_to_join(&self, keep: usize) -> Option<usize> {
+        (0..self.bins.len().saturating_sub(1))
+            .filter(|&index| index != keep && index + 1 != keep)
+            .min_by_key(|&index| self.loss(index, index + 1))
+    }
+
+    /// What one bin for the values of bins `first..=last` blurs: their count times the
+    /// span (then the span, to prefer the narrower).
+    fn loss(&self, first: usize, last: usize) -> (u128, u128) {
+        let width = self.bins[last].max.wrapping_sub(self.bins[first].min) as u64 as u128;
+        let count: u64 = self.bins[first..=last].iter().map(|bin| bin.count).sum();
+        (count as u128 * width, width)
+    }
+
+    fn join(&mut self, pair: usize) {
+        let high = self.bins.remove(pair + 1);
+        let low = std::mem::replace(&mut self.bins[pair], Bin::of(0));
+        self.bins[pair] = Bin::join(low, high);
+    }
+
+    /// The thesis' rebalancing, once per change: the fullest bin, if it knows its halves,
+    /// is split back into them where there is room, or where the pair [`Self::shrink`]
+    /// would join first holds at most half as many values and blurs less joined than the
+    /// fullest does (so a lone far value is still the last to be absorbed).
+    fn rebalance(&mut self) {
+        let Some(mut fullest) = (0..self.bins.len()).max_by_key(|&index| self.bins[index].count)
+        else {
+            return;
+        };
+        let Some((below, from)) = self.bins[fullest].split() else {
+            return;
+        };
+        if self.bins.len() >= self.capacity {
+            let Some(pair) = self.pair_to_join(fullest) else {
+                return;
+            };
+            let joined = self.bins[pair].count + self.bins[pair + 1].count;
+            if joined.saturating_mul(2) > self.bins[fullest].count
+                || self.loss(pair, pair + 1) >= self.loss(fullest, fullest)
+            {
+                return;
+            }
+            self.join(pair);
+            if pair < fullest {
+                fullest -= 1;
+            }
+        }
+        self.bins.splice(fullest..=fullest, [below, from]);
     }
 
     /// The `index`-th of `parts` shares of the values (a leaf's histogram several ranks
@@ -247,6 +364,8 @@ impl Histogram {
             bin.min = bin.min.saturating_add(by);
             bin.max = bin.max.saturating_add(by);
             bin.mean += by as f64;
+            // A moved copy is read, not added to: no splits to prepare.
+            bin.halves = None;
         }
         if shifted.count > 0 {
             shifted.sum += by as i128 * shifted.count as i128;
@@ -282,11 +401,7 @@ impl Histogram {
         for bin in &self.bins {
             let count = portion(bin.count, index, parts);
             if count > 0 {
-                share.bins.push(Bin {
-                    count,
-                    m2: bin.m2 * count as f64 / bin.count as f64,
-                    ..*bin
-                });
+                share.bins.push(bin.scaled(count));
                 share.count += count;
             }
         }
@@ -337,11 +452,7 @@ impl Histogram {
             let (low, high) = (start.max(before), (start + bin.count).min(before + count));
             if high > low {
                 let taken = high - low;
-                share.bins.push(Bin {
-                    count: taken,
-                    m2: bin.m2 * taken as f64 / bin.count as f64,
-                    ..*bin
-                });
+                share.bins.push(bin.scaled(taken));
             }
             start += bin.count;
         }
@@ -371,10 +482,7 @@ impl Histogram {
             if count > 0 {
                 let mean = (self.sum as f64 / count as f64).round() as i64;
                 let value = mean.clamp(self.min.min(self.max), self.max.max(self.min));
-                self.bins = vec![Bin {
-                    count,
-                    ..Bin::of(value)
-                }];
+                self.bins = vec![Bin::many(value, count)];
             }
             self.count = count;
             return self;
@@ -404,11 +512,7 @@ impl Histogram {
             .into_iter()
             .zip(&scaled)
             .filter(|(_, (whole, _, _))| *whole > 0)
-            .map(|(bin, (whole, _, _))| Bin {
-                count: *whole,
-                m2: bin.m2 * *whole as f64 / bin.count.max(1) as f64,
-                ..bin
-            })
+            .map(|(bin, (whole, _, _))| bin.scaled(*whole))
             .collect();
         self.count = count;
         self
@@ -539,6 +643,7 @@ impl Histogram {
                     min as f64
                 },
                 m2: if m2.is_finite() { m2.max(0.0) } else { 0.0 },
+                halves: None,
             });
         }
         if counted != histogram.count {
@@ -861,6 +966,17 @@ mod tests {
                 for pair in histogram.bins().windows(2) {
                     prop_assert!(pair[0].max < pair[1].min);
                 }
+                // Each bin's figures are those of exactly the values in its range (joins,
+                // splits and merges never guess).
+                for bin in histogram.bins() {
+                    let inside: Vec<i64> = values.iter().map(|(value, _)| *value)
+                        .filter(|value| *value >= bin.min && *value <= bin.max).collect();
+                    prop_assert_eq!(bin.count, inside.len() as u64);
+                    prop_assert_eq!(Some(bin.min), inside.iter().copied().min());
+                    prop_assert_eq!(Some(bin.max), inside.iter().copied().max());
+                    let mean = inside.iter().map(|value| *value as f64).sum::<f64>() / inside.len() as f64;
+                    prop_assert!((bin.mean - mean).abs() <= 1e-6 * mean.abs().max(1.0), "{} {}", bin.mean, mean);
+                }
                 for _ in 0..50 {
                     let drawn = histogram.draw(&mut random);
                     prop_assert!(drawn >= min && drawn <= max);
@@ -1014,6 +1130,43 @@ mod tests {
             (drawn as f64 - expected).abs() <= spread + 100.0,
             "{drawn} drawn, {expected}"
         );
+    }
+
+    /// The thesis' rebalancing: a bin joined early that the values then crowd into is
+    /// split back into what it was joined from (each half exact), two sparse neighbours
+    /// joined to make room.
+    #[test]
+    fn the_fullest_bin_splits_back_when_values_crowd_into_it() {
+        let mut histogram = Histogram::new(4);
+        for value in [0, 100, 200, 300, 400] {
+            histogram.add(value, 0);
+        }
+        let figures = |histogram: &Histogram| -> Vec<(u64, i64, i64)> {
+            histogram
+                .bins()
+                .iter()
+                .map(|bin| (bin.count, bin.min, bin.max))
+                .collect()
+        };
+        assert_eq!(
+            figures(&histogram),
+            [(2, 0, 100), (1, 200, 200), (1, 300, 300), (1, 400, 400)]
+        );
+        for _ in 0..1000 {
+            histogram.add(100, 0);
+        }
+        assert_eq!(
+            figures(&histogram),
+            [(1, 0, 0), (1001, 100, 100), (2, 200, 300), (1, 400, 400)]
+        );
+        // Read back from a trace, a bin no longer knows its halves: it only merges.
+        let mut writer = ByteWriter::new();
+        histogram.encode(&mut writer);
+        let bytes = writer.into_inner();
+        let mut read = Histogram::decode(&mut ByteReader::new(&bytes, "t")).unwrap();
+        read.add(250, 0);
+        assert_eq!(read.bins().len(), 4);
+        assert_eq!((read.count, read.sum), (1006, 101_250));
     }
 
     #[test]

@@ -9,6 +9,8 @@
 #    The same for tests/programs/patterns/imbalanced.c (a load-imbalanced particle code:
 #    per rank and step 40–47 messages to the next rank and 100–109 writes to its own file).
 # 2. tests/programs/patterns/random_seeks.c (IOR -z: lseek + write at shuffled offsets)
+#    and tests/programs/patterns/random_sizes.c (compressed blocks: appended with sizes of
+#    their own, read back shuffled with pread of each size at its offset)
 #    at N and 10·N blocks, each level.
 #
 # Usage: bench/precision.sh [rounds=3] [ranks="8 16 32 64"] [levels="100 95 90 70 60 30 0"] [steps=100]
@@ -28,6 +30,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mpicc.openmpi -O1 -g -o "$work/irregular" tests/programs/patterns/irregular.c
 mpicc.openmpi -O1 -g -o "$work/imbalanced" tests/programs/patterns/imbalanced.c
 gcc -O1 -g -o "$work/random_seeks" tests/programs/patterns/random_seeks.c
+gcc -O1 -g -o "$work/random_sizes" tests/programs/patterns/random_sizes.c
 # What every level must keep exactly: calls (count, bytes), MPI bytes sent, events.
 figures() {
     "$cairn" summary --json "$1" | python3 -c '
@@ -72,16 +75,18 @@ mpi_levels() {
 }
 mpi_levels irregular "$steps" "$work/log"
 mpi_levels imbalanced "$steps" "$work/particles"
-for blocks in 2000 20000; do
-    exact=""
-    for level in $levels; do
-        mkdir -p "$work/seeks"
-        trace=$work/seeks-$blocks-$level.cairn
-        "$cairn" run -q --precision "$level" -o "$trace" -- "$work/random_seeks" "$work/seeks" "$blocks"
-        totals=$(figures "$trace")
-        [ -z "$exact" ] && exact=$totals
-        check=$([ "$totals" = "$exact" ] && echo exact || echo DIFFER)
-        printf '%-14s %6s %6d %10d %10s %10s %7s %s (%d blocks)\n' random_seeks 1 "$level" \
-            "$(stat -c %s "$trace")" - - - "$check" "$blocks"
+for program in random_seeks random_sizes; do
+    for blocks in 2000 20000; do
+        exact=""
+        for level in $levels; do
+            rm -rf "$work/blocks" && mkdir -p "$work/blocks"
+            trace=$work/$program-$blocks-$level.cairn
+            "$cairn" run -q --precision "$level" -o "$trace" -- "$work/$program" "$work/blocks" "$blocks"
+            totals=$(figures "$trace")
+            [ -z "$exact" ] && exact=$totals
+            check=$([ "$totals" = "$exact" ] && echo exact || echo DIFFER)
+            printf '%-14s %6s %6d %10d %10s %10s %7s %s (%d blocks)\n' "$program" 1 "$level" \
+                "$(stat -c %s "$trace")" - - - "$check" "$blocks"
+        done
     done
 done

@@ -1,10 +1,13 @@
 //! Precision levels below 100 (the thesis' lossy encoding): which parameters of which call
-//! sites become histograms. A site's size (or offset) stays exact while it repeats; the
-//! first time it differs from the last value at the same call and calling context by at
-//! most (100 − P)% of the larger (any difference at P = 0), it becomes a histogram from
-//! there on, so every later occurrence has the same key and folds whatever its value. A
-//! difference beyond the margin keeps the value exact (a new key), so P = 95 merges a
-//! solver's jittering message sizes but not a 4 KiB write with a 4 MiB one.
+//! sites become histograms. A site's size (or offset) stays exact while it repeats one of
+//! its last [`RECENT`] values; the first time it differs from one of them (at the same call
+//! and calling context) by at most (100 − P)% of the larger (any difference at P = 0), it
+//! becomes a histogram from there on, so every later occurrence has the same key and folds
+//! whatever its value. A difference beyond the margin keeps the value exact (a new key), so
+//! P = 95 merges a solver's jittering message sizes but not a 4 KiB write with a 4 MiB one.
+//! Comparing with a few recent values, not only the last, is what lets random values
+//! (IOR's `-z` offsets, compressed blocks' sizes) blur after a few occurrences, not after
+//! however many it takes two in a row to fall within the margin (hundreds at 90, by luck).
 //!
 //! Message sizes (point-to-point calls, completions) are histograms from their first value,
 //! so ranks whose sizes differ share keys (the rank merge then joins their histograms
@@ -54,13 +57,42 @@ pub const PEER_HALVED: u32 = 1 << 20;
 /// Flag of an expanded event (never of a key): its offset was drawn from a histogram.
 pub const BLURRED_OFFSET: u32 = 1 << 28;
 
+/// How many of a site's last values a new one is compared with.
+pub(super) const RECENT: usize = 4;
+
+/// A site's last values, newest first (the first repeated until there are [`RECENT`]).
+#[derive(Clone, Copy, Debug)]
+struct Recent([i64; RECENT]);
+
+impl Recent {
+    fn of(value: i64) -> Recent {
+        Recent([value; RECENT])
+    }
+
+    fn holds(&self, value: i64) -> bool {
+        self.0.contains(&value)
+    }
+
+    fn within(&self, precision: u8, value: i64) -> bool {
+        self.0
+            .iter()
+            .any(|recent| crate::histogram::Histogram::within(precision, *recent, value))
+    }
+
+    fn push(mut self, value: i64) -> Recent {
+        self.0.rotate_right(1);
+        self.0[0] = value;
+        self
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 enum Site {
-    /// The last value.
-    Exact(i64),
+    /// The last values.
+    Exact(Recent),
     /// A message size's first value, kept in a histogram of its own (see
-    /// [`Blur::message_size`]); the last value.
-    Tentative(i64),
+    /// [`Blur::message_size`]); the last values.
+    Tentative(Recent),
     /// An offset site that has seen one value: the distance from where another site's
     /// access ended (a loop's way in) says nothing of the steps to come, so it is kept
     /// exact and the next one is the first compared with.
@@ -104,7 +136,13 @@ impl Blur {
 
     /// Whether the size at this site is kept in a histogram (from this occurrence on).
     pub(super) fn size(&mut self, call: u16, context: u32, size: i64) -> bool {
-        self.judge(Parameter::Size, call, context, size, Site::Exact(size))
+        self.judge(
+            Parameter::Size,
+            call,
+            context,
+            size,
+            Site::Exact(Recent::of(size)),
+        )
     }
 
     /// As [`Blur::size`], for a message's size (a point-to-point call's, a completion's):
@@ -114,7 +152,13 @@ impl Blur {
     /// ranks, within the margin (`ranks/parts.rs`). A next value beyond the margin is kept
     /// exact, as at any site.
     pub(super) fn message_size(&mut self, call: u16, context: u32, size: i64) -> bool {
-        self.judge(Parameter::Size, call, context, size, Site::Tentative(size))
+        self.judge(
+            Parameter::Size,
+            call,
+            context,
+            size,
+            Site::Tentative(Recent::of(size)),
+        )
     }
 
     /// Whether the offset of this access (its key `step`, the distance from where the
@@ -130,13 +174,25 @@ impl Blur {
     /// Whether the peer of this point-to-point call is kept in a histogram: a master
     /// receiving from whichever worker is done, a solver's changing partners.
     pub(super) fn peer(&mut self, call: u16, context: u32, peer: i64) -> bool {
-        self.judge(Parameter::Peer, call, context, peer, Site::Exact(peer))
+        self.judge(
+            Parameter::Peer,
+            call,
+            context,
+            peer,
+            Site::Exact(Recent::of(peer)),
+        )
     }
 
     /// Whether the tag of this point-to-point call (as the key keeps it: a step when the
     /// tags count) is kept in a histogram.
     pub(super) fn tag(&mut self, call: u16, context: u32, tag: i64) -> bool {
-        self.judge(Parameter::Tag, call, context, tag, Site::Exact(tag))
+        self.judge(
+            Parameter::Tag,
+            call,
+            context,
+            tag,
+            Site::Exact(Recent::of(tag)),
+        )
     }
 
     fn judge(
@@ -158,21 +214,21 @@ impl Blur {
             Site::Blurred => true,
             Site::Fresh if new => false,
             Site::Fresh => {
-                *site = Site::Exact(value);
+                *site = Site::Exact(Recent::of(value));
                 false
             }
             Site::Tentative(_) if new => true,
-            Site::Tentative(last) if last == value => {
+            Site::Tentative(recent) if recent.holds(value) => {
                 *site = Site::Blurred;
                 true
             }
-            Site::Exact(last) if last == value => false,
-            Site::Exact(last) | Site::Tentative(last) => {
-                if crate::histogram::Histogram::within(self.precision, last, value) {
+            Site::Exact(recent) if recent.holds(value) => false,
+            Site::Exact(recent) | Site::Tentative(recent) => {
+                if recent.within(self.precision, value) {
                     *site = Site::Blurred;
                     true
                 } else {
-                    *site = Site::Exact(value);
+                    *site = Site::Exact(recent.push(value));
                     false
                 }
             }

@@ -14,25 +14,27 @@ use libfuzzer_sys::fuzz_target;
 /// on 4 ranks, 6 steps, at precision 0 (one stream the ranks share, their file tables,
 /// count histograms, loops that keep each rank's iterations, leaves that keep each rank's
 /// offset range), and patterns/rank_logs.c on 4 ranks, 30 steps, at precision 0 (leaves
-/// that keep each rank's count and sum of blurred sizes). Remake them when a section's
-/// version changes, or the decoders are only fuzzed up to the version check (an earlier
-/// sample, rank_trees.c, fuzzed file tables of blocks).
-const SAMPLES: [&[u8]; 2] = [
+/// that keep each rank's count and sum of blurred sizes), and patterns/random_sizes.c with
+/// 200 blocks, lossless (sizes and offsets in the column, leaves with their sizes' figures).
+/// Remake them when a section's version changes, or the decoders are only fuzzed up to the
+/// version check (an earlier sample, rank_trees.c, fuzzed file tables of blocks).
+const SAMPLES: [&[u8]; 3] = [
     include_bytes!("sample.cairn"),
     include_bytes!("sample_logs.cairn"),
+    include_bytes!("sample_sizes.cairn"),
 ];
 
 fuzz_target!(|data: &[u8]| {
     let Some((&selector, payload)) = data.split_first() else {
         return;
     };
-    // The selector's high bit picks the sample, the rest the section.
-    let sample = SAMPLES[(selector >> 7) as usize];
+    // The selector's two high bits pick the sample, the rest the section.
+    let sample = SAMPLES[(selector >> 6) as usize % SAMPLES.len()];
     let Ok(file) = TraceFile::from_bytes(sample.to_vec()) else {
         return;
     };
     let entries = file.entries().to_vec();
-    let target = (selector & 0x7f) as usize % entries.len();
+    let target = (selector & 0x3f) as usize % entries.len();
     let mut writer = TraceWriter::new();
     for (index, entry) in entries.iter().enumerate() {
         let Ok(Some((version, bytes))) = file.section(entry.kind) else {

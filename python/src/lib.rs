@@ -219,6 +219,17 @@ fn tree<'py>(
                         }
                     }
                 }
+                // Sizes that kept being new are each call's own, in the stream's column
+                // (`events()` gives them); the leaf keeps their exact figures.
+                if let Some(sizes) = leaf.column_sizes.as_deref() {
+                    let figures = PyDict::new(py);
+                    figures.set_item("exact", true)?;
+                    figures.set_item("count", sizes.count)?;
+                    figures.set_item("sum", sizes.sum)?;
+                    figures.set_item("min", sizes.min)?;
+                    figures.set_item("max", sizes.max)?;
+                    node.set_item("sizes", figures)?;
+                }
             }
             Item::Loop {
                 count,

@@ -16,29 +16,7 @@ use cairn_trace::walk::{self, Occurrence, Visitor};
 use cairn_trace::{Result, Trace};
 use serde::Serialize;
 
-/// Upper bounds (inclusive) of Darshan's access-size bins; the last bin is open.
-pub const SIZE_BINS: [u64; 9] = [
-    100,
-    1 << 10,
-    10 << 10,
-    100 << 10,
-    1 << 20,
-    4 << 20,
-    10 << 20,
-    100 << 20,
-    1 << 30,
-];
-pub const SIZE_BIN_NAMES: [&str; 10] = [
-    "0-100", "100-1K", "1K-10K", "10K-100K", "100K-1M", "1M-4M", "4M-10M", "10M-100M", "100M-1G",
-    "1G+",
-];
-
-pub fn size_bin(size: u64) -> usize {
-    SIZE_BINS
-        .iter()
-        .position(|bound| size <= *bound)
-        .unwrap_or(SIZE_BINS.len())
-}
+pub use cairn_model::{size_bin, SIZE_BINS, SIZE_BIN_NAMES};
 
 #[derive(Clone, Copy, Debug, Default, Serialize, PartialEq)]
 pub struct SizeStats {

@@ -8,7 +8,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use cairn_compress::stream::{
-    Body, EncodedStream, Item, OffsetRef, Relative, PEER_DOUBLED, PEER_HALVED, TAG_STEP,
+    Body, EncodedStream, Item, OffsetRef, Relative, PEER_DOUBLED, PEER_HALVED, SIZE_IN_COLUMN,
+    TAG_STEP,
 };
 use cairn_model::{event_flags, Call, CallClass, Event};
 use cairn_trace::symbols::Symbolizer;
@@ -634,6 +635,8 @@ fn call_arguments(
             key.request.to_string()
         }
         Some(CallClass::Completion) if !has_file => format!("{} requests", key.aux),
+        // Sizes that keep being new are each call's own, in the column (range below).
+        _ if key.flags & SIZE_IN_COLUMN != 0 => format!("{path}, sizes of their own"),
         // A seek to an absolute position: the key keeps it as the offset (below).
         _ if key.flags & event_flags::REQUEST_AT_POSITION != 0 => format!("{path}, SEEK_SET"),
         _ => format!("{path}, {}", key.request),
@@ -1028,6 +1031,12 @@ pub fn dump(
 /// What a precision level below 100 kept of a leaf's values as histograms: their range,
 /// count and bins (the key shows such a size as 0).
 fn blur_note(leaf: &cairn_compress::fold::Leaf<cairn_compress::stream::EventKey>) -> String {
+    if let Some(sizes) = leaf.column_sizes.as_deref() {
+        return format!(
+            "  [sizes exact, in the column: {}..{}, sum {}]",
+            sizes.min, sizes.max, sizes.sum
+        );
+    }
     let Some(blurred) = leaf.blurred.as_deref() else {
         return String::new();
     };

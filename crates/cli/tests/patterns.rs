@@ -413,6 +413,107 @@ fn random_reads_keep_exact_offsets_in_under_four_bytes_a_call() {
 }
 
 #[test]
+fn random_sizes_keep_every_size_exact_in_under_five_bytes_a_call() {
+    // Compressed blocks (`patterns/random_sizes.c`): appended with sizes of their own,
+    // then read back in shuffled order, each `pread` of its own size at its own offset.
+    // Each size went into the key, so every call was a leaf of its own (15 B a call); the
+    // sizes now go to the stream's column beside the offsets, the calls fold, and the
+    // summary's bytes, size statistics, Darshan bins and access order stay exact.
+    let _alone = alone();
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile("patterns/random_sizes", directory.path(), &[]);
+    let blocks = 20_000u64;
+    let traced = trace(
+        directory.path(),
+        &program,
+        &[directory.path().to_str().unwrap(), &blocks.to_string()],
+    );
+    assert_eq!(traced.exit_code(), Some(0));
+    // The program's generator: each block's size, then the shuffled order of the reads.
+    let mut state = 7u64;
+    let sizes: Vec<u64> = (0..blocks)
+        .map(|_| 1024 + generator_next(&mut state) % (8192 - 1024 + 1))
+        .collect();
+    let offsets: Vec<u64> = sizes
+        .iter()
+        .scan(0, |at, size| {
+            let offset = *at;
+            *at += size;
+            Some(offset)
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..blocks as usize).collect();
+    for i in (1..order.len()).rev() {
+        let j = (generator_next(&mut state) % (i as u64 + 1)) as usize;
+        order.swap(i, j);
+    }
+    let data: u64 = sizes.iter().sum();
+    let table = 16 * blocks;
+    let (mut consecutive, mut sequential) = (0, 0);
+    for pair in order.windows(2) {
+        let end = offsets[pair[0]] + sizes[pair[0]];
+        consecutive += (offsets[pair[1]] == end) as u64;
+        sequential += (offsets[pair[1]] >= end) as u64;
+    }
+    let file = traced.file("/blocks.dat");
+    assert_fields(
+        file,
+        &[
+            ("opens", 1),
+            ("writes", blocks + 2),
+            ("bytes_written", data + table),
+            ("reads", blocks),
+            ("bytes_read", data),
+            ("consecutive_reads", consecutive),
+            ("sequential_reads", sequential),
+            ("max_offset", data + table),
+            ("closes", 1),
+        ],
+    );
+    let (low, high) = (*sizes.iter().min().unwrap(), *sizes.iter().max().unwrap());
+    assert_eq!(file["read_sizes"]["count"], blocks);
+    assert_eq!(file["read_sizes"]["min"], low);
+    assert_eq!(file["read_sizes"]["max"], high);
+    let mean = data as f64 / blocks as f64;
+    let read_mean = file["read_sizes"]["mean"].as_f64().unwrap();
+    assert!(
+        (read_mean - mean).abs() < 1e-6,
+        "{read_mean} against {mean}"
+    );
+    let mut bins = [0u64; 10];
+    for size in &sizes {
+        bins[cairn_model::size_bin(*size)] += 1;
+    }
+    assert_eq!(file["read_histogram"], serde_json::json!(bins));
+    bins[cairn_model::size_bin(8 * blocks)] += 2;
+    assert_eq!(file["write_histogram"], serde_json::json!(bins));
+    // Every read's offset, in the program's order, and every size (from the column).
+    let expanded = expanded_offsets(&traced.trace, "pread");
+    let wanted: Vec<u64> = order.iter().map(|block| offsets[*block]).collect();
+    assert!(
+        expanded == wanted,
+        "the expanded offsets differ from the program's"
+    );
+    let expanded_sizes: Vec<u64> = cairn_text("dump", &["--expand"], &traced.trace)
+        .lines()
+        .filter(|line| line.contains("pread("))
+        .map(|line| {
+            let size = line.split(", ").nth(1).expect("a size");
+            size.split(" bytes").next().unwrap().parse().unwrap()
+        })
+        .collect();
+    let wanted: Vec<u64> = order.iter().map(|block| sizes[*block]).collect();
+    assert!(
+        expanded_sizes == wanted,
+        "the expanded sizes differ from the program's"
+    );
+    let size = std::fs::metadata(&traced.trace).unwrap().len();
+    let calls = 2 * blocks + 4;
+    eprintln!("random_sizes, {blocks} blocks: {size} B, {calls} calls");
+    assert!(size <= 5 * calls, "{size} B for {calls} calls");
+}
+
+#[test]
 fn random_stdio_records_keep_exact_offsets() {
     // fseek to a random record, then fread it: the tracer stages the pair in offsets
     // records, the builder finds each fread where its fseek put the stream; every offset

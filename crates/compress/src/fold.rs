@@ -22,6 +22,7 @@ use std::hash::{Hash, Hasher};
 
 use crate::histogram::{Blurred, Histogram, DEFAULT_BINS};
 use crate::stats::Stats;
+use crate::stream::ColumnSizes;
 
 /// One event of the folded stream: its exactly-kept key and statistics of what varies.
 #[derive(Clone, Debug, PartialEq)]
@@ -45,6 +46,9 @@ pub struct Leaf<K> {
     pub order_counts: [u64; 2],
     /// Parameters a precision level below 100 keeps as histograms (the key marks which).
     pub blurred: Option<Box<Blurred>>,
+    /// Of a leaf whose sizes are in the stream's column ([`crate::stream::SIZE_IN_COLUMN`]):
+    /// their exact figures over all its occurrences.
+    pub column_sizes: Option<Box<ColumnSizes>>,
 }
 
 impl<K> Leaf<K> {
@@ -65,6 +69,12 @@ impl<K> Leaf<K> {
             self.blurred
                 .get_or_insert_with(Default::default)
                 .merge(other, -1, 0);
+        }
+        if let Some(other) = &other.column_sizes {
+            match &mut self.column_sizes {
+                Some(sizes) => sizes.merge(other),
+                None => self.column_sizes = Some(other.clone()),
+            }
         }
     }
 
@@ -624,6 +634,7 @@ mod tests {
             slowest: 0,
             order_counts: [0; 2],
             blurred: None,
+            column_sizes: None,
         }
     }
 

@@ -50,6 +50,7 @@ mod expand;
 mod offsets;
 mod relative;
 mod sharing;
+mod sizes;
 
 pub use blur::{
     BLURRED_OFFSET, BLURRED_PEER, BLURRED_RESULT, BLURRED_SIZE, BLURRED_TAG, MEMBER_EXTENTS,
@@ -64,6 +65,7 @@ use body::Walked;
 pub use body::{Body, Item, Shares};
 pub use relative::{column_parts, Relative, TAG_STEP};
 pub use sharing::{MemberExtents, MemberTotals, RankSet, RankSlopes, RankView, Sharing};
+pub use sizes::{ColumnSizes, SIZE_IN_COLUMN};
 
 use crate::fold::{body_runs, Folder, Leaf, Limits, Node};
 use crate::hash::FastMap;
@@ -385,6 +387,12 @@ impl NodeWriter<'_> {
                         .unwrap_or(&empty)
                         .encode(out);
                 }
+                if leaf.key.flags & SIZE_IN_COLUMN != 0 {
+                    // Every leaf so keyed was made with its sizes (pushed, or read).
+                    debug_assert!(leaf.column_sizes.is_some());
+                    let unknown = ColumnSizes::unknown(leaf.duration.count);
+                    leaf.column_sizes.as_deref().unwrap_or(&unknown).encode(out);
+                }
             }
             Node::Loop {
                 count,
@@ -621,6 +629,11 @@ impl StreamEncoder {
         } else {
             (-1, -1)
         };
+        // The size is the column's last entry (the request as the key would keep it).
+        let column_sizes = (key.flags & SIZE_IN_COLUMN != 0)
+            .then(|| self.column.last())
+            .flatten()
+            .map(|size| Box::new(ColumnSizes::of(*size as u64)));
         self.folder.push(Leaf {
             key,
             duration: Stats::of(event.duration),
@@ -630,6 +643,7 @@ impl StreamEncoder {
             slowest: 0,
             order_counts,
             blurred,
+            column_sizes,
         });
         self.count += 1;
         self.write_finished();
@@ -751,6 +765,7 @@ impl StreamEncoder {
                     slowest: 0,
                     order_counts: [0; 2],
                     blurred,
+                    column_sizes: None,
                 }
             })
             .collect();
@@ -929,6 +944,8 @@ pub struct EncodedStream {
     pub max_call: u16,
     pub max_context: u32,
     blurred_sizes: bool,
+    /// Some leaf keeps its sizes in the column ([`SIZE_IN_COLUMN`]).
+    column_sizes: bool,
     /// Some loop's counts are a histogram (a member's event count is then walked).
     count_histograms: bool,
     /// Some peer doubles or halves the last at its call site ([`PEER_DOUBLED`]).
@@ -1025,9 +1042,11 @@ impl EncodedStream {
             loop_totals: Vec<Option<MemberTotals>>,
             leaf_extents: Vec<Option<MemberExtents>>,
             leaf_sizes: Vec<Option<MemberTotals>>,
-            /// Column entries the leaves take (one per occurrence of a column leaf).
+            /// Column entries the leaves take (one per occurrence of a column leaf, for its
+            /// offset and for its size).
             column_taken: u64,
             blurred_sizes: bool,
+            column_sizes: bool,
             count_histograms: bool,
             /// The stream knows its rank (shared, or kept): peers may follow it.
             has_rank: bool,
@@ -1081,12 +1100,15 @@ impl EncodedStream {
                         state.max_call = state.max_call.max(key.call);
                         state.max_context = state.max_context.max(key.context);
                         state.blurred_sizes |= key.flags & BLURRED_SIZE != 0;
+                        state.column_sizes |= key.flags & SIZE_IN_COLUMN != 0;
                         let (_, per_member) = read_leaf(reader, key, state.shared, runs, None)?;
                         state.leaf_extents.push(per_member.extents.map(Into::into));
                         state.leaf_sizes.push(per_member.sizes);
-                        if key.offset == OffsetRef::Column {
-                            state.column_taken = state.column_taken.saturating_add(runs);
-                        }
+                        let entries = (key.offset == OffsetRef::Column) as u64
+                            + (key.flags & SIZE_IN_COLUMN != 0) as u64;
+                        state.column_taken = state
+                            .column_taken
+                            .saturating_add(runs.saturating_mul(entries));
                         occurrences = occurrences.saturating_add(runs);
                     }
                     None => {
@@ -1153,6 +1175,7 @@ impl EncodedStream {
             leaf_sizes: Vec::new(),
             column_taken: 0,
             blurred_sizes: false,
+            column_sizes: false,
             count_histograms: false,
             has_rank: shared || ranked,
             rank_peers: false,
@@ -1205,6 +1228,7 @@ impl EncodedStream {
             max_call: state.max_call,
             max_context: state.max_context,
             blurred_sizes: state.blurred_sizes,
+            column_sizes: state.column_sizes,
             count_histograms: state.count_histograms,
             rank_peers: state.rank_peers,
         })
@@ -1223,6 +1247,18 @@ impl EncodedStream {
     /// Whether a precision level below 100 made some of the stream's sizes histograms.
     pub fn has_blurred_sizes(&self) -> bool {
         self.blurred_sizes
+    }
+
+    /// Whether some leaf keeps its sizes in the column ([`SIZE_IN_COLUMN`]): a walk then
+    /// reads the column to give each of those calls its own size.
+    pub fn has_column_sizes(&self) -> bool {
+        self.column_sizes
+    }
+
+    /// The column: each irregular offset's entry (see [`column_parts`]) and each size kept
+    /// there, in event order.
+    pub fn column(&self) -> &[i64] {
+        &self.column
     }
 
     /// The stream's top level.

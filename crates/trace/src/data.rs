@@ -14,7 +14,9 @@ use crate::{Result, TraceError};
 
 /// Section versions this reader understands.
 const VERSION: u16 = 1;
-/// Version 18 of EVNT: a leaf with blurred sizes that several ranks share keeps each
+/// Version 19 of EVNT: a read's or write's size may be in the stream's column, after its
+/// offset's entry (key flag 2^18: sizes that keep being new), its leaf then keeping the
+/// sizes' sum, extremes, sum of squares and Darshan bins. Version 18 of EVNT: a leaf with blurred sizes that several ranks share keeps each
 /// member's count and sum of them (key flag 2^19: every file's bytes exact). Version 17
 /// of EVNT: a point-to-point peer may double or halve the last mask (peer XOR
 /// rank) at its call site (key flags 2^21, 2^20), and a stream of one rank keeps its rank
@@ -33,7 +35,7 @@ const VERSION: u16 = 1;
 /// and implied the fullest histogram bin; version 4 added the
 /// slowest rank per leaf, version 3 streams shared by ranks and per-stream file tables,
 /// version 2 one stream per thread with trace-wide file indices, version 1 flat columns).
-const EVENTS_VERSION: u16 = 18;
+const EVENTS_VERSION: u16 = 19;
 /// Version 10 of PROC: host names as FILE version 3's table. Version 9 of PROC: the calls each process could not record (a full staging file
 /// system); version 8 what the kernel counted per process (`/proc/self/io`); version 7
 /// strings as tables of distinct values (numbered runs fold) and an entry per process

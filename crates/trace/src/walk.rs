@@ -4,7 +4,10 @@
 //! for, so a loop of 10^9 identical iterations costs what two iterations cost. A loop whose
 //! iterations touch different files (`open("ckpt-%d")` in a loop) is walked iteration by
 //! iteration, because its figures belong to different files; as soon as two iterations in a
-//! row resolve the same files, the rest are taken in bulk.
+//! row resolve the same files, the rest are taken in bulk. In a stream where some calls'
+//! sizes are in its column (sizes that keep being new), the loops around those calls are
+//! walked iteration by iteration and each such call is visited with its own size: that
+//! stream is as long as its column anyway.
 //!
 //! Writing an analysis is implementing [`Visitor`]: one method per call class, each
 //! defaulting to [`Visitor::event`], and calling [`walk`].
@@ -16,7 +19,8 @@ use cairn_compress::hash::FastMap;
 use cairn_compress::histogram::{Blurred, Histogram};
 use cairn_compress::stats::Stats;
 use cairn_compress::stream::{
-    Body, EventKey, Item, RankSet, Relative, BLURRED_RESULT, BLURRED_SIZE, MEMBER_SIZES,
+    Body, EventKey, Item, OffsetRef, RankSet, Relative, BLURRED_RESULT, BLURRED_SIZE, MEMBER_SIZES,
+    SIZE_IN_COLUMN,
 };
 use cairn_model::{Call, CallClass, Layer};
 
@@ -61,6 +65,8 @@ pub struct Occurrence<'a> {
     /// histogram this visit's share of its exact sum (the shares of all visits of all
     /// ranks sharing the leaf add up to it).
     bytes: u64,
+    /// The requested size of this one event, of a leaf whose sizes are in the column.
+    column_size: Option<u64>,
 }
 
 impl Occurrence<'_> {
@@ -94,6 +100,9 @@ impl Occurrence<'_> {
 
     /// The size one of these events moved: exact, or for blurred sizes their mean.
     pub fn size(&self) -> u64 {
+        if let Some(size) = self.column_size {
+            return (size as i64).saturating_add(self.key.result).max(0) as u64;
+        }
         match self.blurred.and_then(|blurred| blurred.size.as_ref()) {
             Some(sizes) if !self.failed() => (sizes.mean().round() as i64)
                 .saturating_add(self.key.result)
@@ -202,6 +211,10 @@ struct StreamWalk<'a, V> {
     /// every member of a shared stream): its exact iteration total over all the members
     /// and the occurrences walked so far, so the members' shares add up to it.
     loop_pools: &'a mut LoopPools,
+    /// The stream's column, read in event order, when some sizes are in it.
+    column: Option<std::slice::Iter<'a, i64>>,
+    /// Per loop body (by where it is stored): whether it holds a leaf that reads the column.
+    reads_column: FastMap<usize, bool>,
 }
 
 impl<V: Visitor> StreamWalk<'_, V> {
@@ -224,8 +237,28 @@ impl<V: Visitor> StreamWalk<'_, V> {
             return;
         };
         let file = self.stream.file(file_plus_one);
+        let column_size = self.column.as_mut().and_then(|column| {
+            if key.offset == OffsetRef::Column {
+                column.next();
+            }
+            (key.flags & SIZE_IN_COLUMN != 0).then(|| column.next().map_or(0, |size| *size as u64))
+        });
         let bytes = if key.flags & BLURRED_SIZE != 0 && !key.failed() {
             self.blurred_bytes(key, multiplier)
+        } else if key.flags & SIZE_IN_COLUMN != 0 && !key.failed() {
+            match (column_size, leaf.column_sizes.as_deref()) {
+                // One event (loops around a column leaf are walked iteration by iteration).
+                (Some(size), _) => ((size as i64).saturating_add(key.result).max(0) as u64)
+                    .saturating_mul(multiplier),
+                // Not read with its column: the visit's share of the leaf's exact sum.
+                (None, Some(sizes)) => {
+                    let occurrences = leaf.occurrences().max(1) as u128;
+                    let total = (sizes.sum as i128 + key.result as i128 * sizes.count as i128)
+                        .max(0) as u128;
+                    (total * multiplier as u128 / occurrences) as u64
+                }
+                (None, None) => 0,
+            }
         } else {
             key.bytes().saturating_mul(multiplier)
         };
@@ -255,6 +288,7 @@ impl<V: Visitor> StreamWalk<'_, V> {
             order_counts: leaf.order_counts,
             blurred: leaf.blurred.as_deref(),
             bytes,
+            column_size,
         };
         dispatch(self.visitor, &occurrence);
     }
@@ -342,6 +376,25 @@ impl<V: Visitor> StreamWalk<'_, V> {
         self.walk_loop(iterations, body, 1, share, files)
     }
 
+    /// Whether walking `body` reads the column (some leaf's size is there): then its
+    /// iterations are walked one by one, each such call visited with its own size.
+    fn reads_column(&mut self, body: Body) -> bool {
+        if self.column.is_none() {
+            return false;
+        }
+        if let Some(reads) = self.reads_column.get(&body.id()) {
+            return *reads;
+        }
+        let reads = body.iter().any(|item| match item {
+            Item::Leaf(leaf) => {
+                leaf.key.offset == OffsetRef::Column || leaf.key.flags & SIZE_IN_COLUMN != 0
+            }
+            Item::Loop { body, .. } => self.reads_column(body),
+        });
+        self.reads_column.insert(body.id(), reads);
+        reads
+    }
+
     /// The walked rank's share of a part's statistics: the part's ranks share them, not
     /// all the stream's.
     fn part_share(&self, share: f64, ranks: Option<&RankSet>) -> f64 {
@@ -361,11 +414,12 @@ impl<V: Visitor> StreamWalk<'_, V> {
     ) {
         let mut remaining = count;
         let mut previous: Option<Vec<u64>> = None;
+        let bulk = !self.reads_column(body);
         while remaining > 0 {
             let mut current = Vec::new();
             self.walk(body, multiplier, share / count as f64, &mut current);
             remaining -= 1;
-            let settled = previous.as_ref() == Some(&current);
+            let settled = bulk && previous.as_ref() == Some(&current);
             files.extend_from_slice(&current);
             if settled && remaining > 0 {
                 let mut bulk = Vec::new();
@@ -513,6 +567,11 @@ fn walk_stream_counting(
         visitor,
         blurred_pools,
         loop_pools,
+        column: stream
+            .events
+            .has_column_sizes()
+            .then(|| stream.events.column().iter()),
+        reads_column: FastMap::default(),
     };
     // The top level is not compared with anything: resolve it item by item.
     let mut files = Vec::new();

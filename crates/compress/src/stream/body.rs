@@ -340,6 +340,14 @@ pub(super) fn read_leaf(
     if key.flags & BLURRED_TAG != 0 {
         blurred.get_or_insert_with(Box::<Blurred>::default).tag = Some(Histogram::decode(reader)?);
     }
+    let column_sizes = if key.flags & SIZE_IN_COLUMN != 0 {
+        if shared {
+            return Err(reader.corrupt("sizes in the column of a stream ranks share"));
+        }
+        Some(Box::new(ColumnSizes::decode(reader, duration.count)?))
+    } else {
+        None
+    };
     let mut all_sizes = None;
     if let Some(sizes) = member_sizes {
         let Some(whole) = blurred.as_mut().and_then(|b| b.size.as_mut()) else {
@@ -370,6 +378,7 @@ pub(super) fn read_leaf(
             slowest,
             order_counts,
             blurred,
+            column_sizes,
         },
         PerMember {
             extents: all_extents,

@@ -381,11 +381,16 @@ impl<'s, C: Fn(u16) -> Option<CallClass>> Events<'s, C> {
         let mut flags =
             key.flags & !(TAG_STEP | MEMBER_EXTENTS | MEMBER_SIZES | PEER_DOUBLED | PEER_HALVED);
         let class = (self.class_of)(key.call);
+        // The column holds an occurrence's offset, then its size (each if the key says so).
+        let offset_entry = (key.offset == OffsetRef::Column)
+            .then(|| self.column.next().copied())
+            .flatten();
+        if key.flags & SIZE_IN_COLUMN != 0 {
+            key.request = self.column.next().map_or(0, |size| *size as u64);
+            flags &= !SIZE_IN_COLUMN;
+        }
         let (file_plus_one, offset, aux) = match key.offset {
-            OffsetRef::Column => {
-                let entry = self.column.next().copied();
-                self.relative.decode_from_column(&key, class, entry)
-            }
+            OffsetRef::Column => self.relative.decode_from_column(&key, class, offset_entry),
             _ => {
                 // Blurred parameters drawn from their histograms: never a value
                 // outside what the leaf saw; what follows is relative to them.

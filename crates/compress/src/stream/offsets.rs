@@ -76,6 +76,7 @@ impl StreamEncoder {
                             slowest: 0,
                             order_counts,
                             blurred: None,
+                            column_sizes: None,
                         }
                     })
                     .collect();

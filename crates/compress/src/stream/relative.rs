@@ -10,6 +10,7 @@ use super::blur::{
     Blur, BLURRED_PEER, BLURRED_RESULT, BLURRED_SIZE, BLURRED_TAG, ORDER_IN_LEAF, PEER_DOUBLED,
     PEER_HALVED,
 };
+use super::sizes::SIZE_IN_COLUMN;
 use super::{EventKey, FileRef, OffsetRef, CONSECUTIVE, SEQUENTIAL};
 use crate::hash::FastMap;
 
@@ -28,6 +29,9 @@ pub struct Relative {
     /// Encoding only: per context, the offset deltas seen last (see
     /// [`Relative::encode_into_column`]).
     context_deltas: FastMap<u32, IrregularSteps>,
+    /// Encoding only: per context, the sizes of reads and writes seen last: sizes that
+    /// keep being new go to the column too ([`SIZE_IN_COLUMN`]).
+    context_sizes: FastMap<u32, IrregularSteps>,
     /// Encoding only: files (index + 1) whose last event was a seek to an irregular
     /// offset: the access after it (IOR's `lseek` then `write` at random offsets) goes to
     /// the column too, since its access order is as irregular as the seek's offset.
@@ -259,7 +263,7 @@ impl Relative {
         &mut self,
         event: &Event,
         class: Option<CallClass>,
-        column: Option<&mut Vec<i64>>,
+        mut column: Option<&mut Vec<i64>>,
         blurring: bool,
     ) -> (EventKey, u8) {
         let file_plus_one = event.file.map_or(0, |file| file as u64 + 1);
@@ -341,7 +345,8 @@ impl Relative {
                 .or_default()
                 .step(delta)
                 || after_irregular_seek;
-            if let (Some(column), Some(entry)) = (column, column_entry(delta, order)) {
+            if let (Some(column), Some(entry)) = (column.as_deref_mut(), column_entry(delta, order))
+            {
                 if irregular {
                     column.push(entry);
                     offset = OffsetRef::Column;
@@ -422,6 +427,22 @@ impl Relative {
         if blur_size {
             flags |= BLURRED_SIZE;
         }
+        // Sizes that keep being new (checked for every read and write, in and out of the
+        // column, so the decision is the same whichever way an event came).
+        let size_in_column = !blur_size
+            && matches!(class, Some(CallClass::Read | CallClass::Write))
+            && event.flags & event_flags::FAILED == 0
+            && (request as i64) >= 0
+            && self
+                .context_sizes
+                .entry(event.context)
+                .or_default()
+                .step(request as i64)
+            && column.is_some();
+        if let (true, Some(column)) = (size_in_column, column) {
+            column.push(request as i64);
+            flags |= SIZE_IN_COLUMN;
+        }
         if blur_result {
             flags |= BLURRED_RESULT;
         }
@@ -446,8 +467,9 @@ impl Relative {
         if blur_result {
             // The result is the leaf's histogram's (the key's says 0).
             key.result = (key.request as i64).wrapping_neg();
-        } else if blur_size {
-            // The size is the leaf's histogram's; the result stays relative to it.
+        } else if blur_size || size_in_column {
+            // The size is the leaf's histogram's or the column's; the result stays
+            // relative to it.
             key.request = 0;
         }
         (key, order)
@@ -475,7 +497,9 @@ impl Relative {
         };
         let blurring = !self.blur.is_lossless();
         let (key, order) = self.encode_with(&first, class, Some(column), blurring);
-        if key.offset != OffsetRef::Column {
+        // Sizes in the column are taken event by event (the record's are all one size,
+        // so its site soon keeps it in the key again).
+        if key.offset != OffsetRef::Column || key.flags & SIZE_IN_COLUMN != 0 {
             return None;
         }
         count(order);

@@ -538,13 +538,13 @@ fn irregular_streams_past_the_dictionary_roundtrip() {
         duration: 5,
         file: Some(0),
         handle: 3,
-        // Sizes differ too, so the keys do although the offsets go to the column.
+        // Aux differs too, so the keys do although the offsets and sizes go to the column.
         offset: (mix(index) % 1_000_003) as i64 * 512,
         request: 512 + mix(index) % 1_000_000_007,
         result: (512 + mix(index) % 1_000_000_007) as i64,
         errno: 0,
         context: 1,
-        aux: 0,
+        aux: mix(index + 1) >> 8,
         flags: 0,
     };
     for index in 0..total {
@@ -608,6 +608,109 @@ fn random_offsets_go_to_the_column_and_expand_exactly() {
     let (reread, expanded) = reread_and_expand(&stream);
     assert_eq!(reread, stream);
     assert_eq!(expanded.len(), 11_000);
+}
+
+#[test]
+fn sizes_that_keep_being_new_go_to_the_column_and_expand_exactly() {
+    // Compressed blocks appended with sizes of their own, then read back at random
+    // offsets, each with its own size; then a regular loop of 4 KiB writes, whose size
+    // stays in the key. The random ones fold into a loop each, sizes (and the reads'
+    // offsets) in the column; the leaves' figures are exact.
+    let size_of = |index: u64| 1024 + mix(index + 77) % 7169;
+    let mut ends = vec![0i64];
+    for index in 0..5_000 {
+        let end = ends[index as usize] + size_of(index) as i64;
+        ends.push(end);
+    }
+    let event = |index: u64| {
+        let (call, offset, size, context) = if index < 5_000 {
+            (2, ends[index as usize], size_of(index), 1)
+        } else if index < 10_000 {
+            let block = mix(index) % 5_000;
+            (1, ends[block as usize], size_of(block), 2)
+        } else {
+            (2, ends[5_000] + (index - 10_000) as i64 * 4096, 4096, 3)
+        };
+        Event {
+            call,
+            start: index * 10,
+            duration: 5,
+            file: Some(0),
+            handle: 3,
+            offset,
+            request: size,
+            result: size as i64,
+            errno: 0,
+            context,
+            aux: 0,
+            flags: event_flags::EXPLICIT_OFFSET,
+        }
+    };
+    let mut encoder = StreamEncoder::default();
+    for index in 0..11_000 {
+        let event = event(index);
+        encoder.push(&event, class_of(event.call));
+    }
+    let stream = encoder.finish();
+    let nodes = stream.nodes().to_nodes();
+    assert!(nodes.len() < 100, "{} top-level nodes", nodes.len());
+    // Every size after each site's first few is in a leaf's figures, exactly.
+    let mut in_column = (0u64, 0u64, 0u64);
+    fn leaves<'n>(nodes: &'n [Node<EventKey>], all: &mut Vec<&'n Leaf<EventKey>>) {
+        for node in nodes {
+            match node {
+                Node::Leaf(leaf) => all.push(leaf),
+                Node::Loop { body, .. } => leaves(body, all),
+            }
+        }
+    }
+    let mut all = Vec::new();
+    leaves(&nodes, &mut all);
+    let mut bytes = 0;
+    for leaf in all {
+        match &leaf.column_sizes {
+            Some(sizes) => {
+                assert_eq!(leaf.key.request, 0);
+                assert_eq!(sizes.count, leaf.occurrences());
+                assert_eq!(sizes.bins.iter().sum::<u64>(), sizes.count);
+                in_column.0 += sizes.count;
+                in_column.1 += sizes.bins[1];
+                in_column.2 += sizes.bins[2];
+                bytes += sizes.sum;
+            }
+            None => bytes += leaf.key.request * leaf.occurrences(),
+        }
+    }
+    assert!(in_column.0 > 9_900 && in_column.0 < 10_000, "{in_column:?}");
+    // Every byte, and Darshan's bins: 1 KiB exactly in "100-1K", the rest in "1K-10K".
+    assert_eq!(
+        bytes,
+        (0..11_000).map(|index| event(index).request).sum::<u64>()
+    );
+    let exactly_1k = (0..10_000)
+        .filter(|index| event(*index).request == 1024)
+        .count() as u64;
+    assert!(
+        in_column.1 <= exactly_1k && in_column.1 + 32 >= exactly_1k,
+        "{in_column:?}"
+    );
+    assert_eq!(in_column.1 + in_column.2, in_column.0);
+    let mut index = 0;
+    stream.expand(class_of, |back| {
+        assert_eq!(exact(&back), exact(&event(index)), "event {index}");
+        index += 1;
+    });
+    assert_eq!(index, 11_000);
+    let (reread, expanded) = reread_and_expand(&stream);
+    assert_eq!(reread, stream);
+    assert_eq!(expanded.len(), 11_000);
+    // In bytes: about two a size and four an offset, not a leaf a call.
+    eprintln!("{} bytes, {in_column:?}", stream.bytes().len());
+    assert!(
+        stream.bytes().len() < 11_000 * 8,
+        "{} bytes",
+        stream.bytes().len()
+    );
 }
 
 #[test]

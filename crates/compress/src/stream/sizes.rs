@@ -1,0 +1,140 @@
+//! Sizes that wander, kept exactly: a read or write whose requested sizes at a calling
+//! context keep being new (compressed blocks of a checkpoint, variable-length records) has
+//! its size in the stream's column, beside irregular offsets, so the key repeats and the
+//! calls fold into one leaf, as random offsets do. The decision is
+//! `cairn_model::IrregularSteps`' rule applied to the sizes themselves: sites whose sizes
+//! repeat a few values (a pattern of 4 KiB and 512 B) keep them in their keys.
+//!
+//! The leaf keeps what analyses need without reading the column ([`ColumnSizes`]): the
+//! sizes' sum, extremes, sum of squares and Darshan's access-size bins, all exact; the
+//! column gives each call's own size to whatever expands the stream.
+
+use cairn_format::bytes::{ByteReader, ByteWriter};
+use cairn_format::Result;
+use cairn_model::{size_bin, SIZE_BIN_NAMES};
+
+/// Key flag: the requested size of each occurrence is the stream's next column entry
+/// (after its offset's, if that is in the column too); the key's request is 0 and its
+/// result, as always, the result minus the request.
+pub const SIZE_IN_COLUMN: u32 = 1 << 18;
+
+const BINS: usize = SIZE_BIN_NAMES.len();
+
+/// The sizes of a leaf whose sizes are in the column, over all its occurrences.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ColumnSizes {
+    pub count: u64,
+    pub sum: u64,
+    pub min: u64,
+    pub max: u64,
+    /// Sum of the squared sizes (for their spread).
+    pub squares: f64,
+    /// How many sizes fall in each of Darshan's access-size bins
+    /// (`cairn_model::SIZE_BINS`).
+    pub bins: [u64; BINS],
+}
+
+impl ColumnSizes {
+    pub fn of(size: u64) -> ColumnSizes {
+        let mut bins = [0; BINS];
+        bins[size_bin(size)] = 1;
+        ColumnSizes {
+            count: 1,
+            sum: size,
+            min: size,
+            max: size,
+            squares: size as f64 * size as f64,
+            bins,
+        }
+    }
+
+    /// `count` sizes of 0: what a leaf that lost its figures is written with (never made
+    /// by the encoder), so the stream still reads.
+    pub(super) fn unknown(count: u64) -> ColumnSizes {
+        ColumnSizes {
+            count,
+            bins: [count, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+            ..ColumnSizes::of(0)
+        }
+    }
+
+    pub fn merge(&mut self, other: &ColumnSizes) {
+        if other.count == 0 {
+            return;
+        }
+        if self.count == 0 {
+            *self = other.clone();
+            return;
+        }
+        self.count = self.count.saturating_add(other.count);
+        self.sum = self.sum.saturating_add(other.sum);
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
+        self.squares += other.squares;
+        for (bin, other) in self.bins.iter_mut().zip(other.bins) {
+            *bin = bin.saturating_add(other);
+        }
+    }
+
+    /// Written after the leaf's other figures; its count is the leaf's occurrences.
+    pub(super) fn encode(&self, out: &mut ByteWriter) {
+        out.u64(self.min);
+        out.u64(self.max - self.min);
+        out.u64(self.sum.saturating_sub(self.min.saturating_mul(self.count)));
+        out.f64(self.squares);
+        let used = self
+            .bins
+            .iter()
+            .enumerate()
+            .filter(|(_, count)| **count > 0)
+            .fold(0u64, |mask, (bin, _)| mask | 1 << bin);
+        out.u64(used);
+        for count in self.bins.iter().filter(|count| **count > 0) {
+            out.u64(*count);
+        }
+    }
+
+    /// Reads what [`ColumnSizes::encode`] wrote for a leaf of `count` occurrences, checking
+    /// that its figures agree with one another.
+    pub(super) fn decode(reader: &mut ByteReader, count: u64) -> Result<ColumnSizes> {
+        let min = reader.u64()?;
+        let max = min
+            .checked_add(reader.u64()?)
+            .ok_or_else(|| reader.corrupt("column sizes out of range"))?;
+        let above = reader.u64()?;
+        let sum = min
+            .checked_mul(count)
+            .and_then(|low| low.checked_add(above))
+            .ok_or_else(|| reader.corrupt("column sizes out of range"))?;
+        let squares = reader.f64()?;
+        let used = reader.u64()?;
+        if used >> BINS != 0 {
+            return Err(reader.corrupt("column size bins out of range"));
+        }
+        let mut bins = [0; BINS];
+        let mut counted = 0u64;
+        for (bin, slot) in bins.iter_mut().enumerate() {
+            if used & 1 << bin != 0 {
+                *slot = reader.u64()?;
+                counted = counted
+                    .checked_add(*slot)
+                    .ok_or_else(|| reader.corrupt("column size bins out of range"))?;
+            }
+        }
+        if counted != count || count == 0 || (sum as u128) > max as u128 * count as u128 {
+            return Err(reader.corrupt("column sizes do not agree with their leaf"));
+        }
+        Ok(ColumnSizes {
+            count,
+            sum,
+            min,
+            max,
+            squares: if squares.is_finite() {
+                squares.max(0.0)
+            } else {
+                0.0
+            },
+            bins,
+        })
+    }
+}

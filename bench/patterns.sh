@@ -37,6 +37,7 @@ patterns=(
     "worker_threads 16"
     "uneven_steps 30"
     "metadata 100"
+    "random_sizes 2000"
 )
 report_header pattern
 for spec in "${patterns[@]}"; do

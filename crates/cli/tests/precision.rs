@@ -232,6 +232,33 @@ fn an_irregular_mpi_program_folds_below_100_with_exact_totals() {
     assert!(sizes[2] < sizes[1], "{sizes:?}");
 }
 
+/// Traces `program DIR BLOCKS` (a block pattern: `random_seeks`, `random_sizes`) at
+/// `precision` in a directory of its own: the trace's size, the figures every precision
+/// level must keep exactly (the file's name, the run's own directory, left out) and the
+/// summary.
+fn run_blocks(
+    directory: &std::path::Path,
+    program: &std::path::Path,
+    precision: u8,
+    blocks: u64,
+) -> (u64, Value, Value) {
+    let work = tempfile::tempdir_in(directory).unwrap();
+    let trace = work.path().join("blocks.cairn");
+    succeeded(
+        std::process::Command::new(cairn_binary())
+            .args(["run", "-q", "--precision", &precision.to_string(), "-o"])
+            .arg(&trace)
+            .arg("--")
+            .arg(program)
+            .arg(work.path())
+            .arg(blocks.to_string()),
+    );
+    let summary = summary_json(&trace, &[]);
+    let mut figures = exact_figures(&summary);
+    figures["files"][0]["path"] = Value::Null;
+    (std::fs::metadata(&trace).unwrap().len(), figures, summary)
+}
+
 #[test]
 fn random_seeks_at_precision_90_do_not_grow_with_the_calls() {
     // IOR -z's lseek + write at shuffled offsets: lossless, every offset is kept (the
@@ -242,24 +269,7 @@ fn random_seeks_at_precision_90_do_not_grow_with_the_calls() {
     let directory = tempfile::tempdir().unwrap();
     let program = compile("patterns/random_seeks", directory.path(), &[]);
     library();
-    let run = |precision: u8, blocks: u64| {
-        let work = tempfile::tempdir_in(directory.path()).unwrap();
-        let trace = work.path().join("seeks.cairn");
-        succeeded(
-            std::process::Command::new(cairn_binary())
-                .args(["run", "-q", "--precision", &precision.to_string(), "-o"])
-                .arg(&trace)
-                .arg("--")
-                .arg(&program)
-                .arg(work.path())
-                .arg(blocks.to_string()),
-        );
-        let summary = summary_json(&trace, &[]);
-        let mut figures = exact_figures(&summary);
-        // The file's name is the run's own directory.
-        figures["files"][0]["path"] = Value::Null;
-        (std::fs::metadata(&trace).unwrap().len(), figures, summary)
-    };
+    let run = |precision, blocks| run_blocks(directory.path(), &program, precision, blocks);
     let (lossless, exact, _) = run(100, 20_000);
     let (small, small_figures, _) = run(90, 2_000);
     let (large, figures, summary) = run(90, 20_000);
@@ -290,23 +300,7 @@ fn random_sizes_at_precision_90_do_not_grow_with_the_calls() {
     let directory = tempfile::tempdir().unwrap();
     let program = compile("patterns/random_sizes", directory.path(), &[]);
     library();
-    let run = |precision: u8, blocks: u64| {
-        let work = tempfile::tempdir_in(directory.path()).unwrap();
-        let trace = work.path().join("sizes.cairn");
-        succeeded(
-            std::process::Command::new(cairn_binary())
-                .args(["run", "-q", "--precision", &precision.to_string(), "-o"])
-                .arg(&trace)
-                .arg("--")
-                .arg(&program)
-                .arg(work.path())
-                .arg(blocks.to_string()),
-        );
-        let summary = summary_json(&trace, &[]);
-        let mut figures = exact_figures(&summary);
-        figures["files"][0]["path"] = Value::Null;
-        (std::fs::metadata(&trace).unwrap().len(), figures, summary)
-    };
+    let run = |precision, blocks| run_blocks(directory.path(), &program, precision, blocks);
     let (_, exact, _) = run(100, 20_000);
     let (small, small_figures, _) = run(90, 2_000);
     let (large, figures, summary) = run(90, 20_000);

@@ -9,7 +9,9 @@
 
 use cairn_model::{positional, Event};
 
-use super::{BlockPosition, EventKey, Relative, StreamEncoder, CONSECUTIVE, SEQUENTIAL};
+use super::{
+    BlockPosition, EventKey, Relative, StreamEncoder, CONSECUTIVE, SEQUENTIAL, SIZE_IN_COLUMN,
+};
 use crate::fold::Leaf;
 
 impl StreamEncoder {
@@ -149,6 +151,10 @@ impl StreamEncoder {
                 body[position].class,
                 &mut entries,
             );
+            // Sizes in the column are taken event by event (`push` keeps their figures).
+            if key.flags & SIZE_IN_COLUMN != 0 {
+                return None;
+            }
             if index < period {
                 keys.push(key);
             } else if keys[position] != key {

@@ -714,6 +714,94 @@ fn sizes_that_keep_being_new_go_to_the_column_and_expand_exactly() {
 }
 
 #[test]
+fn an_offsets_record_at_a_site_whose_sizes_went_to_the_column_keeps_every_size() {
+    // Writes of sizes of their own at one calling context (the site's sizes go to the
+    // column), then the tracer's offsets record of the same context: two writes a
+    // repetition at irregular offsets, one size each. The record is taken event by event
+    // (its first position's sizes may still be column entries), and every size and byte
+    // comes back.
+    let write = |start: u64, context: u32, offset: i64, size: u64| Event {
+        call: 2,
+        start,
+        duration: 2,
+        file: Some(0),
+        handle: 3,
+        offset,
+        request: size,
+        result: size as i64,
+        errno: 0,
+        context,
+        aux: 0,
+        flags: event_flags::EXPLICIT_OFFSET,
+    };
+    let mut encoder = StreamEncoder::default();
+    let mut events = Vec::new();
+    for index in 0..40u64 {
+        let event = write(index * 10, 1, index as i64 * 8192, 1024 + mix(index) % 7000);
+        encoder.push(&event, class_of(2));
+        events.push(event);
+    }
+    // Few enough that the site stays irregular throughout (4 sizes seen in a row make it
+    // regular again, and the keys of the record would differ anyway).
+    let repetitions = 3u64;
+    let mut offsets = Vec::new();
+    for repetition in 0..repetitions {
+        let at = 1_000_000 + (mix(repetition + 500) % 1000) as i64 * 8192;
+        let start = 1_000 + repetition * 20;
+        events.push(write(start, 1, at, 4096));
+        events.push(write(start + 5, 2, at + 4096, 512));
+        offsets.extend([at, at + 4096]);
+    }
+    let body: Vec<BlockPosition> = events[40..42]
+        .iter()
+        .enumerate()
+        .map(|(position, event)| {
+            let (mut duration, mut gap) = (Stats::default(), Stats::default());
+            for repetition in 0..repetitions as usize {
+                duration.add(2);
+                gap.add(if position == 0 && repetition == 0 {
+                    618
+                } else {
+                    3
+                });
+            }
+            BlockPosition {
+                event: event.clone(),
+                class: class_of(2),
+                stride: 0,
+                last_end: events[events.len() - 2 + position].end(),
+                duration,
+                gap,
+            }
+        })
+        .collect();
+    encoder.push_offsets(&body, &offsets, repetitions);
+    let stream = encoder.finish();
+    let (decoded, expanded) = reread_and_expand(&stream);
+    assert_eq!(expanded.len(), events.len());
+    for (original, back) in events.iter().zip(&expanded) {
+        assert_eq!(exact(original), exact(back));
+    }
+    let mut bytes = 0;
+    for item in decoded.nodes().iter() {
+        let mut leaves = vec![item];
+        while let Some(item) = leaves.pop() {
+            match item {
+                Item::Leaf(leaf) => {
+                    bytes += match &leaf.column_sizes {
+                        Some(sizes) => sizes.sum,
+                        None => leaf.key.request * leaf.occurrences(),
+                    }
+                }
+                Item::Loop { body, count, .. } if count > 0 => leaves.extend(body.iter()),
+                Item::Loop { .. } => {}
+            }
+        }
+    }
+    assert_eq!(bytes, events.iter().map(|event| event.request).sum::<u64>());
+}
+
+#[test]
 fn checkpoint_loop_folds_to_a_constant_size() {
     let size = |steps: u64| {
         let mut encoder = StreamEncoder::default();

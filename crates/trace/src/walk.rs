@@ -215,9 +215,15 @@ struct StreamWalk<'a, V> {
     column: Option<std::slice::Iter<'a, i64>>,
     /// Per loop body (by where it is stored): whether it holds a leaf that reads the column.
     reads_column: FastMap<usize, bool>,
+    /// The items of bodies that read the column, decoded (see [`StreamWalk::decoded`]).
+    decoded: FastMap<usize, Arc<[Item<'a>]>>,
+    decoded_items: usize,
 }
 
-impl<V: Visitor> StreamWalk<'_, V> {
+/// The most items a walk keeps decoded.
+const DECODED_ITEMS: usize = 1 << 16;
+
+impl<'a, V: Visitor> StreamWalk<'a, V> {
     fn visit_leaf(
         &mut self,
         leaf: &Leaf<EventKey>,
@@ -312,16 +318,38 @@ impl<V: Visitor> StreamWalk<'_, V> {
     /// A loop is walked iteration by iteration until one iteration resolves exactly the
     /// files of the one before: the relative state then repeats (each leaf writes back what
     /// it resolved), so every remaining iteration is the same and they are visited at once.
-    fn walk(&mut self, nodes: Body, multiplier: u64, share: f64, files: &mut Vec<u64>) {
-        for item in nodes.iter() {
-            self.visit_item(item, multiplier, share, files);
+    fn walk(&mut self, nodes: Body<'a>, multiplier: u64, share: f64, files: &mut Vec<u64>) {
+        if self.reads_column(nodes) {
+            // Walked once per iteration: decoded once.
+            let items = self.decoded(nodes);
+            for item in items.iter() {
+                self.visit_item(item, multiplier, share, files);
+            }
+        } else {
+            for item in nodes.iter() {
+                self.visit_item(&item, multiplier, share, files);
+            }
         }
     }
 
+    /// The items of a body that reads the column, decoded once per walk (up to
+    /// [`DECODED_ITEMS`] in all): such a body is walked at every iteration of its loops.
+    fn decoded(&mut self, body: Body<'a>) -> Arc<[Item<'a>]> {
+        if let Some(items) = self.decoded.get(&body.id()) {
+            return items.clone();
+        }
+        let items: Arc<[Item<'a>]> = body.iter().collect();
+        if self.decoded_items + items.len() <= DECODED_ITEMS {
+            self.decoded_items += items.len();
+            self.decoded.insert(body.id(), items.clone());
+        }
+        items
+    }
+
     /// Visits one node of a body (a leaf, or a loop with its iterations).
-    fn visit_item(&mut self, item: Item, multiplier: u64, share: f64, files: &mut Vec<u64>) {
+    fn visit_item(&mut self, item: &Item<'a>, multiplier: u64, share: f64, files: &mut Vec<u64>) {
         match item {
-            Item::Leaf(leaf) => self.visit_leaf(&leaf, multiplier, share, files),
+            Item::Leaf(leaf) => self.visit_leaf(leaf, multiplier, share, files),
             Item::Loop {
                 count,
                 body,
@@ -329,9 +357,9 @@ impl<V: Visitor> StreamWalk<'_, V> {
                 counts,
                 own,
             } => {
-                let share = self.part_share(share, ranks);
+                let share = self.part_share(share, *ranks);
                 let counts = counts.as_deref();
-                self.visit_loop(count, (counts, own), body, multiplier, share, files)
+                self.visit_loop(*count, (counts, *own), *body, multiplier, share, files)
             }
         }
     }
@@ -345,7 +373,7 @@ impl<V: Visitor> StreamWalk<'_, V> {
         &mut self,
         count: u64,
         (counts, own): (Option<&Histogram>, Option<(u64, u64)>),
-        body: Body,
+        body: Body<'a>,
         multiplier: u64,
         share: f64,
         files: &mut Vec<u64>,
@@ -378,7 +406,7 @@ impl<V: Visitor> StreamWalk<'_, V> {
 
     /// Whether walking `body` reads the column (some leaf's size is there): then its
     /// iterations are walked one by one, each such call visited with its own size.
-    fn reads_column(&mut self, body: Body) -> bool {
+    fn reads_column(&mut self, body: Body<'a>) -> bool {
         if self.column.is_none() {
             return false;
         }
@@ -407,7 +435,7 @@ impl<V: Visitor> StreamWalk<'_, V> {
     fn walk_loop(
         &mut self,
         count: u64,
-        body: Body,
+        body: Body<'a>,
         multiplier: u64,
         share: f64,
         files: &mut Vec<u64>,
@@ -572,12 +600,14 @@ fn walk_stream_counting(
             .has_column_sizes()
             .then(|| stream.events.column().iter()),
         reads_column: FastMap::default(),
+        decoded: FastMap::default(),
+        decoded_items: 0,
     };
     // The top level is not compared with anything: resolve it item by item.
     let mut files = Vec::new();
     let share = stream.share();
     for item in stream.nodes().iter() {
-        walker.visit_item(item, 1, share, &mut files);
+        walker.visit_item(&item, 1, share, &mut files);
         files.clear();
     }
 }

@@ -62,7 +62,7 @@ pub use blur::{
 pub const EXPANSION_SEED: u64 = 0xca1e_5eed;
 use body::read_leaf;
 use body::Walked;
-pub use body::{Body, Item, Shares};
+pub use body::{Body, DecodedBodies, Item, Shares};
 pub use relative::{column_parts, Relative, TAG_STEP};
 pub use sharing::{MemberExtents, MemberTotals, RankSet, RankSlopes, RankView, Sharing};
 pub use sizes::{ColumnSizes, SIZE_IN_COLUMN};

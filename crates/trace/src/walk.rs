@@ -19,8 +19,8 @@ use cairn_compress::hash::FastMap;
 use cairn_compress::histogram::{Blurred, Histogram};
 use cairn_compress::stats::Stats;
 use cairn_compress::stream::{
-    Body, EventKey, Item, OffsetRef, RankSet, Relative, BLURRED_RESULT, BLURRED_SIZE, MEMBER_SIZES,
-    SIZE_IN_COLUMN,
+    Body, DecodedBodies, EventKey, Item, OffsetRef, RankSet, Relative, BLURRED_RESULT,
+    BLURRED_SIZE, MEMBER_SIZES, SIZE_IN_COLUMN,
 };
 use cairn_model::{Call, CallClass, Layer};
 
@@ -215,13 +215,10 @@ struct StreamWalk<'a, V> {
     column: Option<std::slice::Iter<'a, i64>>,
     /// Per loop body (by where it is stored): whether it holds a leaf that reads the column.
     reads_column: FastMap<usize, bool>,
-    /// The items of bodies that read the column, decoded (see [`StreamWalk::decoded`]).
-    decoded: FastMap<usize, Arc<[Item<'a>]>>,
-    decoded_items: usize,
+    /// The bodies that read the column, decoded once per walk: such a body is walked at
+    /// every iteration of its loops.
+    decoded: DecodedBodies<'a>,
 }
-
-/// The most items a walk keeps decoded.
-const DECODED_ITEMS: usize = 1 << 16;
 
 impl<'a, V: Visitor> StreamWalk<'a, V> {
     fn visit_leaf(
@@ -321,7 +318,7 @@ impl<'a, V: Visitor> StreamWalk<'a, V> {
     fn walk(&mut self, nodes: Body<'a>, multiplier: u64, share: f64, files: &mut Vec<u64>) {
         if self.reads_column(nodes) {
             // Walked once per iteration: decoded once.
-            let items = self.decoded(nodes);
+            let items = self.decoded.get(nodes);
             for item in items.iter() {
                 self.visit_item(item, multiplier, share, files);
             }
@@ -330,20 +327,6 @@ impl<'a, V: Visitor> StreamWalk<'a, V> {
                 self.visit_item(&item, multiplier, share, files);
             }
         }
-    }
-
-    /// The items of a body that reads the column, decoded once per walk (up to
-    /// [`DECODED_ITEMS`] in all): such a body is walked at every iteration of its loops.
-    fn decoded(&mut self, body: Body<'a>) -> Arc<[Item<'a>]> {
-        if let Some(items) = self.decoded.get(&body.id()) {
-            return items.clone();
-        }
-        let items: Arc<[Item<'a>]> = body.iter().collect();
-        if self.decoded_items + items.len() <= DECODED_ITEMS {
-            self.decoded_items += items.len();
-            self.decoded.insert(body.id(), items.clone());
-        }
-        items
     }
 
     /// Visits one node of a body (a leaf, or a loop with its iterations).
@@ -600,8 +583,7 @@ fn walk_stream_counting(
             .has_column_sizes()
             .then(|| stream.events.column().iter()),
         reads_column: FastMap::default(),
-        decoded: FastMap::default(),
-        decoded_items: 0,
+        decoded: DecodedBodies::default(),
     };
     // The top level is not compared with anything: resolve it item by item.
     let mut files = Vec::new();

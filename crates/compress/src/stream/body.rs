@@ -26,6 +26,32 @@ pub enum Item<'a> {
     },
 }
 
+/// Items of loop bodies kept decoded by one reader, at most (about 300 bytes each).
+const DECODED_ITEMS: usize = 1 << 16;
+
+/// Loop bodies decoded once for a reader that goes through them many times (an expansion,
+/// a walk that reads the column: a loop's body at every iteration), up to
+/// [`DECODED_ITEMS`] items in all; past that a body is decoded each time.
+#[derive(Default)]
+pub struct DecodedBodies<'a> {
+    bodies: FastMap<usize, Arc<[Item<'a>]>>,
+    items: usize,
+}
+
+impl<'a> DecodedBodies<'a> {
+    pub fn get(&mut self, body: Body<'a>) -> Arc<[Item<'a>]> {
+        if let Some(items) = self.bodies.get(&body.id()) {
+            return items.clone();
+        }
+        let items: Arc<[Item<'a>]> = body.iter().collect();
+        if self.items + items.len() <= DECODED_ITEMS {
+            self.items += items.len();
+            self.bodies.insert(body.id(), items.clone());
+        }
+        items
+    }
+}
+
 /// A sequence of encoded nodes (a stream's top level, or a loop's body); walking it twice
 /// reads it twice, nothing is materialised.
 #[derive(Clone, Copy)]

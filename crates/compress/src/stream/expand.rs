@@ -92,8 +92,7 @@ impl EncodedStream {
             sites: self.site_histograms(),
             points: FastMap::default(),
             relative_peers: FastMap::default(),
-            decoded: FastMap::default(),
-            decoded_items: 0,
+            decoded: DecodedBodies::default(),
             stack: vec![Frame::Once {
                 id: top.id(),
                 items: Box::new(top.iter()),
@@ -148,9 +147,6 @@ struct SiteHistograms {
     tag: Option<Histogram>,
 }
 
-/// Items of loop bodies kept decoded, at most (about 300 bytes each).
-const DECODED_ITEMS: usize = 1 << 16;
-
 /// Where an expansion is in one body: read once (the top level, a loop run once) or decoded
 /// and run `remaining` more times from `index`.
 /// `scope`: which slice of a count histogram in the body is the walked member's (its index
@@ -200,9 +196,10 @@ pub struct Events<'s, C> {
     /// Per leaf (body, node) whose peers are blurred: whether they are drawn relative to
     /// the rank ([`fewer_relative`], decided once: it walks the sets).
     relative_peers: FastMap<(usize, usize), bool>,
-    /// Loop bodies decoded ([`Events::decoded`]).
-    decoded: FastMap<usize, Arc<[Item<'s>]>>,
-    decoded_items: usize,
+    /// Loop bodies decoded once per expansion, for a body that runs more than once (a
+    /// loop's): decoding a leaf's statistics again at every iteration cost more than the
+    /// replayed call itself for a small I/O.
+    decoded: DecodedBodies<'s>,
     stack: Vec<Frame<'s>>,
 }
 
@@ -276,7 +273,7 @@ impl<C: Fn(u16) -> Option<CallClass>> Iterator for Events<'_, C> {
                             scope,
                         });
                     } else if count > 1 {
-                        let items = self.decoded(body);
+                        let items = self.decoded.get(body);
                         self.stack.push(Frame::Repeat {
                             id: body.id(),
                             items,
@@ -359,21 +356,6 @@ impl<'s, C: Fn(u16) -> Option<CallClass>> Events<'s, C> {
         self.loop_draws
             .insert(body, (slice, drawn + 1, sum + count));
         count.max(0) as u64
-    }
-
-    /// A body's items, decoded once per expansion for a body that runs more than once (a
-    /// loop's): decoding a leaf's statistics again at every iteration cost more than the
-    /// replayed call itself for a small I/O.
-    fn decoded(&mut self, body: Body<'s>) -> Arc<[Item<'s>]> {
-        if let Some(items) = self.decoded.get(&body.id()) {
-            return items.clone();
-        }
-        let items: Arc<[Item<'s>]> = body.iter().collect();
-        if self.decoded_items + items.len() <= DECODED_ITEMS {
-            self.decoded_items += items.len();
-            self.decoded.insert(body.id(), items.clone());
-        }
-        items
     }
 
     fn leaf(&mut self, leaf: &Leaf<EventKey>, node: (usize, usize)) -> Event {

@@ -54,10 +54,6 @@ impl PartialEq for Bin {
 }
 
 impl Bin {
-    fn of(value: i64) -> Bin {
-        Bin::many(value, 1)
-    }
-
     fn many(value: i64, count: u64) -> Bin {
         Bin {
             count,
@@ -110,14 +106,11 @@ impl Bin {
         joined
     }
 
-    /// The two bins it was joined from, with the values added since: exact figures each.
-    fn split(&self) -> Option<(Bin, Bin)> {
-        match self.halves.as_deref() {
-            Some((_, below, from)) if below.count > 0 && from.count > 0 => {
-                Some((below.clone(), from.clone()))
-            }
-            _ => None,
-        }
+    /// Whether it knows the two bins it was joined from and both hold values.
+    fn splits(&self) -> bool {
+        self.halves
+            .as_deref()
+            .is_some_and(|(_, below, from)| below.count > 0 && from.count > 0)
     }
 
     /// `count` of its values in proportion (a share given to one rank): range and mean
@@ -317,7 +310,7 @@ impl Histogram {
 
     fn join(&mut self, pair: usize) {
         let high = self.bins.remove(pair + 1);
-        let low = std::mem::replace(&mut self.bins[pair], Bin::of(0));
+        let low = std::mem::replace(&mut self.bins[pair], Bin::many(0, 0));
         self.bins[pair] = Bin::join(low, high);
     }
 
@@ -330,9 +323,9 @@ impl Histogram {
         else {
             return;
         };
-        let Some((below, from)) = self.bins[fullest].split() else {
+        if !self.bins[fullest].splits() {
             return;
-        };
+        }
         if self.bins.len() >= self.capacity {
             let Some(pair) = self.pair_to_join(fullest) else {
                 return;
@@ -348,7 +341,11 @@ impl Histogram {
                 fullest -= 1;
             }
         }
-        self.bins.splice(fullest..=fullest, [below, from]);
+        // Decided: the bin gives back the two it was joined from, with the values since.
+        if let Some(halves) = self.bins[fullest].halves.take() {
+            let (_, below, from) = *halves;
+            self.bins.splice(fullest..=fullest, [below, from]);
+        }
     }
 
     /// The `index`-th of `parts` shares of the values (a leaf's histogram several ranks

@@ -65,7 +65,7 @@ pub struct Occurrence<'a> {
     /// histogram this visit's share of its exact sum (the shares of all visits of all
     /// ranks sharing the leaf add up to it).
     bytes: u64,
-    /// The requested size of this one event, of a leaf whose sizes are in the column.
+    /// The bytes this one event moved, of a leaf whose sizes are in the column.
     column_size: Option<u64>,
 }
 
@@ -100,8 +100,8 @@ impl Occurrence<'_> {
 
     /// The size one of these events moved: exact, or for blurred sizes their mean.
     pub fn size(&self) -> u64 {
-        if let Some(size) = self.column_size {
-            return (size as i64).saturating_add(self.key.result).max(0) as u64;
+        if let Some(moved) = self.column_size {
+            return moved;
         }
         match self.blurred.and_then(|blurred| blurred.size.as_ref()) {
             Some(sizes) if !self.failed() => (sizes.mean().round() as i64)
@@ -240,28 +240,21 @@ impl<'a, V: Visitor> StreamWalk<'a, V> {
             return;
         };
         let file = self.stream.file(file_plus_one);
+        // A leaf whose sizes are in the column is only in a stream walked with its column
+        // (one event a visit: the loops around it go iteration by iteration).
         let column_size = self.column.as_mut().and_then(|column| {
             if key.offset == OffsetRef::Column {
                 column.next();
             }
-            (key.flags & SIZE_IN_COLUMN != 0).then(|| column.next().map_or(0, |size| *size as u64))
+            (key.flags & SIZE_IN_COLUMN != 0).then(|| {
+                let request = column.next().copied().unwrap_or(0);
+                request.saturating_add(key.result).max(0) as u64
+            })
         });
         let bytes = if key.flags & BLURRED_SIZE != 0 && !key.failed() {
             self.blurred_bytes(key, multiplier)
         } else if key.flags & SIZE_IN_COLUMN != 0 && !key.failed() {
-            match (column_size, leaf.column_sizes.as_deref()) {
-                // One event (loops around a column leaf are walked iteration by iteration).
-                (Some(size), _) => ((size as i64).saturating_add(key.result).max(0) as u64)
-                    .saturating_mul(multiplier),
-                // Not read with its column: the visit's share of the leaf's exact sum.
-                (None, Some(sizes)) => {
-                    let occurrences = leaf.occurrences().max(1) as u128;
-                    let total = (sizes.sum as i128 + key.result as i128 * sizes.count as i128)
-                        .max(0) as u128;
-                    (total * multiplier as u128 / occurrences) as u64
-                }
-                (None, None) => 0,
-            }
+            column_size.unwrap_or(0).saturating_mul(multiplier)
         } else {
             key.bytes().saturating_mul(multiplier)
         };

@@ -775,6 +775,12 @@ fn structure(
                     mpi_note(trace.class_of(key.call), key.aux, key.flags, tag_step),
                     if key.flags & event_flags::RESULT_AT_POSITION != 0 {
                         "the offset".to_string()
+                    } else if key.flags & SIZE_IN_COLUMN != 0 {
+                        // The result is relative to each call's own size.
+                        match key.result {
+                            0 => "its size".to_string(),
+                            less => format!("its size {less:+}"),
+                        }
                     } else {
                         key.result().to_string()
                     },

@@ -328,6 +328,7 @@ fn runs_folded_in_the_tracer_change_no_exact_figure() {
     let stdio = compile("stdio", directory.path(), &["-fno-builtin"]);
     let random_reads = compile("patterns/random_reads", directory.path(), &[]);
     let random_seeks = compile("patterns/random_seeks", directory.path(), &[]);
+    let random_sizes = compile("patterns/random_sizes", directory.path(), &[]);
     let interleaved = compile("patterns/interleaved", directory.path(), &[]);
     let uneven_steps = compile("patterns/uneven_steps", directory.path(), &[]);
     let python = python();
@@ -375,6 +376,14 @@ fn runs_folded_in_the_tracer_change_no_exact_figure() {
                 random_seeks.display().to_string(),
                 work.clone(),
                 "4096".into(),
+            ],
+        ),
+        (
+            "random sizes",
+            vec![
+                random_sizes.display().to_string(),
+                work.clone(),
+                "10000".into(),
             ],
         ),
         (
@@ -451,6 +460,12 @@ fn runs_folded_in_the_tracer_change_no_exact_figure() {
             // IOR -z's seek to a shuffled block, then the transfer: 16,384 calls in offsets
             // records of two positions (8 bytes a pair) instead of six chunks of events.
             assert!(4 * staged[0] < staged[1], "{name}: {staged:?}");
+        } else if name == "random sizes" {
+            // Compressed blocks: 10,000 appended with sizes of their own, then read back
+            // shuffled, each pread of its size at its offset — offsets records of sizes (8
+            // bytes a write, 16 a read) instead of an event record a call (80): a header
+            // and two chunks against seven.
+            assert!(3 * staged[0] < staged[1], "{name}: {staged:?}");
         } else if name == "uneven steps" {
             // 300 steps of 200–219 writes and an fstat: a run record and a few events a
             // step (the step is not taken as a block of ~210 positions, which would break

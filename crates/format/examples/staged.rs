@@ -39,10 +39,15 @@ fn main() {
                 Record::Block { count, positions } => {
                     println!("block ×{count} of the last {} events", positions.len())
                 }
-                Record::Offsets { positions, offsets } => println!(
-                    "offsets: a body of {} repeated at {} offsets",
+                Record::Offsets {
+                    positions,
+                    offsets,
+                    sizes,
+                } => println!(
+                    "offsets: a body of {} repeated at {} offsets ({} sizes)",
                     positions.len(),
-                    offsets.len()
+                    offsets.len(),
+                    sizes.len()
                 ),
                 _ => {}
             }

@@ -26,7 +26,7 @@ use crate::bytes::{ByteReader, ByteWriter};
 use crate::{FormatError, Result};
 
 pub const MAGIC: &[u8; 8] = b"CAIRNSEG";
-pub const VERSION: u32 = 4;
+pub const VERSION: u32 = 5;
 pub const HEADER_BYTES: u64 = 64 * 1024;
 pub const CHUNK_BYTES: u64 = 256 * 1024;
 pub const CHUNK_MAGIC: u32 = u32::from_le_bytes(*b"CHNK");
@@ -313,7 +313,8 @@ const _: () = assert!(RAW_RUN_BYTES == 136);
 /// position) which no stride describes — the others with the same values every time. The
 /// first position's offset of each repetition follows the positions (`i64` each, room for
 /// as many as the body length leaves): 8 bytes a repetition instead of an event record per
-/// call. Whether a site's offsets are irregular is `cairn_model::IrregularSteps`' rule, the
+/// call. A call whose sizes keep being new (compressed blocks) repeats the same way with its
+/// size, or its offset and size, in each repetition's entry ([`varying`]). Whether a site's offsets are irregular is `cairn_model::IrregularSteps`' rule, the
 /// trace builder's too. The writer stores each offset and the statistics before the count
 /// that covers them.
 #[repr(C)]
@@ -324,15 +325,37 @@ pub struct RawOffsetsHead {
 }
 
 /// One position of an offsets record: its call (the id in the segment's call-name list),
-/// its first occurrence, and its statistics over every repetition with the end of the
+/// what varies from one repetition to the next ([`varying`]; only the first position's
+/// may), its first occurrence, and its statistics over every repetition with the end of the
 /// last (the run's count and stride are not used).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct RawOffsetsPosition {
     pub call: u32,
-    pub reserved: u32,
+    pub varying: u32,
     pub event: RawEvent,
     pub run: RawRun,
+}
+
+/// What an offsets record's first position changes in each repetition, and so what each
+/// repetition's entry holds.
+pub mod varying {
+    /// The offset: one `i64` word a repetition.
+    pub const OFFSET: u32 = 0;
+    /// The size (a read or write at the descriptor's position moving all it asked for:
+    /// request = result): one `u64` word a repetition. Only in a body of one call.
+    pub const SIZE: u32 = 1;
+    /// The offset, then the size: two words a repetition. Only in a body of one call.
+    pub const OFFSET_AND_SIZE: u32 = 2;
+
+    /// Words a repetition takes (`None`: not a known kind).
+    pub const fn words(varying: u32) -> Option<usize> {
+        match varying {
+            OFFSET | SIZE => Some(1),
+            OFFSET_AND_SIZE => Some(2),
+            _ => None,
+        }
+    }
 }
 
 pub const RAW_OFFSETS_HEAD_BYTES: usize = std::mem::size_of::<RawOffsetsHead>();
@@ -529,10 +552,13 @@ pub enum Record<'a> {
         run: Box<RawRun>,
     },
     /// A body of a few events repeated with its first position at other offsets, one
-    /// repetition per entry of `offsets` (the first is the body's own).
+    /// repetition per entry of `offsets` (the first is the body's own; -1 each, as the
+    /// event has it, when the call is at the descriptor's position) — and, where the first
+    /// position's size varies, of other sizes, one per entry of `sizes` (else empty).
     Offsets {
         positions: Vec<RawOffsetsPosition>,
         offsets: Vec<i64>,
+        sizes: Vec<u64>,
     },
     /// The last `positions.len()` event records repeat `count` times (0: the block ended
     /// before a whole repetition).
@@ -740,27 +766,56 @@ fn decode_record(kind: u32, extra: u32, body: &[u8]) -> Result<Record<'_>> {
                     "offsets record of the wrong size".into(),
                 ));
             }
-            let count = u64_at(0)?;
-            if count == 0 || count > ((body.len() - head) / 8) as u64 {
-                return Err(FormatError::Corrupt(
-                    "offsets record counting more offsets than it holds".into(),
-                ));
-            }
             let positions = (0..period)
                 .map(|index| {
                     let at = RAW_OFFSETS_HEAD_BYTES + index * RAW_OFFSETS_POSITION_BYTES;
                     Ok(RawOffsetsPosition {
                         call: u32_at(at)?,
-                        reserved: 0,
+                        varying: u32_at(at + 4)?,
                         event: raw_event_at(&u32_at, &u64_at, at + 8)?,
                         run: raw_run_at(&u32_at, &u64_at, at + 8 + RAW_EVENT_BYTES)?,
                     })
                 })
                 .collect::<Result<Vec<RawOffsetsPosition>>>()?;
-            let offsets = (0..count as usize)
-                .map(|index| u64_at(head + 8 * index).map(|word| word as i64))
-                .collect::<Result<Vec<i64>>>()?;
-            Record::Offsets { positions, offsets }
+            let kind = positions[0].varying;
+            let words = varying::words(kind)
+                .filter(|_| kind == varying::OFFSET || period == 1)
+                .filter(|_| positions[1..].iter().all(|p| p.varying == varying::OFFSET))
+                .ok_or_else(|| FormatError::Corrupt("offsets record of an unknown kind".into()))?;
+            let count = u64_at(0)?;
+            if count == 0 || count > ((body.len() - head) / (8 * words)) as u64 {
+                return Err(FormatError::Corrupt(
+                    "offsets record counting more offsets than it holds".into(),
+                ));
+            }
+            let word = |index: usize| u64_at(head + 8 * index);
+            let (offsets, sizes) = match kind {
+                varying::SIZE => (
+                    vec![positions[0].event.offset; count as usize],
+                    (0..count as usize)
+                        .map(word)
+                        .collect::<Result<Vec<u64>>>()?,
+                ),
+                varying::OFFSET_AND_SIZE => (
+                    (0..count as usize)
+                        .map(|index| word(2 * index).map(|word| word as i64))
+                        .collect::<Result<Vec<i64>>>()?,
+                    (0..count as usize)
+                        .map(|index| word(2 * index + 1))
+                        .collect::<Result<Vec<u64>>>()?,
+                ),
+                _ => (
+                    (0..count as usize)
+                        .map(|index| word(index).map(|word| word as i64))
+                        .collect::<Result<Vec<i64>>>()?,
+                    Vec::new(),
+                ),
+            };
+            Record::Offsets {
+                positions,
+                offsets,
+                sizes,
+            }
         }
         kind::PATH => {
             let origin = u32_at(0)?;
@@ -1195,7 +1250,7 @@ mod tests {
         chunk[at + 8..at + 8 + body.len()].copy_from_slice(&body);
         let position = |call, event, last_end| RawOffsetsPosition {
             call,
-            reserved: 0,
+            varying: 0,
             event,
             run: run(last_end),
         };
@@ -1204,6 +1259,7 @@ mod tests {
             vec![Record::Offsets {
                 positions: vec![position(4, seek, 90), position(6, write, 99)],
                 offsets: vec![8192, 0, 65536],
+                sizes: vec![],
             }]
         );
         // More offsets counted than there is room for, none, a period the head does not
@@ -1221,6 +1277,93 @@ mod tests {
         chunk[at..at + 4]
             .copy_from_slice(&record_word(kind::OFFSETS, body.len() - 4).to_le_bytes());
         assert!(records(&chunk).is_err());
+    }
+
+    #[test]
+    fn offsets_records_of_sizes_read_back_with_each_repetitions_size() {
+        // One write whose sizes vary: at the descriptor's position (a word a repetition),
+        // then at explicit offsets (offset and size, two words).
+        let write = RawEvent {
+            start: 10,
+            duration: 3,
+            handle: 5,
+            request: 1500,
+            result: 1500,
+            file: 2,
+            context: 9,
+            ..RawEvent::default()
+        };
+        let record = |event: RawEvent, varying: u32, words: &[u64], count: u64| {
+            let mut body = Vec::new();
+            body.extend_from_slice(&count.to_le_bytes());
+            body.extend_from_slice(&1u64.to_le_bytes());
+            body.extend_from_slice(&7u32.to_le_bytes());
+            body.extend_from_slice(&varying.to_le_bytes());
+            for word in [
+                event.start,
+                event.duration,
+                event.handle,
+                event.offset as u64,
+                event.request,
+                event.result as u64,
+                event.aux,
+            ] {
+                body.extend_from_slice(&word.to_le_bytes());
+            }
+            for word in [event.file, event.context, event.errno as u32, event.flags] {
+                body.extend_from_slice(&word.to_le_bytes());
+            }
+            body.extend_from_slice(&raw_run_bytes(&RawRun::default()));
+            for word in words {
+                body.extend_from_slice(&word.to_le_bytes());
+            }
+            let mut chunk = vec![0u8; CHUNK_HEADER_BYTES + RECORD_HEADER_BYTES + body.len() + 8];
+            let at = CHUNK_HEADER_BYTES;
+            chunk[at..at + 4]
+                .copy_from_slice(&record_word(kind::OFFSETS, body.len()).to_le_bytes());
+            chunk[at + 4..at + 8].copy_from_slice(&1u32.to_le_bytes());
+            chunk[at + 8..at + 8 + body.len()].copy_from_slice(&body);
+            chunk
+        };
+        let position = |event, varying| RawOffsetsPosition {
+            call: 7,
+            varying,
+            event,
+            run: RawRun::default(),
+        };
+        let appended = RawEvent {
+            offset: -1,
+            ..write
+        };
+        assert_eq!(
+            records(&record(appended, varying::SIZE, &[1500, 2048, 1024, 0], 3)).unwrap(),
+            vec![Record::Offsets {
+                positions: vec![position(appended, varying::SIZE)],
+                offsets: vec![-1, -1, -1],
+                sizes: vec![1500, 2048, 1024],
+            }]
+        );
+        let placed = RawEvent {
+            offset: 4096,
+            ..write
+        };
+        assert_eq!(
+            records(&record(
+                placed,
+                varying::OFFSET_AND_SIZE,
+                &[4096, 1500, 0, 2048, 0, 0],
+                2
+            ))
+            .unwrap(),
+            vec![Record::Offsets {
+                positions: vec![position(placed, varying::OFFSET_AND_SIZE)],
+                offsets: vec![4096, 0],
+                sizes: vec![1500, 2048],
+            }]
+        );
+        // Two words a repetition: room for three; an unknown kind: damage.
+        assert!(records(&record(placed, varying::OFFSET_AND_SIZE, &[0; 6], 4)).is_err());
+        assert!(records(&record(placed, 3, &[0; 6], 1)).is_err());
     }
 
     #[test]

@@ -107,7 +107,8 @@ const fn fold_kind(call: Call) -> u8 {
     use cairn_model::CallClass::*;
     use cairn_model::Layer;
     match (call.layer(), call.class()) {
-        (_, Read | Write | Seek | Sync | Flush | Stat | PointToPoint | Collective | Completion) => {
+        (_, Read | Write) => fold::TRANSFER,
+        (_, Seek | Sync | Flush | Stat | PointToPoint | Collective | Completion) => {
             fold::REPEATABLE
         }
         // The trace builder tracks nothing of a library layer's calls (their ids are the

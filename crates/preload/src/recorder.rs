@@ -33,7 +33,8 @@
 //! step to step) is left to its runs: as a block it would break at the next n. Bodies
 //! longer than that fold when the trace is built. What no stride describes — a call, or a body of
 //! up to 4 calls, repeating at irregular offsets (random reads, IOR's `-z`) — goes to
-//! offsets records, 8 bytes a repetition (`irregular.rs`).
+//! offsets records, 8 bytes a repetition (`irregular.rs`); so does a read or write whose
+//! sizes keep being new (compressed blocks), 8 or 16 bytes a call with its offset.
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
@@ -141,6 +142,10 @@ pub struct ThreadState {
     /// room for, and how many such records this stretch has written (each has more room).
     irregular_period: usize,
     irregular_filled: usize,
+    /// What the stretch's first position changes each repetition (`segment::varying`:
+    /// its offset, or its size — a transfer whose sizes keep being new — with or without
+    /// its offset).
+    irregular_varying: u32,
     offsets: *mut u8,
     offsets_room: usize,
     offsets_records: u32,
@@ -178,6 +183,10 @@ struct History {
     /// transfer at the position), and the site they are of: (call, context, period).
     body_steps: IrregularSteps,
     body_steps_site: (u32, u32, u32),
+    /// The sizes of the thread's current chain of transfers repeating with other sizes
+    /// (the same call and values otherwise, each moving all it asked for): whether they
+    /// keep being new, by the trace builder's rule for putting sizes in its column.
+    sizes: IrregularSteps,
     /// The irregular body: per position its call and event (the first position's as last
     /// repeated), and the repetition being completed: (start, duration, gap).
     irregular_body: [(u32, RawEvent); MAX_OFFSETS_PERIOD],
@@ -244,6 +253,9 @@ pub mod fold {
     pub const NEVER: u8 = 0;
     /// May repeat in a run or a block.
     pub const REPEATABLE: u8 = 1;
+    /// A read or write: may repeat in a run or a block, and with sizes of its own in an
+    /// offsets record (the trace builder puts such sizes in its column).
+    pub const TRANSFER: u8 = 2;
 }
 
 /// What must be equal for two events to be repetitions (offsets and times aside).
@@ -278,6 +290,23 @@ fn repeats(previous: &RawEvent, next: &RawEvent) -> Option<i64> {
         (true, false, false) => Some(next.offset.wrapping_sub(previous.offset)),
         _ => None,
     }
+}
+
+/// Whether `next` repeats `previous` (already found to be the same call) but for its size:
+/// every other value equal, the offsets both explicit or both at the descriptor's
+/// position, and each moving all it asked for (so one number, the size, is what changed).
+#[inline(always)]
+fn resized(previous: &RawEvent, next: &RawEvent) -> bool {
+    let whole = |event: &RawEvent| event.result >= 0 && event.result as u64 == event.request;
+    previous.handle == next.handle
+        && previous.aux == next.aux
+        && previous.file == next.file
+        && previous.context == next.context
+        && previous.errno == next.errno
+        && previous.flags == next.flags
+        && (previous.offset < 0) == (next.offset < 0)
+        && whole(previous)
+        && whole(next)
 }
 
 /// Adds one value to running statistics (sums shifted by the first value: two multiply-adds,
@@ -410,6 +439,7 @@ impl ThreadState {
             block_filled: 0,
             irregular_period: 0,
             irregular_filled: 0,
+            irregular_varying: segment::varying::OFFSET,
             offsets: std::ptr::null_mut(),
             offsets_room: 0,
             offsets_records: 0,
@@ -441,6 +471,7 @@ impl ThreadState {
         // So is its irregular body's waiting repetition.
         self.irregular_period = 0;
         self.irregular_filled = 0;
+        self.irregular_varying = segment::varying::OFFSET;
         self.offsets = std::ptr::null_mut();
         self.plain_events = 0;
         self.forget_recent();
@@ -619,6 +650,11 @@ impl ThreadState {
         } else {
             None
         };
+        let other_size = step.is_none()
+            && folding == fold::TRANSFER
+            && repeatable
+            && call == self.previous_call
+            && resized(&self.previous, event);
         self.previous = *event;
         self.previous_call = call;
         let candidate = std::mem::replace(&mut self.candidate_stride, step);
@@ -665,12 +701,26 @@ impl ThreadState {
         match step {
             Some(step) if event.offset >= 0 => {
                 if self.history.steps.step(step) {
-                    self.begin_irregular(1, call, event, gap);
+                    self.begin_irregular(1, segment::varying::OFFSET, call, event, gap);
                     return;
                 }
             }
             None => self.history.steps.reset(),
             Some(_) => {}
+        }
+        if other_size {
+            // Sizes that keep being new (`irregular.rs`).
+            if self.history.sizes.step(event.request as i64) {
+                let varying = if event.offset >= 0 {
+                    segment::varying::OFFSET_AND_SIZE
+                } else {
+                    segment::varying::SIZE
+                };
+                self.begin_irregular(1, varying, call, event, gap);
+                return;
+            }
+        } else if step.is_none() {
+            self.history.sizes.reset();
         }
         let signature = if repeatable {
             signature(call, event)
@@ -684,7 +734,7 @@ impl ThreadState {
         }
         if repeatable && event.offset >= 0 {
             if let Some(period) = self.irregular_body_starts(call, event, signature) {
-                self.begin_irregular(period, call, event, gap);
+                self.begin_irregular(period, segment::varying::OFFSET, call, event, gap);
                 return;
             }
         }

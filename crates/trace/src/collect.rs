@@ -285,7 +285,7 @@ enum Staged {
     Block(Box<StagedBlock>),
     /// A body repeated with its first position at irregular offsets (an offsets record):
     /// per position its call, first occurrence and statistics; the first's offsets.
-    Offsets(Vec<RawOffsetsPosition>, Vec<i64>),
+    Offsets(Vec<RawOffsetsPosition>, Vec<i64>, Vec<u64>),
 }
 
 /// A block record with the events it repeats: per position the call, the first
@@ -303,7 +303,7 @@ impl Staged {
     fn first(&self) -> &RawEvent {
         match self {
             Staged::Event(event) | Staged::Run(event, _) => event,
-            Staged::Offsets(positions, _) => &positions[0].event,
+            Staged::Offsets(positions, ..) => &positions[0].event,
             Staged::Block(block) => &block.first[0],
         }
     }
@@ -476,16 +476,23 @@ impl ThreadCursor {
                         }
                         events.push((call, Staged::Run(first, run)));
                     }
-                    Record::Offsets { positions, offsets } => {
+                    Record::Offsets {
+                        positions,
+                        offsets,
+                        sizes,
+                    } => {
                         // Blocks never repeat across it; a run after it would repeat its last
                         // event (the tracer writes an event record first).
                         self.plain.clear();
                         let mut last = positions[positions.len() - 1].event;
                         if positions.len() == 1 {
                             last.offset = offsets.last().copied().unwrap_or(last.offset);
+                            if let Some(size) = sizes.last() {
+                                (last.request, last.result) = (*size, *size as i64);
+                            }
                         }
                         self.last = Some(last);
-                        events.push((0, Staged::Offsets(positions, offsets)));
+                        events.push((0, Staged::Offsets(positions, offsets, sizes)));
                     }
                     // What a block repeats are the events of event, run and block records
                     // with nothing else between them but definitions (as the tracer has it).
@@ -1026,12 +1033,14 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
         // made the trace's: calls, contexts, files, descriptors and handles numbered,
         // offsets resolved (and moved on by the other occurrences, or, for a block's
         // positions, listed in `deferred` to be moved on once all are resolved); `None` if
-        // it is not kept.
+        // it is not kept. `sizes`: what all the occurrences moved, when each has a size of
+        // its own (an offsets record of sizes), instead of the first's bytes each.
         let mut prepare = |tracker: &mut OffsetTracker,
                            slot: usize,
                            call_id: u32,
                            raw: RawEvent,
                            occurrences: u64,
+                           sizes: Option<u64>,
                            deferred: Option<&mut Vec<(Call, Event)>>|
          -> Option<(Call, Event)> {
             let Some(Some(call)) = calls_here.get(call_id as usize).copied() else {
@@ -1096,7 +1105,10 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                 (Layer::Posix | Layer::Stdio, CallClass::Write) => Some(1),
                 _ => None,
             };
-            let moved = (event.result.max(0) as u64).saturating_mul(occurrences);
+            let moved = match sizes {
+                Some(sizes) if !event.failed() => sizes,
+                _ => (event.result.max(0) as u64).saturating_mul(occurrences),
+            };
             if runtime_counted_only && (flags & event_flags::RUNTIME != 0 || runtime_file) {
                 dropped += occurrences;
                 if let Some(direction) = direction {
@@ -1199,14 +1211,15 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
             pending[slot] = next;
             match staged {
                 Staged::Event(raw) => {
-                    if let Some((call, event)) = prepare(&mut tracker, slot, call_id, raw, 1, None)
+                    if let Some((call, event)) =
+                        prepare(&mut tracker, slot, call_id, raw, 1, None, None)
                     {
                         encoders[slot].push(&event, Some(call.class()));
                     }
                 }
                 Staged::Run(first, run) => {
                     let Some((call, event)) =
-                        prepare(&mut tracker, slot, call_id, first, run.count, None)
+                        prepare(&mut tracker, slot, call_id, first, run.count, None, None)
                     else {
                         continue;
                     };
@@ -1235,23 +1248,31 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                         run_statistics(&run.gap, None, run.count, scale),
                     );
                 }
-                Staged::Offsets(positions, offsets) => {
+                Staged::Offsets(positions, offsets, sizes) => {
                     let count = offsets.len() as u64;
                     let scale = segment.clock.scale(positions[0].event.start);
                     // Each position made the trace's once (its first repetition applied to
-                    // the offsets tracked, its bytes counted for every repetition); the
-                    // others are then resolved in turn — a transfer at the descriptor's
-                    // position lands where the seek before it went.
+                    // the offsets tracked, its bytes counted for every repetition, or the
+                    // sizes' sum); the others are then resolved in turn — a transfer at the
+                    // descriptor's position lands where the seek before it went, or where
+                    // the transfer before it left it.
                     let mut deferred = Vec::with_capacity(positions.len());
                     let prepared: Vec<Option<(Call, Event)>> = positions
                         .iter()
-                        .map(|position| {
+                        .enumerate()
+                        .map(|(index, position)| {
+                            let sizes = (index == 0 && !sizes.is_empty()).then(|| {
+                                sizes
+                                    .iter()
+                                    .fold(0u64, |sum, size| sum.saturating_add(*size))
+                            });
                             prepare(
                                 &mut tracker,
                                 slot,
                                 position.call,
                                 position.event,
                                 count,
+                                sizes,
                                 Some(&mut deferred),
                             )
                         })
@@ -1268,7 +1289,13 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                                 continue;
                             }
                             let mut event = event.clone();
-                            if index == 0 {
+                            if index == 0 && !sizes.is_empty() {
+                                let size = sizes[repetition];
+                                (event.request, event.result) = (size, size as i64);
+                                if *offset >= 0 {
+                                    event.offset = *offset;
+                                }
+                            } else if index == 0 {
                                 let by = offset.wrapping_sub(first_offset);
                                 (event.request, event.result) =
                                     positional::moved(event.flags, by, event.request, event.result);
@@ -1299,7 +1326,7 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                             })
                         })
                         .collect();
-                    encoders[slot].push_offsets(&body, &resolved, count);
+                    encoders[slot].push_offsets(&body, &resolved, &sizes, count);
                 }
                 Staged::Block(block) => {
                     let scale = segment.clock.scale(block.first[0].start);
@@ -1317,6 +1344,7 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                             *call_id,
                             *first,
                             block.count,
+                            None,
                             Some(&mut deferred),
                         ));
                         entries.push((deferred.len() > entry).then_some(entry));

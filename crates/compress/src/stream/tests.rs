@@ -338,6 +338,92 @@ proptest! {
     }
 
     #[test]
+    fn offsets_records_of_sizes_expand_to_their_events(phases in proptest::collection::vec((1u16..3, 0u32..3, any::<bool>(), any::<bool>(), 0usize..30, 1usize..120), 1..6), seed in any::<u64>()) {
+        // Phases of reads or writes at a calling context with sizes of their own (or of
+        // one size, which the encoder keeps in the key), appended (offsets each the end of
+        // the one before) or at random offsets: the first `alone` pushed one by one, the
+        // rest as an offsets record of sizes with summed statistics — as the tracer stages
+        // them. Every exact field comes back in order, whether the encoder takes the record
+        // whole (sizes in the column) or one by one, and the leaves' figures hold every
+        // byte requested.
+        let mut events = Vec::new();
+        let mut encoder = StreamEncoder::default();
+        let mut clock = 0u64;
+        let mut draw = seed;
+        let mut end = 0i64;
+        for (call, context, wandering, random_offsets, alone, count) in phases {
+            let mut phase = Vec::new();
+            for _ in 0..count {
+                draw = mix(draw);
+                let size = if wandering { 1 + draw % 100_000 } else { 4096 };
+                let offset = if random_offsets { (draw >> 20) as i64 % 1_000_000 * 512 } else { end };
+                end = offset + size as i64;
+                clock += 9;
+                phase.push(Event {
+                    call,
+                    start: clock,
+                    duration: 3 + draw % 4,
+                    file: Some(context % 2),
+                    handle: 3 + (context % 2) as u64,
+                    offset,
+                    request: size,
+                    result: size as i64,
+                    errno: 0,
+                    context,
+                    aux: 0,
+                    flags: if random_offsets { event_flags::EXPLICIT_OFFSET } else { 0 },
+                });
+            }
+            let alone = alone.min(phase.len());
+            for event in &phase[..alone] {
+                encoder.push(event, class_of(event.call));
+            }
+            if let Some(first) = phase.get(alone) {
+                let mut previous_end = if alone > 0 { phase[alone - 1].end() } else { events.last().map_or(0, Event::end) };
+                let (mut duration, mut gap) = (Stats::default(), Stats::default());
+                for event in &phase[alone..] {
+                    duration.add(event.duration);
+                    gap.add(event.start.saturating_sub(previous_end));
+                    previous_end = event.end();
+                }
+                let body = [BlockPosition {
+                    event: first.clone(),
+                    class: class_of(first.call),
+                    stride: 0,
+                    last_end: previous_end,
+                    duration,
+                    gap,
+                }];
+                let offsets: Vec<i64> = phase[alone..].iter().map(|event| event.offset).collect();
+                let sizes: Vec<u64> = phase[alone..].iter().map(|event| event.request).collect();
+                encoder.push_offsets(&body, &offsets, &sizes, offsets.len() as u64);
+            }
+            events.extend(phase);
+        }
+        let stream = encoder.finish();
+        let (decoded, expanded) = reread_and_expand(&stream);
+        prop_assert_eq!(&decoded, &stream);
+        prop_assert_eq!(expanded.len(), events.len());
+        for (original, back) in events.iter().zip(&expanded) {
+            prop_assert_eq!(exact(original), exact(back));
+        }
+        let mut requested = 0u64;
+        let mut leaves: Vec<Item> = decoded.nodes().iter().collect();
+        while let Some(item) = leaves.pop() {
+            match item {
+                Item::Leaf(leaf) => {
+                    requested += match &leaf.column_sizes {
+                        Some(sizes) => sizes.sum,
+                        None => leaf.key.request * leaf.occurrences(),
+                    }
+                }
+                Item::Loop { body, .. } => leaves.extend(body.iter()),
+            }
+        }
+        prop_assert_eq!(requested, events.iter().map(|event| event.request).sum::<u64>());
+    }
+
+    #[test]
     fn runs_folded_by_the_tracer_expand_to_their_events(blocks in proptest::collection::vec((0u16..6, 0u32..3, prop_oneof![Just(-1i64), (0i64..3).prop_map(|o| o * 4096)], prop_oneof![Just(0i64), Just(4096), Just(-100)], 1u64..20, 1u64..500), 0..40)) {
         // Each block: `count` occurrences of one call with the same values, offsets
         // `stride` apart; pushed as the tracer stages them (the first alone, the rest
@@ -487,7 +573,7 @@ proptest! {
                     })
                     .collect();
                 let offsets: Vec<i64> = repetitions[alone..].iter().flatten().map(|event| event.offset).collect();
-                encoder.push_offsets(&body, &offsets, (repetitions.len() - alone) as u64);
+                encoder.push_offsets(&body, &offsets, &[], (repetitions.len() - alone) as u64);
             }
             events.extend(repetitions.into_iter().flatten());
         }
@@ -771,6 +857,104 @@ fn sizes_that_keep_being_new_go_to_the_column_and_expand_exactly() {
 }
 
 #[test]
+fn an_offsets_record_of_sizes_enters_whole_as_one_loop_with_its_statistics() {
+    // Blocks of sizes of their own appended, then read back at random offsets, as the
+    // tracer stages them: 20 event records, then one offsets record of sizes (and one of
+    // offsets and sizes for the reads). Each record becomes one leaf repeated (the
+    // record's duration statistics kept: min and max differ, which a push event by event
+    // at the means would not give), every size in the column and every byte counted.
+    let size_of = |index: u64| 1024 + mix(index + 5) % 7169;
+    let mut ends = vec![0i64];
+    for index in 0..3_000 {
+        let end = ends[index as usize] + size_of(index) as i64;
+        ends.push(end);
+    }
+    let event = |index: u64| {
+        let (call, offset, size, flags) = if index < 3_000 {
+            (2, ends[index as usize], size_of(index), 0)
+        } else {
+            let block = mix(index) % 3_000;
+            (
+                1,
+                ends[block as usize],
+                size_of(block),
+                event_flags::EXPLICIT_OFFSET,
+            )
+        };
+        Event {
+            call,
+            start: index * 10,
+            duration: 2 + index % 5,
+            file: Some(0),
+            handle: 3,
+            offset,
+            request: size,
+            result: size as i64,
+            errno: 0,
+            context: call as u32,
+            aux: 0,
+            flags,
+        }
+    };
+    let mut encoder = StreamEncoder::default();
+    for (first, last) in [(0u64, 3_000u64), (3_000, 6_000)] {
+        for index in first..first + 20 {
+            let event = event(index);
+            encoder.push(&event, class_of(event.call));
+        }
+        let events: Vec<Event> = (first + 20..last).map(event).collect();
+        let mut duration = Stats::default();
+        let mut gap = Stats::default();
+        for event in &events {
+            duration.add(event.duration);
+            gap.add(10 - event.duration);
+        }
+        let body = [BlockPosition {
+            event: events[0].clone(),
+            class: class_of(events[0].call),
+            stride: 0,
+            last_end: events[events.len() - 1].end(),
+            duration,
+            gap,
+        }];
+        let offsets: Vec<i64> = events.iter().map(|event| event.offset).collect();
+        let sizes: Vec<u64> = events.iter().map(|event| event.request).collect();
+        encoder.push_offsets(&body, &offsets, &sizes, events.len() as u64);
+    }
+    let stream = encoder.finish();
+    let mut whole = 0;
+    let mut bytes = 0;
+    let mut pending: Vec<Item> = stream.nodes().iter().collect();
+    while let Some(item) = pending.pop() {
+        match item {
+            Item::Leaf(leaf) => {
+                if let Some(sizes) = &leaf.column_sizes {
+                    bytes += sizes.sum;
+                    if leaf.occurrences() >= 2_980 {
+                        assert_eq!((leaf.duration.min, leaf.duration.max), (2, 6));
+                        whole += 1;
+                    }
+                } else {
+                    bytes += leaf.key.request * leaf.occurrences();
+                }
+            }
+            Item::Loop { body, .. } => pending.extend(body.iter()),
+        }
+    }
+    assert_eq!(whole, 2);
+    assert_eq!(
+        bytes,
+        (0..6_000).map(|index| event(index).request).sum::<u64>()
+    );
+    let (reread, expanded) = reread_and_expand(&stream);
+    assert_eq!(reread, stream);
+    assert_eq!(expanded.len(), 6_000);
+    for (index, back) in expanded.iter().enumerate() {
+        assert_eq!(exact(back), exact(&event(index as u64)), "event {index}");
+    }
+}
+
+#[test]
 fn an_offsets_record_at_a_site_whose_sizes_went_to_the_column_keeps_every_size() {
     // Writes of sizes of their own at one calling context (the site's sizes go to the
     // column), then the tracer's offsets record of the same context: two writes a
@@ -832,7 +1016,7 @@ fn an_offsets_record_at_a_site_whose_sizes_went_to_the_column_keeps_every_size()
             }
         })
         .collect();
-    encoder.push_offsets(&body, &offsets, repetitions);
+    encoder.push_offsets(&body, &offsets, &[], repetitions);
     let stream = encoder.finish();
     let (decoded, expanded) = reread_and_expand(&stream);
     assert_eq!(expanded.len(), events.len());

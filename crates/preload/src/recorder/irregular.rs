@@ -9,13 +9,19 @@
 //! A repetition is staged once its last position arrives (up to three calls wait in the
 //! thread's state, as a block's do); an event that does not continue the body ends the
 //! stretch, and the waiting calls are written as event records before it.
+//!
+//! A read or write whose sizes keep being new (compressed blocks appended, then read back
+//! at random) is staged the same way, a body of one call with its size — and its offset,
+//! if explicit — in each repetition's entry (`segment::varying`): once its sizes are new
+//! by the rule by which the trace builder puts sizes in its column (`IrregularSteps` on
+//! the sizes: 16 new in a row), so the builder takes the record whole there too.
 
 use cairn_format::segment::{
-    self, offsets_record_bytes, RawEvent, RawOffsetsHead, RawOffsetsPosition, RawRun,
+    self, offsets_record_bytes, varying, RawEvent, RawOffsetsHead, RawOffsetsPosition, RawRun,
     MAX_OFFSETS_PERIOD, RAW_OFFSETS_HEAD_BYTES, RAW_OFFSETS_POSITION_BYTES,
 };
 
-use super::{add_repetition, repeats, signature, ThreadState};
+use super::{add_repetition, repeats, resized, signature, ThreadState};
 use crate::header_page;
 
 impl ThreadState {
@@ -25,6 +31,9 @@ impl ThreadState {
     // loop of one `pwrite` folded into a run took 16 ns more per call).
     #[inline(never)]
     pub(super) fn irregular_takes(&mut self, call: u32, event: &RawEvent, gap: u64) -> bool {
+        if self.irregular_varying != varying::OFFSET {
+            return self.sized_takes(call, event, gap);
+        }
         let position = self.irregular_filled;
         let period = self.irregular_period;
         let history = &mut *self.history;
@@ -53,6 +62,23 @@ impl ThreadState {
             self.irregular_filled = 0;
             self.stage_repetition();
         }
+        true
+    }
+
+    /// Takes `event` if it repeats the stretch's call with a size (and an explicit offset,
+    /// if the stretch's has one) of its own, while the sizes stay new.
+    fn sized_takes(&mut self, call: u32, event: &RawEvent, gap: u64) -> bool {
+        let history = &mut *self.history;
+        let (expected_call, expected) = &history.irregular_body[0];
+        if call != *expected_call
+            || !(resized(expected, event) || repeats(expected, event).is_some())
+            || !history.sizes.step(event.request as i64)
+        {
+            return false;
+        }
+        history.irregular_body[0].1 = *event;
+        history.irregular_pending[0] = (event.start, event.duration, gap);
+        self.stage_repetition();
         true
     }
 
@@ -100,10 +126,19 @@ impl ThreadState {
         None
     }
 
-    /// Starts an irregular stretch of `period` events with `event` as its first: the
-    /// positions after it are those of the last repetition, already staged.
+    /// Starts an irregular stretch of `period` events with `event` as its first, which
+    /// changes what `varying` says each repetition: the positions after it are those of
+    /// the last repetition, already staged.
     #[cold]
-    pub(super) fn begin_irregular(&mut self, period: usize, call: u32, event: &RawEvent, gap: u64) {
+    pub(super) fn begin_irregular(
+        &mut self,
+        period: usize,
+        varying: u32,
+        call: u32,
+        event: &RawEvent,
+        gap: u64,
+    ) {
+        self.irregular_varying = varying;
         for position in 1..period {
             let (call, event) = self.recent_at(period - position);
             let event = *event;
@@ -142,6 +177,8 @@ impl ThreadState {
         self.candidate_stride = None;
         self.history.steps.reset();
         self.history.body_steps.reset();
+        self.history.sizes.reset();
+        self.irregular_varying = varying::OFFSET;
         for position in 0..filled {
             let (call, event) = self.history.irregular_body[position];
             let (start, duration, _) = self.history.irregular_pending[position];
@@ -155,10 +192,16 @@ impl ThreadState {
     }
 
     /// Stages the repetition just completed: in the open offsets record, or a new one
-    /// (room for 64 offsets, each next one of the stretch twice as many, up to 4,096).
+    /// (room for 64 repetitions, each next one of the stretch twice as many, up to 4,096
+    /// — 2,048 of two words).
     fn stage_repetition(&mut self) {
         let period = self.irregular_period;
-        let offset = self.history.irregular_body[0].1.offset;
+        let first = &self.history.irregular_body[0].1;
+        let (words, entry) = match self.irregular_varying {
+            varying::SIZE => (1, [first.request as i64, 0]),
+            varying::OFFSET_AND_SIZE => (2, [first.offset, first.request as i64]),
+            _ => (1, [first.offset, 0]),
+        };
         let offsets_at = offsets_record_bytes(period, 0);
         if !self.offsets.is_null() {
             // SAFETY: an open offsets record is a record of the current chunk, written by
@@ -178,28 +221,31 @@ impl ThreadState {
                         add_repetition(&mut record.run, count, duration, gap);
                         record.run.last_end = start.saturating_add(duration);
                     }
-                    self.offsets
+                    let at = self
+                        .offsets
                         .add(offsets_at)
                         .cast::<i64>()
-                        .add(count as usize)
-                        .write(offset);
+                        .add(count as usize * words);
+                    for (word, value) in entry[..words].iter().enumerate() {
+                        at.add(word).write(*value);
+                    }
                     std::ptr::write_volatile(&mut head.count, count + 1);
                     return;
                 }
             }
         }
         self.offsets = std::ptr::null_mut();
-        let room = 64usize << self.offsets_records.min(6);
-        let length = offsets_record_bytes(period, room);
+        let room = (64usize << self.offsets_records.min(6)) / words;
+        let length = offsets_record_bytes(period, room * words);
         let Some(body) = self.reserve(length) else {
             for _ in 0..period {
                 header_page::count_unrecorded();
             }
             return;
         };
-        // SAFETY: `body` has room for the head, `period` positions and `room` offsets, and
-        // is 8-aligned; the chunk's unwritten bytes are zero, so only the first offset
-        // needs writing.
+        // SAFETY: `body` has room for the head, `period` positions and `room` entries of
+        // `words` words, and is 8-aligned; the chunk's unwritten bytes are zero, so only
+        // the first entry needs writing.
         unsafe {
             body.cast::<RawOffsetsHead>().write(RawOffsetsHead {
                 count: 1,
@@ -217,7 +263,11 @@ impl ThreadState {
                     .cast::<RawOffsetsPosition>()
                     .write(RawOffsetsPosition {
                         call,
-                        reserved: 0,
+                        varying: if position == 0 {
+                            self.irregular_varying
+                        } else {
+                            varying::OFFSET
+                        },
                         event: RawEvent {
                             start,
                             duration,
@@ -226,7 +276,9 @@ impl ThreadState {
                         run,
                     });
             }
-            body.add(offsets_at).cast::<i64>().write(offset);
+            for (word, value) in entry[..words].iter().enumerate() {
+                body.add(offsets_at).cast::<i64>().add(word).write(*value);
+            }
         }
         self.publish(segment::kind::OFFSETS, period as u32, length);
         self.offsets = body;

@@ -514,6 +514,67 @@ fn random_sizes_keep_every_size_exact_in_under_five_bytes_a_call() {
 }
 
 #[test]
+fn real_hdf5_deflated_chunks_keep_every_size_in_the_column() {
+    // Real HDF5 (Debian's) writing a chunked dataset through the deflate filter
+    // (`patterns/deflated_chunks.c`): each chunk is compressed to a size of its own, a few
+    // thousand bytes drifting with the data, and appended with `pwrite`. Sizes in such a
+    // band repeat recent ones by chance; under offsets' rule (a value seen among the last
+    // 64 counts as regular) the site kept going back to its keys, a leaf a size (3,851
+    // leaves of one pwrite at 10,000 chunks). By the sizes' own rule (a size is expected
+    // only where it continues a cycle) they stay in the column: every byte, the file's
+    // end and the kernel's counts exact, a few dozen leaves of one call.
+    let _alone = alone();
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile_mpi_with("patterns/deflated_chunks", directory.path(), &HDF5);
+    let chunks = 4_000u64;
+    let traced = trace(
+        directory.path(),
+        &program,
+        &[directory.path().to_str().unwrap(), &chunks.to_string()],
+    );
+    assert_eq!(traced.exit_code(), Some(0));
+    let calls = &traced.summary["calls"];
+    assert_eq!(calls["H5Dwrite"]["count"], chunks);
+    assert_eq!(calls["H5Dwrite"]["bytes"], chunks * 4096 * 4);
+    // Below HDF5, every pwrite and byte the kernel counted.
+    let kernel = &traced.summary["kernel_io"];
+    assert_eq!(calls["pwrite"]["count"], kernel["write_calls"]);
+    assert_eq!(calls["pwrite"]["bytes"], kernel["written_bytes"]);
+    assert_eq!(kernel["unseen_written_bytes"], 0);
+    assert_eq!(
+        traced.file("/chunks.h5")["library_subcall_bytes"],
+        kernel["written_bytes"]
+    );
+    // Each pwrite expanded with its own size and offset: the furthest end is the file's.
+    let on_disk = std::fs::metadata(directory.path().join("chunks.h5"))
+        .unwrap()
+        .len();
+    let furthest = cairn_text("dump", &["--expand"], &traced.trace)
+        .lines()
+        .filter(|line| line.contains("pwrite("))
+        .map(|line| {
+            let arguments = line.split(", ").nth(1).expect("a size and an offset");
+            let (size, offset) = arguments.split_once(" bytes @ ").expect("size @ offset");
+            let offset = offset.split(')').next().unwrap();
+            size.parse::<u64>().unwrap() + offset.parse::<u64>().unwrap()
+        })
+        .max();
+    assert_eq!(furthest, Some(on_disk));
+    let dump = cairn_text("dump", &[], &traced.trace);
+    let alone_leaves = dump
+        .lines()
+        .filter(|line| line.trim_start().starts_with("pwrite(") && line.contains("  ×1  "))
+        .count();
+    assert!(
+        alone_leaves < 60,
+        "{alone_leaves} leaves of one pwrite\n{dump}"
+    );
+    let size = std::fs::metadata(&traced.trace).unwrap().len();
+    eprintln!("deflated_chunks, {chunks} chunks: {size} B, {alone_leaves} leaves of one pwrite");
+    assert!(size <= 3 * chunks, "{size} B for {chunks} chunks");
+}
+
+#[test]
 fn random_stdio_records_keep_exact_offsets() {
     // fseek to a random record, then fread it: the tracer stages the pair in offsets
     // records, the builder finds each fread where its fseek put the stream; every offset

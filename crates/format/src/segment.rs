@@ -313,10 +313,11 @@ const _: () = assert!(RAW_RUN_BYTES == 136);
 /// position) which no stride describes — the others with the same values every time. The
 /// first position's offset of each repetition follows the positions (`i64` each, room for
 /// as many as the body length leaves): 8 bytes a repetition instead of an event record per
-/// call. A call whose sizes keep being new (compressed blocks) repeats the same way with its
-/// size, or its offset and size, in each repetition's entry ([`varying`]). Whether a site's offsets are irregular is `cairn_model::IrregularSteps`' rule, the
-/// trace builder's too. The writer stores each offset and the statistics before the count
-/// that covers them.
+/// call. A call whose sizes wander (compressed blocks) repeats the same way with its size,
+/// or its offset and size, in each repetition's entry ([`varying`]). Whether a site's
+/// offsets are irregular is `cairn_model::IrregularSteps`' rule, whether its sizes wander
+/// `cairn_model::WanderingSizes`', the trace builder's too. The writer stores each entry
+/// and the statistics before the count that covers them.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RawOffsetsHead {

@@ -303,6 +303,100 @@ impl IrregularSteps {
     }
 }
 
+/// The one rule by which a calling context's read or write sizes keep being new
+/// (compressed blocks), so that the tracer stages such calls in offsets records of sizes
+/// and the trace builder keeps their sizes in its stream's column (their keys then repeat
+/// and the calls fold). A size is expected when it repeats the one a period back — the
+/// site's sizes follow a cycle (one size, 4 KiB and 512 B in turn, a loop over twenty
+/// variables of their own sizes); on a size that does not, the period becomes the distance
+/// to that size's last occurrence among the last [`WanderingSizes::KEPT`] (none if absent).
+/// Sizes wander once [`WanderingSizes::WANDERING_FROM`] in a row were unexpected, and stop
+/// once as many in a row were expected. Unlike offsets' rule ([`IrregularSteps`]: a step
+/// seen among the last 64 distinct counts as regular), a size that merely occurred lately
+/// is not expected: sizes that drift within a narrow band (an HDF5 dataset's deflated
+/// chunks, a few thousand bytes each) repeat recent ones by chance, and under the
+/// offsets' rule went back to the keys (real HDF5 1.10, 10,000 deflated chunks: 3,851
+/// leaves of one call). Fixed-size and allocation-free, so the preload library keeps one
+/// per thread.
+#[derive(Clone, Debug)]
+pub struct WanderingSizes {
+    /// The last sizes, newest at `(next + KEPT - 1) % KEPT`; `kept` of them valid.
+    sizes: [u64; WanderingSizes::KEPT],
+    next: u8,
+    kept: u8,
+    /// The cycle the sizes are expected to follow (0: none yet).
+    period: u8,
+    unexpected_in_a_row: u32,
+    expected_in_a_row: u32,
+    wandering: bool,
+}
+
+impl Default for WanderingSizes {
+    fn default() -> WanderingSizes {
+        WanderingSizes {
+            sizes: [0; WanderingSizes::KEPT],
+            next: 0,
+            kept: 0,
+            period: 0,
+            unexpected_in_a_row: 0,
+            expected_in_a_row: 0,
+            wandering: false,
+        }
+    }
+}
+
+impl WanderingSizes {
+    /// The longest cycle of sizes followed: as many as a loop body the folder can find
+    /// has events.
+    pub const KEPT: usize = 64;
+    /// Unexpected sizes in a row that make a site's sizes wander, and expected ones in a
+    /// row that end it.
+    pub const WANDERING_FROM: u32 = 16;
+
+    /// The size `distance` (1 = the last) back, if kept.
+    fn back(&self, distance: usize) -> Option<u64> {
+        (distance >= 1 && distance <= self.kept as usize)
+            .then(|| self.sizes[(self.next as usize + Self::KEPT - distance) % Self::KEPT])
+    }
+
+    /// Takes the next size; whether the site's sizes wander now.
+    #[inline]
+    pub fn step(&mut self, size: u64) -> bool {
+        if self.period > 0 && self.back(self.period as usize) == Some(size) {
+            self.unexpected_in_a_row = 0;
+            self.expected_in_a_row = self.expected_in_a_row.saturating_add(1);
+            if self.expected_in_a_row >= Self::WANDERING_FROM {
+                self.wandering = false;
+            }
+        } else {
+            self.period = (1..=self.kept as usize)
+                .find(|distance| self.back(*distance) == Some(size))
+                .unwrap_or(0) as u8;
+            self.expected_in_a_row = 0;
+            self.unexpected_in_a_row = self.unexpected_in_a_row.saturating_add(1);
+            if self.unexpected_in_a_row >= Self::WANDERING_FROM {
+                self.wandering = true;
+            }
+        }
+        self.sizes[self.next as usize] = size;
+        self.next = ((self.next as usize + 1) % Self::KEPT) as u8;
+        self.kept = (self.kept as usize + 1).min(Self::KEPT) as u8;
+        self.wandering
+    }
+
+    /// Forgets every size (a new call site): a few stores (the kept sizes are not read
+    /// again), as the tracer does it at every event that repeats nothing.
+    #[inline]
+    pub fn reset(&mut self) {
+        self.next = 0;
+        self.kept = 0;
+        self.period = 0;
+        self.unexpected_in_a_row = 0;
+        self.expected_in_a_row = 0;
+        self.wandering = false;
+    }
+}
+
 /// Upper bounds (inclusive) of Darshan's access-size bins; the last bin is open.
 pub const SIZE_BINS: [u64; 9] = [
     100,
@@ -430,5 +524,58 @@ mod irregular_tests {
                 assert!(!regular.step(step * 8), "round {round} step {step}");
             }
         }
+    }
+
+    #[test]
+    fn sizes_in_a_cycle_are_expected_and_sizes_in_a_band_wander() {
+        use super::WanderingSizes;
+        let mut state = 7u64;
+        let mut draw = move |range: u64| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) % range
+        };
+        // Sizes drawn from a band of 100 values (deflated chunks): offsets' rule turns
+        // regular again and again; the sizes wander from the sixteenth on.
+        let (mut offsets_rule, mut sizes_rule) =
+            (IrregularSteps::default(), WanderingSizes::default());
+        let (mut regular_offsets, mut kept_sizes) = (0, 0);
+        for index in 0..10_000 {
+            let size = 6000 + draw(100);
+            regular_offsets += (!offsets_rule.step(size as i64) && index >= 16) as u32;
+            kept_sizes += (!sizes_rule.step(size) && index >= 15) as u32;
+        }
+        assert!(regular_offsets > 5_000, "{regular_offsets}");
+        assert_eq!(kept_sizes, 0);
+        // One size repeated: expected from the third (the second finds the period), back
+        // in the keys at the sixteenth expected one.
+        assert!(sizes_rule.step(4096));
+        assert!(sizes_rule.step(4096));
+        for expected in 1..=16 {
+            assert_eq!(sizes_rule.step(4096), expected < 16, "expected {expected}");
+        }
+        // A cycle of a a b never wanders; one of twenty sizes of their own (a loop over
+        // variables) wanders in its first round (all new), and stops in the second.
+        let mut cycle = WanderingSizes::default();
+        for round in 0..100 {
+            for size in [512u64, 512, 8192] {
+                assert!(!cycle.step(size), "round {round}");
+            }
+        }
+        let mut variables = WanderingSizes::default();
+        let sizes: Vec<u64> = (0..20).map(|index| 1000 + 37 * index).collect();
+        let mut wandering = Vec::new();
+        for _ in 0..10 {
+            for size in &sizes {
+                wandering.push(variables.step(*size));
+            }
+        }
+        // Wandering from the 16th size of the first round until the 16th expected one
+        // (the second round's first finds the period, the next 15 are expected).
+        let first = wandering.iter().position(|w| *w).unwrap();
+        let last = wandering.iter().rposition(|w| *w).unwrap();
+        assert_eq!((first, last), (15, 35));
+        assert!(wandering[last + 1..].iter().all(|w| !w));
     }
 }

@@ -44,7 +44,7 @@ use cairn_format::segment::{
     RawRun, RawSpread, CHUNK_BYTES, CHUNK_HEADER_BYTES, HEADER_BYTES, MAX_BLOCK_PERIOD,
     MAX_OFFSETS_PERIOD, RAW_BLOCK_BYTES, RAW_EVENT_BYTES, RAW_RUN_BYTES, RECORD_HEADER_BYTES,
 };
-use cairn_model::IrregularSteps;
+use cairn_model::{IrregularSteps, WanderingSizes};
 
 mod irregular;
 
@@ -185,8 +185,8 @@ struct History {
     body_steps_site: (u32, u32, u32),
     /// The sizes of the thread's current chain of transfers repeating with other sizes
     /// (the same call and values otherwise, each moving all it asked for): whether they
-    /// keep being new, by the trace builder's rule for putting sizes in its column.
-    sizes: IrregularSteps,
+    /// wander, by the trace builder's rule for putting sizes in its column.
+    sizes: WanderingSizes,
     /// The irregular body: per position its call and event (the first position's as last
     /// repeated), and the repetition being completed: (start, duration, gap).
     irregular_body: [(u32, RawEvent); MAX_OFFSETS_PERIOD],
@@ -710,7 +710,7 @@ impl ThreadState {
         }
         if other_size {
             // Sizes that keep being new (`irregular.rs`).
-            if self.history.sizes.step(event.request as i64) {
+            if self.history.sizes.step(event.request) {
                 let varying = if event.offset >= 0 {
                     segment::varying::OFFSET_AND_SIZE
                 } else {

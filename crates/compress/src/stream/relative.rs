@@ -4,7 +4,9 @@
 //! MPI-IO offset after the last at the call site — has the same key every time, and the
 //! column that takes irregular offsets out of the keys.
 
-use cairn_model::{event_flags, positional, CallClass, Event, IrregularSteps, UNKNOWN};
+use cairn_model::{
+    event_flags, positional, CallClass, Event, IrregularSteps, WanderingSizes, UNKNOWN,
+};
 
 use super::blur::{
     Blur, BLURRED_PEER, BLURRED_RESULT, BLURRED_SIZE, BLURRED_TAG, ORDER_IN_LEAF, PEER_DOUBLED,
@@ -31,7 +33,7 @@ pub struct Relative {
     context_deltas: FastMap<u32, IrregularSteps>,
     /// Encoding only: per context, the sizes of reads and writes seen last: sizes that
     /// keep being new go to the column too ([`SIZE_IN_COLUMN`]).
-    context_sizes: FastMap<u32, IrregularSteps>,
+    context_sizes: FastMap<u32, WanderingSizes>,
     /// Encoding only: files (index + 1) whose last event was a seek to an irregular
     /// offset: the access after it (IOR's `lseek` then `write` at random offsets) goes to
     /// the column too, since its access order is as irregular as the seek's offset.
@@ -437,7 +439,7 @@ impl Relative {
                 .context_sizes
                 .entry(event.context)
                 .or_default()
-                .step(request as i64)
+                .step(request)
             && column.is_some();
         if let (true, Some(column)) = (size_in_column, column) {
             column.push(request as i64);

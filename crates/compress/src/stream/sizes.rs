@@ -2,8 +2,10 @@
 //! context keep being new (compressed blocks of a checkpoint, variable-length records) has
 //! its size in the stream's column, beside irregular offsets, so the key repeats and the
 //! calls fold into one leaf, as random offsets do. The decision is
-//! `cairn_model::IrregularSteps`' rule applied to the sizes themselves: sites whose sizes
-//! repeat a few values (a pattern of 4 KiB and 512 B) keep them in their keys.
+//! `cairn_model::WanderingSizes`' rule (the tracer's too): sites whose sizes follow a
+//! cycle (a pattern of 4 KiB and 512 B, a loop over variables of their own sizes) keep
+//! them in their keys; sizes that do not — random, or drifting in a band as deflated
+//! chunks do — go to the column.
 //!
 //! The leaf keeps what analyses need without reading the column ([`ColumnSizes`]): the
 //! sizes' sum, extremes, sum of squares and Darshan's access-size bins, all exact; the

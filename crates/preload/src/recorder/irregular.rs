@@ -12,9 +12,9 @@
 //!
 //! A read or write whose sizes keep being new (compressed blocks appended, then read back
 //! at random) is staged the same way, a body of one call with its size — and its offset,
-//! if explicit — in each repetition's entry (`segment::varying`): once its sizes are new
-//! by the rule by which the trace builder puts sizes in its column (`IrregularSteps` on
-//! the sizes: 16 new in a row), so the builder takes the record whole there too.
+//! if explicit — in each repetition's entry (`segment::varying`): once its sizes wander by
+//! the rule by which the trace builder puts sizes in its column
+//! (`cairn_model::WanderingSizes`), so the builder takes the record whole there too.
 
 use cairn_format::segment::{
     self, offsets_record_bytes, varying, RawEvent, RawOffsetsHead, RawOffsetsPosition, RawRun,
@@ -72,7 +72,7 @@ impl ThreadState {
         let (expected_call, expected) = &history.irregular_body[0];
         if call != *expected_call
             || !(resized(expected, event) || repeats(expected, event).is_some())
-            || !history.sizes.step(event.request as i64)
+            || !history.sizes.step(event.request)
         {
             return false;
         }

@@ -170,7 +170,8 @@ fn checkpoint_per_file_then_restart_folds() {
             let file = traced.file(&format!("/ckpt-{c:06}.dat"));
             assert_eq!(file["time_estimated"], true, "{file}");
         }
-        let text = cairn_text("summary", &[], &traced.trace);
+        // Every file listed: which 20 are the busiest depends on timing.
+        let text = cairn_text("summary", &["--files", "0"], &traced.trace);
         assert!(
             text.lines().any(|line| line.contains("/ckpt-000000.dat")
                 && line

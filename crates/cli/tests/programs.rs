@@ -329,6 +329,7 @@ fn runs_folded_in_the_tracer_change_no_exact_figure() {
     let random_reads = compile("patterns/random_reads", directory.path(), &[]);
     let random_seeks = compile("patterns/random_seeks", directory.path(), &[]);
     let random_sizes = compile("patterns/random_sizes", directory.path(), &[]);
+    let deflated_chunks = compile_mpi_with("patterns/deflated_chunks", directory.path(), &HDF5);
     let interleaved = compile("patterns/interleaved", directory.path(), &[]);
     let uneven_steps = compile("patterns/uneven_steps", directory.path(), &[]);
     let python = python();
@@ -387,6 +388,14 @@ fn runs_folded_in_the_tracer_change_no_exact_figure() {
             ],
         ),
         (
+            "deflated chunks",
+            vec![
+                deflated_chunks.display().to_string(),
+                work.clone(),
+                "6000".into(),
+            ],
+        ),
+        (
             "interleaved",
             vec![interleaved.display().to_string(), work.clone(), "80".into()],
         ),
@@ -424,6 +433,8 @@ fn runs_folded_in_the_tracer_change_no_exact_figure() {
         for runs in ["1", "0"] {
             let staging = directory.path().join(format!("staging-{runs}"));
             let _ = std::fs::remove_dir_all(&staging);
+            // HDF5 probes a file it is asked to create anew: the same calls both times.
+            let _ = std::fs::remove_file(directory.path().join("chunks.h5"));
             let output = Command::new(&command[0])
                 .args(&command[1..])
                 .env("LD_PRELOAD", library())
@@ -465,6 +476,12 @@ fn runs_folded_in_the_tracer_change_no_exact_figure() {
             // shuffled, each pread of its size at its offset — offsets records of sizes (8
             // bytes a write, 16 a read) instead of an event record a call (80): a header
             // and two chunks against seven.
+            assert!(3 * staged[0] < staged[1], "{name}: {staged:?}");
+        } else if name == "deflated chunks" {
+            // Real HDF5 writing 6,000 deflated chunks: each H5Dwrite, then its chunk's
+            // pwrite of a size of its own, in offsets records of sizes (a body of two, 16
+            // bytes a chunk) instead of two event records (160): a header and one chunk
+            // against five.
             assert!(3 * staged[0] < staged[1], "{name}: {staged:?}");
         } else if name == "uneven steps" {
             // 300 steps of 200–219 writes and an fstat: a run record and a few events a

@@ -344,9 +344,9 @@ pub mod varying {
     /// The offset: one `i64` word a repetition.
     pub const OFFSET: u32 = 0;
     /// The size (a read or write at the descriptor's position moving all it asked for:
-    /// request = result): one `u64` word a repetition. Only in a body of one call.
+    /// request = result): one `u64` word a repetition.
     pub const SIZE: u32 = 1;
-    /// The offset, then the size: two words a repetition. Only in a body of one call.
+    /// The offset, then the size: two words a repetition.
     pub const OFFSET_AND_SIZE: u32 = 2;
 
     /// Words a repetition takes (`None`: not a known kind).
@@ -780,7 +780,6 @@ fn decode_record(kind: u32, extra: u32, body: &[u8]) -> Result<Record<'_>> {
                 .collect::<Result<Vec<RawOffsetsPosition>>>()?;
             let kind = positions[0].varying;
             let words = varying::words(kind)
-                .filter(|_| kind == varying::OFFSET || period == 1)
                 .filter(|_| positions[1..].iter().all(|p| p.varying == varying::OFFSET))
                 .ok_or_else(|| FormatError::Corrupt("offsets record of an unknown kind".into()))?;
             let count = u64_at(0)?;

@@ -187,6 +187,10 @@ struct History {
     /// (the same call and values otherwise, each moving all it asked for): whether they
     /// wander, by the trace builder's rule for putting sizes in its column.
     sizes: WanderingSizes,
+    /// The same for the first position of a short body repeating (a transfer with sizes of
+    /// its own, then calls unchanged), and the site they are of: (call, context, period).
+    body_sizes: WanderingSizes,
+    body_sizes_site: (u32, u32, u32),
     /// The irregular body: per position its call and event (the first position's as last
     /// repeated), and the repetition being completed: (start, duration, gap).
     irregular_body: [(u32, RawEvent); MAX_OFFSETS_PERIOD],
@@ -735,6 +739,17 @@ impl ThreadState {
         if repeatable && event.offset >= 0 {
             if let Some(period) = self.irregular_body_starts(call, event, signature) {
                 self.begin_irregular(period, segment::varying::OFFSET, call, event, gap);
+                return;
+            }
+        }
+        if repeatable && folding == fold::TRANSFER {
+            if let Some(period) = self.sized_body_starts(call, event) {
+                let varying = if event.offset >= 0 {
+                    segment::varying::OFFSET_AND_SIZE
+                } else {
+                    segment::varying::SIZE
+                };
+                self.begin_irregular(period, varying, call, event, gap);
                 return;
             }
         }

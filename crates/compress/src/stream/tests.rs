@@ -338,20 +338,21 @@ proptest! {
     }
 
     #[test]
-    fn offsets_records_of_sizes_expand_to_their_events(phases in proptest::collection::vec((1u16..3, 0u32..3, any::<bool>(), any::<bool>(), 0usize..30, 1usize..120), 1..6), seed in any::<u64>()) {
+    fn offsets_records_of_sizes_expand_to_their_events(phases in proptest::collection::vec((1u16..3, 0u32..3, any::<bool>(), any::<bool>(), 0usize..30, 1usize..120, 1usize..3), 1..6), seed in any::<u64>()) {
         // Phases of reads or writes at a calling context with sizes of their own (or of
         // one size, which the encoder keeps in the key), appended (offsets each the end of
-        // the one before) or at random offsets: the first `alone` pushed one by one, the
-        // rest as an offsets record of sizes with summed statistics — as the tracer stages
-        // them. Every exact field comes back in order, whether the encoder takes the record
-        // whole (sizes in the column) or one by one, and the leaves' figures hold every
-        // byte requested.
+        // the one before) or at random offsets, alone or each followed by the same seek
+        // (a body of two, as HDF5's H5Dwrite and its chunk's pwrite): the first `alone`
+        // repetitions pushed one by one, the rest as an offsets record of sizes with
+        // summed statistics per position — as the tracer stages them. Every exact field
+        // comes back in order, whether the encoder takes the record whole (sizes in the
+        // column) or one by one, and the leaves' figures hold every byte requested.
         let mut events = Vec::new();
         let mut encoder = StreamEncoder::default();
         let mut clock = 0u64;
         let mut draw = seed;
         let mut end = 0i64;
-        for (call, context, wandering, random_offsets, alone, count) in phases {
+        for (call, context, wandering, random_offsets, alone, count, period) in phases {
             let mut phase = Vec::new();
             for _ in 0..count {
                 draw = mix(draw);
@@ -373,30 +374,54 @@ proptest! {
                     aux: 0,
                     flags: if random_offsets { event_flags::EXPLICIT_OFFSET } else { 0 },
                 });
+                if period == 2 {
+                    // A seek to the file's start (explicit, the same every time).
+                    clock += 4;
+                    phase.push(Event {
+                        call: 3,
+                        start: clock,
+                        duration: 2,
+                        file: Some(context % 2),
+                        handle: 3 + (context % 2) as u64,
+                        offset: 0,
+                        request: 0,
+                        result: 0,
+                        errno: 0,
+                        context: 7,
+                        aux: 0,
+                        flags: 0,
+                    });
+                }
             }
-            let alone = alone.min(phase.len());
+            let alone = alone.min(count) * period;
             for event in &phase[..alone] {
                 encoder.push(event, class_of(event.call));
             }
-            if let Some(first) = phase.get(alone) {
+            if phase.len() > alone {
                 let mut previous_end = if alone > 0 { phase[alone - 1].end() } else { events.last().map_or(0, Event::end) };
-                let (mut duration, mut gap) = (Stats::default(), Stats::default());
-                for event in &phase[alone..] {
-                    duration.add(event.duration);
-                    gap.add(event.start.saturating_sub(previous_end));
+                let mut statistics = vec![(Stats::default(), Stats::default(), 0u64); period];
+                for (index, event) in phase[alone..].iter().enumerate() {
+                    let position = &mut statistics[index % period];
+                    position.0.add(event.duration);
+                    position.1.add(event.start.saturating_sub(previous_end));
+                    position.2 = event.end();
                     previous_end = event.end();
                 }
-                let body = [BlockPosition {
-                    event: first.clone(),
-                    class: class_of(first.call),
-                    stride: 0,
-                    last_end: previous_end,
-                    duration,
-                    gap,
-                }];
+                let body: Vec<BlockPosition> = phase[alone..alone + period]
+                    .iter()
+                    .zip(statistics)
+                    .map(|(event, (duration, gap, last_end))| BlockPosition {
+                        event: event.clone(),
+                        class: class_of(event.call),
+                        stride: 0,
+                        last_end,
+                        duration,
+                        gap,
+                    })
+                    .collect();
                 let offsets: Vec<i64> = phase[alone..].iter().map(|event| event.offset).collect();
-                let sizes: Vec<u64> = phase[alone..].iter().map(|event| event.request).collect();
-                encoder.push_offsets(&body, &offsets, &sizes, offsets.len() as u64);
+                let sizes: Vec<u64> = phase[alone..].iter().step_by(period).map(|event| event.request).collect();
+                encoder.push_offsets(&body, &offsets, &sizes, sizes.len() as u64);
             }
             events.extend(phase);
         }

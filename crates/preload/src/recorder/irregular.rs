@@ -11,8 +11,10 @@
 //! stretch, and the waiting calls are written as event records before it.
 //!
 //! A read or write whose sizes keep being new (compressed blocks appended, then read back
-//! at random) is staged the same way, a body of one call with its size — and its offset,
-//! if explicit — in each repetition's entry (`segment::varying`): once its sizes wander by
+//! at random), alone or first in a short body of calls that repeat unchanged (HDF5's
+//! `H5Dwrite`, then the deflated chunk's `pwrite`), is staged the same way, its size — and
+//! its offset, if explicit — in each repetition's entry (`segment::varying`): once its
+//! sizes wander by
 //! the rule by which the trace builder puts sizes in its column
 //! (`cairn_model::WanderingSizes`), so the builder takes the record whole there too.
 
@@ -65,21 +67,71 @@ impl ThreadState {
         true
     }
 
-    /// Takes `event` if it repeats the stretch's call with a size (and an explicit offset,
-    /// if the stretch's has one) of its own, while the sizes stay new.
+    /// Takes `event` if it continues the body whose first call repeats with a size (and an
+    /// explicit offset, if the stretch's has one) of its own: the first position with its
+    /// sizes still wandering, another with its values unchanged.
     fn sized_takes(&mut self, call: u32, event: &RawEvent, gap: u64) -> bool {
+        let position = self.irregular_filled;
+        let period = self.irregular_period;
         let history = &mut *self.history;
-        let (expected_call, expected) = &history.irregular_body[0];
-        if call != *expected_call
-            || !(resized(expected, event) || repeats(expected, event).is_some())
-            || !history.sizes.step(event.request)
-        {
+        let (expected_call, expected) = &history.irregular_body[position];
+        if call != *expected_call {
             return false;
         }
-        history.irregular_body[0].1 = *event;
-        history.irregular_pending[0] = (event.start, event.duration, gap);
-        self.stage_repetition();
+        if position == 0 {
+            let sizes = if period == 1 {
+                &mut history.sizes
+            } else {
+                &mut history.body_sizes
+            };
+            if !(resized(expected, event) || repeats(expected, event).is_some())
+                || !sizes.step(event.request)
+            {
+                return false;
+            }
+            history.irregular_body[0].1 = *event;
+        } else if repeats(expected, event) != Some(0) {
+            return false;
+        }
+        history.irregular_pending[position] = (event.start, event.duration, gap);
+        self.irregular_filled += 1;
+        if self.irregular_filled == period {
+            self.irregular_filled = 0;
+            self.stage_repetition();
+        }
         true
+    }
+
+    /// The period of a short body (2 to [`MAX_OFFSETS_PERIOD`] events) whose repetitions
+    /// `event`, a read or write, continues with a size of its own — the others unchanged
+    /// (HDF5's `H5Dwrite` and the deflated chunk's `pwrite` under it) — if its sizes now
+    /// wander (each is counted here).
+    pub(super) fn sized_body_starts(&mut self, call: u32, event: &RawEvent) -> Option<usize> {
+        for period in 2..=MAX_OFFSETS_PERIOD {
+            if self.window() < 2 * period - 1 {
+                break;
+            }
+            let (first_call, first) = self.recent_at(period);
+            if first_call != call || !resized(first, event) {
+                continue;
+            }
+            let unchanged = (1..period).all(|position| {
+                let (last_call, last) = self.recent_at(period - position);
+                let (before_call, before) = self.recent_at(2 * period - position);
+                last_call == before_call && repeats(before, last) == Some(0)
+            });
+            if !unchanged {
+                continue;
+            }
+            let history = &mut *self.history;
+            let site = (call, event.context, period as u32);
+            if history.body_sizes_site != site {
+                history.body_sizes.reset();
+                history.body_sizes_site = site;
+            }
+            return history.body_sizes.step(event.request).then_some(period);
+        }
+        None
     }
 
     /// The period of a short body (2 to [`MAX_OFFSETS_PERIOD`] events) whose repetitions
@@ -178,6 +230,7 @@ impl ThreadState {
         self.history.steps.reset();
         self.history.body_steps.reset();
         self.history.sizes.reset();
+        self.history.body_sizes.reset();
         self.irregular_varying = varying::OFFSET;
         for position in 0..filled {
             let (call, event) = self.history.irregular_body[position];

@@ -38,6 +38,7 @@ patterns=(
     "uneven_steps 30"
     "metadata 100"
     "random_sizes 2000"
+    "deflated_chunks 200"
 )
 report_header pattern
 for spec in "${patterns[@]}"; do
@@ -46,6 +47,10 @@ for spec in "${patterns[@]}"; do
     source=tests/programs/patterns/$name
     if [ -f "$source.f90" ]; then
         gfortran -O2 -o "$work/$name" "$source.f90"
+    elif [ "$name" = deflated_chunks ]; then
+        # Real HDF5 (Debian's parallel build, used serially) with the deflate filter.
+        mpicc.openmpi -O2 -I/usr/include/hdf5/openmpi -o "$work/$name" "$source.c" \
+            -L/usr/lib/x86_64-linux-gnu/hdf5/openmpi -lhdf5
     else
         cc -O2 -o "$work/$name" "$source.c"
     fi

@@ -1366,6 +1366,47 @@ mod tests {
         assert!(records(&record(placed, 3, &[0; 6], 1)).is_err());
     }
 
+    proptest::proptest! {
+        #[test]
+        fn damaged_offsets_records_never_panic(
+            count in 0u64..12,
+            period in 0u64..6,
+            extra in 0u32..6,
+            varyings in proptest::collection::vec(0u32..5, 6),
+            words in 0usize..40,
+            cut in 0usize..12,
+        ) {
+            // Heads, kinds, periods and lengths that disagree: an error or a record whose
+            // lists hold what its count says, never a panic.
+            let mut body = Vec::new();
+            body.extend_from_slice(&count.to_le_bytes());
+            body.extend_from_slice(&period.to_le_bytes());
+            for varying in varyings.iter().take(extra as usize) {
+                body.extend_from_slice(&7u32.to_le_bytes());
+                body.extend_from_slice(&varying.to_le_bytes());
+                body.extend_from_slice(&[0u8; RAW_EVENT_BYTES + RAW_RUN_BYTES]);
+            }
+            for word in 0..words as u64 {
+                body.extend_from_slice(&word.to_le_bytes());
+            }
+            body.truncate(body.len().saturating_sub(cut * 4));
+            let mut chunk = vec![0u8; CHUNK_HEADER_BYTES + RECORD_HEADER_BYTES + body.len() + 8];
+            let at = CHUNK_HEADER_BYTES;
+            chunk[at..at + 4].copy_from_slice(&record_word(kind::OFFSETS, body.len()).to_le_bytes());
+            chunk[at + 4..at + 8].copy_from_slice(&extra.to_le_bytes());
+            chunk[at + 8..at + 8 + body.len()].copy_from_slice(&body);
+            if let Ok(records) = records(&chunk) {
+                for record in records {
+                    if let Record::Offsets { positions, offsets, sizes } = record {
+                        proptest::prop_assert_eq!(positions.len() as u32, extra);
+                        proptest::prop_assert_eq!(offsets.len() as u64, count);
+                        proptest::prop_assert!(sizes.is_empty() || sizes.len() as u64 == count);
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn block_records_read_back_as_the_tracer_lays_them_out() {
         // A head (count, period) and a run per position, as `repr(C)` structs in memory.

@@ -102,6 +102,16 @@ impl ThreadState {
         true
     }
 
+    /// Whether the last repetition of a body of `period` events repeated the one before
+    /// exactly but for its first position (the event about to come is the next first).
+    fn others_unchanged(&self, period: usize) -> bool {
+        (1..period).all(|position| {
+            let (last_call, last) = self.recent_at(period - position);
+            let (before_call, before) = self.recent_at(2 * period - position);
+            last_call == before_call && repeats(before, last) == Some(0)
+        })
+    }
+
     /// The period of a short body (2 to [`MAX_OFFSETS_PERIOD`] events) whose repetitions
     /// `event`, a read or write, continues with a size of its own — the others unchanged
     /// (HDF5's `H5Dwrite` and the deflated chunk's `pwrite` under it) — if its sizes now
@@ -115,12 +125,7 @@ impl ThreadState {
             if first_call != call || !resized(first, event) {
                 continue;
             }
-            let unchanged = (1..period).all(|position| {
-                let (last_call, last) = self.recent_at(period - position);
-                let (before_call, before) = self.recent_at(2 * period - position);
-                last_call == before_call && repeats(before, last) == Some(0)
-            });
-            if !unchanged {
+            if !self.others_unchanged(period) {
                 continue;
             }
             let history = &mut *self.history;
@@ -159,12 +164,7 @@ impl ThreadState {
             let Some(step) = repeats(first, event) else {
                 continue;
             };
-            let unchanged = (1..period).all(|position| {
-                let (last_call, last) = self.recent_at(period - position);
-                let (before_call, before) = self.recent_at(2 * period - position);
-                last_call == before_call && repeats(before, last) == Some(0)
-            });
-            if !unchanged {
+            if !self.others_unchanged(period) {
                 continue;
             }
             let history = &mut *self.history;

@@ -14,8 +14,7 @@
 //! at random), alone or first in a short body of calls that repeat unchanged (HDF5's
 //! `H5Dwrite`, then the deflated chunk's `pwrite`), is staged the same way, its size — and
 //! its offset, if explicit — in each repetition's entry (`segment::varying`): once its
-//! sizes wander by
-//! the rule by which the trace builder puts sizes in its column
+//! sizes wander by the rule by which the trace builder puts sizes in its column
 //! (`cairn_model::WanderingSizes`), so the builder takes the record whole there too.
 
 use cairn_format::segment::{

@@ -485,9 +485,9 @@ struct Builder {
     call_sites: BTreeMap<(u32, u16), (u64, u64, f64)>,
     /// Per stream (by address): sub-calls waiting for their MPI-IO call.
     stack: crate::stack::Stack,
-    /// Per leaf (by the address of its statistics) whose visits stood for only part of
-    /// its occurrences: the files those visits named (their times are shares).
-    split_leaves: HashMap<usize, BTreeSet<u32>>,
+    /// Per leaf (by its place in its stream, [`Occurrence::leaf`]) whose visits stood for
+    /// only part of its occurrences: the files those visits named (their times are shares).
+    split_leaves: HashMap<(usize, usize), BTreeSet<u32>>,
     layer_profiles: crate::layers::LayerProfiles,
     blurred: crate::precision::Blurred,
     phases: crate::phases::Phases,
@@ -595,7 +595,7 @@ impl Visitor for Builder {
         if let Some(file) = occurrence.file {
             if occurrence.count < occurrence.duration.count {
                 self.split_leaves
-                    .entry(occurrence.duration as *const _ as usize)
+                    .entry(occurrence.leaf)
                     .or_default()
                     .insert(file);
             }

@@ -576,6 +576,30 @@ fn real_hdf5_deflated_chunks_keep_every_size_in_the_column() {
 }
 
 #[test]
+fn only_files_of_a_loop_over_several_files_have_estimated_times() {
+    // Five probe files opened and read in a loop (one folded loop over several files:
+    // each file's time is a share), then a loop of writes to one log (exact). The summary
+    // told leaves apart by the address of their decoded figures, which the walk reuses
+    // from one leaf to the next: the log was marked estimated too.
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile("probes_then_log", directory.path(), &[]);
+    let traced = trace(
+        directory.path(),
+        &program,
+        &[directory.path().to_str().unwrap(), "100"],
+    );
+    assert_eq!(traced.exit_code(), Some(0));
+    for probe in 0..5 {
+        let file = traced.file(&format!("/probe{probe}.rc"));
+        assert_fields(file, &[("opens", 1), ("reads", 1), ("closes", 1)]);
+        assert_eq!(file["time_estimated"], true, "{file}");
+    }
+    let log = traced.file("/run.log");
+    assert_fields(log, &[("writes", 100), ("bytes_written", 1800)]);
+    assert_eq!(log["time_estimated"], false, "{log}");
+}
+
+#[test]
 fn random_stdio_records_keep_exact_offsets() {
     // fseek to a random record, then fread it: the tracer stages the pair in offsets
     // records, the builder finds each fread where its fseek put the stream; every offset

@@ -67,6 +67,10 @@ pub struct Occurrence<'a> {
     bytes: u64,
     /// The bytes this one event moved, of a leaf whose sizes are in the column.
     column_size: Option<u64>,
+    /// Which leaf this is, the same at every visit (and for every member of a shared
+    /// stream): its body's place in the stream's bytes and its place in that body. (The
+    /// leaf's figures are decoded afresh at each visit, so their address names nothing.)
+    pub leaf: (usize, usize),
 }
 
 impl Occurrence<'_> {
@@ -223,7 +227,7 @@ struct StreamWalk<'a, V> {
 impl<'a, V: Visitor> StreamWalk<'a, V> {
     fn visit_leaf(
         &mut self,
-        leaf: &Leaf<EventKey>,
+        (leaf, place): (&Leaf<EventKey>, (usize, usize)),
         multiplier: u64,
         share: f64,
         files: &mut Vec<u64>,
@@ -285,6 +289,7 @@ impl<'a, V: Visitor> StreamWalk<'a, V> {
             blurred: leaf.blurred.as_deref(),
             bytes,
             column_size,
+            leaf: place,
         };
         dispatch(self.visitor, &occurrence);
     }
@@ -312,20 +317,28 @@ impl<'a, V: Visitor> StreamWalk<'a, V> {
         if self.reads_column(nodes) {
             // Walked once per iteration: decoded once.
             let items = self.decoded.get(nodes);
-            for item in items.iter() {
-                self.visit_item(item, multiplier, share, files);
+            for (index, item) in items.iter().enumerate() {
+                self.visit_item(item, (nodes.id(), index), multiplier, share, files);
             }
         } else {
-            for item in nodes.iter() {
-                self.visit_item(&item, multiplier, share, files);
+            for (index, item) in nodes.iter().enumerate() {
+                self.visit_item(&item, (nodes.id(), index), multiplier, share, files);
             }
         }
     }
 
-    /// Visits one node of a body (a leaf, or a loop with its iterations).
-    fn visit_item(&mut self, item: &Item<'a>, multiplier: u64, share: f64, files: &mut Vec<u64>) {
+    /// Visits one node of a body (a leaf, or a loop with its iterations); `place`: its
+    /// body's id and its index there.
+    fn visit_item(
+        &mut self,
+        item: &Item<'a>,
+        place: (usize, usize),
+        multiplier: u64,
+        share: f64,
+        files: &mut Vec<u64>,
+    ) {
         match item {
-            Item::Leaf(leaf) => self.visit_leaf(leaf, multiplier, share, files),
+            Item::Leaf(leaf) => self.visit_leaf((leaf, place), multiplier, share, files),
             Item::Loop {
                 count,
                 body,
@@ -581,8 +594,9 @@ fn walk_stream_counting(
     // The top level is not compared with anything: resolve it item by item.
     let mut files = Vec::new();
     let share = stream.share();
-    for item in stream.nodes().iter() {
-        walker.visit_item(&item, 1, share, &mut files);
+    let top = stream.nodes();
+    for (index, item) in top.iter().enumerate() {
+        walker.visit_item(&item, (top.id(), index), 1, share, &mut files);
         files.clear();
     }
 }

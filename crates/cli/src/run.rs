@@ -432,7 +432,12 @@ pub fn run(options: RunOptions) -> Result<ExitCode> {
         );
     }
     shield_from_signals();
-    let spawned = std::process::Command::new(program)
+    let mut command = std::process::Command::new(program);
+    if options.building.precision < 100 {
+        // The tracer folds a step's changing sizes and loop counts as the program runs.
+        command.env("CAIRN_PRECISION", options.building.precision.to_string());
+    }
+    let spawned = command
         .args(&options.command[1..])
         .env("LD_PRELOAD", &preload)
         .env("CAIRN_DIR", &rank_staging)

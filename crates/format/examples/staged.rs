@@ -49,6 +49,23 @@ fn main() {
                     offsets.len(),
                     sizes.len()
                 ),
+                Record::Steps(steps) => println!(
+                    "steps: a body of {} items ({}), {} occurrences{}, {} words",
+                    steps.items.len(),
+                    steps
+                        .items
+                        .iter()
+                        .map(|item| format!("call {} changing {}", item.call, item.changing))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    steps.count,
+                    if steps.open.is_some() {
+                        " and one open"
+                    } else {
+                        ""
+                    },
+                    steps.words.len()
+                ),
                 _ => {}
             }
         }

@@ -25,8 +25,14 @@ use std::path::Path;
 use crate::bytes::{ByteReader, ByteWriter};
 use crate::{FormatError, Result};
 
+pub mod steps;
+pub use steps::{
+    changing, steps_record_bytes, RawStepsHead, RawStepsItem, Steps, MAX_STEPS_PERIOD,
+    RAW_STEPS_HEAD_BYTES, RAW_STEPS_ITEM_BYTES,
+};
+
 pub const MAGIC: &[u8; 8] = b"CAIRNSEG";
-pub const VERSION: u32 = 5;
+pub const VERSION: u32 = 6;
 pub const HEADER_BYTES: u64 = 64 * 1024;
 pub const CHUNK_BYTES: u64 = 256 * 1024;
 pub const CHUNK_MAGIC: u32 = u32::from_le_bytes(*b"CHNK");
@@ -182,6 +188,9 @@ pub mod kind {
     /// Repetitions of a few events, the first at irregular offsets
     /// ([`super::RawOffsetsHead`]); extra = how many events (the period).
     pub const OFFSETS: u32 = 9;
+    /// A step's calls repeated with sizes or inner loop counts that change
+    /// ([`super::RawStepsHead`]); extra = how many items (the period).
+    pub const STEPS: u32 = 10;
 }
 
 /// Lifecycle marks.
@@ -561,6 +570,8 @@ pub enum Record<'a> {
         offsets: Vec<i64>,
         sizes: Vec<u64>,
     },
+    /// A step's items repeated with sizes or inner counts of their own ([`steps`]).
+    Steps(Box<Steps>),
     /// The last `positions.len()` event records repeat `count` times (0: the block ended
     /// before a whole repetition).
     Block {
@@ -817,6 +828,7 @@ fn decode_record(kind: u32, extra: u32, body: &[u8]) -> Result<Record<'_>> {
                 sizes,
             }
         }
+        kind::STEPS => Record::Steps(Box::new(steps::decode(extra as usize, body)?)),
         kind::PATH => {
             let origin = u32_at(0)?;
             let length = u32_at(4)? as usize;
@@ -877,6 +889,52 @@ fn raw_event_at(
         errno: u32_at(at + 64)? as i32,
         flags: u32_at(at + 68)?,
     })
+}
+
+/// An event as the tracer writes the `repr(C)` struct in memory: its fields in order,
+/// little endian, no padding.
+pub fn encode_raw_event(event: &RawEvent) -> Vec<u8> {
+    let mut body = Vec::with_capacity(RAW_EVENT_BYTES);
+    for word in [
+        event.start,
+        event.duration,
+        event.handle,
+        event.offset as u64,
+        event.request,
+        event.result as u64,
+        event.aux,
+    ] {
+        body.extend_from_slice(&word.to_le_bytes());
+    }
+    for word in [event.file, event.context, event.errno as u32, event.flags] {
+        body.extend_from_slice(&word.to_le_bytes());
+    }
+    body
+}
+
+/// A run as the tracer writes it (see [`encode_raw_event`]).
+pub fn encode_raw_run(run: &RawRun) -> Vec<u8> {
+    let mut body = Vec::with_capacity(RAW_RUN_BYTES);
+    for word in [run.count, run.stride as u64, run.last_end] {
+        body.extend_from_slice(&word.to_le_bytes());
+    }
+    let spread = |body: &mut Vec<u8>, spread: &RawSpread| {
+        for word in [
+            spread.min,
+            spread.max,
+            spread.shift,
+            spread.sum.to_bits(),
+            spread.squares.to_bits(),
+        ] {
+            body.extend_from_slice(&word.to_le_bytes());
+        }
+    };
+    spread(&mut body, &run.duration);
+    for bin in run.histogram {
+        body.extend_from_slice(&bin.to_le_bytes());
+    }
+    spread(&mut body, &run.gap);
+    body
 }
 
 /// Reads a staging segment file chunk by chunk.
@@ -1121,29 +1179,8 @@ mod tests {
         assert_eq!(ProcessHeader::decode(&header.encode()).unwrap(), header);
     }
 
-    /// A run as the tracer writes the `repr(C)` struct in memory: its fields in order,
-    /// little endian, no padding.
     fn raw_run_bytes(run: &RawRun) -> Vec<u8> {
-        let mut body = Vec::new();
-        for word in [run.count, run.stride as u64, run.last_end] {
-            body.extend_from_slice(&word.to_le_bytes());
-        }
-        let spread = |body: &mut Vec<u8>, spread: &RawSpread| {
-            for word in [
-                spread.min,
-                spread.max,
-                spread.shift,
-                spread.sum.to_bits(),
-                spread.squares.to_bits(),
-            ] {
-                body.extend_from_slice(&word.to_le_bytes());
-            }
-        };
-        spread(&mut body, &run.duration);
-        for bin in run.histogram {
-            body.extend_from_slice(&bin.to_le_bytes());
-        }
-        spread(&mut body, &run.gap);
+        let body = encode_raw_run(run);
         assert_eq!(body.len(), RAW_RUN_BYTES);
         body
     }

@@ -185,6 +185,13 @@ fn initialise(from_constructor: bool) {
     if sys::environment(c"CAIRN_RUNS").is_some_and(|value| value == b"0") {
         crate::recorder::RUNS.store(false, Ordering::Relaxed);
     }
+    // Below precision 100 a step's changing calls fold as the program runs (`CAIRN_STEPS=0`
+    // stages them call by call, to compare).
+    if let Some(level) = sys::environment(c"CAIRN_PRECISION") {
+        if sys::environment(c"CAIRN_STEPS").is_none_or(|value| value != b"0") {
+            crate::recorder::steps::enable_for_precision(&level);
+        }
+    }
     // Our panics must never print on the program's stderr; a panic disables tracing.
     std::panic::set_hook(Box::new(|_| disable()));
     crate::real::resolve_all();

@@ -47,6 +47,7 @@ use cairn_format::segment::{
 use cairn_model::{IrregularSteps, WanderingSizes};
 
 mod irregular;
+pub mod steps;
 
 use crate::context::CONTEXT_CACHE_SIZE;
 use crate::header_page;
@@ -149,6 +150,19 @@ pub struct ThreadState {
     offsets: *mut u8,
     offsets_room: usize,
     offsets_records: u32,
+    /// Steps (`steps.rs`, at a precision level below 100): items followed since the last
+    /// stretch, the stretch's period in items (0 if none), the body's item in progress and
+    /// its calls so far, the open steps record (null if none), the body item it starts
+    /// with, its room and used words, and how many records the stretch has written.
+    items_seen: usize,
+    steps_period: usize,
+    steps_item: usize,
+    steps_calls: u64,
+    steps_record: *mut u8,
+    steps_first: usize,
+    steps_room: usize,
+    steps_used: usize,
+    steps_records: u32,
     history: Box<History>,
 }
 
@@ -195,6 +209,10 @@ struct History {
     /// repeated), and the repetition being completed: (start, duration, gap).
     irregular_body: [(u32, RawEvent); MAX_OFFSETS_PERIOD],
     irregular_pending: [(u64, u64, u64); MAX_OFFSETS_PERIOD],
+    /// Steps: the last items (a ring), the item in progress, and the stretch's body.
+    item_ring: [steps::Item; steps::ITEM_RING],
+    current_item: steps::Item,
+    steps_body: [steps::Item; segment::MAX_STEPS_PERIOD],
 }
 
 const NO_CALL: u32 = u32::MAX;
@@ -447,10 +465,21 @@ impl ThreadState {
             offsets: std::ptr::null_mut(),
             offsets_room: 0,
             offsets_records: 0,
+            items_seen: 0,
+            steps_period: 0,
+            steps_item: 0,
+            steps_calls: 0,
+            steps_record: std::ptr::null_mut(),
+            steps_first: 0,
+            steps_room: 0,
+            steps_used: 0,
+            steps_records: 0,
             // SAFETY: every field of History is integers (RawEvent too), for which all
             // zeros is a value; nothing reads an entry before it is written (the window).
             history: unsafe { Box::<History>::new_zeroed().assume_init() },
         });
+        let mut state = state;
+        state.history.current_item = steps::Item::none();
         let state = Box::into_raw(state);
         crate::lifecycle::register_thread_exit(state.cast());
         state
@@ -477,6 +506,11 @@ impl ThreadState {
         self.irregular_filled = 0;
         self.irregular_varying = segment::varying::OFFSET;
         self.offsets = std::ptr::null_mut();
+        // And its steps record.
+        self.steps_period = 0;
+        self.steps_record = std::ptr::null_mut();
+        self.items_seen = 0;
+        self.history.current_item = steps::Item::none();
         self.plain_events = 0;
         self.forget_recent();
     }
@@ -496,6 +530,7 @@ impl ThreadState {
         if self.generation == GENERATION.load(Ordering::Relaxed) {
             self.close_block();
             self.end_irregular();
+            self.end_steps();
         }
         if !self.chunk.is_null() && self.generation == GENERATION.load(Ordering::Relaxed) {
             sys::unmap(self.chunk, CHUNK_BYTES as usize);
@@ -518,6 +553,7 @@ impl ThreadState {
         self.run = std::ptr::null_mut();
         // Never open here (it is closed before another record is written); kept safe.
         self.offsets = std::ptr::null_mut();
+        self.steps_record = std::ptr::null_mut();
         if !self.chunk.is_null() {
             sys::unmap(self.chunk, CHUNK_BYTES as usize);
             self.chunk = std::ptr::null_mut();
@@ -606,7 +642,12 @@ impl ThreadState {
         self.next_release = next_release_after(self.cursor);
         let page = sys::page_size();
         let mut end = self.cursor & !(page - 1);
-        for open in [self.run.cast::<u8>(), self.block, self.offsets] {
+        for open in [
+            self.run.cast::<u8>(),
+            self.block,
+            self.offsets,
+            self.steps_record,
+        ] {
             if !open.is_null() {
                 end = end.min((open as usize - self.chunk as usize) & !(page - 1));
             }
@@ -648,6 +689,21 @@ impl ThreadState {
             }
             self.end_irregular();
         }
+        if self.steps_period > 0 {
+            // A step's calls go on in the steps record until one fits neither its item
+            // nor the next.
+            if repeatable && self.steps_takes(call, event, gap) {
+                self.previous = *event;
+                self.previous_call = call;
+                return;
+            }
+            self.end_steps();
+        }
+        let steps_period = if steps::STEPS.load(Ordering::Relaxed) {
+            self.track_item(call, event, repeatable)
+        } else {
+            0
+        };
         let run = self.run;
         let step = if repeatable && call == self.previous_call {
             repeats(&self.previous, event)
@@ -752,6 +808,9 @@ impl ThreadState {
                 self.begin_irregular(period, varying, call, event, gap);
                 return;
             }
+        }
+        if steps_period > 0 && self.begin_steps(steps_period, event, gap) {
+            return;
         }
         self.write_plain(call, event, signature);
     }
@@ -1157,6 +1216,7 @@ impl ThreadState {
     pub fn write_record(&mut self, kind: u32, extra: u32, parts: &[&[u8]]) {
         self.close_block();
         self.end_irregular();
+        self.end_steps();
         let run = std::mem::replace(&mut self.run, std::ptr::null_mut());
         self.candidate_stride = None;
         let definition = matches!(

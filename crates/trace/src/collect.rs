@@ -19,6 +19,9 @@ use cairn_format::segment::{
 };
 use cairn_model::{event_flags, positional, Call, CallClass, Event, Layer, UNKNOWN};
 
+mod steps;
+use steps::StepsExpansion;
+
 use crate::elf::Segments;
 use crate::noise::{self, Noise};
 use crate::table::Table;
@@ -202,6 +205,15 @@ fn first_pass(path: &Path, diagnostics: &mut Vec<String>) -> Result<SegmentSumma
                         }
                     }
                 }
+                Record::Steps(steps) => {
+                    for item in &steps.items {
+                        last_raw_time = last_raw_time.max(item.run.last_end);
+                        let library = event_flags::IN_RUNTIME | event_flags::INSIDE_MPIIO;
+                        if item.event.flags & library == 0 {
+                            summary.program_files.insert(item.event.file);
+                        }
+                    }
+                }
                 Record::Event { event, .. } => {
                     last_raw_time = last_raw_time.max(event.start + event.duration);
                     let library = event_flags::IN_RUNTIME | event_flags::INSIDE_MPIIO;
@@ -286,6 +298,9 @@ enum Staged {
     /// A body repeated with its first position at irregular offsets (an offsets record):
     /// per position its call, first occurrence and statistics; the first's offsets.
     Offsets(Vec<RawOffsetsPosition>, Vec<i64>, Vec<u64>),
+    /// A steps record: expanded by the thread's cursor, occurrence by occurrence, into
+    /// event and run records (never handed on as it is).
+    Steps(Box<segment::Steps>),
 }
 
 /// A block record with the events it repeats: per position the call, the first
@@ -305,6 +320,7 @@ impl Staged {
             Staged::Event(event) | Staged::Run(event, _) => event,
             Staged::Offsets(positions, ..) => &positions[0].event,
             Staged::Block(block) => &block.first[0],
+            Staged::Steps(steps) => &steps.items[0].event,
         }
     }
 }
@@ -368,6 +384,9 @@ struct ThreadCursor {
     /// run's or block's repetitions count) since the thread's last record of another kind
     /// but a definition (path, context, module): what a block record repeats.
     plain: VecDeque<(u32, RawEvent)>,
+    /// A steps record being expanded, and the records of its occurrence not yet handed on.
+    expanding: Option<StepsExpansion>,
+    ready: VecDeque<(u32, Staged)>,
 }
 
 impl ThreadCursor {
@@ -419,7 +438,20 @@ impl ThreadCursor {
 
     fn next(&mut self, file: &SegmentFile, buffer: &mut Vec<u8>) -> Option<(u32, Staged)> {
         loop {
+            if let Some(event) = self.ready.pop_front() {
+                return Some(event);
+            }
+            if let Some(expanding) = &mut self.expanding {
+                if expanding.next(&mut self.ready) {
+                    continue;
+                }
+                self.expanding = None;
+            }
             if let Some(event) = self.events.next() {
+                if let (_, Staged::Steps(steps)) = event {
+                    self.expanding = Some(StepsExpansion::new(steps));
+                    continue;
+                }
                 return Some(event);
             }
             let (_, index) = self.chunks.next()?;
@@ -493,6 +525,13 @@ impl ThreadCursor {
                         }
                         self.last = Some(last);
                         events.push((0, Staged::Offsets(positions, offsets, sizes)));
+                    }
+                    Record::Steps(steps) => {
+                        // Like an offsets record: blocks never repeat across it, and the
+                        // tracer writes an event record before any run after it.
+                        self.plain.clear();
+                        self.last = None;
+                        events.push((0, Staged::Steps(steps)));
                     }
                     // What a block repeats are the events of event, run and block records
                     // with nothing else between them but definitions (as the tracer has it).
@@ -975,6 +1014,8 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                 events: Vec::new().into_iter(),
                 last: None,
                 plain: VecDeque::new(),
+                expanding: None,
+                ready: VecDeque::new(),
             })
             .collect();
         cursors.sort_by_key(|cursor| cursor.thread);
@@ -1328,6 +1369,8 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                         .collect();
                     encoders[slot].push_offsets(&body, &resolved, &sizes, count);
                 }
+                // Expanded by the thread's cursor before it gets here.
+                Staged::Steps(_) => {}
                 Staged::Block(block) => {
                     let scale = segment.clock.scale(block.first[0].start);
                     let mut body = Vec::with_capacity(block.first.len());

@@ -1,0 +1,244 @@
+//! Steps records: a time step's calls, folded in the tracer although their values change.
+//!
+//! A program's step loop — a message whose size jitters, a solver whose iteration count
+//! changes every step, a rank's particles written one record each — repeats the same
+//! calls with a size or a loop count that differs from one step to the next: no block
+//! forms, so the tracer staged each step as event and run records, some 600 bytes a step.
+//! At a precision level below 100 (where the trace builder blurs such values into
+//! histograms anyway) the tracer stages the step's body once, as items — a call, or a
+//! call repeated with the same values (an inner loop) — and then only what changes: one
+//! word per changing item and step, the item's size or its inner count. Per item the
+//! record keeps duration and gap statistics over all its calls; the calls' own times are
+//! not kept (the trace builder gives each its item's means).
+//!
+//! The record grows in place. Its head counts the item occurrences complete (each item in
+//! turn, the body's first after its last); the occurrence in progress is in the head too
+//! (which occurrence, how many calls so far, its size), written before the count that
+//! would cover it, so a process killed mid-item loses no call.
+
+use super::{raw_event_at, raw_run_at, RawEvent, RawRun, RAW_EVENT_BYTES, RAW_RUN_BYTES};
+use crate::{FormatError, Result};
+
+/// The longest body (in items) a steps record repeats.
+pub const MAX_STEPS_PERIOD: usize = 16;
+
+/// The head of a steps record; `period` [`RawStepsItem`]s follow it, then one `u64` word
+/// per complete occurrence of a changing item (room for as many as the body length
+/// leaves).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RawStepsHead {
+    /// Item occurrences complete; occurrence `k` is of item `k % period`.
+    pub count: u64,
+    pub period: u64,
+    /// The occurrence in progress: which (valid only if equal to `count`), its calls so
+    /// far, and its value (an item whose value changes).
+    pub open_occurrence: u64,
+    pub open_calls: u64,
+    pub open_value: u64,
+    pub reserved: u64,
+}
+
+/// One item of a steps body: its call, what changes ([`changing`]), its calls per
+/// occurrence (if that does not change), its first call, and its statistics over every
+/// call of every occurrence (the run's `count` = its calls, `last_end` the last one's end;
+/// its stride is not used).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RawStepsItem {
+    pub call: u32,
+    pub changing: u32,
+    pub calls: u64,
+    pub event: RawEvent,
+    pub run: RawRun,
+}
+
+/// What changes from one occurrence of an item to the next, and so what its word holds.
+pub mod changing {
+    /// Nothing: no word.
+    pub const NOTHING: u32 = 0;
+    /// How many times the call repeats (an inner loop's count): the word.
+    pub const CALLS: u32 = 1;
+    /// The size of a read or write moving all it asked for (request = result): the word.
+    pub const SIZE: u32 = 2;
+    /// The request size alone: the word.
+    pub const REQUEST: u32 = 3;
+    /// The result alone (the bytes a completion says arrived): the word, as the `i64`'s
+    /// bits.
+    pub const RESULT: u32 = 4;
+
+    /// Whether the item is one call whose word is a value of it.
+    pub const fn is_value(changing: u32) -> bool {
+        matches!(changing, SIZE | REQUEST | RESULT)
+    }
+}
+
+pub const RAW_STEPS_HEAD_BYTES: usize = std::mem::size_of::<RawStepsHead>();
+pub const RAW_STEPS_ITEM_BYTES: usize = std::mem::size_of::<RawStepsItem>();
+const _: () = assert!(RAW_STEPS_ITEM_BYTES == 16 + RAW_EVENT_BYTES + RAW_RUN_BYTES);
+
+/// Bytes of a steps record's body of `period` items with room for `room` words.
+pub const fn steps_record_bytes(period: usize, room: usize) -> usize {
+    RAW_STEPS_HEAD_BYTES + period * RAW_STEPS_ITEM_BYTES + 8 * room
+}
+
+/// A decoded steps record.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Steps {
+    pub items: Vec<RawStepsItem>,
+    /// Complete occurrences.
+    pub count: u64,
+    /// The words of the complete occurrences of changing items, in order.
+    pub words: Vec<u64>,
+    /// The occurrence in progress when the record was read: its calls and its value.
+    pub open: Option<(u64, u64)>,
+}
+
+impl Steps {
+    /// Every occurrence in order, the open one last: (item, calls, value if it changes).
+    pub fn occurrences(&self) -> impl Iterator<Item = (usize, u64, Option<u64>)> + '_ {
+        let period = self.items.len();
+        let mut words = self.words.iter();
+        let complete = (0..self.count).map(move |occurrence| {
+            let index = (occurrence % period as u64) as usize;
+            let item = &self.items[index];
+            match item.changing {
+                changing::CALLS => (index, words.next().copied().unwrap_or(1), None),
+                kind if changing::is_value(kind) => (index, 1, words.next().copied()),
+                _ => (index, item.calls, None),
+            }
+        });
+        let open = self.open.map(|(calls, value)| {
+            let index = (self.count % period as u64) as usize;
+            let valued = changing::is_value(self.items[index].changing);
+            (index, calls, valued.then_some(value))
+        });
+        complete.chain(open)
+    }
+}
+
+/// Decodes a steps record's body (`period` = the record's extra).
+pub(super) fn decode(period: usize, body: &[u8]) -> Result<Steps> {
+    let damaged = |what: &str| FormatError::Corrupt(format!("steps record {what}"));
+    let u32_at = |at: usize| -> Result<u32> {
+        body.get(at..at + 4)
+            .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
+            .ok_or_else(|| FormatError::Corrupt("short record".into()))
+    };
+    let u64_at = |at: usize| -> Result<u64> {
+        body.get(at..at + 8)
+            .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+            .ok_or_else(|| FormatError::Corrupt("short record".into()))
+    };
+    let head = steps_record_bytes(period, 0);
+    if !(1..=MAX_STEPS_PERIOD).contains(&period)
+        || body.len() < head
+        || !(body.len() - head).is_multiple_of(8)
+        || u64_at(8)? != period as u64
+    {
+        return Err(damaged("of the wrong size"));
+    }
+    let items = (0..period)
+        .map(|index| {
+            let at = RAW_STEPS_HEAD_BYTES + index * RAW_STEPS_ITEM_BYTES;
+            Ok(RawStepsItem {
+                call: u32_at(at)?,
+                changing: u32_at(at + 4)?,
+                calls: u64_at(at + 8)?,
+                event: raw_event_at(&u32_at, &u64_at, at + 16)?,
+                run: raw_run_at(&u32_at, &u64_at, at + 16 + RAW_EVENT_BYTES)?,
+            })
+        })
+        .collect::<Result<Vec<RawStepsItem>>>()?;
+    let mut changing_items = 0;
+    for item in &items {
+        let fits = match item.changing {
+            changing::NOTHING => (1..=u32::MAX as u64).contains(&item.calls),
+            changing::CALLS => true,
+            kind if changing::is_value(kind) => item.calls == 1,
+            _ => false,
+        };
+        if !fits {
+            return Err(damaged("of an unknown kind"));
+        }
+        changing_items += (item.changing != changing::NOTHING) as u64;
+    }
+    // Without a changing item the tracer writes a block: and the words bound the count.
+    if changing_items == 0 {
+        return Err(damaged("in which nothing changes"));
+    }
+    let count = u64_at(0)?;
+    let room = ((body.len() - head) / 8) as u64;
+    let whole = count / period as u64;
+    let rest = (count % period as u64) as usize;
+    let needed = whole.saturating_mul(changing_items).saturating_add(
+        items[..rest]
+            .iter()
+            .filter(|item| item.changing != changing::NOTHING)
+            .count() as u64,
+    );
+    if needed > room {
+        return Err(damaged("counting more occurrences than it holds"));
+    }
+    let words = (0..needed as usize)
+        .map(|index| u64_at(head + 8 * index))
+        .collect::<Result<Vec<u64>>>()?;
+    // An inner loop's count is at least one call and, as a run's, below u32::MAX.
+    let mut word = words.iter();
+    for occurrence in 0..count {
+        let item = &items[(occurrence % period as u64) as usize];
+        if item.changing == changing::NOTHING {
+            continue;
+        }
+        let value = *word.next().expect("counted above");
+        if item.changing == changing::CALLS && !(1..u32::MAX as u64).contains(&value) {
+            return Err(damaged("with an inner loop of no calls"));
+        }
+    }
+    let (open_occurrence, open_calls, open_value) = (u64_at(16)?, u64_at(24)?, u64_at(32)?);
+    let open = (open_occurrence == count && open_calls > 0).then_some((open_calls, open_value));
+    if let Some((calls, _)) = open {
+        let item = &items[(count % period as u64) as usize];
+        let fits = match item.changing {
+            changing::CALLS => calls < u32::MAX as u64,
+            changing::NOTHING => calls < item.calls,
+            _ => calls == 1,
+        };
+        if !fits {
+            return Err(damaged(
+                "with an occurrence in progress longer than its item",
+            ));
+        }
+    }
+    Ok(Steps {
+        items,
+        count,
+        words,
+        open,
+    })
+}
+
+/// The body of a steps record, as the tracer lays it out (for tests and tools).
+pub fn encode(
+    items: &[RawStepsItem],
+    count: u64,
+    words: &[u64],
+    open: Option<(u64, u64)>,
+) -> Vec<u8> {
+    let mut body = Vec::with_capacity(steps_record_bytes(items.len(), words.len()));
+    let (open_calls, open_value) = open.unwrap_or((0, 0));
+    for word in [count, items.len() as u64, count, open_calls, open_value, 0] {
+        body.extend_from_slice(&word.to_le_bytes());
+    }
+    for item in items {
+        body.extend_from_slice(&item.call.to_le_bytes());
+        body.extend_from_slice(&item.changing.to_le_bytes());
+        body.extend_from_slice(&item.calls.to_le_bytes());
+        body.extend_from_slice(&super::encode_raw_event(&item.event));
+        body.extend_from_slice(&super::encode_raw_run(&item.run));
+    }
+    for word in words {
+        body.extend_from_slice(&word.to_le_bytes());
+    }
+    body
+}

@@ -5,6 +5,33 @@ now() { date +%s.%N; }
 trace_calls() { "$1" summary --json "$2" | python3 -c 'import json,sys; print(json.load(sys.stdin)["events"])'; }
 # Bytes of the staging directories kept (`cairn run --keep-staging`) beside trace $1.
 staged_bytes() { du -b -s "$(dirname "$1")"/."$(basename "$1")".staging-* | awk '{s += $1} END {print s}'; }
+# Bytes of the records the tracer staged under the staging directories given (their
+# segments' chunks up to the first empty slot: without the chunks' unused room).
+record_bytes() {
+    python3 - "$@" <<'PY'
+import os, struct, sys
+HEADER, CHUNK, CHUNK_HEADER = 64 * 1024, 256 * 1024, 32
+total = 0
+for top in sys.argv[1:]:
+    for directory, _, names in os.walk(top):
+        for name in names:
+            if not name.endswith(".seg"):
+                continue
+            data = open(os.path.join(directory, name), "rb").read()
+            for start in range(HEADER, len(data) - CHUNK + 1, CHUNK):
+                chunk = data[start:start + CHUNK]
+                if chunk[:4] != b"CHNK":
+                    continue
+                at = CHUNK_HEADER
+                while at + 8 <= CHUNK:
+                    word = struct.unpack_from("<I", chunk, at)[0]
+                    if word == 0:
+                        break
+                    at += 8 + (((word & 0xFFFFFF) + 7) & ~7)
+                total += at - CHUNK_HEADER
+print(total)
+PY
+}
 # The result line of a benchmark: NAME CAIRN TRACE "UNTRACED TIMES" "TRACED TIMES" — the
 # trace's events, bytes and staging, and the medians of the times.
 report_trace() {

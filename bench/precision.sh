@@ -13,6 +13,8 @@
 #    their own, read back shuffled with pread of each size at its offset)
 #    at N and 10·N blocks, each level.
 #
+# Each MPI line also gives the bytes the tracer staged (its records, all ranks).
+#
 # Usage: bench/precision.sh [rounds=3] [ranks="8 16 32 64"] [levels="100 95 90 70 60 30 0"] [steps=100]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,7 +40,7 @@ import json, sys
 s = json.load(sys.stdin)
 print(sorted((k, v["count"], v["bytes"]) for k, v in s["calls"].items()), s.get("mpi_messages", {}).get("sent_bytes"), s["events"])'
 }
-printf '%-14s %6s %6s %10s %10s %10s %7s %s\n' program ranks level "trace B" "untraced s" "traced s" ratio totals
+printf '%-14s %6s %6s %10s %10s %10s %10s %7s %s\n' program ranks level "trace B" "staged B" "untraced s" "traced s" ratio totals
 # mpi_levels PROGRAM ARGUMENTS...: each rank count, each level, alternating with untraced runs.
 mpi_levels() {
     local program=$1
@@ -46,6 +48,7 @@ mpi_levels() {
     for n in $ranks; do
         job=(mpirun.openmpi --oversubscribe -np "$n")
         declare -A traced=()
+        declare -A staged=()
         untraced=()
         exact=""
         for round in $(seq "$rounds"); do
@@ -54,9 +57,12 @@ mpi_levels() {
             untraced+=("$(echo "$(now) - $start" | bc)")
             for level in $levels; do
                 start=$(now)
-                "${job[@]}" "$cairn" run -q --precision "$level" -o "$work/$program-$n-$level.cairn" \
-                    -- "$work/$program" "$@" >/dev/null 2>&1
+                "${job[@]}" "$cairn" run -q --keep-staging --precision "$level" \
+                    -o "$work/$program-$n-$level.cairn" -- "$work/$program" "$@" >/dev/null 2>&1
                 traced[$level]+=" $(echo "$(now) - $start" | bc)"
+                # What the tracer staged (the records' bytes), then the staging goes.
+                staged[$level]=$(record_bytes "$work"/."$program-$n-$level".cairn.staging-*)
+                rm -rf "$work"/."$program-$n-$level".cairn.staging-*
             done
         done
         for level in $levels; do
@@ -67,10 +73,10 @@ mpi_levels() {
             u=$(median "${untraced[@]}")
             # shellcheck disable=SC2086
             t=$(median ${traced[$level]})
-            printf '%-14s %6d %6d %10d %10.3f %10.3f %7.3f %s\n' "$program" "$n" "$level" \
-                "$(stat -c %s "$trace")" "$u" "$t" "$(echo "$t / $u" | bc -l)" "$check"
+            printf '%-14s %6d %6d %10d %10d %10.3f %10.3f %7.3f %s\n' "$program" "$n" "$level" \
+                "$(stat -c %s "$trace")" "${staged[$level]}" "$u" "$t" "$(echo "$t / $u" | bc -l)" "$check"
         done
-        unset traced
+        unset traced staged
     done
 }
 mpi_levels irregular "$steps" "$work/log"
@@ -85,8 +91,8 @@ for program in random_seeks random_sizes; do
             totals=$(figures "$trace")
             [ -z "$exact" ] && exact=$totals
             check=$([ "$totals" = "$exact" ] && echo exact || echo DIFFER)
-            printf '%-14s %6s %6d %10d %10s %10s %7s %s (%d blocks)\n' "$program" 1 "$level" \
-                "$(stat -c %s "$trace")" - - - "$check" "$blocks"
+            printf '%-14s %6s %6d %10d %10s %10s %10s %7s %s (%d blocks)\n' "$program" 1 "$level" \
+                "$(stat -c %s "$trace")" - - - - "$check" "$blocks"
         done
     done
 done

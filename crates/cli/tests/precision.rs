@@ -857,3 +857,158 @@ fn task_ids_as_tags_blur_below_100_and_the_trace_replays() {
     assert!(large * 10 < lossless, "{sizes:?}");
     assert!(large * 100 <= small * 110, "{sizes:?}");
 }
+
+/// Bytes of the records the tracer staged under `staging` (its segment files' chunks up
+/// to their first empty slot): what the program's calls cost in staging, without the
+/// chunks' unused room.
+fn staged_record_bytes(staging: &Path) -> u64 {
+    use cairn_format::segment::{
+        decode_chunk_header, padded, CHUNK_BYTES, CHUNK_HEADER_BYTES, HEADER_BYTES,
+        RECORD_HEADER_BYTES,
+    };
+    let mut total = 0;
+    for entry in std::fs::read_dir(staging).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            total += staged_record_bytes(&path);
+            continue;
+        }
+        if path.extension().is_none_or(|extension| extension != "seg") {
+            continue;
+        }
+        let bytes = std::fs::read(&path).unwrap();
+        let mut start = HEADER_BYTES as usize;
+        while start + CHUNK_BYTES as usize <= bytes.len() {
+            let chunk = &bytes[start..start + CHUNK_BYTES as usize];
+            start += CHUNK_BYTES as usize;
+            if decode_chunk_header(chunk).is_none() {
+                continue;
+            }
+            let mut position = CHUNK_HEADER_BYTES;
+            while position + RECORD_HEADER_BYTES <= chunk.len() {
+                let word = u32::from_le_bytes(chunk[position..position + 4].try_into().unwrap());
+                if word == 0 {
+                    break;
+                }
+                position += RECORD_HEADER_BYTES + padded((word & 0x00ff_ffff) as usize);
+            }
+            total += (position - CHUNK_HEADER_BYTES) as u64;
+        }
+    }
+    total
+}
+
+#[test]
+fn steps_whose_counts_and_sizes_change_fold_in_the_tracer_below_100() {
+    // patterns/imbalanced on 4 ranks at precision 90, with a step's calls folded in the
+    // tracer (the default below 100: a steps record, a word per changing item and step)
+    // and without (CAIRN_STEPS=0: event and run records, some 970 bytes a step): every
+    // exact figure agrees, and from 30 to 300 steps the staging grows by under 40 bytes
+    // a rank and step (three inner loops' counts), against over 500 without.
+    let _alone = alone();
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile_mpi("patterns/imbalanced", directory.path());
+    library();
+    let mut staged = std::collections::BTreeMap::new();
+    let mut lossless = None;
+    for steps in [30u64, 300] {
+        let mut figures = Vec::new();
+        for folding in ["1", "0"] {
+            let work = tempfile::tempdir_in(directory.path()).unwrap();
+            let trace = work.path().join("steps.cairn");
+            let prefix = work.path().join("particles");
+            succeeded(
+                mpirun(4)
+                    .env("CAIRN_STEPS", folding)
+                    .arg(cairn_binary())
+                    .args(["run", "-q", "--keep-staging", "--precision", "90", "-o"])
+                    .arg(&trace)
+                    .arg("--")
+                    .arg(&program)
+                    .arg(steps.to_string())
+                    .arg(&prefix),
+            );
+            let staging = std::fs::read_dir(work.path())
+                .unwrap()
+                .map(|entry| entry.unwrap().path())
+                .find(|path| {
+                    path.file_name()
+                        .unwrap()
+                        .to_string_lossy()
+                        .contains("staging")
+                })
+                .unwrap();
+            staged.insert((steps, folding), staged_record_bytes(&staging));
+            let mut exact = exact_figures(&summary_json(&trace, &[]));
+            // The files' names hold the run's own directory.
+            for file in exact["files"].as_array_mut().unwrap() {
+                let path = file["path"].as_str().unwrap().to_owned();
+                file["path"] = path.rsplit('/').next().unwrap().into();
+            }
+            figures.push(exact);
+        }
+        assert_eq!(
+            figures[0], figures[1],
+            "{steps} steps: with and without steps"
+        );
+        if steps == 30 {
+            lossless = Some(figures.remove(0));
+        }
+    }
+    let lossless = lossless.unwrap();
+    assert_eq!(lossless["calls"]["MPI_Allreduce"][0], 4 * 30);
+    let growth = |folding| (staged[&(300, folding)] - staged[&(30, folding)]) / (4 * 270);
+    eprintln!(
+        "imbalanced, 4 ranks, P=90: staged {staged:?}; per rank and step {} B folded, {} B not",
+        growth("1"),
+        growth("0")
+    );
+    assert!(growth("1") < 40, "{staged:?}");
+    assert!(growth("0") > 500, "{staged:?}");
+}
+
+#[test]
+fn a_process_killed_mid_step_loses_none_of_the_steps_calls() {
+    // tests/programs/killed_mid_step: 50 steps of 200 + 7·step mod 20 records written
+    // and an fstat, then 123 records and SIGKILL. At precision 90 the steps are a steps
+    // record whose head holds the inner loop in progress: every write is in the trace,
+    // as at 100, and so is every byte of the file.
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile("killed_mid_step", directory.path(), &[]);
+    library();
+    let steps = 50u64;
+    let writes: u64 = (0..steps).map(|step| 200 + (7 * step) % 20).sum::<u64>() + 123;
+    for precision in ["100", "90"] {
+        let work = tempfile::tempdir_in(directory.path()).unwrap();
+        let trace = work.path().join("killed.cairn");
+        let output = std::process::Command::new(cairn_binary())
+            .args(["run", "-q", "--precision", precision, "-o"])
+            .arg(&trace)
+            .arg("--")
+            .arg(&program)
+            .arg(work.path())
+            .arg(steps.to_string())
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(128 + 9), "{output:?}");
+        let summary = summary_json(&trace, &[]);
+        let file = summary["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|file| file["path"].as_str().unwrap().ends_with("/particles.dat"))
+            .unwrap();
+        assert_eq!(file["writes"], writes, "precision {precision}");
+        assert_eq!(file["bytes_written"], 48 * writes, "precision {precision}");
+        assert_eq!(
+            summary["calls"]["fstat"]["count"], steps,
+            "precision {precision}"
+        );
+        assert_eq!(
+            std::fs::metadata(work.path().join("particles.dat"))
+                .unwrap()
+                .len(),
+            48 * writes
+        );
+    }
+}

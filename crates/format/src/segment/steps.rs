@@ -242,3 +242,143 @@ pub fn encode(
     }
     body
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::segment::{
+        kind, record_word, records, Record, CHUNK_HEADER_BYTES, RECORD_HEADER_BYTES,
+    };
+
+    fn chunk_of(period: u32, body: &[u8]) -> Vec<u8> {
+        let mut chunk = vec![0u8; CHUNK_HEADER_BYTES + RECORD_HEADER_BYTES + body.len() + 8];
+        let at = CHUNK_HEADER_BYTES;
+        chunk[at..at + 4].copy_from_slice(&record_word(kind::STEPS, body.len()).to_le_bytes());
+        chunk[at + 4..at + 8].copy_from_slice(&period.to_le_bytes());
+        chunk[at + 8..at + 8 + body.len()].copy_from_slice(body);
+        chunk
+    }
+
+    fn item(call: u32, changing: u32, calls: u64, request: u64) -> RawStepsItem {
+        RawStepsItem {
+            call,
+            changing,
+            calls,
+            event: RawEvent {
+                start: 100,
+                duration: 5,
+                handle: 3,
+                offset: -1,
+                request,
+                result: request as i64,
+                ..RawEvent::default()
+            },
+            run: RawRun {
+                count: 7,
+                last_end: 900,
+                ..RawRun::default()
+            },
+        }
+    }
+
+    fn read(period: u32, body: &[u8]) -> Result<Steps> {
+        let chunk = chunk_of(period, body);
+        let mut list = records(&chunk)?;
+        assert_eq!(list.len(), 1);
+        match list.remove(0) {
+            Record::Steps(steps) => Ok(*steps),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_steps_record_reads_back_each_occurrence_and_the_open_one() {
+        // A step of particles sent (an inner loop of changing count), a size that jitters
+        // and a fixed pair of calls: two steps and a half, the third step's loop open.
+        let items = [
+            item(4, changing::CALLS, 0, 48),
+            item(5, changing::SIZE, 1, 4096),
+            item(6, changing::NOTHING, 2, 8),
+        ];
+        let words = [41, 4100, 44, 4113];
+        let body = encode(&items, 6, &words, Some((17, 0)));
+        assert_eq!(body.len(), steps_record_bytes(3, 4));
+        let steps = read(3, &body).unwrap();
+        assert_eq!(steps.items, items);
+        assert_eq!(
+            steps.occurrences().collect::<Vec<_>>(),
+            [
+                (0, 41, None),
+                (1, 1, Some(4100)),
+                (2, 2, None),
+                (0, 44, None),
+                (1, 1, Some(4113)),
+                (2, 2, None),
+                (0, 17, None),
+            ]
+        );
+        // The open occurrence counts only where the head says it is the next one.
+        let mut stale = body.clone();
+        stale[16..24].copy_from_slice(&5u64.to_le_bytes());
+        assert_eq!(read(3, &stale).unwrap().open, None);
+    }
+
+    #[test]
+    fn damaged_steps_records_are_errors() {
+        let items = [
+            item(4, changing::CALLS, 0, 48),
+            item(6, changing::NOTHING, 2, 8),
+        ];
+        let good = encode(&items, 4, &[3, 5], None);
+        assert!(read(2, &good).is_ok());
+        // More occurrences than words, an inner loop of no calls, a period the head does
+        // not repeat, an open occurrence longer than its fixed item, nothing changing, an
+        // unknown kind: damage.
+        assert!(read(2, &encode(&items, 6, &[3, 5], None)).is_err());
+        assert!(read(2, &encode(&items, 4, &[3, 0], None)).is_err());
+        assert!(read(3, &good).is_err());
+        assert!(read(2, &encode(&items, 3, &[3, 5], Some((2, 0)))).is_err());
+        assert!(read(2, &encode(&items, 3, &[3, 5], Some((1, 0)))).is_ok());
+        let fixed = [
+            item(4, changing::NOTHING, 1, 48),
+            item(6, changing::NOTHING, 2, 8),
+        ];
+        assert!(read(2, &encode(&fixed, 4, &[], None)).is_err());
+        let unknown = [item(4, 9, 1, 48), item(6, changing::CALLS, 0, 8)];
+        assert!(read(2, &encode(&unknown, 2, &[3], None)).is_err());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn damaged_steps_records_never_panic(
+            count in 0u64..40,
+            open in proptest::option::of((0u64..5, 0u64..9000)),
+            kinds in proptest::collection::vec((0u32..6, 0u64..4), 0..6),
+            words in proptest::collection::vec(0u64..6, 0..40),
+            period in 0u32..8,
+            cut in 0usize..12,
+        ) {
+            // Heads, kinds, periods and lengths that disagree: an error, or a record whose
+            // occurrences are as many as it counts (and the open one), never a panic.
+            let items: Vec<RawStepsItem> = kinds
+                .iter()
+                .map(|(changing, calls)| item(1, *changing, *calls, 64))
+                .collect();
+            let mut body = encode(&items, count, &words, open);
+            body.truncate(body.len().saturating_sub(cut * 4));
+            let chunk = chunk_of(period, &body);
+            if let Ok(mut list) = records(&chunk) {
+                if let Some(Record::Steps(steps)) = list.pop() {
+                    let occurrences = steps.occurrences().count() as u64;
+                    proptest::prop_assert_eq!(
+                        occurrences,
+                        count + steps.open.is_some() as u64
+                    );
+                    for (_, calls, _) in steps.occurrences() {
+                        proptest::prop_assert!(calls >= 1);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -2,12 +2,15 @@
 //! program ran (runs, blocks, offsets records) and what it staged event by event.
 //!
 //!     cairn run --keep-staging -o t.cairn -- ./prog
-//!     cargo run -q --example staged -p cairn-format -- .t.cairn.staging-*/*.seg
+//!     cargo run -q --example staged -p cairn-format -- .t.cairn.staging-*/*.seg [-v]
+//!
+//! (`-v`: every value of event records.)
 use cairn_format::segment::{records, Record, SegmentFile};
 
 fn main() {
+    let verbose = std::env::args().nth(2).is_some_and(|flag| flag == "-v");
     let Some(path) = std::env::args().nth(1) else {
-        eprintln!("usage: staged SEGMENT_FILE");
+        eprintln!("usage: staged SEGMENT_FILE [-v]");
         std::process::exit(2);
     };
     let file = match SegmentFile::open(std::path::Path::new(&path)) {
@@ -29,6 +32,7 @@ fn main() {
         };
         for record in list {
             match record {
+                Record::Event { call, event } if verbose => println!("event call {call} {event:?}"),
                 Record::Event { call, event } => println!(
                     "event call {call} offset {} request {}",
                     event.offset, event.request
@@ -66,6 +70,9 @@ fn main() {
                     },
                     steps.words.len()
                 ),
+                Record::Context { context, frames } if verbose => {
+                    println!("context {context} {frames:x?}")
+                }
                 _ => {}
             }
         }

@@ -26,8 +26,24 @@ const MAX_CONTEXTS: usize = 1 << 16;
 type FixedHasher = BuildHasherDefault<std::collections::hash_map::DefaultHasher>;
 
 struct ContextTable {
+    /// Stack hashes to context ids: each context's own hash, and the hashes of stacks that
+    /// are it with garbage after it (aliases).
     ids: HashMap<u64, u32, FixedHasher>,
+    /// Contexts defined (the last id given).
+    defined: u32,
     modules: HashMap<usize, u32, FixedHasher>,
+}
+
+/// Most stack hashes the table keeps (contexts and their aliases).
+const MAX_HASHES: usize = 4 * MAX_CONTEXTS;
+
+/// The hash of a stack's return addresses (as [`capture`] computes it).
+fn stack_hash(frames: &[usize]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for address in frames {
+        hash = (hash ^ *address as u64).wrapping_mul(0x0100_0000_01b3);
+    }
+    hash ^ frames.len() as u64
 }
 
 static CONTEXTS: SpinLock<Option<ContextTable>> = SpinLock::new(None);
@@ -169,20 +185,39 @@ fn lookup_or_define(state: &mut ThreadState, hash: u64, frames: &[usize]) -> u32
             }
         }
     }
+    // Code built without frame pointers leaves the walk following a register that holds
+    // data: past the frames that are the program's, it reads whatever the stack holds there
+    // (a buffer's bytes, which change from call to call) as return addresses. The stack
+    // ends at the first one outside every module (the call site itself is always kept), so
+    // one call site is one context however its garbage changes.
+    let kept = located
+        .iter()
+        .take(frames.len())
+        .skip(1)
+        .position(|(_, base, _)| *base == 0)
+        .map_or(frames.len(), |garbage| garbage + 1);
+    let own_hash = stack_hash(&frames[..kept]);
     let mut new_modules: Vec<(u32, usize)> = Vec::new();
-    let mut encoded: Vec<(u32, u64)> = Vec::with_capacity(frames.len());
+    let mut encoded: Vec<(u32, u64)> = Vec::with_capacity(kept);
     let (id, is_new) = CONTEXTS.with(|table| {
         let table = table.get_or_insert_with(|| ContextTable {
             ids: HashMap::default(),
+            defined: 0,
             modules: HashMap::default(),
         });
         if let Some(id) = table.ids.get(&hash) {
             return (*id, false);
         }
-        if table.ids.len() >= MAX_CONTEXTS {
+        if let Some(id) = table.ids.get(&own_hash).copied() {
+            if table.ids.len() < MAX_HASHES {
+                table.ids.insert(hash, id);
+            }
+            return (id, false);
+        }
+        if table.defined as usize >= MAX_CONTEXTS || table.ids.len() + 2 > MAX_HASHES {
             return (0, false);
         }
-        for (address, base, name) in located.iter().take(frames.len()) {
+        for (address, base, name) in located.iter().take(kept) {
             if *base == 0 {
                 encoded.push((0, *address as u64));
                 continue;
@@ -194,7 +229,9 @@ fn lookup_or_define(state: &mut ThreadState, hash: u64, frames: &[usize]) -> u32
             });
             encoded.push((module, address.wrapping_sub(*base) as u64));
         }
-        let id = table.ids.len() as u32 + 1;
+        table.defined += 1;
+        let id = table.defined;
+        table.ids.insert(own_hash, id);
         table.ids.insert(hash, id);
         (id, true)
     });

@@ -34,7 +34,10 @@
 //! longer than that fold when the trace is built. What no stride describes — a call, or a body of
 //! up to 4 calls, repeating at irregular offsets (random reads, IOR's `-z`) — goes to
 //! offsets records, 8 bytes a repetition (`irregular.rs`); so does a read or write whose
-//! sizes keep being new (compressed blocks), 8 or 16 bytes a call with its offset.
+//! sizes keep being new (compressed blocks), 8 or 16 bytes a call with its offset. Below
+//! precision 100, a time step whose calls repeat with a size, a result or an inner loop's
+//! count that changes (a jittering message, a solver's iterations) goes to steps records,
+//! a word per changing item and step (`steps.rs`).
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};

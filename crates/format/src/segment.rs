@@ -1260,20 +1260,7 @@ mod tests {
         for (call, event, last_end) in [(4u32, seek, 90u64), (6, write, 99)] {
             body.extend_from_slice(&call.to_le_bytes());
             body.extend_from_slice(&0u32.to_le_bytes());
-            for word in [
-                event.start,
-                event.duration,
-                event.handle,
-                event.offset as u64,
-            ] {
-                body.extend_from_slice(&word.to_le_bytes());
-            }
-            for word in [event.request, event.result as u64, event.aux] {
-                body.extend_from_slice(&word.to_le_bytes());
-            }
-            for word in [event.file, event.context, event.errno as u32, event.flags] {
-                body.extend_from_slice(&word.to_le_bytes());
-            }
+            body.extend_from_slice(&encode_raw_event(&event));
             body.extend_from_slice(&raw_run_bytes(&run(last_end)));
         }
         for offset in [8192i64, 0, 65536, 0] {
@@ -1336,20 +1323,7 @@ mod tests {
             body.extend_from_slice(&1u64.to_le_bytes());
             body.extend_from_slice(&7u32.to_le_bytes());
             body.extend_from_slice(&varying.to_le_bytes());
-            for word in [
-                event.start,
-                event.duration,
-                event.handle,
-                event.offset as u64,
-                event.request,
-                event.result as u64,
-                event.aux,
-            ] {
-                body.extend_from_slice(&word.to_le_bytes());
-            }
-            for word in [event.file, event.context, event.errno as u32, event.flags] {
-                body.extend_from_slice(&word.to_le_bytes());
-            }
+            body.extend_from_slice(&encode_raw_event(&event));
             body.extend_from_slice(&raw_run_bytes(&RawRun::default()));
             for word in words {
                 body.extend_from_slice(&word.to_le_bytes());

@@ -27,8 +27,8 @@ use crate::{FormatError, Result};
 
 pub mod steps;
 pub use steps::{
-    changing, steps_record_bytes, RawStepsHead, RawStepsItem, Steps, MAX_STEPS_PERIOD,
-    RAW_STEPS_HEAD_BYTES, RAW_STEPS_ITEM_BYTES,
+    changing, steps_record_bytes, Cursor as StepsCursor, RawStepsHead, RawStepsItem, Steps,
+    MAX_STEPS_PERIOD, RAW_STEPS_HEAD_BYTES, RAW_STEPS_ITEM_BYTES,
 };
 
 pub const MAGIC: &[u8; 8] = b"CAIRNSEG";
@@ -712,7 +712,14 @@ fn raw_run_at(
     })
 }
 
-fn decode_record(kind: u32, extra: u32, body: &[u8]) -> Result<Record<'_>> {
+/// Readers of a record body's little-endian `u32` and `u64` words at a byte offset (a
+/// short body is damage).
+fn word_readers(
+    body: &[u8],
+) -> (
+    impl Fn(usize) -> Result<u32> + '_,
+    impl Fn(usize) -> Result<u64> + '_,
+) {
     let u32_at = |at: usize| -> Result<u32> {
         body.get(at..at + 4)
             .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
@@ -723,6 +730,11 @@ fn decode_record(kind: u32, extra: u32, body: &[u8]) -> Result<Record<'_>> {
             .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
             .ok_or_else(|| FormatError::Corrupt("short record".into()))
     };
+    (u32_at, u64_at)
+}
+
+fn decode_record(kind: u32, extra: u32, body: &[u8]) -> Result<Record<'_>> {
+    let (u32_at, u64_at) = word_readers(body);
     Ok(match kind {
         kind::EVENT => {
             if body.len() != RAW_EVENT_BYTES {

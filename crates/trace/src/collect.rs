@@ -199,27 +199,18 @@ fn first_pass(path: &Path, diagnostics: &mut Vec<String>) -> Result<SegmentSumma
                 Record::Offsets { positions, .. } => {
                     for position in &positions {
                         last_raw_time = last_raw_time.max(position.run.last_end);
-                        let library = event_flags::IN_RUNTIME | event_flags::INSIDE_MPIIO;
-                        if position.event.flags & library == 0 {
-                            summary.program_files.insert(position.event.file);
-                        }
+                        note_program_file(&mut summary.program_files, &position.event);
                     }
                 }
                 Record::Steps(steps) => {
                     for item in &steps.items {
                         last_raw_time = last_raw_time.max(item.run.last_end);
-                        let library = event_flags::IN_RUNTIME | event_flags::INSIDE_MPIIO;
-                        if item.event.flags & library == 0 {
-                            summary.program_files.insert(item.event.file);
-                        }
+                        note_program_file(&mut summary.program_files, &item.event);
                     }
                 }
                 Record::Event { event, .. } => {
                     last_raw_time = last_raw_time.max(event.start + event.duration);
-                    let library = event_flags::IN_RUNTIME | event_flags::INSIDE_MPIIO;
-                    if event.flags & library == 0 {
-                        summary.program_files.insert(event.file);
-                    }
+                    note_program_file(&mut summary.program_files, &event);
                 }
                 Record::Path { file, path, .. } => {
                     summary.paths.insert(file, path.to_vec());
@@ -311,6 +302,14 @@ struct StagedBlock {
     calls: Vec<u32>,
     first: Vec<RawEvent>,
     positions: Vec<RawRun>,
+}
+
+/// Notes the file of a call the program made itself (not its MPI runtime or MPI-IO).
+fn note_program_file(files: &mut std::collections::HashSet<u32>, event: &RawEvent) {
+    let library = event_flags::IN_RUNTIME | event_flags::INSIDE_MPIIO;
+    if event.flags & library == 0 {
+        files.insert(event.file);
+    }
 }
 
 impl Staged {

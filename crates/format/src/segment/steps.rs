@@ -94,42 +94,55 @@ pub struct Steps {
     pub open: Option<(u64, u64)>,
 }
 
+/// Where a walk through a steps record's occurrences is: the next occurrence and the next
+/// word of the changing items.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Cursor {
+    next: u64,
+    word: usize,
+}
+
 impl Steps {
-    /// Every occurrence in order, the open one last: (item, calls, value if it changes).
-    pub fn occurrences(&self) -> impl Iterator<Item = (usize, u64, Option<u64>)> + '_ {
-        let period = self.items.len();
-        let mut words = self.words.iter();
-        let complete = (0..self.count).map(move |occurrence| {
-            let index = (occurrence % period as u64) as usize;
-            let item = &self.items[index];
+    /// The occurrence at `cursor`, which moves on — the complete ones in order, then the
+    /// open one: (item, calls, value if it changes).
+    pub fn next_occurrence(&self, cursor: &mut Cursor) -> Option<(usize, u64, Option<u64>)> {
+        let period = self.items.len() as u64;
+        let index = (cursor.next % period) as usize;
+        let item = &self.items[index];
+        let valued = changing::is_value(item.changing);
+        let occurrence = if cursor.next < self.count {
+            let word = if item.changing == changing::NOTHING {
+                None
+            } else {
+                cursor.word += 1;
+                self.words.get(cursor.word - 1).copied()
+            };
             match item.changing {
-                changing::CALLS => (index, words.next().copied().unwrap_or(1), None),
-                kind if changing::is_value(kind) => (index, 1, words.next().copied()),
+                changing::CALLS => (index, word.unwrap_or(1), None),
+                _ if valued => (index, 1, word),
                 _ => (index, item.calls, None),
             }
-        });
-        let open = self.open.map(|(calls, value)| {
-            let index = (self.count % period as u64) as usize;
-            let valued = changing::is_value(self.items[index].changing);
+        } else if cursor.next == self.count {
+            let (calls, value) = self.open?;
             (index, calls, valued.then_some(value))
-        });
-        complete.chain(open)
+        } else {
+            return None;
+        };
+        cursor.next += 1;
+        Some(occurrence)
+    }
+
+    /// Every occurrence in order, the open one last: (item, calls, value if it changes).
+    pub fn occurrences(&self) -> impl Iterator<Item = (usize, u64, Option<u64>)> + '_ {
+        let mut cursor = Cursor::default();
+        std::iter::from_fn(move || self.next_occurrence(&mut cursor))
     }
 }
 
 /// Decodes a steps record's body (`period` = the record's extra).
 pub(super) fn decode(period: usize, body: &[u8]) -> Result<Steps> {
     let damaged = |what: &str| FormatError::Corrupt(format!("steps record {what}"));
-    let u32_at = |at: usize| -> Result<u32> {
-        body.get(at..at + 4)
-            .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
-            .ok_or_else(|| FormatError::Corrupt("short record".into()))
-    };
-    let u64_at = |at: usize| -> Result<u64> {
-        body.get(at..at + 8)
-            .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
-            .ok_or_else(|| FormatError::Corrupt("short record".into()))
-    };
+    let (u32_at, u64_at) = super::word_readers(body);
     let head = steps_record_bytes(period, 0);
     if !(1..=MAX_STEPS_PERIOD).contains(&period)
         || body.len() < head

@@ -230,19 +230,27 @@ impl ThreadState {
         true
     }
 
+    /// The open record's item of the occurrence in progress (its body turned to start at
+    /// `steps_first`).
+    fn record_item(&self) -> *mut RawStepsItem {
+        let period = self.steps_period;
+        let position = (self.steps_item + period - self.steps_first) % period;
+        // SAFETY: an open steps record is a record of the current chunk, written by this
+        // thread, with `period` items after its head; `position` < `period`.
+        unsafe {
+            self.steps_record
+                .add(RAW_STEPS_HEAD_BYTES + position * RAW_STEPS_ITEM_BYTES)
+                .cast::<RawStepsItem>()
+        }
+    }
+
     /// Adds a call to the occurrence in progress: its item's statistics, then the head's
     /// count of its calls (and its size).
     fn add_call(&mut self, event: &RawEvent, gap: u64) {
-        let period = self.steps_period;
-        let position = (self.steps_item + period - self.steps_first) % period;
         self.steps_calls += 1;
-        // SAFETY: an open steps record is a record of the current chunk, written by this
-        // thread, with `period` items after its head.
+        // SAFETY: the open record's item and head, written by this thread only.
         unsafe {
-            let item = &mut *self
-                .steps_record
-                .add(RAW_STEPS_HEAD_BYTES + position * RAW_STEPS_ITEM_BYTES)
-                .cast::<RawStepsItem>();
+            let item = &mut *self.record_item();
             let count = item.run.count;
             add_repetition(&mut item.run, count, event.duration, gap);
             item.run.last_end = event.start.saturating_add(event.duration);
@@ -289,16 +297,8 @@ impl ThreadState {
         }
         let period = self.steps_period;
         let item = self.history.steps_body[self.steps_item];
-        // SAFETY: as in `add_call`.
-        let item_calls = unsafe {
-            let position = (self.steps_item + period - self.steps_first) % period;
-            (*self
-                .steps_record
-                .add(RAW_STEPS_HEAD_BYTES + position * RAW_STEPS_ITEM_BYTES)
-                .cast::<RawStepsItem>())
-            .run
-            .count
-        };
+        // SAFETY: the open record's item, written by this thread only.
+        let item_calls = unsafe { (*self.record_item()).run.count };
         // The item's histogram bins and an inner loop's count stay below u32::MAX.
         if item_calls >= u32::MAX as u64 - 1 {
             return false;

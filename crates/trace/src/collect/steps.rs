@@ -9,15 +9,13 @@
 
 use std::collections::VecDeque;
 
-use cairn_format::segment::{changing, RawEvent, RawRun, RawSpread, Steps};
+use cairn_format::segment::{changing, RawEvent, RawRun, RawSpread, Steps, StepsCursor};
 
 use super::Staged;
 
 pub(super) struct StepsExpansion {
     steps: Box<Steps>,
-    /// The next occurrence, and the next word of the changing items.
-    next: u64,
-    word: usize,
+    cursor: StepsCursor,
     /// When the call before the next one ended (clock units; none before the first).
     time: Option<u64>,
     /// Per item: its mean duration and gap, and what is left of its duration histogram.
@@ -50,41 +48,11 @@ impl StepsExpansion {
         let left = steps.items.iter().map(|item| item.run.histogram).collect();
         StepsExpansion {
             steps,
-            next: 0,
-            word: 0,
+            cursor: StepsCursor::default(),
             time: None,
             means,
             left,
         }
-    }
-
-    /// The next occurrence: (item, calls, size if it changes).
-    fn occurrence(&mut self) -> Option<(usize, u64, Option<u64>)> {
-        let steps = &self.steps;
-        let period = steps.items.len() as u64;
-        let index = (self.next % period) as usize;
-        let item = &steps.items[index];
-        let sized = changing::is_value(item.changing);
-        let occurrence = if self.next < steps.count {
-            let word = if item.changing == changing::NOTHING {
-                None
-            } else {
-                self.word += 1;
-                steps.words.get(self.word - 1).copied()
-            };
-            match item.changing {
-                changing::CALLS => (index, word.unwrap_or(1), None),
-                _ if sized => (index, 1, word),
-                _ => (index, item.calls, None),
-            }
-        } else if self.next == steps.count {
-            let (calls, value) = steps.open?;
-            (index, calls, sized.then_some(value))
-        } else {
-            return None;
-        };
-        self.next += 1;
-        Some(occurrence)
     }
 
     /// Takes `count` calls' bins from what is left of the item's histogram, fullest first.
@@ -110,7 +78,7 @@ impl StepsExpansion {
     /// Appends the next occurrence's staged records to `out` (an event record, and a run
     /// record of its repetitions if it has more than one call); false when none is left.
     pub(super) fn next(&mut self, out: &mut VecDeque<(u32, Staged)>) -> bool {
-        let Some((index, calls, size)) = self.occurrence() else {
+        let Some((index, calls, size)) = self.steps.next_occurrence(&mut self.cursor) else {
             return false;
         };
         let item = self.steps.items[index];

@@ -32,6 +32,8 @@ impl MessageSummary {
         let bytes = occurrence.bytes();
         let capacity = if occurrence.failed() {
             0
+        } else if let Some(capacity) = occurrence.blurred_capacity() {
+            capacity
         } else if occurrence.key.flags
             & (cairn_compress::stream::BLURRED_SIZE | cairn_compress::stream::BLURRED_RESULT)
             == cairn_compress::stream::BLURRED_SIZE

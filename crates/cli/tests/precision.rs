@@ -1023,3 +1023,75 @@ fn a_process_killed_mid_step_loses_none_of_the_steps_calls() {
         );
     }
 }
+
+#[test]
+fn a_halo_exchange_whose_ghost_counts_change_folds_below_100() {
+    // patterns/md_ghosts (LAMMPS's CommBrick: per step a forward and a reverse exchange,
+    // per swap MPI_Irecv posted for exactly the count the neighbour sends; the counts new
+    // every 20 steps; migrating atoms, often none) on 4 ranks. At precision 0 the posted
+    // capacities blur like the sizes sent (kept in the key, each rebuild's were new leaves:
+    // real LAMMPS's P = 0 trace grew 23 → 146 KB from 100 to 1,000 steps), and the tracer's
+    // blocks of exact steps go into the builder as the steps' events would (their body
+    // begins part-way into the builder's own loop): from 200 to 2,000 steps the trace grows
+    // by under half, 30 times smaller than the lossless one, every exact figure — the
+    // bytes sent, received and posted for — the lossless trace's. The tracer stages no more
+    // at 0 than at 100 (a halo's calls to one neighbour, then the next, repeat twice by
+    // chance at the period of one swap: each false start of a steps record was a record).
+    let _alone = alone();
+    let directory = tempfile::tempdir().unwrap();
+    library();
+    let program = compile_mpi("patterns/md_ghosts", directory.path());
+    let mut sizes = std::collections::BTreeMap::new();
+    for steps in [200u64, 2000] {
+        let mut figures = Vec::new();
+        for precision in [100u8, 0] {
+            let work = tempfile::tempdir_in(directory.path()).unwrap();
+            let trace = work.path().join("md.cairn");
+            succeeded(
+                mpirun(4)
+                    .arg(cairn_binary())
+                    .args(["run", "-q", "--keep-staging", "--precision"])
+                    .arg(precision.to_string())
+                    .arg("-o")
+                    .arg(&trace)
+                    .arg("--")
+                    .arg(&program)
+                    .arg(steps.to_string()),
+            );
+            let staging = std::fs::read_dir(work.path())
+                .unwrap()
+                .map(|entry| entry.unwrap().path())
+                .find(|path| path.to_string_lossy().contains("staging"))
+                .unwrap();
+            sizes.insert(
+                (steps, precision),
+                (
+                    std::fs::metadata(&trace).unwrap().len(),
+                    staged_record_bytes(&staging),
+                ),
+            );
+            let summary = summary_json(&trace, &[]);
+            let mut exact = exact_figures(&summary);
+            exact["posted"] = summary["mpi_messages"]["posted_receive_bytes"].clone();
+            figures.push(exact);
+        }
+        assert_eq!(figures[0], figures[1], "{steps} steps");
+        // Per rank: 4 swaps each way every step but the rebuilds' forward ones, and at each
+        // rebuild 2 migrations and 4 borders.
+        let rebuilds = steps.div_ceil(20);
+        let receives = 4 * (4 * (2 * steps - rebuilds) + 6 * rebuilds);
+        assert_eq!(
+            figures[0]["calls"]["MPI_Irecv"][0], receives,
+            "{steps} steps"
+        );
+        assert_eq!(figures[0]["sent"], figures[0]["posted"], "{steps} steps");
+    }
+    eprintln!("md_ghosts, 4 ranks (trace, staged bytes): {sizes:?}");
+    let trace = |steps, precision| sizes[&(steps, precision)].0;
+    assert!(trace(2000, 0) * 2 < trace(200, 0) * 3, "{sizes:?}");
+    assert!(trace(2000, 0) * 30 < trace(2000, 100), "{sizes:?}");
+    for steps in [200, 2000] {
+        let staged = |precision| sizes[&(steps, precision)].1;
+        assert!(staged(0) * 20 <= staged(100) * 21, "{sizes:?}");
+    }
+}

@@ -52,6 +52,21 @@ pub struct Leaf<K> {
 }
 
 impl<K> Leaf<K> {
+    /// A leaf of `key` with no statistics (for comparing shapes).
+    fn bare(key: K) -> Leaf<K> {
+        Leaf {
+            key,
+            duration: Stats::default(),
+            gap: Stats::default(),
+            offset_low: -1,
+            offset_high: -1,
+            slowest: 0,
+            order_counts: [0; 2],
+            blurred: None,
+            column_sizes: None,
+        }
+    }
+
     fn merge_statistics(&mut self, other: &Leaf<K>) {
         if other.duration.max > self.duration.max {
             self.slowest = other.slowest;
@@ -436,6 +451,117 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
         self.settle();
     }
 
+    /// Adds `count` repetitions of a body of leaves the tracer folded (a block), as pushing
+    /// their events one by one would: `leaves(n)` gives the body's leaves standing for the
+    /// next `n` repetitions (their statistics over those; called in order, for one
+    /// repetition at a time, and then for all that are left but one, and that one). A
+    /// block that extends the loop just before goes in whole; otherwise its repetitions
+    /// go in one at a time — the tracer saw exact values repeat from part-way into the
+    /// program's own loop, where this folder (below precision 100, or with a shorter loop
+    /// already folded) folds from elsewhere — until one changes nothing but one loop's
+    /// count: all that are left then go in as two more repetitions (see below), and that
+    /// loop's count grows by the rest.
+    pub fn push_block(
+        &mut self,
+        keys: &[K],
+        count: u64,
+        leaves: &mut dyn FnMut(u64) -> Vec<Leaf<K>>,
+    ) {
+        /// Repetitions tried one at a time before the rest go in as one loop node.
+        const ONE_AT_A_TIME: u64 = 16;
+        if count <= 1 {
+            leaves(count).into_iter().for_each(|leaf| self.push(leaf));
+            return;
+        }
+        if self.window_ends_with_loop_of(keys) {
+            self.push_repetitions(leaves(count), count);
+            return;
+        }
+        let mut done = 0;
+        let mut before: Option<Vec<(u64, u64)>> = None;
+        let mut steady = None;
+        while done < count {
+            let rest = count - done;
+            if let (Some((position, delta)), true) = (steady, rest >= 2) {
+                // A repetition's last leaves wait in the window until the next one's first
+                // come (they may yet begin a loop iteration): all but the last repetition go
+                // in as one, whose waiting leaves the last one's then join to the loop, so
+                // only a repetition's worth waits. The loop then holds `rest` repetitions.
+                leaves(rest - 1)
+                    .into_iter()
+                    .for_each(|leaf| self.push(leaf));
+                let middle = self.shape();
+                leaves(1).into_iter().for_each(|leaf| self.push(leaf));
+                // The same keys from the same state (but for a count no comparison reads)
+                // grow the same loop alike.
+                debug_assert_eq!(
+                    before.as_ref().and_then(|b| one_count_grew(b, &middle)),
+                    Some((position, delta))
+                );
+                debug_assert_eq!(
+                    one_count_grew(&middle, &self.shape()),
+                    Some((position, delta))
+                );
+                if let Some(Hashed {
+                    node:
+                        Node::Loop {
+                            count: loop_count, ..
+                        },
+                    body_hashes,
+                    hash,
+                    ..
+                }) = self.window.get_mut(position)
+                {
+                    *loop_count = loop_count.saturating_add(delta.saturating_mul(rest - 2));
+                    *hash = loop_hash(*loop_count, body_hashes, self.precision);
+                    self.hashes[position] = *hash;
+                }
+                return;
+            }
+            if done >= ONE_AT_A_TIME && rest >= 2 {
+                self.push_repetitions(leaves(rest), rest);
+                return;
+            }
+            leaves(1).into_iter().for_each(|leaf| self.push(leaf));
+            done += 1;
+            let now = self.shape();
+            steady = before.as_ref().and_then(|b| one_count_grew(b, &now));
+            before = Some(now);
+        }
+    }
+
+    /// Whether the window ends with a loop whose body is leaves of `keys`, folded.
+    fn window_ends_with_loop_of(&self, keys: &[K]) -> bool {
+        let Some(Node::Loop { body, .. }) = self.window.back().map(|last| &last.node) else {
+            return false;
+        };
+        let mut inner = Folder::new(self.limits);
+        inner.set_precision(self.precision);
+        keys.iter()
+            .for_each(|key| inner.push(Leaf::bare(key.clone())));
+        let folded = inner.finish();
+        body.len() == folded.len()
+            && body
+                .iter()
+                .zip(&folded)
+                .all(|(node, own)| same_shape(node, own, self.precision))
+    }
+
+    /// Per window node: its hash without a loop's count, and a loop's count (0 for a leaf;
+    /// `u64::MAX` for a loop whose occurrences' counts differ).
+    fn shape(&self) -> Vec<(u64, u64)> {
+        self.window
+            .iter()
+            .map(|hashed| match &hashed.node {
+                Node::Leaf(_) => (hashed.hash, 0),
+                Node::Loop { count, counts, .. } => (
+                    loop_hash(0, &hashed.body_hashes, 0),
+                    if counts.is_some() { u64::MAX } else { *count },
+                ),
+            })
+            .collect()
+    }
+
     /// Before a node whose hash is `next` goes in: if the window ends with a loop that it
     /// does not continue, that loop has all its iterations — fold what it completes now
     /// (the program's `for (i = 0; i < n; i++) write(...)` with n = 214 after a step of
@@ -574,6 +700,25 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
         }
         false
     }
+}
+
+/// Where `after` differs from `before` by one loop's count alone, and by how much it grew.
+fn one_count_grew(before: &[(u64, u64)], after: &[(u64, u64)]) -> Option<(usize, u64)> {
+    if before.len() != after.len() {
+        return None;
+    }
+    let mut grew = None;
+    for (position, (old, new)) in before.iter().zip(after).enumerate() {
+        if old == new {
+            continue;
+        }
+        let a_count_grew = old.0 == new.0 && old.1 != 0 && new.1 != u64::MAX && new.1 > old.1;
+        if grew.is_some() || !a_count_grew {
+            return None;
+        }
+        grew = Some((position, new.1 - old.1));
+    }
+    grew
 }
 
 /// Calls `visit` for every leaf occurrence in stream order (expands loops).

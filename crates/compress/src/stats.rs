@@ -148,6 +148,48 @@ impl Stats {
         share
     }
 
+    /// Takes one observation off these statistics — one repetition of a block the tracer
+    /// folded, placed alone — and returns it: a value at the mean, in a bin that holds
+    /// one (where the histogram is kept); what is left keeps the sum, the extremes and
+    /// the rest of the histogram, so the two merge back to these.
+    pub fn take_one(&mut self) -> Stats {
+        if self.count <= 1 {
+            return std::mem::take(self);
+        }
+        let binned = self.histogram.iter().sum::<u64>() == self.count;
+        let bin_of = |value: u64| {
+            BIN_BOUNDS
+                .iter()
+                .position(|bound| value < *bound)
+                .unwrap_or(BINS - 1)
+        };
+        let mut value = (self.mean.round() as u64).clamp(self.min, self.max);
+        let mut one = Stats::default();
+        if binned {
+            let at = bin_of(value);
+            let bin = (0..BINS)
+                .filter(|bin| self.histogram[*bin] > 0)
+                .min_by_key(|bin| bin.abs_diff(at))
+                .unwrap_or(at);
+            // Into that bin's range (an observation lies there, between min and max).
+            let low = if bin == 0 { 0 } else { BIN_BOUNDS[bin - 1] };
+            let high = BIN_BOUNDS.get(bin).map_or(u64::MAX, |bound| bound - 1);
+            value = value.clamp(low.max(self.min), high.min(self.max).max(low.max(self.min)));
+            self.histogram[bin] -= 1;
+            one.histogram[bin] = 1;
+        }
+        let count = self.count as f64;
+        let rest_mean = (self.mean * count - value as f64) / (count - 1.0);
+        self.m2 = (self.m2 - (value as f64 - rest_mean).powi(2) * (count - 1.0) / count).max(0.0);
+        self.mean = rest_mean.clamp(self.min as f64, self.max as f64);
+        self.count -= 1;
+        one.count = 1;
+        one.min = value;
+        one.max = value;
+        one.mean = value as f64;
+        one
+    }
+
     pub fn variance(&self) -> f64 {
         if self.count == 0 {
             0.0
@@ -312,5 +354,42 @@ mod tests {
         assert_eq!(stats.mean, 5.0);
         assert_eq!(stats.variance(), 4.0);
         assert_eq!(stats.histogram[0], 8);
+    }
+}
+
+#[cfg(test)]
+mod take_one_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn observations_taken_one_at_a_time_merge_back_to_the_whole(
+            values in proptest::collection::vec(0u64..5_000_000, 2..200),
+            taken in 1usize..10,
+            binned in any::<bool>(),
+        ) {
+            // A block's statistics given back a repetition at a time (the folder places
+            // the first few alone): count, extremes, histogram and total survive.
+            let mut whole = Stats::default();
+            values.iter().for_each(|value| whole.add(*value));
+            if !binned {
+                whole.histogram = [0; BINS];
+            }
+            let mut rest = whole;
+            let mut merged = Stats::default();
+            for _ in 0..taken.min(values.len() - 1) {
+                let one = rest.take_one();
+                prop_assert_eq!(one.count, 1);
+                prop_assert!(one.min >= whole.min && one.max <= whole.max);
+                merged.merge(&one);
+            }
+            merged.merge(&rest);
+            prop_assert_eq!(merged.count, whole.count);
+            prop_assert_eq!((merged.min, merged.max), (whole.min, whole.max));
+            prop_assert_eq!(merged.histogram, whole.histogram);
+            let total = whole.total();
+            prop_assert!((merged.total() - total).abs() <= 1e-6 * total.max(1.0) + 1.0);
+        }
     }
 }

@@ -53,8 +53,8 @@ mod sharing;
 mod sizes;
 
 pub use blur::{
-    BLURRED_OFFSET, BLURRED_PEER, BLURRED_RESULT, BLURRED_SIZE, BLURRED_TAG, MEMBER_EXTENTS,
-    MEMBER_SIZES, ORDER_IN_LEAF, PEER_DOUBLED, PEER_HALVED,
+    BLURRED_CAPACITY, BLURRED_OFFSET, BLURRED_PEER, BLURRED_RESULT, BLURRED_SIZE, BLURRED_TAG,
+    MEMBER_EXTENTS, MEMBER_SIZES, ORDER_IN_LEAF, PEER_DOUBLED, PEER_HALVED,
 };
 
 /// The generator's seed of an expansion (then the rank's distance from the stream's base
@@ -618,7 +618,7 @@ impl StreamEncoder {
         } else {
             [0; 2]
         };
-        let blurred = self.blurred_values(&key, event, 1);
+        let blurred = blurred_values(self.bins, self.precision, &key, event, 1);
         let (offset_low, offset_high) = if event.offset >= 0 {
             let moved = if matches!(class, Some(CallClass::Read | CallClass::Write)) {
                 event.bytes() as i64
@@ -732,84 +732,81 @@ impl StreamEncoder {
                     .encode(&position.nth(count - 1), position.class);
             }
         }
-        let leaves = body
+        for position in body {
+            self.last_end = self.last_end.max(position.last_end);
+        }
+        // Each position's statistics, taken a repetition at a time as the folder asks.
+        let mut rest: Vec<(Stats, Stats)> = body
             .iter()
-            .zip(keys)
-            .map(|(position, key)| {
-                let first = &position.event;
-                let moved = if first.offset >= 0
-                    && matches!(position.class, Some(CallClass::Read | CallClass::Write))
-                {
-                    key.bytes() as i64
-                } else {
-                    0
-                };
-                let last = position.nth(count - 1).offset;
-                let (offset_low, offset_high) = if first.offset >= 0 {
-                    (
-                        first.offset.min(last),
-                        first.offset.max(last).saturating_add(moved),
-                    )
-                } else {
-                    (-1, -1)
-                };
-                self.last_end = self.last_end.max(position.last_end);
-                // Blurred sizes, peers and tags: every repetition's (the same) value.
-                let blurred = self.blurred_values(&key, &position.event, count);
-                Leaf {
-                    key,
-                    duration: position.duration,
-                    gap: position.gap,
-                    offset_low,
-                    offset_high,
-                    slowest: 0,
-                    order_counts: [0; 2],
-                    blurred,
-                    column_sizes: None,
-                }
-            })
+            .map(|position| (position.duration, position.gap))
             .collect();
-        self.folder.push_repetitions(leaves, count);
+        // Single repetitions' statistics set aside for later calls (the folder asks for all
+        // but the last repetition, then the last).
+        let mut set_aside: Vec<Vec<(Stats, Stats)>> = vec![Vec::new(); body.len()];
+        let mut start = 0u64;
+        let (bins, precision) = (self.bins, self.precision);
+        let mut leaves = |repetitions: u64| -> Vec<Leaf<EventKey>> {
+            let all = start + repetitions >= count;
+            let leaves = body
+                .iter()
+                .zip(&keys)
+                .zip(rest.iter_mut().zip(set_aside.iter_mut()))
+                .map(|((position, key), ((duration, gap), aside))| {
+                    let first = position.nth(start);
+                    let moved = if first.offset >= 0
+                        && matches!(position.class, Some(CallClass::Read | CallClass::Write))
+                    {
+                        key.bytes() as i64
+                    } else {
+                        0
+                    };
+                    let last = position.nth(start + repetitions - 1).offset;
+                    let (offset_low, offset_high) = if first.offset >= 0 {
+                        (
+                            first.offset.min(last),
+                            first.offset.max(last).saturating_add(moved),
+                        )
+                    } else {
+                        (-1, -1)
+                    };
+                    let (duration, gap) = if all {
+                        let mut taken = (std::mem::take(duration), std::mem::take(gap));
+                        for (duration, gap) in aside.drain(..) {
+                            taken.0.merge(&duration);
+                            taken.1.merge(&gap);
+                        }
+                        taken
+                    } else if repetitions == 1 {
+                        aside
+                            .pop()
+                            .unwrap_or_else(|| (duration.take_one(), gap.take_one()))
+                    } else {
+                        // Those after these, one at a time, later; these take the rest.
+                        for _ in start + repetitions..count {
+                            aside.push((duration.take_one(), gap.take_one()));
+                        }
+                        (std::mem::take(duration), std::mem::take(gap))
+                    };
+                    Leaf {
+                        key: *key,
+                        duration,
+                        gap,
+                        offset_low,
+                        offset_high,
+                        slowest: 0,
+                        order_counts: [0; 2],
+                        // Blurred sizes, peers and tags: every repetition's (the same) value.
+                        blurred: blurred_values(bins, precision, key, &position.event, repetitions),
+                        column_sizes: None,
+                    }
+                })
+                .collect();
+            start += repetitions;
+            leaves
+        };
+        self.folder.push_block(&keys, count, &mut leaves);
         self.count += count.saturating_mul(body.len() as u64);
         self.write_finished();
-    }
-
-    /// The histograms of the parameters `key` says are blurred, holding `event`'s values
-    /// `count` times (an event pushed alone, or a block's position whose repetitions have
-    /// the same sizes, peer and tag; a block's blurred offsets go one by one).
-    fn blurred_values(&self, key: &EventKey, event: &Event, count: u64) -> Option<Box<Blurred>> {
-        let histogram = |value: i64| {
-            let mut histogram = Histogram::new(self.bins);
-            histogram.precision = self.precision;
-            histogram.add_many(value, count, -1);
-            histogram
-        };
-        let mut blurred = None;
-        if key.offset == OffsetRef::Blurred {
-            blurred.get_or_insert_with(Box::<Blurred>::default).offset =
-                Some(histogram(event.offset));
-        }
-        if key.flags & BLURRED_SIZE != 0 {
-            let (request, _) =
-                positional::relative(event.flags, event.offset, event.request, event.result);
-            let value = if key.flags & BLURRED_RESULT != 0 {
-                event.result
-            } else {
-                request as i64
-            };
-            blurred.get_or_insert_with(Box::<Blurred>::default).size = Some(histogram(value));
-        }
-        if key.flags & BLURRED_PEER != 0 {
-            let peer = event.aux as u32 as i32 as i64;
-            let blurred = blurred.get_or_insert_with(Box::<Blurred>::default);
-            blurred.peer = Some(histogram(peer));
-            blurred.peers_seen = Some(PeerSet::of(peer));
-        }
-        if key.flags & BLURRED_TAG != 0 {
-            blurred.get_or_insert_with(Box::<Blurred>::default).tag =
-                Some(histogram(tag_value(event.aux)));
-        }
-        blurred
     }
 
     /// A block whose repetitions do not share keys, pushed event by event: offsets exact,
@@ -918,6 +915,50 @@ fn assemble(
     // million random offsets again was a tenth of their trace build).
     EncodedStream::checked(out.into_inner(), Some((column, column_bytes)))
         .expect("a stream this encoder wrote reads back")
+}
+
+/// The histograms of the parameters `key` says are blurred, holding `event`'s values
+/// `count` times (an event pushed alone, or a block's repetitions, which have the same
+/// sizes, peer and tag; a block's blurred offsets go one by one), of `bins` bins at
+/// `precision`.
+fn blurred_values(
+    bins: usize,
+    precision: u8,
+    key: &EventKey,
+    event: &Event,
+    count: u64,
+) -> Option<Box<Blurred>> {
+    let histogram = |value: i64| {
+        let mut histogram = Histogram::new(bins);
+        histogram.precision = precision;
+        histogram.add_many(value, count, -1);
+        histogram
+    };
+    let mut blurred = None;
+    if key.offset == OffsetRef::Blurred {
+        blurred.get_or_insert_with(Box::<Blurred>::default).offset = Some(histogram(event.offset));
+    }
+    if key.flags & BLURRED_SIZE != 0 {
+        let (request, _) =
+            positional::relative(event.flags, event.offset, event.request, event.result);
+        let value = if key.flags & BLURRED_RESULT != 0 {
+            event.result
+        } else {
+            request as i64
+        };
+        blurred.get_or_insert_with(Box::<Blurred>::default).size = Some(histogram(value));
+    }
+    if key.flags & BLURRED_PEER != 0 {
+        let peer = event.aux as u32 as i32 as i64;
+        let blurred = blurred.get_or_insert_with(Box::<Blurred>::default);
+        blurred.peer = Some(histogram(peer));
+        blurred.peers_seen = Some(PeerSet::of(peer));
+    }
+    if key.flags & BLURRED_TAG != 0 {
+        blurred.get_or_insert_with(Box::<Blurred>::default).tag =
+            Some(histogram(tag_value(event.aux)));
+    }
+    blurred
 }
 
 /// An encoded, checked stream (EVNT section, docs/FORMAT.md).

@@ -14,6 +14,8 @@ use crate::{Result, TraceError};
 
 /// Section versions this reader understands.
 const VERSION: u16 = 1;
+/// Version 20 of EVNT: key flag 2^17 with 2^29, a point-to-point call that got nothing
+/// (a posting) whose capacities are the size histogram's, its key's request and result 0.
 /// Version 19 of EVNT: a read's or write's size may be in the stream's column, after its
 /// offset's entry (key flag 2^18: sizes that keep being new), its leaf then keeping the
 /// sizes' sum, extremes, sum of squares and Darshan bins. Version 18 of EVNT: a leaf with blurred sizes that several ranks share keeps each
@@ -35,7 +37,7 @@ const VERSION: u16 = 1;
 /// and implied the fullest histogram bin; version 4 added the
 /// slowest rank per leaf, version 3 streams shared by ranks and per-stream file tables,
 /// version 2 one stream per thread with trace-wide file indices, version 1 flat columns).
-const EVENTS_VERSION: u16 = 19;
+const EVENTS_VERSION: u16 = 20;
 /// Version 10 of PROC: host names as FILE version 3's table. Version 9 of PROC: the calls each process could not record (a full staging file
 /// system); version 8 what the kernel counted per process (`/proc/self/io`); version 7
 /// strings as tables of distinct values (numbered runs fold) and an entry per process

@@ -19,8 +19,8 @@ use cairn_compress::hash::FastMap;
 use cairn_compress::histogram::{Blurred, Histogram};
 use cairn_compress::stats::Stats;
 use cairn_compress::stream::{
-    Body, DecodedBodies, EventKey, Item, OffsetRef, RankSet, Relative, BLURRED_RESULT,
-    BLURRED_SIZE, MEMBER_SIZES, SIZE_IN_COLUMN,
+    Body, DecodedBodies, EventKey, Item, OffsetRef, RankSet, Relative, BLURRED_CAPACITY,
+    BLURRED_RESULT, BLURRED_SIZE, MEMBER_SIZES, SIZE_IN_COLUMN,
 };
 use cairn_model::{Call, CallClass, Layer};
 
@@ -99,7 +99,19 @@ impl Occurrence<'_> {
 
     /// Bytes moved by all `count` events (exact at every precision level).
     pub fn bytes(&self) -> u64 {
-        self.bytes
+        if self.key.flags & BLURRED_CAPACITY != 0 {
+            // Receives that got nothing; `bytes` holds their capacities' share.
+            0
+        } else {
+            self.bytes
+        }
+    }
+
+    /// The capacity the `count` receives posted, of a leaf whose capacities are a
+    /// histogram ([`BLURRED_CAPACITY`]: receives that got nothing yet): this visit's share
+    /// of its exact sum. `None` for other leaves (their key holds their capacity).
+    pub fn blurred_capacity(&self) -> Option<u64> {
+        (self.key.flags & BLURRED_CAPACITY != 0).then_some(self.bytes)
     }
 
     /// The size one of these events moved: exact, or for blurred sizes their mean.
@@ -108,6 +120,7 @@ impl Occurrence<'_> {
             return moved;
         }
         match self.blurred.and_then(|blurred| blurred.size.as_ref()) {
+            Some(_) if self.key.flags & BLURRED_CAPACITY != 0 => 0,
             Some(sizes) if !self.failed() => (sizes.mean().round() as i64)
                 .saturating_add(self.key.result)
                 .max(0) as u64,
@@ -479,15 +492,24 @@ impl Pool {
 /// By call site (call, context, the result's difference) and, for leaves that keep each
 /// member's sizes ([`MEMBER_SIZES`]: writes to each rank's own file), the stream and the
 /// member (else 0 and `u32::MAX`: the site's over all streams).
-type BlurredPools = FastMap<(u16, u32, i64, usize, u32), Pool>;
+type BlurredPools = FastMap<PoolKey, Pool>;
 
-fn pool_key(key: &EventKey, stream: &Stream) -> (u16, u32, i64, usize, u32) {
+fn pool_key(key: &EventKey, stream: &Stream) -> PoolKey {
     let (events, member) = if key.flags & MEMBER_SIZES != 0 {
         (Arc::as_ptr(&stream.events) as usize, stream.member)
     } else {
         (0, u32::MAX)
     };
-    (key.call, key.context, key.result, events, member)
+    (key.call, key.context, result_kind(key), events, member)
+}
+
+/// A blurred leaf's pool: its call site, how its result is kept (capacities' leaves, whose
+/// sums are not bytes, pool apart from sizes' leaves of the same result), and for a leaf
+/// that keeps each member's sizes, the stored stream and member.
+type PoolKey = (u16, u32, (i64, bool), usize, u32);
+
+fn result_kind(key: &EventKey) -> (i64, bool) {
+    (key.result, key.flags & BLURRED_CAPACITY != 0)
 }
 
 /// Per loop whose counts are a histogram (by where its body is stored) and the member
@@ -519,7 +541,7 @@ fn site_pools<'s>(streams: impl Iterator<Item = &'s Stream>) -> BlurredPools {
                     let pool = pools
                         .entry(match member {
                             Some(stream) => pool_key(key, stream),
-                            None => (key.call, key.context, key.result, 0, u32::MAX),
+                            None => (key.call, key.context, result_kind(key), 0, u32::MAX),
                         })
                         .or_default();
                     pool.occurrences += sizes.count as u128;

@@ -12,7 +12,8 @@
 //! Message sizes (point-to-point calls, completions) are histograms from their first value,
 //! so ranks whose sizes differ share keys (the rank merge then joins their histograms
 //! within the margin); a receive's or completion's size is its result (the bytes it got,
-//! [`BLURRED_RESULT`]). Point-to-point peers that change blur too, with the set of peers
+//! [`BLURRED_RESULT`]), and a posting's, which got nothing yet, its capacity
+//! ([`BLURRED_CAPACITY`]). Point-to-point peers that change blur too, with the set of peers
 //! seen, and so do tags that change (as the key keeps them: tags that count are steps).
 //!
 //! Offsets are judged by their key (the step from where the file's previous access ended):
@@ -33,6 +34,12 @@ pub const ORDER_IN_LEAF: u32 = 1 << 27;
 /// a completion or a receive reported), not its requests; the key's result is −request (so
 /// it reads 0) and its request stays.
 pub const BLURRED_RESULT: u32 = 1 << 25;
+/// Key flag, with [`BLURRED_SIZE`]: the size histogram holds the capacities (requests) of
+/// point-to-point calls whose result is 0 — a non-blocking receive's posting (nothing has
+/// arrived yet), a receive of an empty message; the key's request and result are both 0
+/// (the result reads 0). A solver whose ghost counts change posts `MPI_Irecv`s of a new
+/// capacity every few steps (LAMMPS): kept in the key, each capacity was a leaf of its own.
+pub const BLURRED_CAPACITY: u32 = 1 << 17;
 /// Key flag: a point-to-point call's peer is kept in the leaf's histogram (and set of peers
 /// seen); the key's peer (aux's low 32 bits) is 0.
 pub const BLURRED_PEER: u32 = 1 << 26;

@@ -405,6 +405,10 @@ impl<'s, C: Fn(u16) -> Option<CallClass>> Events<'s, C> {
                     let drawn = size.draw_at(at, &mut self.random);
                     if key.flags & BLURRED_RESULT != 0 {
                         key.result = drawn.wrapping_sub(key.request as i64);
+                    } else if key.flags & BLURRED_CAPACITY != 0 {
+                        // The capacity drawn; the result stays 0.
+                        key.request = drawn.max(0) as u64;
+                        key.result = (key.request as i64).wrapping_neg();
                     } else {
                         key.request = drawn.max(0) as u64;
                     }

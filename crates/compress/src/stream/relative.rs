@@ -9,8 +9,8 @@ use cairn_model::{
 };
 
 use super::blur::{
-    Blur, BLURRED_PEER, BLURRED_RESULT, BLURRED_SIZE, BLURRED_TAG, ORDER_IN_LEAF, PEER_DOUBLED,
-    PEER_HALVED,
+    Blur, BLURRED_CAPACITY, BLURRED_PEER, BLURRED_RESULT, BLURRED_SIZE, BLURRED_TAG, ORDER_IN_LEAF,
+    PEER_DOUBLED, PEER_HALVED,
 };
 use super::sizes::SIZE_IN_COLUMN;
 use super::{EventKey, FileRef, OffsetRef, CONSECUTIVE, SEQUENTIAL};
@@ -53,6 +53,11 @@ pub struct Relative {
     /// whether it was kept as doubled (1) or halved (2) — a chain never turns back, so a
     /// two-round exchange (masks 1, 2, 1, 2…) keeps its first mask rather than halving.
     site_masks: FastMap<(u16, u32), (i64, u8)>,
+    /// Encoding only, below precision 100: call sites (call, context) of point-to-point
+    /// calls that posted a capacity and got nothing (a non-blocking receive): there an
+    /// empty posting (capacity 0, as a solver posts to a neighbour with no atoms to send)
+    /// joins the others' histogram too ([`BLURRED_CAPACITY`]).
+    capacity_sites: FastMap<(u16, u32), ()>,
 }
 
 /// The mask a point-to-point call's peer takes at its call site, and the key flag that
@@ -405,10 +410,21 @@ impl Relative {
             event.aux
         };
         // Sizes blur where a call asks for them; where it reports them — a completion's
-        // (MPI_Wait*) and a receive's that got less than it posted for — in its result.
+        // (MPI_Wait*) and a receive's that got less than it posted for — in its result;
+        // where a receive got nothing (a posting, an empty message), in its capacity.
+        let capacity = blurring
+            && class == Some(CallClass::PointToPoint)
+            && result == 0
+            && (request != 0
+                || self
+                    .capacity_sites
+                    .contains_key(&(event.call, event.context)));
+        if capacity && request != 0 {
+            self.capacity_sites.insert((event.call, event.context), ());
+        }
         let by_result = match class {
             Some(CallClass::Completion) => true,
-            Some(CallClass::PointToPoint) => result != request as i64,
+            Some(CallClass::PointToPoint) => result != request as i64 && !capacity,
             _ => false,
         };
         let blur_size = blurring
@@ -448,6 +464,9 @@ impl Relative {
         if blur_result {
             flags |= BLURRED_RESULT;
         }
+        if blur_size && capacity {
+            flags |= BLURRED_CAPACITY;
+        }
         if order_in_leaf {
             flags |= ORDER_IN_LEAF;
         }
@@ -469,6 +488,10 @@ impl Relative {
         if blur_result {
             // The result is the leaf's histogram's (the key's says 0).
             key.result = (key.request as i64).wrapping_neg();
+        } else if blur_size && capacity {
+            // The capacity is the leaf's histogram's; the result, 0, is kept as it is.
+            key.request = 0;
+            key.result = 0;
         } else if blur_size || size_in_column {
             // The size is the leaf's histogram's or the column's; the result stays
             // relative to it.

@@ -668,7 +668,11 @@ proptest! {
             last_end = segment.last().and_then(|one| one.last()).map_or(last_end, Event::end);
             events.extend(segment.into_iter().flatten());
         }
-        expands_to(&blocks.finish(), &events, last_end)?;
+        let stream = blocks.finish();
+        // Blocks that did not extend a loop went in a repetition at a time: every leaf's
+        // statistics still count its occurrences.
+        prop_assert_eq!(statistics_as_structure(&stream.nodes().to_nodes(), 1), events.len() as u64);
+        expands_to(&stream, &events, last_end)?;
     }
 
     #[test]
@@ -1407,4 +1411,193 @@ proptest! {
         // and stop anywhere.
         rank_round_trip(rank, &messages_to(&peers));
     }
+}
+
+#[test]
+fn below_100_receives_posted_for_changing_counts_fold_with_their_capacities_exact() {
+    // A solver's halo receive, as LAMMPS posts it: MPI_Irecv for exactly the count the
+    // neighbour sends, a new count every 20 steps, sometimes none (capacity 0); nothing
+    // arrives at posting (result 0). Kept in the key, each count was a leaf of its own; at
+    // precision 0 the capacities go to the leaf's histogram: one leaf, the capacities'
+    // sum exact, each expanded receive posted for a capacity the histogram holds and
+    // getting nothing.
+    let point_to_point = |_: u16| Some(CallClass::PointToPoint);
+    let capacity = |step: u64| {
+        if step / 20 % 5 == 3 {
+            0
+        } else {
+            3000 + mix(step / 20) % 300
+        }
+    };
+    let receive = |step: u64| Event {
+        call: 0,
+        start: step * 10,
+        duration: 5,
+        file: None,
+        handle: 0,
+        offset: -1,
+        request: capacity(step),
+        result: 0,
+        errno: 0,
+        context: 1,
+        aux: 2,
+        flags: 0,
+    };
+    let encode = |precision: u8| {
+        let mut encoder = StreamEncoder::default();
+        encoder.set_precision(precision, 8);
+        for step in 0..400 {
+            encoder.push(&receive(step), point_to_point(0));
+        }
+        encoder.finish()
+    };
+    let lossless = encode(100);
+    let blurred = encode(0);
+    assert!(lossless.bytes().len() > 4 * blurred.bytes().len());
+    let mut nodes = blurred.nodes().to_nodes();
+    let mut leaves = Vec::new();
+    crate::fold::for_each_leaf_mut(&mut nodes, &mut |leaf| leaves.push(leaf.clone()));
+    // The first receive alone (its capacity a site's first value), then the rest.
+    let capacities: Vec<&Leaf<EventKey>> = leaves
+        .iter()
+        .filter(|leaf| leaf.key.flags & BLURRED_CAPACITY != 0)
+        .collect();
+    assert_eq!(capacities.len(), 1, "{nodes:?}");
+    let sizes = capacities[0]
+        .blurred
+        .as_ref()
+        .and_then(|b| b.size.as_ref())
+        .unwrap();
+    let key = &capacities[0].key;
+    assert_eq!((key.request, key.result(), key.bytes()), (0, 0, 0));
+    let total: u64 = (0..400).map(capacity).sum();
+    let alone: u64 = leaves
+        .iter()
+        .filter(|leaf| leaf.key.flags & BLURRED_CAPACITY == 0)
+        .map(|leaf| leaf.key.request * leaf.duration.count)
+        .sum();
+    assert_eq!(sizes.sum as u64 + alone, total);
+    let decoded = EncodedStream::from_bytes(blurred.bytes().to_vec()).unwrap();
+    let mut expanded = Vec::new();
+    decoded.expand(point_to_point, |event| expanded.push(event));
+    assert_eq!(expanded.len(), 400);
+    for event in &expanded {
+        assert_eq!(event.result, 0);
+        assert!(
+            (sizes.min..=sizes.max).contains(&(event.request as i64))
+                || event.request == capacity(0)
+        );
+    }
+}
+
+#[test]
+fn a_block_that_begins_part_way_into_a_loop_folds_as_its_events_would() {
+    // Reads then writes alternating (a, b): the builder folds the first ones into a loop
+    // of (a, b); the tracer saw its block begin with b (its first exact repetition began
+    // there), 25 repetitions of (b, a), then one b. As events they are one loop of 28
+    // (a, b) after the file's first access; the block joins it (it was a loop of its own,
+    // between a loop of 2 and an a), every statistic's count as many as its leaf occurred,
+    // and the durations' total kept.
+    let event = |call: u16, index: u64| Event {
+        call,
+        start: index * 10,
+        duration: 3 + call as u64,
+        file: Some(0),
+        handle: 3,
+        offset: -1,
+        request: 100,
+        result: 100,
+        errno: 0,
+        context: 1,
+        aux: 0,
+        flags: 0,
+    };
+    let (a, b) = (1u16, 2u16);
+    let position = |call: u16| {
+        let mut duration = Stats::default();
+        let mut gap = Stats::default();
+        for repetition in 0..25u64 {
+            duration.add(3 + call as u64 + repetition % 2);
+            gap.add(7);
+        }
+        BlockPosition {
+            event: event(call, 0),
+            class: class_of(call),
+            stride: 0,
+            last_end: 0,
+            duration,
+            gap,
+        }
+    };
+    for precision in [100u8, 0] {
+        let mut encoder = StreamEncoder::default();
+        encoder.set_precision(precision, 8);
+        // The file's first access is a key of its own (its file not yet bound).
+        encoder.push(&event(a, 0), class_of(a));
+        for index in 0..5 {
+            let call = if index % 2 == 0 { a } else { b };
+            encoder.push(&event(call, index + 1), class_of(call));
+        }
+        encoder.push_block(&[position(b), position(a)], 25);
+        encoder.push(&event(b, 99), class_of(b));
+        let nodes = encoder.finish().nodes().to_nodes();
+        let [Node::Leaf(_), Node::Loop {
+            count: 28, body, ..
+        }] = &nodes[..]
+        else {
+            panic!("precision {precision}: {nodes:?}")
+        };
+        let [Node::Leaf(first), Node::Leaf(second)] = &body[..] else {
+            panic!("{body:?}")
+        };
+        assert_eq!((first.key.call, second.key.call), (a, b));
+        assert_eq!((first.duration.count, second.duration.count), (28, 28));
+        assert_eq!((first.gap.count, second.gap.count), (28, 28));
+        // 3 a's alone (4 ns each) and 25 in the block (12 of 5 ns, 13 of 4 ns).
+        assert_eq!(
+            first.duration.total().round() as u64,
+            3 * 4 + 12 * 5 + 13 * 4
+        );
+        // The block last in the stream, or before another call: every leaf's statistics
+        // count as many occurrences as the loops around it run it.
+        for after in [None, Some(3u16)] {
+            let mut encoder = StreamEncoder::default();
+            encoder.set_precision(precision, 8);
+            encoder.push(&event(a, 0), class_of(a));
+            for index in 0..5 {
+                let call = if index % 2 == 0 { a } else { b };
+                encoder.push(&event(call, index + 1), class_of(call));
+            }
+            encoder.push_block(&[position(b), position(a)], 25);
+            if let Some(call) = after {
+                encoder.push(&event(call, 99), class_of(call));
+            }
+            let nodes = encoder.finish().nodes().to_nodes();
+            let occurrences = statistics_as_structure(&nodes, 1);
+            assert_eq!(occurrences, 1 + 5 + 50 + after.is_some() as u64, "{nodes:?}");
+        }
+    }
+}
+
+/// The occurrences `nodes` stand for, each run `runs` times, checking that every leaf's
+/// statistics count as many as the loops around it run it.
+fn statistics_as_structure(nodes: &[Node<EventKey>], runs: u64) -> u64 {
+    nodes
+        .iter()
+        .map(|node| match node {
+            Node::Leaf(leaf) => {
+                assert_eq!(leaf.duration.count, runs, "{leaf:?}");
+                assert_eq!(leaf.gap.count, runs, "{leaf:?}");
+                runs
+            }
+            Node::Loop {
+                count,
+                body,
+                counts,
+            } => {
+                assert!(counts.is_none());
+                statistics_as_structure(body, runs * count)
+            }
+        })
+        .sum()
 }

@@ -7,7 +7,7 @@
 //! 100 nothing here runs and the staging keeps every call's times.
 //!
 //! An item is a call, or a call repeated with the same values (an inner loop). The thread's
-//! last items are kept in a ring; when an item starts the third repetition of the last
+//! last items are kept in a ring; when an item starts the fourth repetition of the last
 //! `p` items (2 ≤ p ≤ 16, same calls and values but for one-call items' sizes and loops'
 //! counts), a stretch begins. Each call then continues its item or starts the next; the
 //! occurrence in progress is in the record's head, updated per call, so nothing waits in
@@ -25,8 +25,8 @@ use super::{add_repetition, repeats, resized, ThreadState, NO_CALL};
 /// Whether steps fold (`CAIRN_PRECISION` below 100, which `cairn run --precision` sets).
 pub static STEPS: AtomicBool = AtomicBool::new(false);
 
-/// Items kept for finding a repeated body: two bodies of the longest period.
-pub(super) const ITEM_RING: usize = 2 * MAX_STEPS_PERIOD;
+/// Items kept for finding a repeated body: three bodies of the longest period.
+pub(super) const ITEM_RING: usize = 3 * MAX_STEPS_PERIOD;
 
 /// An item: its call, its first call's event, how many calls, and (in a stretch's body)
 /// what changes from one occurrence to the next.
@@ -137,24 +137,34 @@ impl ThreadState {
         };
         let seen = self.items_seen;
         let at = |back: usize| (seen - back) % ITEM_RING;
-        for period in 2..=MAX_STEPS_PERIOD.min(seen / 2) {
+        // Three whole repetitions, not two: a halo exchange's calls to one neighbour, then
+        // to the next (LAMMPS: peers 2, 2, 1, 1, sizes each their own), repeat twice by
+        // chance at the period of one exchange, and each false start cost a record.
+        for period in 2..=MAX_STEPS_PERIOD.min(seen / 3) {
             if history.item_ring[at(period)].call != call {
                 continue;
             }
             let mut changes = 0;
             let mut fits = true;
             for position in 0..period {
-                let first = history.item_ring[at(2 * period - position)];
-                let second = history.item_ring[at(period - position)];
-                match change(&first, &second) {
-                    Some(kind) => {
+                let first = history.item_ring[at(3 * period - position)];
+                let second = history.item_ring[at(2 * period - position)];
+                let third = history.item_ring[at(period - position)];
+                match (change(&first, &second), change(&second, &third)) {
+                    (Some(earlier), Some(kind)) => {
+                        // Values that agreed once by chance still change.
+                        let kind = if kind == changing::NOTHING {
+                            earlier
+                        } else {
+                            kind
+                        };
                         changes += (kind != changing::NOTHING) as usize;
                         history.steps_body[position] = Item {
                             changing: kind,
-                            ..second
+                            ..third
                         };
                     }
-                    None => {
+                    _ => {
                         fits = false;
                         break;
                     }

@@ -8,8 +8,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use cairn_compress::stream::{
-    Body, EncodedStream, Item, OffsetRef, Relative, PEER_DOUBLED, PEER_HALVED, SIZE_IN_COLUMN,
-    TAG_STEP,
+    Body, EncodedStream, Item, OffsetRef, Relative, BLURRED_CAPACITY, BLURRED_PEER, BLURRED_RESULT,
+    BLURRED_SIZE, BLURRED_TAG, PEER_DOUBLED, PEER_HALVED, SIZE_IN_COLUMN, TAG_STEP,
 };
 use cairn_model::{event_flags, Call, CallClass, Event};
 use cairn_trace::symbols::Symbolizer;
@@ -590,7 +590,15 @@ fn insights_text(out: &mut String, insights: &[cairn_analyze::insights::Insight]
 /// or the root of a rooted collective (", root 0"); empty for other calls.
 /// The peer and tag of a point-to-point call, the root of a rooted collective; with
 /// `tag_step`, the tag is a step from the last one at the same context (`+1`).
-fn mpi_note(class: Option<CallClass>, aux: u64, flags: u32, tag_step: bool) -> String {
+/// `blurred`: a folded leaf's key flags saying its peer or tag is a histogram's (shown
+/// as `~`; 0 for an event).
+fn mpi_note(
+    class: Option<CallClass>,
+    aux: u64,
+    flags: u32,
+    tag_step: bool,
+    blurred: u32,
+) -> String {
     let (peer, tag) = cairn_model::peer_and_tag(aux);
     let named = |value: i32, matched: bool, wildcard: &str| match value {
         -1 => wildcard.to_string(),
@@ -604,7 +612,9 @@ fn mpi_note(class: Option<CallClass>, aux: u64, flags: u32, tag_step: bool) -> S
             ", peer {} tag {}",
             // Recursive doubling (halving): the rank XOR twice (half) the last mask at
             // the call site.
-            if flags & PEER_DOUBLED != 0 {
+            if blurred & BLURRED_PEER != 0 {
+                "~".to_string()
+            } else if flags & PEER_DOUBLED != 0 {
                 "rank XOR 2 × last mask".to_string()
             } else if flags & PEER_HALVED != 0 {
                 "rank XOR last mask / 2".to_string()
@@ -612,6 +622,7 @@ fn mpi_note(class: Option<CallClass>, aux: u64, flags: u32, tag_step: bool) -> S
                 named(peer, flags & event_flags::ANY_SOURCE != 0, "any source")
             },
             match tag_step {
+                _ if blurred & BLURRED_TAG != 0 => "~".to_string(),
                 true if any_tag => format!("{tag:+} (any tag)"),
                 true => format!("{tag:+}"),
                 false => named(tag, any_tag, "any tag"),
@@ -629,17 +640,21 @@ fn call_arguments(
     path: &str,
     has_file: bool,
     key: &cairn_compress::stream::EventKey,
+    blurred_size: Option<&str>,
 ) -> String {
+    // A size a histogram holds (the key's is 0): about its mean.
+    let request = match blurred_size {
+        Some(about) if key.flags & BLURRED_RESULT == 0 => about.to_string(),
+        _ => key.request.to_string(),
+    };
     match class {
-        Some(CallClass::PointToPoint | CallClass::Collective) if !has_file => {
-            key.request.to_string()
-        }
+        Some(CallClass::PointToPoint | CallClass::Collective) if !has_file => request,
         Some(CallClass::Completion) if !has_file => format!("{} requests", key.aux),
         // Sizes that keep being new are each call's own, in the column (range below).
         _ if key.flags & SIZE_IN_COLUMN != 0 => format!("{path}, sizes of their own"),
         // A seek to an absolute position: the key keeps it as the offset (below).
         _ if key.flags & event_flags::REQUEST_AT_POSITION != 0 => format!("{path}, SEEK_SET"),
-        _ => format!("{path}, {}", key.request),
+        _ => format!("{path}, {request}"),
     }
 }
 
@@ -676,7 +691,7 @@ fn describe(trace: &Trace, event: &Event) -> String {
         }
         _ => text.push_str(&file),
     }
-    text.push_str(&mpi_note(info.class(), event.aux, event.flags, false));
+    text.push_str(&mpi_note(info.class(), event.aux, event.flags, false, 0));
     let _ = write!(text, ") = {}", event.result);
     if info.call.is_some_and(Call::latency_in_aux) && event.aux > 0 {
         let _ = write!(
@@ -759,6 +774,12 @@ fn structure(
                     continue;
                 }
                 let path = file.map_or("?".into(), |file| printable_bytes(&file.path));
+                let blurred_size = leaf
+                    .blurred
+                    .as_deref()
+                    .and_then(|blurred| blurred.size.as_ref())
+                    .filter(|_| key.flags & BLURRED_SIZE != 0)
+                    .map(|sizes| format!("~{}", sizes.mean().round() as i64));
                 let offset_note = match key.offset {
                     OffsetRef::Unknown => String::new(),
                     OffsetRef::Delta(0) => " at +0".to_string(),
@@ -771,10 +792,31 @@ fn structure(
                     out,
                     "{indent}{}({}{offset_note}{}) = {}{}  ×{}  mean {:.3} µs  ctx @{}{}{}",
                     trace.calls[key.call as usize].name,
-                    call_arguments(trace.class_of(key.call), &path, file.is_some(), key),
-                    mpi_note(trace.class_of(key.call), key.aux, key.flags, tag_step),
+                    call_arguments(
+                        trace.class_of(key.call),
+                        &path,
+                        file.is_some(),
+                        key,
+                        blurred_size.as_deref()
+                    ),
+                    mpi_note(
+                        trace.class_of(key.call),
+                        key.aux,
+                        key.flags,
+                        tag_step,
+                        key.flags & (BLURRED_PEER | BLURRED_TAG)
+                    ),
                     if key.flags & event_flags::RESULT_AT_POSITION != 0 {
                         "the offset".to_string()
+                    } else if let Some(about) = &blurred_size {
+                        // A histogram's results, or a result relative to a histogram's
+                        // size; a receive that got nothing got 0.
+                        match key.result {
+                            _ if key.flags & BLURRED_CAPACITY != 0 => "0".to_string(),
+                            _ if key.flags & BLURRED_RESULT != 0 => about.clone(),
+                            0 => about.clone(),
+                            less => format!("{about} {less:+}"),
+                        }
                     } else if key.flags & SIZE_IN_COLUMN != 0 {
                         // The result is relative to each call's own size.
                         match key.result {
@@ -1035,7 +1077,7 @@ pub fn dump(
 }
 
 /// What a precision level below 100 kept of a leaf's values as histograms: their range,
-/// count and bins (the key shows such a size as 0).
+/// count and bins (the line shows such a size as `~` its mean, such a peer or tag as `~`).
 fn blur_note(leaf: &cairn_compress::fold::Leaf<cairn_compress::stream::EventKey>) -> String {
     if let Some(sizes) = leaf.column_sizes.as_deref() {
         return format!(

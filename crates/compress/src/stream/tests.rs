@@ -1574,7 +1574,11 @@ fn a_block_that_begins_part_way_into_a_loop_folds_as_its_events_would() {
             }
             let nodes = encoder.finish().nodes().to_nodes();
             let occurrences = statistics_as_structure(&nodes, 1);
-            assert_eq!(occurrences, 1 + 5 + 50 + after.is_some() as u64, "{nodes:?}");
+            assert_eq!(
+                occurrences,
+                1 + 5 + 50 + after.is_some() as u64,
+                "{nodes:?}"
+            );
         }
     }
 }

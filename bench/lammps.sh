@@ -8,13 +8,15 @@
 # count its neighbour sends, and the counts change at every neighbour-list rebuild (every
 # 20 steps here): nothing repeats exactly for longer.
 #
-# Usage: bench/lammps.sh [rounds=3] [ranks=4] [steps=100] [levels="100 90 0"]
+# Usage: bench/lammps.sh [rounds=3] [ranks="4"] [steps=100] [levels="100 90 0"] [scales="1 10"]
+#   each number of ranks in turn; steps × each scale.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
 ranks=${2:-4}
 steps=${3:-100}
 levels=${4:-"100 90 0"}
+scales=${5:-"1 10"}
 command -v lmp >/dev/null || { echo "no lmp: apt-get install lammps" >&2; exit 2; }
 cargo build --release --workspace --quiet
 cairn=$(pwd)/target/release/cairn
@@ -43,10 +45,12 @@ thermo 50
 run ${steps}
 EOF
 cd "$work"
-lammps() { mpirun.openmpi --oversubscribe -np "$ranks" "$@" lmp -in in.lj -var steps "$run_steps" -log none -screen none; }
+lammps() { mpirun.openmpi --oversubscribe -np "$np" "$@" lmp -in in.lj -var steps "$run_steps" -log none -screen none; }
 messages() { "$cairn" summary --json "$1" | python3 -c 'import json,sys; m=json.load(sys.stdin)["mpi_messages"]; print(m["sent_bytes"], m["received_bytes"], m["posted_receive_bytes"])'; }
-printf '%-6s %6s %10s %10s %10s %10s %7s %s\n' level steps "trace B" "staged B" "untraced s" "traced s" ratio "messages as lossless"
-for run_steps in "$steps" $((10 * steps)); do
+printf '%-5s %-6s %6s %10s %10s %10s %10s %7s %s\n' ranks level steps "trace B" "staged B" "untraced s" "traced s" ratio "messages as lossless"
+for np in $ranks; do
+for scale in $scales; do
+    run_steps=$((scale * steps))
     lossless=""
     for level in $levels; do
         untraced=()
@@ -66,9 +70,10 @@ for run_steps in "$steps" $((10 * steps)); do
         [ -n "$lossless" ] || lossless=$figures
         same=$([ "$figures" = "$lossless" ] && echo yes || echo "NO ($figures vs $lossless)")
         # shellcheck disable=SC2086
-        awk -v l="$level" -v n="$run_steps" -v b="$(stat -c %s trace.cairn)" -v s="$staged" \
+        awk -v r="$np" -v l="$level" -v n="$run_steps" -v b="$(stat -c %s trace.cairn)" -v s="$staged" \
             -v u="$(median ${untraced[*]})" -v t="$(median ${traced[*]})" -v same="$same" \
-            'BEGIN { printf "%-6s %6d %10d %10d %10.3f %10.3f %7.3f %s\n", l, n, b, s, u, t, t / u, same }'
+            'BEGIN { printf "%-5s %-6s %6d %10d %10d %10.3f %10.3f %7.3f %s\n", r, l, n, b, s, u, t, t / u, same }'
         rm -rf .trace.cairn.staging-*
     done
+done
 done

@@ -396,11 +396,24 @@ fn own_sizes(leaf: &Leaf<EventKey>) -> Option<(u64, u64)> {
 /// Whether a leaf of `parts` (at any depth) accesses a file. A loop whose counts differ
 /// between ranks is walked by each rank for an even share of their total unless it keeps
 /// each member's own: one that accesses files does ([`Finisher`]), so per-file bytes and
-/// counts stay exact; one of messages, collectives and computation need not.
+/// counts stay exact, and so does one with parts only some ranks have
+/// ([`parts_split_by_rank`]); one of messages, collectives and computation alike for all
+/// its ranks need not.
 fn parts_touch_files(parts: &[Part]) -> bool {
     parts.iter().any(|part| match part {
         Part::Leaf(part) => part.leaf.key.file != FileRef::None || part.leaf.offset_low >= 0,
         Part::Loop(part) => parts_touch_files(&part.body),
+    })
+}
+
+/// Whether some of `parts` (at any depth) are only some ranks' — a posting one rank makes
+/// empty and another not (LAMMPS's migrations): a member walking an even share of the
+/// loop around them would visit the wrong ranks' parts, so the loop keeps each member's
+/// own iterations too.
+fn parts_split_by_rank(parts: &[Part]) -> bool {
+    parts.iter().any(|part| {
+        matches!(part.ranks(), Ranks::Own(_))
+            || matches!(part, Part::Loop(part) if parts_split_by_rank(&part.body))
     })
 }
 
@@ -1170,9 +1183,13 @@ impl Finisher {
                 self.sharing.loop_ranks.push(0);
                 let index = self.sharing.loop_totals.len();
                 self.sharing.loop_totals.push(None);
-                // Each member's own iterations where files' totals depend on them, and
-                // inside such a loop (a member walks its own occurrences of what is in it).
-                let keeps = part.blurred && (self.keeping > 0 || parts_touch_files(&part.body));
+                // Each member's own iterations where files' totals depend on them or
+                // parts of the body are only some ranks', and inside such a loop (a member
+                // walks its own occurrences of what is in it).
+                let keeps = part.blurred
+                    && (self.keeping > 0
+                        || parts_touch_files(&part.body)
+                        || parts_split_by_rank(&part.body));
                 self.keeping += keeps as usize;
                 let body = self.body(part.body, ranks);
                 if keeps {

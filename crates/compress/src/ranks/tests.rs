@@ -856,3 +856,63 @@ fn a_tree_of_merges(in_loop: bool) {
     }
     assert_eq!(expanded, sent);
 }
+
+#[test]
+fn a_loop_whose_counts_differ_keeps_each_ranks_iterations_when_parts_are_some_ranks() {
+    // LAMMPS's migrations on 64 ranks: per step a loop over the grid's dimensions whose
+    // count differs between ranks (2 or 3 before one that differs), and in its body a
+    // receive some ranks post empty and others not (two keys: parts of some ranks). Each
+    // rank walking an even share of the loop's iterations visited the other ranks' parts
+    // (real LAMMPS, 64 ranks: 402 bytes "posted for" missing at P = 0; reproduced on
+    // LAMMPS's own staging, not yet by a corpus program); the loop now keeps each rank's
+    // own iterations (fails without: no loop totals), and each rank expands to its calls.
+    let events = |rank: i64| {
+        let (iterations, own_call) = if rank < 4 { (2, 4u16) } else { (3, 5u16) };
+        let mut events = Vec::new();
+        let mut push = |call: u16| {
+            events.push(Event {
+                call,
+                start: 100 * events.len() as u64,
+                duration: 5,
+                file: None,
+                handle: 0x55aa,
+                offset: -1,
+                request: 64 + rank as u64,
+                result: 64 + rank,
+                errno: 0,
+                context: 1 + call as u32,
+                aux: (rank as u64 + 1) % 8,
+                flags: 0,
+            });
+        };
+        for _ in 0..4 {
+            for _ in 0..iterations {
+                push(2);
+                push(own_call);
+            }
+            push(3);
+        }
+        events
+    };
+    let originals: Vec<Vec<Event>> = (0..8).map(events).collect();
+    let blurred = merge_ranks(members_of_events(&originals), Some(8), &class_of, 0);
+    assert_eq!(blurred.len(), 1);
+    let group = &blurred[0];
+    assert!(group.sharing.loop_totals.iter().any(Option::is_some));
+    let merged = EncodedStream::from_nodes(&group.nodes, 0, 0, &group.sharing, true);
+    let merged = EncodedStream::from_bytes(merged.bytes().to_vec()).unwrap();
+    let calls = |events: &mut dyn Iterator<Item = Event>| {
+        let mut calls = [0u64; 6];
+        events.for_each(|event| calls[event.call as usize] += 1);
+        calls
+    };
+    for (position, member) in group.members.iter().enumerate() {
+        let view = member_view(*member as i64 - group.base_rank, position, 8);
+        let expanded = calls(&mut merged.events_for_view(view, 0, class_of));
+        assert_eq!(
+            expanded,
+            calls(&mut originals[*member].iter().cloned()),
+            "rank {member}"
+        );
+    }
+}

@@ -771,15 +771,9 @@ mod tests {
 
     fn leaf(key: u32) -> Leaf<u32> {
         Leaf {
-            key,
             duration: Stats::of(10),
             gap: Stats::of(1),
-            offset_low: -1,
-            offset_high: -1,
-            slowest: 0,
-            order_counts: [0; 2],
-            blurred: None,
-            column_sizes: None,
+            ..Leaf::bare(key)
         }
     }
 

@@ -1529,18 +1529,24 @@ fn a_block_that_begins_part_way_into_a_loop_folds_as_its_events_would() {
             gap,
         }
     };
-    for precision in [100u8, 0] {
+    // The file's first access (a key of its own: its file not yet bound), a b a b a, the
+    // block, and then `after`.
+    let encode = |precision: u8, after: Option<u16>| {
         let mut encoder = StreamEncoder::default();
         encoder.set_precision(precision, 8);
-        // The file's first access is a key of its own (its file not yet bound).
         encoder.push(&event(a, 0), class_of(a));
         for index in 0..5 {
             let call = if index % 2 == 0 { a } else { b };
             encoder.push(&event(call, index + 1), class_of(call));
         }
         encoder.push_block(&[position(b), position(a)], 25);
-        encoder.push(&event(b, 99), class_of(b));
-        let nodes = encoder.finish().nodes().to_nodes();
+        if let Some(call) = after {
+            encoder.push(&event(call, 99), class_of(call));
+        }
+        encoder.finish().nodes().to_nodes()
+    };
+    for precision in [100u8, 0] {
+        let nodes = encode(precision, Some(b));
         let [Node::Leaf(_), Node::Loop {
             count: 28, body, ..
         }] = &nodes[..]
@@ -1561,18 +1567,7 @@ fn a_block_that_begins_part_way_into_a_loop_folds_as_its_events_would() {
         // The block last in the stream, or before another call: every leaf's statistics
         // count as many occurrences as the loops around it run it.
         for after in [None, Some(3u16)] {
-            let mut encoder = StreamEncoder::default();
-            encoder.set_precision(precision, 8);
-            encoder.push(&event(a, 0), class_of(a));
-            for index in 0..5 {
-                let call = if index % 2 == 0 { a } else { b };
-                encoder.push(&event(call, index + 1), class_of(call));
-            }
-            encoder.push_block(&[position(b), position(a)], 25);
-            if let Some(call) = after {
-                encoder.push(&event(call, 99), class_of(call));
-            }
-            let nodes = encoder.finish().nodes().to_nodes();
+            let nodes = encode(precision, after);
             let occurrences = statistics_as_structure(&nodes, 1);
             assert_eq!(
                 occurrences,

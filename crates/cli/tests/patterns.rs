@@ -93,6 +93,33 @@ fn ior_posix_lseek_then_write_folds() {
 }
 
 #[test]
+fn a_short_block_that_breaks_does_not_lose_the_long_block_after_it() {
+    // 17 writes a record: the third tag starts a block of no whole repetition, the record
+    // then repeats as one long block the trace builder must read back (it dropped it, and
+    // with it 96% of the writes, without a word).
+    folds_at_any_size("record_fields", 50, |traced, records| {
+        traced.assert_files(&["/records.dat"]);
+        assert_fields(
+            traced.file("/records.dat"),
+            &[
+                ("opens", 1),
+                ("closes", 1),
+                ("writes", 17 * records),
+                ("bytes_written", 81 * records),
+                ("max_offset", 81 * records),
+            ],
+        );
+        let diagnostics = traced.summary["diagnostics"].as_array().unwrap();
+        assert!(
+            diagnostics
+                .iter()
+                .all(|note| !note.as_str().unwrap().contains("could not be read back")),
+            "{diagnostics:?}"
+        );
+    });
+}
+
+#[test]
 fn interleaved_strided_streams_fold() {
     folds_at_any_size("interleaved", 20, |traced, steps| {
         let calls = 256 * steps;

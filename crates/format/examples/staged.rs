@@ -5,7 +5,7 @@
 //!     cargo run -q --example staged -p cairn-format -- .t.cairn.staging-*/*.seg [-v]
 //!
 //! (`-v`: every value of event records.)
-use cairn_format::segment::{records, Record, SegmentFile};
+use cairn_format::segment::{decode_chunk_header, records, Record, SegmentFile};
 
 fn main() {
     let verbose = std::env::args().nth(2).is_some_and(|flag| flag == "-v");
@@ -30,6 +30,14 @@ fn main() {
             println!("chunk {chunk}: damaged");
             continue;
         };
+        if verbose {
+            let header = decode_chunk_header(&buffer);
+            println!(
+                "chunk {chunk}: {} bytes, {} records, {header:?}",
+                buffer.len(),
+                list.len()
+            );
+        }
         for record in list {
             match record {
                 Record::Event { call, event } if verbose => println!("event call {call} {event:?}"),

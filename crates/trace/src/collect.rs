@@ -386,6 +386,8 @@ struct ThreadCursor {
     /// A steps record being expanded, and the records of its occurrence not yet handed on.
     expanding: Option<StepsExpansion>,
     ready: VecDeque<(u32, Staged)>,
+    /// Events of block records whose body could not be read back (after a damaged chunk).
+    lost: u64,
 }
 
 impl ThreadCursor {
@@ -467,8 +469,17 @@ impl ThreadCursor {
             let mut events = Vec::new();
             for record in records {
                 match record {
+                    // A block that never completed a repetition (the next event did not
+                    // continue it) adds nothing: its waiting events follow as event records,
+                    // and the tracer keeps the events before it for a longer block.
+                    Record::Block { count: 0, .. } => {}
                     Record::Block { count, positions } => {
                         let Some(block) = Self::block(&self.plain, count, &positions) else {
+                            // Damage (a chunk that could not be read): its events are lost,
+                            // and said so.
+                            self.lost = self
+                                .lost
+                                .saturating_add(count.saturating_mul(positions.len() as u64));
                             self.plain.clear();
                             continue;
                         };
@@ -1015,6 +1026,7 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                 plain: VecDeque::new(),
                 expanding: None,
                 ready: VecDeque::new(),
+                lost: 0,
             })
             .collect();
         cursors.sort_by_key(|cursor| cursor.thread);
@@ -1528,6 +1540,12 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                 dropped_bytes[0] += kept[0];
                 dropped_bytes[1] += kept[1];
                 continue;
+            }
+            if cursor.lost > 0 {
+                diagnostics.push(format!(
+                    "pid {} thread {}: {} events of repeated blocks could not be read back (the events they repeat were in a damaged chunk) and are not in the trace",
+                    header.pid, cursor.thread, cursor.lost
+                ));
             }
             if let Some(after) = encoder.degraded_after() {
                 diagnostics.push(format!(

@@ -97,7 +97,9 @@ fn a_short_block_that_breaks_does_not_lose_the_long_block_after_it() {
     // 17 writes a record: the third tag starts a block of no whole repetition, the record
     // then repeats as one long block the trace builder must read back (it dropped it, and
     // with it 96% of the writes, without a word).
-    folds_at_any_size("record_fields", 50, |traced, records| {
+    // At 1,000 and 10,000 records: the trace is mostly its 17 leaves' timing statistics,
+    // whose histogram counts take a byte more each between 50 and 500.
+    folds_at_any_size("record_fields", 1000, |traced, records| {
         traced.assert_files(&["/records.dat"]);
         assert_fields(
             traced.file("/records.dat"),

@@ -13,14 +13,17 @@
 //! why this rather than a grammar). Nodes carry a structural hash so comparisons are cheap;
 //! equal hashes are confirmed by a structural comparison.
 //!
-//! Cost: amortised O(`max_body`) hash comparisons per leaf; memory: at most `max_window`
-//! top-level nodes and `max_nodes` nodes in all — older nodes leave the window for the
-//! output and can no longer fold.
+//! Cost: amortised O(64) hash comparisons per leaf for bodies up to 64 nodes, and for
+//! longer ones (up to `max_body`) a comparison per earlier node with the newest node's
+//! hash ([`crate::recurrence`]); memory: at most `max_window` top-level nodes and
+//! `max_nodes` nodes in all — older nodes leave the window for the output and can no
+//! longer fold.
 
 use std::collections::VecDeque;
 use std::hash::{Hash, Hasher};
 
 use crate::histogram::{Blurred, Histogram, DEFAULT_BINS};
+use crate::recurrence::{Recurrences, SCAN};
 use crate::stats::Stats;
 use crate::stream::ColumnSizes;
 
@@ -299,9 +302,11 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Limits {
+        // An iteration of a solver that exchanges with 26 neighbours on four grid levels
+        // (HPCG) is about 400 top-level nodes; its two first iterations must fit.
         Limits {
-            max_body: 64,
-            max_window: 256,
+            max_body: 1024,
+            max_window: 4096,
             max_nodes: 1 << 16,
         }
     }
@@ -313,6 +318,8 @@ pub struct Folder<K> {
     /// each node's hash, and its body length if it is a loop (0 for a leaf).
     hashes: VecDeque<u64>,
     loop_bodies: VecDeque<usize>,
+    /// Where hashes recur in the window: bodies longer than a scan's.
+    recurrences: Recurrences,
     window_nodes: usize,
     output: Vec<Node<K>>,
     limits: Limits,
@@ -335,6 +342,7 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
             window: VecDeque::new(),
             hashes: VecDeque::new(),
             loop_bodies: VecDeque::new(),
+            recurrences: Recurrences::default(),
             window_nodes: 0,
             output: Vec::new(),
             limits,
@@ -353,9 +361,7 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
         let node = Node::Leaf(leaf);
         let hash = node_hash(&node, self.precision);
         self.close_unless_continued(hash);
-        self.hashes.push_back(hash);
-        self.loop_bodies.push_back(0);
-        self.window.push_back(Hashed {
+        self.push_node(Hashed {
             hash,
             size: 1,
             body_hashes: Vec::new(),
@@ -423,24 +429,20 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
             *loop_count += count;
             let hash = loop_hash(*loop_count, &body_hashes, precision);
             last.hash = hash;
-            *self.hashes.back_mut().expect("parallel to the window") = hash;
+            self.rehash_last(hash);
         } else {
             let mut total = count;
             if last_is_one_repetition {
                 // One repetition just before: it is the loop's first iteration.
-                let removed: Vec<Hashed<K>> = self.window.drain(length - period..).collect();
+                let removed = self.drain_tail(length - period);
                 for (hashed, own) in removed.iter().zip(body.iter_mut()) {
                     merge_into(own, &hashed.node, precision);
                 }
-                self.hashes.truncate(length - period);
-                self.loop_bodies.truncate(length - period);
                 self.window_nodes -= removed.iter().map(|hashed| hashed.size).sum::<usize>();
                 total += 1;
             }
             let hash = loop_hash(total, &body_hashes, precision);
-            self.hashes.push_back(hash);
-            self.loop_bodies.push_back(period);
-            self.window.push_back(Hashed {
+            self.push_node(Hashed {
                 hash,
                 size: body_size + 1,
                 body_hashes,
@@ -586,6 +588,7 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
             let oldest = self.window.pop_front().expect("window is not empty");
             self.hashes.pop_front();
             self.loop_bodies.pop_front();
+            self.recurrences.pop_front(oldest.hash);
             self.window_nodes -= oldest.size;
             self.output.push(oldest.node);
         }
@@ -604,6 +607,34 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
         let mut nodes = std::mem::take(&mut self.output);
         nodes.extend(self.window.drain(..).map(|hashed| hashed.node));
         nodes
+    }
+
+    /// Puts a node at the window's end, with its hash and body length beside it.
+    fn push_node(&mut self, hashed: Hashed<K>) {
+        let body = match &hashed.node {
+            Node::Loop { body, .. } => body.len(),
+            Node::Leaf(_) => 0,
+        };
+        self.hashes.push_back(hashed.hash);
+        self.loop_bodies.push_back(body);
+        self.recurrences.push(hashed.hash, body);
+        self.window.push_back(hashed);
+    }
+
+    /// Takes the window's nodes from `length` on (the caller accounts for their sizes).
+    fn drain_tail(&mut self, length: usize) -> Vec<Hashed<K>> {
+        self.recurrences.truncate(length, &self.hashes);
+        self.hashes.truncate(length);
+        self.loop_bodies.truncate(length);
+        self.window.drain(length..).collect()
+    }
+
+    /// The window's last node (a loop whose count grew) has a new hash.
+    fn rehash_last(&mut self, hash: u64) {
+        let last = self.hashes.len() - 1;
+        self.recurrences.truncate(last, &self.hashes);
+        self.hashes[last] = hash;
+        self.recurrences.push(hash, self.loop_bodies[last]);
     }
 
     fn tail_equals(&self, start: usize, other_start: usize, length: usize) -> bool {
@@ -625,28 +656,43 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
         }
     }
 
+    /// Whether the `k` nodes after the loop at `candidate` (whose body is `k` long) repeat
+    /// its body.
+    fn extends(&self, candidate: usize, k: usize) -> bool {
+        let Node::Loop { body, .. } = &self.window[candidate].node else {
+            return false;
+        };
+        let body_hashes = &self.window[candidate].body_hashes;
+        (0..k).all(|i| {
+            let hashed = &self.window[candidate + 1 + i];
+            hashed.hash == body_hashes[i]
+                && self.same_in_window(candidate + 1 + i, &hashed.node, &body[i])
+        })
+    }
+
     fn extend_loop(&mut self) -> bool {
         let length = self.window.len();
-        for k in 1..=self.limits.max_body.min(length.saturating_sub(1)) {
+        // The scan runs on every push over up to `max_body` nodes: on a contiguous slice.
+        self.loop_bodies.make_contiguous();
+        let bodies = self.loop_bodies.as_slices().0;
+        let mut found = None;
+        for k in 1..=SCAN.min(self.limits.max_body).min(length.saturating_sub(1)) {
             let candidate = length - 1 - k;
-            if self.loop_bodies[candidate] != k {
-                continue;
+            if bodies[candidate] == k && self.extends(candidate, k) {
+                found = Some(k);
+                break;
             }
-            let Node::Loop { body, .. } = &self.window[candidate].node else {
-                continue;
-            };
-            let body_hashes = &self.window[candidate].body_hashes;
-            let matches = (0..k).all(|i| {
-                let hashed = &self.window[candidate + 1 + i];
-                hashed.hash == body_hashes[i]
-                    && self.same_in_window(candidate + 1 + i, &hashed.node, &body[i])
-            });
-            if !matches {
-                continue;
-            }
-            let iteration: Vec<Hashed<K>> = self.window.drain(candidate + 1..).collect();
-            self.hashes.truncate(candidate + 1);
-            self.loop_bodies.truncate(candidate + 1);
+        }
+        if found.is_none() && length > 0 {
+            found = self
+                .recurrences
+                .long_loops_ending_at(length - 1, &self.loop_bodies)
+                .map(|candidate| length - 1 - candidate)
+                .find(|&k| k <= self.limits.max_body && self.extends(length - 1 - k, k));
+        }
+        if let Some(k) = found {
+            let candidate = length - 1 - k;
+            let iteration = self.drain_tail(candidate + 1);
             let removed: usize = iteration.iter().map(|hashed| hashed.size).sum();
             let target = &mut self.window[candidate];
             if let Node::Loop { count, body, .. } = &mut target.node {
@@ -658,7 +704,8 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
             if let Node::Loop { count, .. } = &target.node {
                 target.hash = loop_hash(*count, &target.body_hashes, self.precision);
             }
-            self.hashes[candidate] = target.hash;
+            let hash = target.hash;
+            self.rehash_last(hash);
             self.window_nodes -= removed;
             return true;
         }
@@ -667,17 +714,32 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
 
     fn fold_repeat(&mut self) -> bool {
         let length = self.window.len();
-        for k in 1..=self.limits.max_body.min(length / 2) {
-            if self.hashes[length - 1] != self.hashes[length - 1 - k] {
-                continue;
+        if length < 2 {
+            return false;
+        }
+        self.hashes.make_contiguous();
+        let hashes = self.hashes.as_slices().0;
+        let last = hashes[length - 1];
+        let longest = self.limits.max_body.min(length / 2);
+        let mut found = None;
+        for k in 1..=SCAN.min(longest) {
+            if hashes[length - 1 - k] == last && self.tail_equals(length - k, length - 2 * k, k) {
+                found = Some(k);
+                break;
             }
-            if !self.tail_equals(length - k, length - 2 * k, k) {
-                continue;
-            }
-            let second: Vec<Hashed<K>> = self.window.drain(length - k..).collect();
-            let first: Vec<Hashed<K>> = self.window.drain(length - 2 * k..).collect();
-            self.hashes.truncate(length - 2 * k);
-            self.loop_bodies.truncate(length - 2 * k);
+        }
+        if found.is_none() && longest > SCAN {
+            found = self
+                .recurrences
+                .earlier(length - 1, &self.hashes)
+                .map(|position| length - 1 - position)
+                .skip_while(|&k| k <= SCAN)
+                .take_while(|&k| k <= longest)
+                .find(|&k| self.tail_equals(length - k, length - 2 * k, k));
+        }
+        if let Some(k) = found {
+            let second = self.drain_tail(length - k);
+            let first = self.drain_tail(length - 2 * k);
             let body_hashes: Vec<u64> = first.iter().map(|hashed| hashed.hash).collect();
             let mut body: Vec<Node<K>> = first.into_iter().map(|hashed| hashed.node).collect();
             for (node, hashed) in body.iter_mut().zip(&second) {
@@ -688,9 +750,7 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
             let size = node_size(&node);
             self.window_nodes = self.window_nodes - 2 * removed + size;
             let hash = loop_hash(2, &body_hashes, self.precision);
-            self.hashes.push_back(hash);
-            self.loop_bodies.push_back(k);
-            self.window.push_back(Hashed {
+            self.push_node(Hashed {
                 hash,
                 size,
                 body_hashes,

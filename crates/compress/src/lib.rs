@@ -43,5 +43,6 @@ pub mod grammar;
 pub mod hash;
 pub mod histogram;
 pub mod ranks;
+mod recurrence;
 pub mod stats;
 pub mod stream;

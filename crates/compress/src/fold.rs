@@ -527,7 +527,13 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
             leaves(1).into_iter().for_each(|leaf| self.push(leaf));
             done += 1;
             let now = self.shape();
-            steady = before.as_ref().and_then(|b| one_count_grew(b, &now));
+            // A loop whose body holds loops of differing counts (their histograms count
+            // their own occurrences) cannot gain iterations by its count alone: such a
+            // block goes on a repetition at a time.
+            steady = before
+                .as_ref()
+                .and_then(|b| one_count_grew(b, &now))
+                .filter(|(position, _)| !holds_count_histograms(&self.window[*position].node));
             before = Some(now);
         }
     }
@@ -759,6 +765,22 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
             return true;
         }
         false
+    }
+}
+
+/// Whether a loop inside `node`'s body keeps a histogram of its counts.
+fn holds_count_histograms<K>(node: &Node<K>) -> bool {
+    match node {
+        Node::Leaf(_) => false,
+        Node::Loop { body, .. } => body.iter().any(|inner| {
+            matches!(
+                inner,
+                Node::Loop {
+                    counts: Some(_),
+                    ..
+                }
+            ) || holds_count_histograms(inner)
+        }),
     }
 }
 

@@ -419,6 +419,26 @@ fn open_trace(path: &std::path::Path) -> Result<cairn_trace::Trace> {
 }
 
 fn main() -> ExitCode {
+    // A bug of cairn's is one line on the error stream (the whole report with
+    // RUST_BACKTRACE set), not a screenful between the traced program's own output.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if std::env::var_os("RUST_BACKTRACE").is_some() {
+            default_hook(info);
+        } else {
+            let message = info
+                .payload()
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| info.payload().downcast_ref::<&str>().copied())
+                .unwrap_or("a panic");
+            let at = info
+                .location()
+                .map(|location| format!(" at {}:{}", location.file(), location.line()))
+                .unwrap_or_default();
+            eprintln!("cairn: internal error{at}: {message} (please report it; RUST_BACKTRACE=1 shows where)");
+        }
+    }));
     let cli = Cli::parse();
     if !matches!(cli.command, Command::Run { .. } | Command::Merge { .. }) {
         run::end_quietly_on_closed_pipe();

@@ -340,7 +340,7 @@ fn collect_missing_subtree(
             exit_status: None,
             ..run.clone()
         };
-        match collect(&directory, run) {
+        match catch_internal(|| Ok(collect(&directory, run)?)) {
             Ok(mut trace) if !trace.processes.is_empty() => {
                 trace.diagnostics.push(format!(
                     "rank {rank}'s trace did not come up the merge tree in time; it was built from the segments it had staged"
@@ -471,7 +471,9 @@ pub fn run(options: RunOptions) -> Result<ExitCode> {
             directory.display()
         )
     };
-    let collected = collect(&rank_staging, run.clone()).with_context(|| kept_in(&staging));
+    // A failure of the tracer's own code is its own: the program's exit status stands.
+    let collected = catch_internal(|| Ok(collect(&rank_staging, run.clone())?))
+        .with_context(|| kept_in(&staging));
     let mut trace = match (collected, &launch) {
         (Ok(trace), _) => trace,
         // A rank that cannot build its trace still takes its place in the tree (its parent
@@ -485,7 +487,10 @@ pub fn run(options: RunOptions) -> Result<ExitCode> {
             ));
             empty
         }
-        (Err(error), None) => return Err(error),
+        (Err(error), None) => {
+            eprintln!("cairn: error: {}", crate::one_line(&error));
+            return Ok(ExitCode::from(code.clamp(0, 255) as u8));
+        }
     };
     if let Some(launch) = &launch {
         if code != 0 {
@@ -760,8 +765,8 @@ fn collect_in_parallel(staged: &[(PathBuf, Option<u32>)], run: &RunInfo) -> Resu
                     first_rank: *first_rank,
                     ..run.clone()
                 };
-                let trace =
-                    collect(directory, run).with_context(|| directory.display().to_string());
+                let trace = catch_internal(|| Ok(collect(directory, run)?))
+                    .with_context(|| directory.display().to_string());
                 results.lock().expect("no worker panics holding it")[index] = Some(trace);
             });
         }
@@ -797,4 +802,17 @@ pub fn merge(
         );
     }
     Ok(())
+}
+
+/// Runs `build`, turning a panic in it (a bug of cairn's, never of the traced program's)
+/// into an error, so the caller can keep the staging and the program's exit status.
+pub fn catch_internal<T>(build: impl FnOnce() -> Result<T>) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(build)).unwrap_or_else(|panic| {
+        let message = panic
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| panic.downcast_ref::<&str>().copied())
+            .unwrap_or("a panic");
+        Err(anyhow::anyhow!("internal error: {message}"))
+    })
 }

@@ -121,6 +121,17 @@ impl Traced {
         summary_file(&self.summary, suffix)
     }
 
+    /// Asserts that no note of the trace says events were lost reading blocks back.
+    pub fn assert_no_block_lost(&self) {
+        let diagnostics = self.summary["diagnostics"].as_array().unwrap();
+        assert!(
+            diagnostics
+                .iter()
+                .all(|note| !note.as_str().unwrap().contains("could not be read back")),
+            "{diagnostics:?}"
+        );
+    }
+
     /// Asserts that the summary lists exactly these files (by path suffix, in any order).
     pub fn assert_files(&self, suffixes: &[&str]) {
         let paths = self.paths();

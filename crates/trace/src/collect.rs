@@ -386,7 +386,8 @@ struct ThreadCursor {
     /// A steps record being expanded, and the records of its occurrence not yet handed on.
     expanding: Option<StepsExpansion>,
     ready: VecDeque<(u32, Staged)>,
-    /// Events of block records whose body could not be read back (after a damaged chunk).
+    /// Events of run and block records that could not be read back (what they repeat was
+    /// in a damaged chunk).
     lost: u64,
 }
 
@@ -502,6 +503,9 @@ impl ThreadCursor {
                     }
                     Record::Run { call, run } => {
                         let Some(previous) = self.last else {
+                            // Nothing before it to repeat (after a damaged chunk): lost, and
+                            // said so.
+                            self.lost = self.lost.saturating_add(run.count);
                             self.plain.clear();
                             continue;
                         };
@@ -1543,7 +1547,7 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
             }
             if cursor.lost > 0 {
                 diagnostics.push(format!(
-                    "pid {} thread {}: {} events of repeated blocks could not be read back (the events they repeat were in a damaged chunk) and are not in the trace",
+                    "pid {} thread {}: {} events of folded repetitions could not be read back (the events they repeat were in a damaged chunk) and are not in the trace",
                     header.pid, cursor.thread, cursor.lost
                 ));
             }

@@ -516,6 +516,7 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
                 {
                     *loop_count = loop_count.saturating_add(delta.saturating_mul(rest - 2));
                     *hash = loop_hash(*loop_count, body_hashes, self.precision);
+                    self.recurrences.rehashed(position, self.hashes[position]);
                     self.hashes[position] = *hash;
                 }
                 return;
@@ -678,7 +679,7 @@ impl<K: Clone + PartialEq + Hash> Folder<K> {
 
     fn extend_loop(&mut self) -> bool {
         let length = self.window.len();
-        // The scan runs on every push over up to `max_body` nodes: on a contiguous slice.
+        // The scan runs on every push over up to `SCAN` nodes: on a contiguous slice.
         self.loop_bodies.make_contiguous();
         let bodies = self.loop_bodies.as_slices().0;
         let mut found = None;

@@ -67,20 +67,28 @@ impl Recurrences {
     /// The nodes from `length` on left the window's end; `hashes` are the window's hashes
     /// before they did.
     pub fn truncate(&mut self, length: usize, hashes: &VecDeque<u64>) {
+        // Newest first: each leaves its hash's chain as it came into it.
         for position in (length..self.previous.len()).rev() {
-            let at = self.base + position;
-            let hash = hashes[position];
-            if self.latest.get(&hash) == Some(&at) {
-                match self.previous[position] {
-                    NONE => self.latest.remove(&hash),
-                    previous if previous >= self.base => self.latest.insert(hash, previous),
-                    _ => self.latest.remove(&hash),
-                };
-            }
+            self.rehashed(position, hashes[position]);
         }
         self.previous.truncate(length);
         let end = self.base + length;
         self.long_loops.retain(|(at, _)| *at < end);
+    }
+
+    /// The node at window `position`, whose hash was `old`, has another now (a loop's count
+    /// grew in place): it leaves its old hash's chain, and no chain finds it any more.
+    pub fn rehashed(&mut self, position: usize, old: u64) {
+        let at = self.base + position;
+        if self.latest.get(&old) == Some(&at) {
+            match self.previous[position] {
+                previous if previous != NONE && previous >= self.base => {
+                    self.latest.insert(old, previous)
+                }
+                _ => self.latest.remove(&old),
+            };
+        }
+        self.previous[position] = NONE;
     }
 
     /// Window positions of the nodes before `position` with its hash, newest first (at
@@ -147,6 +155,23 @@ mod tests {
         hashes.push_back(7);
         recurrences.push(7, 0);
         assert_eq!(recurrences.earlier(2, &hashes).collect::<Vec<_>>(), [1]);
+    }
+
+    #[test]
+    fn a_node_rehashed_in_place_leaves_its_chain_and_nothing_stale_stays() {
+        let (mut hashes, mut recurrences) = window(&[5, 8, 5]);
+        recurrences.rehashed(2, 5);
+        hashes[2] = 6;
+        // The latest 5 is the first node again; the rehashed node is in no chain.
+        hashes.push_back(5);
+        recurrences.push(5, 0);
+        assert_eq!(recurrences.earlier(3, &hashes).collect::<Vec<_>>(), [0]);
+        assert_eq!(recurrences.earlier(2, &hashes).count(), 0);
+        // When every node has left, no hash is remembered.
+        for _ in 0..4 {
+            recurrences.pop_front(hashes.pop_front().unwrap());
+        }
+        assert!(recurrences.latest.is_empty());
     }
 
     #[test]

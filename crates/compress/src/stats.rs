@@ -178,7 +178,21 @@ impl Stats {
             self.histogram[bin] -= 1;
             one.histogram[bin] = 1;
         }
+        // What is left must still average within the extremes it keeps, or its mean would
+        // be clamped and the total lost: the value lies where the others can make up the
+        // rest (before the bin's range, if they disagree).
         let count = self.count as f64;
+        let total = self.mean * count;
+        let others = count - 1.0;
+        let feasible_low = (total - others * self.max as f64)
+            .ceil()
+            .max(self.min as f64);
+        let feasible_high = (total - others * self.min as f64)
+            .floor()
+            .min(self.max as f64);
+        if feasible_low <= feasible_high {
+            value = value.clamp(feasible_low as u64, feasible_high as u64);
+        }
         let rest_mean = (self.mean * count - value as f64) / (count - 1.0);
         self.m2 = (self.m2 - (value as f64 - rest_mean).powi(2) * (count - 1.0) / count).max(0.0);
         self.mean = rest_mean.clamp(self.min as f64, self.max as f64);

@@ -15,7 +15,9 @@
 //! window); every use checks that the node found still has the hash followed, so a node
 //! whose hash changed in place (a loop's count grew) ends a chain instead of misleading it.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+use crate::hash::FastMap;
 
 /// Body lengths up to this are found by scanning the window on every push; longer ones
 /// through the recurrences.
@@ -34,7 +36,7 @@ pub struct Recurrences {
     /// came, or [`NONE`].
     previous: VecDeque<usize>,
     /// Per hash: the absolute position of its latest node in the window.
-    latest: HashMap<u64, usize>,
+    latest: FastMap<u64, usize>,
     /// Loops whose bodies are longer than [`SCAN`]: absolute position and body length.
     long_loops: Vec<(usize, usize)>,
 }

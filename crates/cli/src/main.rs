@@ -426,12 +426,7 @@ fn main() -> ExitCode {
         if std::env::var_os("RUST_BACKTRACE").is_some() {
             default_hook(info);
         } else {
-            let message = info
-                .payload()
-                .downcast_ref::<String>()
-                .map(String::as_str)
-                .or_else(|| info.payload().downcast_ref::<&str>().copied())
-                .unwrap_or("a panic");
+            let message = run::panic_message(info.payload());
             let at = info
                 .location()
                 .map(|location| format!(" at {}:{}", location.file(), location.line()))

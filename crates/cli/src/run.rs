@@ -808,11 +808,18 @@ pub fn merge(
 /// into an error, so the caller can keep the staging and the program's exit status.
 pub fn catch_internal<T>(build: impl FnOnce() -> Result<T>) -> Result<T> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(build)).unwrap_or_else(|panic| {
-        let message = panic
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| panic.downcast_ref::<&str>().copied())
-            .unwrap_or("a panic");
-        Err(anyhow::anyhow!("internal error: {message}"))
+        Err(anyhow::anyhow!(
+            "internal error: {}",
+            panic_message(&*panic)
+        ))
     })
+}
+
+/// What a panic said (its payload, a `String` or a `&str`).
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
+    payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())
+        .unwrap_or("a panic")
 }

@@ -749,14 +749,25 @@ impl ContextTable {
         // The call site is always exact; deeper frames stop at the first one that is not a
         // return address (in code, after a call instruction): a frame-pointer walk through
         // code built without frame pointers reads stack data, so equal paths compare equal.
+        // A deeper frame must also be able to have called the frame before it (a direct
+        // call's target is that frame's function, or a stub into another module): stale
+        // return addresses left on the stack by earlier calls follow a call instruction too.
         let mut kept = 0;
         for (depth, (module, offset)) in frames.iter().enumerate() {
+            let callee = depth.checked_sub(1).map(|deeper| frames[deeper]).map(
+                |(callee_module, callee_offset)| {
+                    (callee_module == *module).then_some(callee_offset)
+                },
+            );
             let in_code = segment.modules.get(module).is_some_and(|path| {
                 self.module_code
                     .entry(path.clone())
                     .or_insert_with(|| Segments::read(Path::new(OsStr::from_bytes(path))))
                     .as_ref()
-                    .is_none_or(|segments| segments.holds_return_address(*offset))
+                    .is_none_or(|segments| {
+                        segments.holds_return_address(*offset)
+                            && callee.is_none_or(|callee| segments.may_have_called(*offset, callee))
+                    })
             });
             if depth > 0 && !in_code {
                 break;

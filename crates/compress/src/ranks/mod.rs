@@ -71,7 +71,10 @@ mod align;
 mod parts;
 
 pub use parts::ALIGNMENT_CELLS;
-use parts::{apply_body, leaves_of_nodes, leaves_of_parts, plan_body, Finisher, Part, Rules};
+use parts::{
+    apply_body, leaves_of_nodes, leaves_of_parts, plan_body, shapes_in_common, Finisher, Part,
+    Rules,
+};
 
 /// Alignment cells one merge may spend in all (about a second).
 pub const ALIGNMENT_BUDGET: usize = 1 << 28;
@@ -194,7 +197,12 @@ impl Candidate {
         {
             natural
         } else {
-            match plan(false, false) {
+            // Under any rules a leaf still matches only one of its shape: when too few
+            // share a shape for the plan to be taken, it is not aligned.
+            let any_may_do = self.leaves == own
+                || (distinct
+                    && 10 * shapes_in_common(&self.parts, &nodes) >= 9 * self.leaves.max(own));
+            match any_may_do.then(|| plan(false, false)).flatten() {
                 Some(any)
                     if any.complete
                         || (distinct && 10 * any.matched >= 9 * self.leaves.max(own)) =>

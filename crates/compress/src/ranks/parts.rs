@@ -28,8 +28,10 @@ const OFFSET_LOW: usize = 6;
 const OFFSET_HIGH: usize = 7;
 
 /// Largest alignment (a body's parts times a rank's nodes there) tried: beyond it a rank
-/// whose structure differs starts a group of its own.
-pub const ALIGNMENT_CELLS: usize = 1 << 16;
+/// whose structure differs starts a group of its own. An iteration of a multigrid solver
+/// on a 3-D grid (HPCG: eleven halo exchanges of up to 26 neighbours each) is a body of
+/// several hundred nodes; at 2^16 cells its boundary ranks made a group each kind.
+pub const ALIGNMENT_CELLS: usize = 1 << 20;
 
 /// What is merged of a leaf: its duration and gap statistics, and which rank had the
 /// longest single duration (a distance from the member's rank in a member's tree, an
@@ -342,6 +344,113 @@ fn shape_of(key: &EventKey) -> [u64; 5] {
     ]
 }
 
+/// Field by field, the call and context first: an array's `==` is a call to `memcmp`,
+/// and comparing shapes is most of what aligning long bodies does.
+fn same_shape(a: &[u64; 5], b: &[u64; 5]) -> bool {
+    a[0] == b[0] && a[1] == b[1] && a[2] == b[2] && a[3] == b[3] && a[4] == b[4]
+}
+
+/// What a leaf must share with another to match it under natural rules, where no slope
+/// moves its request or result: its shape, request and result.
+type Matchable = ([u64; 5], i64, i64);
+
+/// The leaves of `parts` by what they must share with a match; `None` if a slope moves
+/// some leaf's request or result.
+fn matchable_parts(parts: &[Part], into: &mut FastMap<Matchable, u64>) -> Option<()> {
+    for part in parts {
+        match part {
+            Part::Leaf(part) => {
+                if part
+                    .slopes
+                    .is_some_and(|slopes| slopes[REQUEST] != 0 || slopes[RESULT] != 0)
+                {
+                    return None;
+                }
+                let key = (part.shape, part.values[REQUEST], part.values[RESULT]);
+                *into.entry(key).or_default() += 1;
+            }
+            Part::Loop(part) => matchable_parts(&part.body, into)?,
+        }
+    }
+    Some(())
+}
+
+/// How many leaves of `nodes` could match one of `parts` under any rules (one of its
+/// shape, each taken once): a bound on what an alignment matches.
+pub(super) fn shapes_in_common(parts: &[Part], nodes: &[Node<EventKey>]) -> u64 {
+    fn count(parts: &[Part], into: &mut FastMap<[u64; 5], u64>) {
+        for part in parts {
+            match part {
+                Part::Leaf(part) => *into.entry(part.shape).or_default() += 1,
+                Part::Loop(part) => count(&part.body, into),
+            }
+        }
+    }
+    fn take(nodes: &[Node<EventKey>], shapes: &mut FastMap<[u64; 5], u64>) -> u64 {
+        let mut found = 0;
+        for node in nodes {
+            match node {
+                Node::Leaf(leaf) => {
+                    if let Some(left) = shapes
+                        .get_mut(&shape_of(&leaf.key))
+                        .filter(|left| **left > 0)
+                    {
+                        *left -= 1;
+                        found += 1;
+                    }
+                }
+                Node::Loop { body, .. } => found += take(body, shapes),
+            }
+        }
+        found
+    }
+    let mut shapes = FastMap::default();
+    count(parts, &mut shapes);
+    take(nodes, &mut shapes)
+}
+
+/// How many of `nodes`' leaves have a counterpart left in `parts` (taking each once).
+fn matchable_in(nodes: &[Node<EventKey>], parts: &mut FastMap<Matchable, u64>) -> u64 {
+    let mut found = 0;
+    for node in nodes {
+        match node {
+            Node::Leaf(leaf) => {
+                let key = (
+                    shape_of(&leaf.key),
+                    leaf.key.request as i64,
+                    leaf.key.result,
+                );
+                if let Some(left) = parts.get_mut(&key).filter(|left| **left > 0) {
+                    *left -= 1;
+                    found += 1;
+                }
+            }
+            Node::Loop { body, .. } => found += matchable_in(body, parts),
+        }
+    }
+    found
+}
+
+/// Whether a loop body of the group's may match a rank's loop body under natural rules,
+/// before aligning them: a third of the fewer leaves must match (or every collective
+/// meet), and under natural rules a leaf matches only one of its shape with the same
+/// request and result (no slope moves those). The four levels of a multigrid V-cycle are
+/// loops of one shape with other sizes: aligning each level's exchange with every other's
+/// was most of the merge's time once bodies of hundreds of nodes could be aligned.
+fn could_match_a_third(parts: &[Part], nodes: &[Node<EventKey>], rules: Rules<'_>) -> bool {
+    if collectives_of_parts(parts, rules.class_of) > 0
+        && collectives_of_nodes(nodes, rules.class_of) > 0
+    {
+        return true;
+    }
+    let mut matchable = FastMap::default();
+    if matchable_parts(parts, &mut matchable).is_none() {
+        return true;
+    }
+    let found = matchable_in(nodes, &mut matchable);
+    3 * found >= leaves_of_parts(parts).min(leaves_of_nodes(nodes))
+}
+
 /// The calling context of a node's first leaf (0 if none).
 fn first_context(node: &Node<EventKey>) -> u32 {
     match node {
@@ -526,7 +635,7 @@ impl Part {
         let ranks = self.ranks().resolve(enclosing);
         match (self, node) {
             (Part::Leaf(part), Node::Leaf(leaf)) => {
-                if part.shape != shape_of(&leaf.key)
+                if !same_shape(&part.shape, &shape_of(&leaf.key))
                     || !histograms_fit(&part.statistics.blurred, &leaf.blurred)
                 {
                     return None;
@@ -570,6 +679,9 @@ impl Part {
                     extents_free: rules.extents_free || part.blurred || blurred.is_some(),
                     ..rules
                 };
+                if rules.natural && !could_match_a_third(&part.body, body, rules) {
+                    return None;
+                }
                 let plan = plan_body(&part.body, ranks, body, rank, inside, budget)?;
                 let enough = plan.matched > 0
                     && (3 * plan.matched >= leaves_of_parts(&part.body).min(leaves_of_nodes(body))
@@ -910,11 +1022,19 @@ pub(super) fn plan_body(
             0
         }
     ];
+    // A leaf fits only a leaf of its shape, a loop only a loop: told apart first, each
+    // node's shape computed once (most cells of an alignment stop here).
+    let shapes: Vec<Option<[u64; 5]>> = nodes
+        .iter()
+        .map(|node| match node {
+            Node::Leaf(leaf) => Some(shape_of(&leaf.key)),
+            Node::Loop { .. } => None,
+        })
+        .collect();
     let weight = |part: usize, node: usize| {
-        // A leaf fits only a leaf of its shape, a loop only a loop: told apart first.
-        match (&parts[part], &nodes[node]) {
-            (Part::Leaf(part), Node::Leaf(leaf)) if part.shape == shape_of(&leaf.key) => {}
-            (Part::Loop(_), Node::Loop { .. }) => {}
+        match (&parts[part], &shapes[node]) {
+            (Part::Leaf(part), Some(shape)) if same_shape(&part.shape, shape) => {}
+            (Part::Loop(_), None) => {}
             _ => return 0,
         }
         let cell = part * width + node;

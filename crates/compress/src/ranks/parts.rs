@@ -785,6 +785,15 @@ impl Part {
 }
 
 impl LeafPart {
+    /// Whether a leaf of this request and result may fit under natural rules: they must
+    /// be this leaf's unless a slope moves them.
+    fn may_have(&self, request: i64, result: i64) -> bool {
+        match self.slopes {
+            Some(slopes) if slopes[REQUEST] != 0 || slopes[RESULT] != 0 => true,
+            _ => self.values[REQUEST] == request && self.values[RESULT] == result,
+        }
+    }
+
     /// The slopes with which `values` (of `rank`) fits this leaf, which `ranks` have,
     /// whether its peer fits only modulo the job size (ring neighbours wrapping round), and
     /// the weight of the match: lower for each slope it decides that SPMD ranks rarely
@@ -1024,16 +1033,24 @@ pub(super) fn plan_body(
     ];
     // A leaf fits only a leaf of its shape, a loop only a loop: told apart first, each
     // node's shape computed once (most cells of an alignment stop here).
-    let shapes: Vec<Option<[u64; 5]>> = nodes
+    // Under natural rules a leaf's request and result, which no slope moves, are
+    // compared too: most leaves of one call site differ in size.
+    let shapes: Vec<Option<([u64; 5], i64, i64)>> = nodes
         .iter()
         .map(|node| match node {
-            Node::Leaf(leaf) => Some(shape_of(&leaf.key)),
+            Node::Leaf(leaf) => Some((
+                shape_of(&leaf.key),
+                leaf.key.request as i64,
+                leaf.key.result,
+            )),
             Node::Loop { .. } => None,
         })
         .collect();
     let weight = |part: usize, node: usize| {
         match (&parts[part], &shapes[node]) {
-            (Part::Leaf(part), Some(shape)) if same_shape(&part.shape, shape) => {}
+            (Part::Leaf(part), Some((shape, request, result)))
+                if same_shape(&part.shape, shape)
+                    && (!rules.natural || part.may_have(*request, *result)) => {}
             (Part::Loop(_), None) => {}
             _ => return 0,
         }

@@ -861,7 +861,14 @@ impl LeafPart {
             PeerForm::Affine => match self.affine(ranks, rank, values, rules, true) {
                 Some((slopes, wraps)) => (slopes, wraps, PeerForm::Affine),
                 None if self.xor_possible && xor_fits => (others()?, false, PeerForm::Xor),
-                None if point_to_point && tag == base_tag && self.slopes.is_some() => {
+                // Not for a neighbour at a constant distance (peer `rank + c`): a rank
+                // whose peer is not there is another direction's — on a 4 × 2 grid rank
+                // 4's south neighbour is not ranks 1–3's west one a row further.
+                None if point_to_point
+                    && tag == base_tag
+                    && self.slopes.is_some()
+                    && peer_slope != 1 =>
+                {
                     let (width, slope) = rows_through(
                         ranks,
                         rank,

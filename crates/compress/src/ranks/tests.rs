@@ -643,6 +643,74 @@ fn transpose_partners_share_one_leaf_with_a_slope_per_grid_row() {
     merge_and_check(again, &originals, ranks);
 }
 
+#[test]
+fn a_grid_neighbour_a_row_away_is_its_own_direction() {
+    // A 4 × 3 grid, each rank sending to its west, east, south and north neighbours
+    // that exist, in that order, at one call site, 20 times. Ranks 1–3's west neighbour
+    // is `rank − 1`; rank 4, the first of the second row, has none, and its south
+    // neighbour (`rank − 4`) would fit ranks 1–3's west leaf with a slope per row: the
+    // grid's four directions would then no longer each be one leaf.
+    let (width, ranks) = (4i64, 12i64);
+    let originals: Vec<Vec<Event>> = (0..ranks)
+        .map(|rank| {
+            let (x, y) = (rank % width, rank / width);
+            let neighbours = [
+                (x > 0).then(|| rank - 1),
+                (x < width - 1).then(|| rank + 1),
+                (y > 0).then(|| rank - width),
+                (y < ranks / width - 1).then(|| rank + width),
+            ];
+            let mut events = Vec::new();
+            for iteration in 0..20u64 {
+                for (direction, peer) in neighbours.iter().enumerate() {
+                    let Some(peer) = peer else { continue };
+                    events.push(Event {
+                        call: 2,
+                        start: 100 * (iteration * 4 + direction as u64),
+                        duration: 10,
+                        file: None,
+                        handle: 0x55,
+                        offset: -1,
+                        request: 4096,
+                        result: 4096,
+                        errno: 0,
+                        context: 1,
+                        aux: *peer as u64 | 7 << 32,
+                        flags: 0,
+                    });
+                }
+            }
+            events
+        })
+        .collect();
+    let groups = merge_ranks(members_of_events(&originals), Some(ranks), &class_of, 100);
+    assert_eq!(groups.len(), 1);
+    let described: Vec<String> = groups[0]
+        .sharing
+        .rank_sets
+        .iter()
+        .map(|set| set.describe(0))
+        .collect();
+    // West, east, north (rows but the last), south (rows but the first).
+    assert_eq!(
+        described,
+        [
+            "all ranks but 0-8/4",
+            "all ranks but 3-11/4",
+            "only ranks 0-7",
+            "only ranks 4-11"
+        ]
+    );
+    let rows = groups[0].sharing.parameters.iter();
+    assert!(
+        rows.clone().all(|slopes| slopes.peer_row_width == 0),
+        "{:?}",
+        groups[0].sharing.parameters
+    );
+    let again = merge_and_check(members_of_events(&originals), &originals, ranks);
+    merge_and_check(again, &originals, ranks);
+}
+
 /// A load-imbalanced rank: `steps` times, a loop of sends to the next rank (10 to 14 of
 /// them, a count that is not affine in the rank), then a write to its own file; with
 /// `in_loop`, the loop also writes to the file.

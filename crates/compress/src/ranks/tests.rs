@@ -289,6 +289,34 @@ fn members_of_events(originals: &[Vec<Event>]) -> Vec<Member> {
         .collect()
 }
 
+/// A point-to-point call (call 2) of `bytes` to the peer and tag in `aux`, 10 ns long.
+fn message(start: u64, bytes: u64, aux: u64, context: u32) -> Event {
+    Event {
+        call: 2,
+        start,
+        duration: 10,
+        file: None,
+        handle: 0x55,
+        offset: -1,
+        request: bytes,
+        result: bytes as i64,
+        errno: 0,
+        context,
+        aux,
+        flags: 0,
+    }
+}
+
+/// The rank sets of a merged group, described from rank 0.
+fn described_rank_sets(group: &Group) -> Vec<String> {
+    group
+        .sharing
+        .rank_sets
+        .iter()
+        .map(|set| set.describe(0))
+        .collect()
+}
+
 /// Every leaf's statistics count: each event of each member is in exactly one.
 fn statistics_count(nodes: &[Node<EventKey>]) -> u64 {
     let mut total = 0;
@@ -432,12 +460,7 @@ fn a_rank_that_does_not_fit_one_part_keeps_only_that_part_to_itself() {
     let originals: Vec<Vec<Event>> = (0..8).map(|rank| rank_events(rank, 8, 5)).collect();
     let groups = merge_ranks(members_of_events(&originals), Some(16), &class_of, 100);
     assert_eq!(groups.len(), 1);
-    let described: Vec<String> = groups[0]
-        .sharing
-        .rank_sets
-        .iter()
-        .map(|set| set.describe(0))
-        .collect();
+    let described = described_rank_sets(&groups[0]);
     // Rank 0's header, the others' first block write, the loop of all but the last, its own.
     assert_eq!(
         described,
@@ -553,20 +576,12 @@ fn partners_that_are_the_rank_xor_a_constant_share_one_stream() {
             let mut events = Vec::new();
             for iteration in 0..20u64 {
                 for step in 0..4u32 {
-                    events.push(Event {
-                        call: 2,
-                        start: 100 * (iteration * 4 + step as u64),
-                        duration: 10,
-                        file: None,
-                        handle: 0x55,
-                        offset: -1,
-                        request: 2048,
-                        result: 2048,
-                        errno: 0,
-                        context: 9,
-                        aux: (rank ^ (1 << step)) as u64 | 7 << 32,
-                        flags: 0,
-                    });
+                    events.push(message(
+                        100 * (iteration * 4 + step as u64),
+                        2048,
+                        (rank ^ (1 << step)) as u64 | 7 << 32,
+                        9,
+                    ));
                 }
             }
             events
@@ -599,17 +614,7 @@ fn transpose_partners_share_one_leaf_with_a_slope_per_grid_row() {
                 let mut push = |call: u16, aux: u64, context: u32| {
                     events.push(Event {
                         call,
-                        start: 100 * (iteration * 2 + context as u64),
-                        duration: 10,
-                        file: None,
-                        handle: 0x55,
-                        offset: -1,
-                        request: 8192,
-                        result: 8192,
-                        errno: 0,
-                        context,
-                        aux,
-                        flags: 0,
+                        ..message(100 * (iteration * 2 + context as u64), 8192, aux, context)
                     })
                 };
                 if partner != rank {
@@ -622,12 +627,7 @@ fn transpose_partners_share_one_leaf_with_a_slope_per_grid_row() {
         .collect();
     let groups = merge_ranks(members_of_events(&originals), Some(ranks), &class_of, 100);
     assert_eq!(groups.len(), 1);
-    let described: Vec<String> = groups[0]
-        .sharing
-        .rank_sets
-        .iter()
-        .map(|set| set.describe(0))
-        .collect();
+    let described = described_rank_sets(&groups[0]);
     assert_eq!(described, ["all ranks but 0-15/5"]);
     let slopes = &groups[0].sharing.parameters;
     assert_eq!(slopes.len(), 1, "{slopes:?}");
@@ -664,20 +664,12 @@ fn a_grid_neighbour_a_row_away_is_its_own_direction() {
             for iteration in 0..20u64 {
                 for (direction, peer) in neighbours.iter().enumerate() {
                     let Some(peer) = peer else { continue };
-                    events.push(Event {
-                        call: 2,
-                        start: 100 * (iteration * 4 + direction as u64),
-                        duration: 10,
-                        file: None,
-                        handle: 0x55,
-                        offset: -1,
-                        request: 4096,
-                        result: 4096,
-                        errno: 0,
-                        context: 1,
-                        aux: *peer as u64 | 7 << 32,
-                        flags: 0,
-                    });
+                    events.push(message(
+                        100 * (iteration * 4 + direction as u64),
+                        4096,
+                        *peer as u64 | 7 << 32,
+                        1,
+                    ));
                 }
             }
             events
@@ -685,12 +677,7 @@ fn a_grid_neighbour_a_row_away_is_its_own_direction() {
         .collect();
     let groups = merge_ranks(members_of_events(&originals), Some(ranks), &class_of, 100);
     assert_eq!(groups.len(), 1);
-    let described: Vec<String> = groups[0]
-        .sharing
-        .rank_sets
-        .iter()
-        .map(|set| set.describe(0))
-        .collect();
+    let described = described_rank_sets(&groups[0]);
     // West, east, north (rows but the last), south (rows but the first).
     assert_eq!(
         described,

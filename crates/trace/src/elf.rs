@@ -144,23 +144,19 @@ impl Segments {
     /// a register or memory, opcode FF /2; elsewhere only the code range is checked). A
     /// bogus frame is rarely both.
     pub fn holds_return_address(&self, offset: u64) -> bool {
-        let Some((start, _, position)) = self
+        if !self
             .code
             .iter()
-            .find(|(start, end, _)| (*start..=*end).contains(&offset))
-        else {
+            .any(|(start, end, _)| (*start..=*end).contains(&offset))
+        {
             return false;
-        };
+        }
         if !cfg!(target_arch = "x86_64") {
             return true;
         }
-        let mut before = [0u8; 7];
-        let Some(at) = (offset - start + position).checked_sub(before.len() as u64) else {
+        let Some(before) = offset.checked_sub(7).and_then(|at| self.code_at::<7>(at)) else {
             return false;
         };
-        if self.file.read_exact_at(&mut before, at).is_err() {
-            return false;
-        }
         // `call rel32` ends 5 bytes back; FF /2 forms end 2 to 7 bytes back.
         before[2] == 0xe8
             || (2..=7).any(|back| {

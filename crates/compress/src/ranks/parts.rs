@@ -354,16 +354,21 @@ fn same_shape(a: &[u64; 5], b: &[u64; 5]) -> bool {
 /// moves its request or result: its shape, request and result.
 type Matchable = ([u64; 5], i64, i64);
 
+fn matchable(leaf: &Leaf<EventKey>) -> Matchable {
+    (
+        shape_of(&leaf.key),
+        leaf.key.request as i64,
+        leaf.key.result,
+    )
+}
+
 /// The leaves of `parts` by what they must share with a match; `None` if a slope moves
 /// some leaf's request or result.
 fn matchable_parts(parts: &[Part], into: &mut FastMap<Matchable, u64>) -> Option<()> {
     for part in parts {
         match part {
             Part::Leaf(part) => {
-                if part
-                    .slopes
-                    .is_some_and(|slopes| slopes[REQUEST] != 0 || slopes[RESULT] != 0)
-                {
+                if part.sizes_move() {
                     return None;
                 }
                 let key = (part.shape, part.values[REQUEST], part.values[RESULT]);
@@ -415,12 +420,7 @@ fn matchable_in(nodes: &[Node<EventKey>], parts: &mut FastMap<Matchable, u64>) -
     for node in nodes {
         match node {
             Node::Leaf(leaf) => {
-                let key = (
-                    shape_of(&leaf.key),
-                    leaf.key.request as i64,
-                    leaf.key.result,
-                );
-                if let Some(left) = parts.get_mut(&key).filter(|left| **left > 0) {
+                if let Some(left) = parts.get_mut(&matchable(leaf)).filter(|left| **left > 0) {
                     *left -= 1;
                     found += 1;
                 }
@@ -785,13 +785,16 @@ impl Part {
 }
 
 impl LeafPart {
+    /// Whether a slope moves this leaf's request or result with the rank.
+    fn sizes_move(&self) -> bool {
+        self.slopes
+            .is_some_and(|slopes| slopes[REQUEST] != 0 || slopes[RESULT] != 0)
+    }
+
     /// Whether a leaf of this request and result may fit under natural rules: they must
     /// be this leaf's unless a slope moves them.
     fn may_have(&self, request: i64, result: i64) -> bool {
-        match self.slopes {
-            Some(slopes) if slopes[REQUEST] != 0 || slopes[RESULT] != 0 => true,
-            _ => self.values[REQUEST] == request && self.values[RESULT] == result,
-        }
+        self.sizes_move() || (self.values[REQUEST] == request && self.values[RESULT] == result)
     }
 
     /// The slopes with which `values` (of `rank`) fits this leaf, which `ranks` have,
@@ -1042,14 +1045,10 @@ pub(super) fn plan_body(
     // node's shape computed once (most cells of an alignment stop here).
     // Under natural rules a leaf's request and result, which no slope moves, are
     // compared too: most leaves of one call site differ in size.
-    let shapes: Vec<Option<([u64; 5], i64, i64)>> = nodes
+    let shapes: Vec<Option<Matchable>> = nodes
         .iter()
         .map(|node| match node {
-            Node::Leaf(leaf) => Some((
-                shape_of(&leaf.key),
-                leaf.key.request as i64,
-                leaf.key.result,
-            )),
+            Node::Leaf(leaf) => Some(matchable(leaf)),
             Node::Loop { .. } => None,
         })
         .collect();

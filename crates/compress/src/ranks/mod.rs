@@ -109,10 +109,10 @@ struct Candidate {
     ranks: Vec<i64>,
     parts: Vec<Part>,
     /// Leaves of the merged tree, and of the largest member: a group takes in ranks that
-    /// only partly match while its leaves stay within three times that (plus a few), so
+    /// only partly match while its leaves stay within four times that (plus a few), so
     /// ranks that each bring nodes of their own start groups instead of making every
-    /// member walk all the others' nodes. Three, not two: on a 3-D grid of 4 × 2 × 2 ranks
-    /// the largest rank has 11 of the 26 directions all ranks have between them.
+    /// member walk all the others' nodes. Four, not two: on a 3-D grid of 2 × 2 × 2 ranks
+    /// each rank has 7 of the 26 directions all ranks have between them (11 on 4 × 2 × 2).
     leaves: u64,
     largest_member: u64,
     /// Some node lacks some member.
@@ -181,7 +181,7 @@ impl Candidate {
             plan.matched > 0
                 && (3 * plan.matched >= self.leaves.min(own)
                     || plan.meets_at_every_collective(&self.parts, &nodes, rules(true, false)))
-                && leaves <= 3 * self.largest_member.max(own) + 16
+                && leaves <= 4 * self.largest_member.max(own) + 16
         };
         // Below precision 100, loops whose counts differ from the group's within the
         // margin (a load-imbalanced rank's) may share a count histogram: that plan

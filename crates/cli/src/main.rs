@@ -121,10 +121,10 @@ enum Command {
         /// Keep the staging directory of raw segments.
         #[arg(long)]
         keep_staging: bool,
-        /// Where the staging directory of raw segments goes (default: beside the trace):
-        /// node-local or scratch storage keeps the traced run's own writes off the file
-        /// system the trace goes to. Every rank of a job must see it (the first rank
-        /// builds the trace from it).
+        /// Where the staging directory of raw segments goes (default: beside the trace;
+        /// created if missing): node-local or scratch storage keeps the traced run's own
+        /// writes off the file system the trace goes to. Every rank of a job must see it
+        /// (the first rank builds the trace from it).
         #[arg(long, value_name = "DIR")]
         staging: Option<PathBuf>,
         /// Print nothing but errors.

@@ -385,9 +385,11 @@ pub fn run(options: RunOptions) -> Result<ExitCode> {
         Some(launch) => launch.job.clone(),
         None => std::process::id().to_string(),
     };
+    // Every rank creates it if missing (`mkdir -p`: ranks racing to make it all succeed),
+    // so a job's scratch directory need not be made before the job.
     let staging_parent = match &options.staging {
-        Some(directory) => directory
-            .canonicalize()
+        Some(directory) => std::fs::create_dir_all(directory)
+            .and_then(|()| directory.canonicalize())
             .with_context(|| format!("staging directory {}", directory.display()))?,
         None => output_directory.clone(),
     };

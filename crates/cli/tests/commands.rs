@@ -214,6 +214,31 @@ fn failed_write_keeps_the_previous_trace() {
 }
 
 #[test]
+fn a_missing_staging_directory_is_made() {
+    let directory = tempfile::tempdir().unwrap();
+    library();
+    // A staging directory that does not exist yet is made (a job's scratch directory),
+    // and the program's status and calls come through; the staging is gone after.
+    let scratch = directory.path().join("scratch/job");
+    let written = directory.path().join("written");
+    let status = cairn()
+        .args(["run", "-q", "--staging"])
+        .arg(&scratch)
+        .arg("-o")
+        .arg(directory.path().join("staged.cairn"))
+        .args(["--", "sh", "-c", "echo hi > \"$0\"; exit 7"])
+        .arg(&written)
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(7));
+    let summary = summary_json(&directory.path().join("staged.cairn"), &[]);
+    assert_eq!(summary["exit_status"].as_i64(), Some(7));
+    assert_eq!(summary["calls"]["write"]["count"].as_u64(), Some(1));
+    assert_eq!(summary["calls"]["write"]["bytes"].as_u64(), Some(3));
+    assert_eq!(std::fs::read_dir(&scratch).unwrap().count(), 0);
+}
+
+#[test]
 fn a_closed_output_pipe_ends_printing_quietly() {
     // `cairn summary trace | head -1`: the reader goes away after one line.
     use std::io::{BufRead, BufReader};

@@ -362,73 +362,59 @@ fn matchable(leaf: &Leaf<EventKey>) -> Matchable {
     )
 }
 
-/// The leaves of `parts` by what they must share with a match; `None` if a slope moves
-/// some leaf's request or result.
-fn matchable_parts(parts: &[Part], into: &mut FastMap<Matchable, u64>) -> Option<()> {
-    for part in parts {
-        match part {
-            Part::Leaf(part) => {
-                if part.sizes_move() {
-                    return None;
-                }
-                let key = (part.shape, part.values[REQUEST], part.values[RESULT]);
-                *into.entry(key).or_default() += 1;
+/// How many leaves of `nodes` have a counterpart among the leaves of `parts` with the
+/// same key (each taken once): a bound on what an alignment can match. `None` if some
+/// part gives no key (anything may match it).
+fn leaves_in_common<K: std::hash::Hash + Eq>(
+    parts: &[Part],
+    nodes: &[Node<EventKey>],
+    of_part: &dyn Fn(&LeafPart) -> Option<K>,
+    of_leaf: &dyn Fn(&Leaf<EventKey>) -> K,
+) -> Option<u64> {
+    fn count<K: std::hash::Hash + Eq>(
+        parts: &[Part],
+        of_part: &dyn Fn(&LeafPart) -> Option<K>,
+        into: &mut FastMap<K, u64>,
+    ) -> Option<()> {
+        for part in parts {
+            match part {
+                Part::Leaf(part) => *into.entry(of_part(part)?).or_default() += 1,
+                Part::Loop(part) => count(&part.body, of_part, into)?,
             }
-            Part::Loop(part) => matchable_parts(&part.body, into)?,
         }
+        Some(())
     }
-    Some(())
+    fn take<K: std::hash::Hash + Eq>(
+        nodes: &[Node<EventKey>],
+        of_leaf: &dyn Fn(&Leaf<EventKey>) -> K,
+        left: &mut FastMap<K, u64>,
+    ) -> u64 {
+        let mut found = 0;
+        for node in nodes {
+            match node {
+                Node::Leaf(leaf) => {
+                    if let Some(left) = left.get_mut(&of_leaf(leaf)).filter(|left| **left > 0) {
+                        *left -= 1;
+                        found += 1;
+                    }
+                }
+                Node::Loop { body, .. } => found += take(body, of_leaf, left),
+            }
+        }
+        found
+    }
+    let mut keys = FastMap::default();
+    count(parts, of_part, &mut keys)?;
+    Some(take(nodes, of_leaf, &mut keys))
 }
 
 /// How many leaves of `nodes` could match one of `parts` under any rules (one of its
 /// shape, each taken once): a bound on what an alignment matches.
 pub(super) fn shapes_in_common(parts: &[Part], nodes: &[Node<EventKey>]) -> u64 {
-    fn count(parts: &[Part], into: &mut FastMap<[u64; 5], u64>) {
-        for part in parts {
-            match part {
-                Part::Leaf(part) => *into.entry(part.shape).or_default() += 1,
-                Part::Loop(part) => count(&part.body, into),
-            }
-        }
-    }
-    fn take(nodes: &[Node<EventKey>], shapes: &mut FastMap<[u64; 5], u64>) -> u64 {
-        let mut found = 0;
-        for node in nodes {
-            match node {
-                Node::Leaf(leaf) => {
-                    if let Some(left) = shapes
-                        .get_mut(&shape_of(&leaf.key))
-                        .filter(|left| **left > 0)
-                    {
-                        *left -= 1;
-                        found += 1;
-                    }
-                }
-                Node::Loop { body, .. } => found += take(body, shapes),
-            }
-        }
-        found
-    }
-    let mut shapes = FastMap::default();
-    count(parts, &mut shapes);
-    take(nodes, &mut shapes)
-}
-
-/// How many of `nodes`' leaves have a counterpart left in `parts` (taking each once).
-fn matchable_in(nodes: &[Node<EventKey>], parts: &mut FastMap<Matchable, u64>) -> u64 {
-    let mut found = 0;
-    for node in nodes {
-        match node {
-            Node::Leaf(leaf) => {
-                if let Some(left) = parts.get_mut(&matchable(leaf)).filter(|left| **left > 0) {
-                    *left -= 1;
-                    found += 1;
-                }
-            }
-            Node::Loop { body, .. } => found += matchable_in(body, parts),
-        }
-    }
-    found
+    leaves_in_common(parts, nodes, &|part| Some(part.shape), &|leaf| {
+        shape_of(&leaf.key)
+    })
+    .unwrap_or(0)
 }
 
 /// Whether a loop body of the group's may match a rank's loop body under natural rules,
@@ -443,12 +429,11 @@ fn could_match_a_third(parts: &[Part], nodes: &[Node<EventKey>], rules: Rules<'_
     {
         return true;
     }
-    let mut matchable = FastMap::default();
-    if matchable_parts(parts, &mut matchable).is_none() {
-        return true;
-    }
-    let found = matchable_in(nodes, &mut matchable);
-    3 * found >= leaves_of_parts(parts).min(leaves_of_nodes(nodes))
+    let of_part = |part: &LeafPart| {
+        (!part.sizes_move()).then_some((part.shape, part.values[REQUEST], part.values[RESULT]))
+    };
+    leaves_in_common(parts, nodes, &of_part, &matchable)
+        .is_none_or(|found| 3 * found >= leaves_of_parts(parts).min(leaves_of_nodes(nodes)))
 }
 
 /// The calling context of a node's first leaf (0 if none).

@@ -1095,6 +1095,69 @@ fn a_loop_that_holds_loops_folds_while_the_program_runs() {
 }
 
 #[test]
+fn an_exchange_whose_waits_repeat_two_by_two_keeps_the_iteration_folding() {
+    // halo_waits.c: real HPCG's CG iteration on a 2 × 2 × 2 grid (234 calls: 11 halo
+    // exchanges over four levels, three reductions), one corner of the grid at a time;
+    // the first exchange receives nothing yet, as HPCG's first iteration differs. Inside
+    // an exchange the waits' sizes repeat two by two (face, edge, face, edge), so the
+    // tracer opens a block of two there at every exchange, which never completes. Such a
+    // block recurring 22 calls later (or a pair of calls seen at another distance) made
+    // the tracer give up the iteration's period it was following, and the iteration's
+    // block could then start only where the new streak allowed: never, for corners 1 and
+    // 4 (6.7 and 5.7 MB staged for 300 iterations; real HPCG's ranks 1, 4 and 6 of 8,
+    // 4 MB each). Each corner now stages the process header and one chunk, and the
+    // trace has every call.
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile("halo_waits", directory.path(), &[]);
+    let work = directory.path().to_str().unwrap();
+    let iterations = 300u64;
+    let exchanges = 11 * iterations + 1;
+    for corner in 0..8 {
+        let staging = directory.path().join(format!("staging-{corner}"));
+        let (count, corner_argument) = (iterations.to_string(), corner.to_string());
+        let output = run_preloaded(&program, &[work, &count, &corner_argument], &staging);
+        assert_eq!(
+            staged_bytes(&staging),
+            64 * 1024 + 256 * 1024,
+            "corner {corner}"
+        );
+        let traced = merge(&staging, output);
+        // Every corner has three faces, three edges and a corner: 24 n² + 24 n + 8 bytes
+        // an exchange on a level of side n; an iteration has four exchanges on the finest
+        // level, three on the next two and one on the coarsest.
+        let exchange_bytes = |n: u64| 24 * n * n + 24 * n + 8;
+        let per_iteration = 4 * exchange_bytes(16)
+            + 3 * exchange_bytes(8)
+            + 3 * exchange_bytes(4)
+            + exchange_bytes(2);
+        assert_fields(
+            traced.file("/arrived"),
+            &[
+                ("reads", 7 * exchanges),
+                (
+                    "bytes_read",
+                    per_iteration * iterations + exchange_bytes(16),
+                ),
+                ("writes", 0),
+            ],
+        );
+        assert_fields(
+            traced.file("/reductions"),
+            &[
+                ("writes", 3 * iterations + 8),
+                ("bytes_written", 8 * (3 * iterations + 8)),
+            ],
+        );
+        assert_eq!(
+            traced.summary["events"].as_u64(),
+            // Exchanges, reductions, and 9 opens, an ftruncate and 9 closes.
+            Some(21 * exchanges + 3 * iterations + 8 + 9 + 1 + 9),
+            "corner {corner}"
+        );
+    }
+}
+
+#[test]
 fn loops_that_open_and_close_files_fold_while_the_program_runs() {
     // reopen.c: loops that open a file, use it and close it (a log appended to, a file
     // read again, a file rewritten from its start, a stream in stdio, and a descriptor

@@ -904,7 +904,11 @@ impl ThreadState {
     }
 
     /// Follows `period` instead of the long period followed so far if the latest events
-    /// repeat it: its streak, counted back through the window.
+    /// repeat it at least as far back as they repeat that one: its streak, counted back
+    /// through the window. (A distance met by chance — a hashed pair's, or a block of two
+    /// waits recurring at every exchange — must not replace the period of a loop around
+    /// them that the latest events already repeat further: then the loop's block could
+    /// only start where the streak it was followed with allows, and it never did.)
     #[cold]
     fn follow_long_period(&mut self, period: usize) {
         let (mut streak, window) = (0, self.window());
@@ -913,7 +917,7 @@ impl ThreadState {
         {
             streak += 1;
         }
-        if streak > 0 {
+        if streak > 0 && (self.long_period == 0 || streak >= self.long_streak) {
             self.long_period = period;
             self.long_streak = streak;
         }

@@ -17,18 +17,19 @@
  * the iteration's block never started: corners 1 and 4 were staged call by call (real
  * HPCG's ranks 1, 4 and 6 of 8: 4 MB of staging each instead of 1.4 MB).
  *
- *   halo_waits DIR ITERATIONS [RANK] */
+ *   halo_waits DIR ITERATIONS [RANK [PX PY PZ]]   (rank 1 of 2 x 2 x 2 by default) */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-enum { LEVELS = 4, FINEST = 16, NEIGHBOURS = 7 };
+enum { LEVELS = 4, FINEST = 16, MOST = 26 };
 
-/* Per neighbour in rank order: face 2, edge 1, corner 0 (rank 1's: 2 1 2 1 2 0 1). */
-static int kinds[NEIGHBOURS];
+/* Per neighbour in rank order: face 2, edge 1, corner 0 (rank 1's of 2 x 2 x 2: 2 1 2 1 2
+ * 0 1), and how many. */
+static int kinds[MOST], count;
 static char buffer[FINEST * FINEST * 8];
-static int neighbours[NEIGHBOURS], arrived, reductions;
+static int neighbours[MOST], arrived, reductions;
 
 static size_t length(int level, int neighbour) {
     size_t n = FINEST >> level, kind = kinds[neighbour];
@@ -38,11 +39,11 @@ static size_t length(int level, int neighbour) {
 /* MPI_Irecv from each neighbour (a descriptor each), MPI_Send to each, then MPI_Wait for
  * each receive in turn: only the waits' sizes tell them apart. */
 static void exchange(int level) {
-    for (int i = 0; i < NEIGHBOURS; i++)
+    for (int i = 0; i < count; i++)
         if (pread(neighbours[i], buffer, length(level, i), 0) < 0) exit(3);
-    for (int i = 0; i < NEIGHBOURS; i++)
+    for (int i = 0; i < count; i++)
         if (pwrite(neighbours[i], buffer, length(level, i), 0) < 0) exit(3);
-    for (int i = 0; i < NEIGHBOURS; i++)
+    for (int i = 0; i < count; i++)
         if (pread(arrived, buffer, length(level, i), 0) < 0) exit(3);
 }
 
@@ -68,18 +69,22 @@ static void setup_dot(void) {
 int main(int argc, char **argv) {
     if (argc < 3 || chdir(argv[1]) != 0) return 2;
     long iterations = atol(argv[2]);
-    /* The corner of the 2 x 2 x 2 grid this process plays (HPCG's rank = x + 2 (y + 2 z)). */
-    int rank = argc > 3 ? atoi(argv[3]) & 7 : 1, count = 0;
-    for (int other = 0; other < 8; other++)
-        if (other != rank) {
-            int differ = ((other ^ rank) & 1) + ((other ^ rank) >> 1 & 1) + ((other ^ rank) >> 2 & 1);
-            kinds[count++] = 3 - differ;
-        }
+    /* The rank this process plays on a px x py x pz grid (HPCG's rank = x + px (y + py z)),
+     * its neighbours in rank order. */
+    int rank = argc > 3 ? atoi(argv[3]) : 1;
+    int px = argc > 6 ? atoi(argv[4]) : 2, py = argc > 6 ? atoi(argv[5]) : 2,
+        pz = argc > 6 ? atoi(argv[6]) : 2;
+    int x = rank % px, y = rank / px % py, z = rank / (px * py);
+    for (int dz = -1; dz <= 1; dz++)
+        for (int dy = -1; dy <= 1; dy++)
+            for (int dx = -1; dx <= 1; dx++)
+                if ((dx | dy | dz) != 0 && x + dx >= 0 && x + dx < px && y + dy >= 0 &&
+                    y + dy < py && z + dz >= 0 && z + dz < pz)
+                    kinds[count++] = 3 - (dx != 0) - (dy != 0) - (dz != 0);
     char name[32];
-    for (int i = 0; i < NEIGHBOURS; i++) {
+    for (int i = 0; i < count; i++) {
         snprintf(name, sizeof name, "neighbour.%d", i);
         if ((neighbours[i] = open(name, O_RDWR | O_CREAT | O_TRUNC, 0644)) < 0) return 2;
-
     }
     arrived = open("arrived", O_RDWR | O_CREAT | O_TRUNC, 0644);
     reductions = open("reductions", O_RDWR | O_CREAT | O_TRUNC, 0644);
@@ -96,7 +101,7 @@ int main(int argc, char **argv) {
         dot();
         dot();
     }
-    for (int i = 0; i < NEIGHBOURS; i++) close(neighbours[i]);
+    for (int i = 0; i < count; i++) close(neighbours[i]);
     close(arrived);
     close(reductions);
     return 0;

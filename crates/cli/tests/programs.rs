@@ -1158,6 +1158,65 @@ fn an_exchange_whose_waits_repeat_two_by_two_keeps_the_iteration_folding() {
 }
 
 #[test]
+fn a_cg_iteration_of_up_to_1024_calls_folds_while_the_program_runs() {
+    // halo_waits.c as an interior rank of HPCG's process grid: rank 5 of 4 × 2 × 2 (11
+    // neighbours: 366 calls an iteration, as 16 ranks of real HPCG) and rank 13 of 3 × 3 ×
+    // 3 (26 neighbours: 861 calls, as from 27 ranks on). The tracer folded bodies of up to
+    // 256 calls, so it staged every call of these: 8.8 and 28.7 MB for 300 iterations. A
+    // thread that meets a longer loop now grows its bodies to 1,024 calls: the staging is
+    // the same for 30 and 300 iterations (the header and one chunk, and two for the
+    // longer iteration, whose block record alone is 117 KB), and the trace has every call.
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile("halo_waits", directory.path(), &[]);
+    let work = directory.path().to_str().unwrap();
+    // The rank and its grid; its faces, edges and corners; the chunks it stages.
+    let ranks = [
+        (["5", "4", "2", "2"], [4, 5, 2], 1),
+        (["13", "3", "3", "3"], [6, 12, 8], 2),
+    ];
+    for (place, [faces, edges, corners], chunks) in ranks {
+        let (rank, grid) = (place[0], &place[1..]);
+        let neighbours = faces + edges + corners;
+        for iterations in [30u64, 300] {
+            let staging = directory
+                .path()
+                .join(format!("staging-{rank}-{iterations}"));
+            let count = iterations.to_string();
+            let mut arguments = vec![work, count.as_str(), rank];
+            arguments.extend_from_slice(grid);
+            let output = run_preloaded(&program, &arguments, &staging);
+            assert_eq!(
+                staged_bytes(&staging),
+                64 * 1024 + chunks * 256 * 1024,
+                "rank {rank}, {iterations} iterations"
+            );
+            let traced = merge(&staging, output);
+            let exchanges = 11 * iterations + 1;
+            let exchange_bytes = |n: u64| 8 * (faces * n * n + edges * n + corners);
+            let per_iteration = 4 * exchange_bytes(16)
+                + 3 * exchange_bytes(8)
+                + 3 * exchange_bytes(4)
+                + exchange_bytes(2);
+            assert_fields(
+                traced.file("/arrived"),
+                &[
+                    ("reads", neighbours * exchanges),
+                    (
+                        "bytes_read",
+                        per_iteration * iterations + exchange_bytes(16),
+                    ),
+                ],
+            );
+            assert_eq!(
+                traced.summary["events"].as_u64(),
+                Some(3 * neighbours * exchanges + 3 * iterations + 8 + 2 * (neighbours + 2) + 1),
+                "rank {rank}, {iterations} iterations"
+            );
+        }
+    }
+}
+
+#[test]
 fn loops_that_open_and_close_files_fold_while_the_program_runs() {
     // reopen.c: loops that open a file, use it and close it (a log appended to, a file
     // read again, a file rewritten from its start, a stream in stdio, and a descriptor

@@ -7,7 +7,8 @@
 //! also a copy into the recent events and a comparison per block period; for an event
 //! folded into a run or block, a comparison with what it repeats and a few sums. Memory per
 //! thread is one chunk ([`CHUNK_BYTES`]) and about 90 KiB of folding state (the recent
-//! events and the open block's body, on the heap); full chunks are unmapped and stay in the
+//! events and the open block's body, on the heap; about 340 KiB for a thread that met a
+//! loop longer than 256 calls, see [`Bodies`]); full chunks are unmapped and stay in the
 //! file.
 //!
 //! Folding starts here: from the third occurrence, a call that repeats the thread's
@@ -15,14 +16,15 @@
 //! run record in place — its count, timing statistics and end; the record (136 bytes, less
 //! than two events) repeats the event record before it — instead of writing another
 //! record, so a loop of one call does not grow the staging file (see
-//! `cairn_format::segment`). A loop of 2 to 256 calls folds the same way into a block record
+//! `cairn_format::segment`). A loop of 2 to 256 calls (up to 1,024 once the thread meets
+//! such a loop) folds the same way into a block record
 //! once its body has been seen twice (same calls and values, each offset moving by its own
 //! constant stride; opening a file by name and closing it may be in the body): the record
 //! counts whole repetitions of the last event records and keeps each position's
 //! statistics. Definitions (paths, contexts, modules), which a loop's first iteration
 //! writes, do not interrupt a body; other records start the recent events afresh. The
 //! repetition being completed waits in the thread's state until its last call (so a
-//! SIGKILL loses at most 255 events of a block). A run or
+//! SIGKILL loses at most 255 events of a block, 1,023 in a thread whose bodies grew). A run or
 //! a block inside a body counts as its events (the body of a seek, four reads and a write
 //! folds; so does a loop of nine such iterations and a burst of appends): periods of 2 to
 //! 16 are found at every event record by a streak per period; longer ones, up to
@@ -167,32 +169,65 @@ pub struct ThreadState {
     steps_used: usize,
     steps_records: u32,
     history: Box<History>,
+    bodies: Bodies,
+    /// The longest body the thread folds now ([`BASE_PERIOD`] or [`MAX_BLOCK_PERIOD`]),
+    /// and its ring's length less one.
+    max_period: usize,
+    ring_mask: usize,
 }
 
-/// The larger part of a thread's state, on the heap (about 90 KiB: a thread with a small
-/// stack never holds it there): the recent events and the open block's body.
-struct History {
+/// The recent events and the open block's body, sized for the longest body the thread
+/// folds: [`BASE_PERIOD`] events at first (about 70 KiB), [`MAX_BLOCK_PERIOD`] once the
+/// thread meets a loop longer than that (about 290 KiB; at most [`LONG_THREADS`] threads
+/// of a process at a time), so a CG iteration of a process grid's interior rank (564 calls
+/// at 16 ranks of real HPCG, 861 at 27) folds as it runs while hundreds of threads stay
+/// within the memory budget.
+struct Bodies {
     /// The events last remembered (of event records, and the repetitions of run and
-    /// block records), newest at `recent_next - 1` (a ring): their calls, values and
-    /// signatures, for blocks.
-    recent: [RawEvent; RECENT],
-    recent_calls: [u32; RECENT],
-    recent_signatures: [u64; RECENT],
+    /// block records), newest at `recent_next - 1` (a ring of two bodies of the longest
+    /// period, a power of two): their calls, values and signatures, for blocks.
+    recent: Box<[RawEvent]>,
+    recent_calls: Box<[u32]>,
+    recent_signatures: Box<[u64]>,
     /// Whether the event is a repetition a run record added (not an event record).
-    recent_in_run: [bool; RECENT],
+    recent_in_run: Box<[bool]>,
+    /// Per position of the open block: the call, the event as last repeated, the stride,
+    /// and the repetition being completed: (start, duration, gap).
+    block_calls: Box<[u32]>,
+    block_body: Box<[RawEvent]>,
+    block_strides: Box<[i64]>,
+    block_pending: Box<[(u64, u64, u64)]>,
+    /// Per file of a candidate body: the stride its accesses at explicit offsets move by
+    /// (an open-addressing table, for checking that they move together; a body of p
+    /// events uses the first 2p rounded up to a power of two).
+    file_keys: Box<[(u64, u64)]>,
+    file_strides: Box<[i64]>,
+}
+
+impl Bodies {
+    fn new(period: usize) -> Bodies {
+        let ring = 2 * period;
+        Bodies {
+            recent: vec![RawEvent::default(); ring].into_boxed_slice(),
+            recent_calls: vec![0; ring].into_boxed_slice(),
+            recent_signatures: vec![0; ring].into_boxed_slice(),
+            recent_in_run: vec![false; ring].into_boxed_slice(),
+            block_calls: vec![0; period].into_boxed_slice(),
+            block_body: vec![RawEvent::default(); period].into_boxed_slice(),
+            block_strides: vec![0; period].into_boxed_slice(),
+            block_pending: vec![(0, 0, 0); period].into_boxed_slice(),
+            file_keys: vec![(0, 0); ring].into_boxed_slice(),
+            file_strides: vec![0; ring].into_boxed_slice(),
+        }
+    }
+}
+
+/// The rest of a thread's folding state, on the heap (about 25 KiB: a thread with a small
+/// stack never holds it there).
+struct History {
     /// Per hashed pair of consecutive signatures: the number (counting from 1, as
     /// `remembered`) of the event that last ended such a pair (0 = none).
     pairs: [u64; PAIR_SLOTS],
-    /// Per position of the open block: the call, the event as last repeated, the stride,
-    /// and the repetition being completed: (start, duration, gap).
-    block_calls: [u32; MAX_BLOCK_PERIOD],
-    block_body: [RawEvent; MAX_BLOCK_PERIOD],
-    block_strides: [i64; MAX_BLOCK_PERIOD],
-    block_pending: [(u64, u64, u64); MAX_BLOCK_PERIOD],
-    /// Per file of a candidate body: the stride its accesses at explicit offsets move by
-    /// (an open-addressing table, for checking that they move together).
-    file_keys: [(u64, u64); FILE_SLOTS],
-    file_strides: [i64; FILE_SLOTS],
     /// The steps of the thread's current chain of repetitions (the same call and values at
     /// other offsets): whether they are irregular, by the trace builder's rule.
     steps: IrregularSteps,
@@ -231,7 +266,8 @@ static THREADS_WITH_CHUNKS: AtomicUsize = AtomicUsize::new(0);
 /// its 64 MiB whatever it does: at worst 32 threads keep whole chunks (353 KiB each with
 /// their folding state), the others at most 68 KiB of chunk and 97 KiB of state, and the
 /// path, context and descriptor tables take under 19 MiB: 11 + 208 × 0.161 + 19 < 64 MiB
-/// (busy threads measured about 120 KiB). The calls of threads beyond it are let through
+/// (busy threads measured about 120 KiB). A thread whose bodies grew to fold a longer
+/// loop (about 250 KiB more, [`Bodies`]) counts as three. The calls of threads beyond it are let through
 /// untraced and counted, as Darshan marks a log partial when its memory runs out, and the
 /// trace says so.
 pub const MAX_THREAD_STATES: usize = 240;
@@ -243,6 +279,7 @@ static REFUSED_CALLS: AtomicU64 = AtomicU64::new(0);
 pub fn counts_after_fork_in_child() {
     THREAD_STATES.store(1, Ordering::Relaxed);
     THREADS_WITH_CHUNKS.store(0, Ordering::Relaxed);
+    LONG_BODIES.store(0, Ordering::Relaxed);
 }
 
 /// Writes, once, how many calls threads beyond [`MAX_THREAD_STATES`] made untraced.
@@ -267,10 +304,13 @@ fn next_release_after(cursor: usize) -> usize {
 }
 /// Periods found by a streak per period, at every event record.
 const SHORT_PERIODS: usize = 16;
-/// Events kept for finding blocks: two bodies of the longest period.
-const RECENT: usize = 2 * MAX_BLOCK_PERIOD;
+/// The longest body a thread folds until it meets a longer loop.
+const BASE_PERIOD: usize = 256;
+/// Threads of a process whose bodies may grow to [`MAX_BLOCK_PERIOD`] at a time, and how
+/// many have.
+const LONG_THREADS: usize = 16;
+static LONG_BODIES: AtomicUsize = AtomicUsize::new(0);
 const PAIR_SLOTS: usize = 1024;
-const FILE_SLOTS: usize = 2 * MAX_BLOCK_PERIOD;
 
 /// How an event may fold in the tracer ([`ThreadState::write_event`]).
 pub mod fold {
@@ -480,6 +520,9 @@ impl ThreadState {
             // SAFETY: every field of History is integers (RawEvent too), for which all
             // zeros is a value; nothing reads an entry before it is written (the window).
             history: unsafe { Box::<History>::new_zeroed().assume_init() },
+            bodies: Bodies::new(BASE_PERIOD),
+            max_period: BASE_PERIOD,
+            ring_mask: 2 * BASE_PERIOD - 1,
         });
         let mut state = state;
         state.history.current_item = steps::Item::none();
@@ -840,11 +883,11 @@ impl ThreadState {
         let (count, stride) = unsafe { ((*run).count, (*run).stride) };
         let (call, repeated) = self.recent_at(1);
         let (first, signature) = (repeated.moved(stride), self.signature_at(1));
-        for (repetition, _) in last_repetitions(count, 1, RECENT) {
+        for (repetition, _) in last_repetitions(count, 1, self.ring_mask + 1) {
             let event = first.moved(stride.wrapping_mul(repetition as i64));
             self.remember(call, &event, signature);
-            let slot = (self.recent_next + RECENT - 1) % RECENT;
-            self.history.recent_in_run[slot] = true;
+            let slot = self.recent_next.wrapping_sub(1) & self.ring_mask;
+            self.bodies.recent_in_run[slot] = true;
         }
         self.plain_events = self.plain_events.saturating_add(count as usize);
     }
@@ -855,9 +898,9 @@ impl ThreadState {
         // A streak counts only events of the window: one compared with an event from before
         // it would give the streak a start the trace builder does not see.
         let window = self.window();
-        let history = &mut *self.history;
+        let (bodies, mask) = (&mut self.bodies, self.ring_mask);
         for period in 2..=SHORT_PERIODS {
-            let before = history.recent_signatures[(self.recent_next + RECENT - period) % RECENT];
+            let before = bodies.recent_signatures[self.recent_next.wrapping_sub(period) & mask];
             self.streaks[period] = if before == signature && period <= window {
                 self.streaks[period].saturating_add(1)
             } else {
@@ -867,18 +910,18 @@ impl ThreadState {
         // The pair this event makes with the one before it: in a loop that holds loops,
         // its way into an inner loop (or out of it) occurs once per repetition, so the
         // distance to the pair's last occurrence is the outer loop's period.
-        let before = history.recent_signatures[(self.recent_next + RECENT - 1) % RECENT];
+        let before = bodies.recent_signatures[self.recent_next.wrapping_sub(1) & mask];
         let pair = ((before.rotate_left(23) ^ signature).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 54)
             as usize
             % PAIR_SLOTS;
         self.remembered += 1;
-        let last = std::mem::replace(&mut history.pairs[pair], self.remembered);
-        let slot = self.recent_next % RECENT;
-        history.recent[slot] = *event;
-        history.recent_calls[slot] = call;
-        history.recent_signatures[slot] = signature;
-        history.recent_in_run[slot] = false;
-        self.recent_next = (slot + 1) % RECENT;
+        let last = std::mem::replace(&mut self.history.pairs[pair], self.remembered);
+        let slot = self.recent_next & mask;
+        bodies.recent[slot] = *event;
+        bodies.recent_calls[slot] = call;
+        bodies.recent_signatures[slot] = signature;
+        bodies.recent_in_run[slot] = false;
+        self.recent_next = (slot + 1) & mask;
         if self.long_period > 0 {
             if self.signature_at(self.long_period + 1) == signature
                 && self.long_streak + self.long_period < self.window()
@@ -893,8 +936,12 @@ impl ThreadState {
         // the scan checks.
         if last > self.window_start {
             let distance = (self.remembered - last) as usize;
-            if distance > SHORT_PERIODS
-                && distance <= MAX_BLOCK_PERIOD
+            if distance > self.max_period && distance <= MAX_BLOCK_PERIOD {
+                // A loop longer than the thread's bodies: they grow (once), and the
+                // period is followed from its next recurrence, when the ring holds two.
+                self.grow_bodies();
+            } else if distance > SHORT_PERIODS
+                && distance <= self.max_period
                 && distance != self.long_period
                 && (self.long_period == 0 || self.long_period.is_multiple_of(distance))
             {
@@ -923,22 +970,66 @@ impl ThreadState {
         }
     }
 
+    /// Makes the thread's bodies [`MAX_BLOCK_PERIOD`] long, keeping the recent events, if
+    /// fewer than [`LONG_THREADS`] threads have: called with no block open. The window
+    /// starts no earlier than the events kept.
+    #[cold]
+    fn grow_bodies(&mut self) {
+        if self.max_period >= MAX_BLOCK_PERIOD
+            || LONG_BODIES
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |threads| {
+                    (threads < LONG_THREADS).then_some(threads + 1)
+                })
+                .is_err()
+        {
+            return;
+        }
+        // The memory budget counts such a thread as three ([`MAX_THREAD_STATES`]).
+        if THREAD_STATES
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |states| {
+                (states + 2 <= MAX_THREAD_STATES).then_some(states + 2)
+            })
+            .is_err()
+        {
+            LONG_BODIES.fetch_sub(1, Ordering::Relaxed);
+            return;
+        }
+        let old = std::mem::replace(&mut self.bodies, Bodies::new(MAX_BLOCK_PERIOD));
+        let (old_mask, mask) = (self.ring_mask, 2 * MAX_BLOCK_PERIOD - 1);
+        let kept = (old_mask as u64 + 1).min(self.remembered) as usize;
+        let next = self.remembered as usize & mask;
+        for back in 1..=kept {
+            let (from, to) = (
+                self.recent_next.wrapping_sub(back) & old_mask,
+                next.wrapping_sub(back) & mask,
+            );
+            self.bodies.recent[to] = old.recent[from];
+            self.bodies.recent_calls[to] = old.recent_calls[from];
+            self.bodies.recent_signatures[to] = old.recent_signatures[from];
+            self.bodies.recent_in_run[to] = old.recent_in_run[from];
+        }
+        self.recent_next = next;
+        self.ring_mask = mask;
+        self.max_period = MAX_BLOCK_PERIOD;
+        self.window_start = self.window_start.max(self.remembered - kept as u64);
+    }
+
     /// How many of the recent events a block's body may be taken from.
     #[inline(always)]
     fn window(&self) -> usize {
-        (self.remembered - self.window_start).min(RECENT as u64) as usize
+        (self.remembered - self.window_start).min(self.ring_mask as u64 + 1) as usize
     }
 
     /// The signature of the event `back` before the next one (1 = the last remembered).
     #[inline(always)]
     fn signature_at(&self, back: usize) -> u64 {
-        self.history.recent_signatures[(self.recent_next + RECENT - back) % RECENT]
+        self.bodies.recent_signatures[self.recent_next.wrapping_sub(back) & self.ring_mask]
     }
 
     /// The event `back` events before the next one (1 = the last remembered).
     fn recent_at(&self, back: usize) -> (u32, &RawEvent) {
-        let slot = (self.recent_next + RECENT - back) % RECENT;
-        (self.history.recent_calls[slot], &self.history.recent[slot])
+        let slot = self.recent_next.wrapping_sub(back) & self.ring_mask;
+        (self.bodies.recent_calls[slot], &self.bodies.recent[slot])
     }
 
     /// Whether the last two repetitions of a body of `period` events moved by a stride per
@@ -953,7 +1044,7 @@ impl ThreadState {
             return false;
         }
         match (repeats(first, second), repeats(second, event)) {
-            (Some(step), Some(next)) if step == next => self.history.block_strides[0] = step,
+            (Some(step), Some(next)) if step == next => self.bodies.block_strides[0] = step,
             _ => return false,
         }
         for position in 1..period {
@@ -965,7 +1056,7 @@ impl ThreadState {
             let Some(step) = repeats(first, second) else {
                 return false;
             };
-            self.history.block_strides[position] = step;
+            self.bodies.block_strides[position] = step;
         }
         self.files_move_together(period)
     }
@@ -1001,7 +1092,7 @@ impl ThreadState {
             // repetitions of any multiple that divides them.
             let since = self.streaks[short] as usize + short;
             let mut period = short;
-            while period <= MAX_BLOCK_PERIOD && 2 * period <= since {
+            while period <= self.max_period && 2 * period <= since {
                 if since.is_multiple_of(period)
                     && self.plain_events >= period
                     && self.strides_fit(call, event, period)
@@ -1025,7 +1116,7 @@ impl ThreadState {
         if last_period == period
             && last_signature == signature
             && distance > SHORT_PERIODS
-            && distance <= MAX_BLOCK_PERIOD
+            && distance <= self.max_period
             && distance.is_multiple_of(period)
             && distance != self.long_period
         {
@@ -1043,7 +1134,7 @@ impl ThreadState {
                 count: 0,
                 period: period as u64,
             });
-            for (position, stride) in self.history.block_strides.iter().enumerate().take(period) {
+            for (position, stride) in self.bodies.block_strides.iter().enumerate().take(period) {
                 body.add(RAW_BLOCK_BYTES + position * RAW_RUN_BYTES)
                     .cast::<RawRun>()
                     .write(RawRun {
@@ -1056,12 +1147,12 @@ impl ThreadState {
         for position in 0..period {
             let (call, event) = self.recent_at(period - position);
             let event = *event;
-            self.history.block_calls[position] = call;
-            self.history.block_body[position] = event;
+            self.bodies.block_calls[position] = call;
+            self.bodies.block_body[position] = event;
         }
         self.block = body;
         self.block_period = period;
-        self.history.block_pending[0] = (event.start, event.duration, gap);
+        self.bodies.block_pending[0] = (event.start, event.duration, gap);
         self.block_filled = 1;
         self.plain_events = 0;
         self.candidate_stride = None;
@@ -1079,7 +1170,7 @@ impl ThreadState {
         period > SHORT_PERIODS
             && 2 * (1..=period)
                 .filter(|back| {
-                    self.history.recent_in_run[(self.recent_next + RECENT - back) % RECENT]
+                    self.bodies.recent_in_run[self.recent_next.wrapping_sub(*back) & self.ring_mask]
                 })
                 .count()
                 > period
@@ -1091,9 +1182,12 @@ impl ThreadState {
     /// access to the same file). One pass, with a table of each file's stride.
     fn files_move_together(&mut self, period: usize) -> bool {
         const EMPTY: (u64, u64) = (0, 0);
-        self.history.file_keys.fill(EMPTY);
+        let slots = (2 * period)
+            .next_power_of_two()
+            .min(self.bodies.file_keys.len());
+        self.bodies.file_keys[..slots].fill(EMPTY);
         for position in 0..period {
-            let stride = self.history.block_strides[position];
+            let stride = self.bodies.block_strides[position];
             let (_, event) = self.recent_at(period - position);
             if event.offset < 0 {
                 continue;
@@ -1104,21 +1198,21 @@ impl ThreadState {
             } else {
                 (2, event.handle)
             };
-            let mut slot = (key.1.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32) as usize % FILE_SLOTS;
+            let mut slot = (key.1.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32) as usize & (slots - 1);
             loop {
-                let history = &mut *self.history;
-                if history.file_keys[slot] == EMPTY {
-                    history.file_keys[slot] = key;
-                    history.file_strides[slot] = stride;
+                let bodies = &mut self.bodies;
+                if bodies.file_keys[slot] == EMPTY {
+                    bodies.file_keys[slot] = key;
+                    bodies.file_strides[slot] = stride;
                     break;
                 }
-                if history.file_keys[slot] == key {
-                    if history.file_strides[slot] != stride {
+                if bodies.file_keys[slot] == key {
+                    if bodies.file_strides[slot] != stride {
                         return false;
                     }
                     break;
                 }
-                slot = (slot + 1) % FILE_SLOTS;
+                slot = (slot + 1) & (slots - 1);
             }
         }
         true
@@ -1129,7 +1223,7 @@ impl ThreadState {
     #[inline(always)]
     fn block_takes(&mut self, call: u32, event: &RawEvent, gap: u64) -> bool {
         let position = self.block_filled;
-        let history = &mut *self.history;
+        let history = &mut self.bodies;
         if self.block.is_null()
             || call != history.block_calls[position]
             || repeats(&history.block_body[position], event)
@@ -1156,7 +1250,7 @@ impl ThreadState {
                     .block
                     .add(RAW_BLOCK_BYTES + position * RAW_RUN_BYTES)
                     .cast::<RawRun>();
-                let history = &mut *self.history;
+                let history = &mut self.bodies;
                 let (start, duration, gap) = history.block_pending[position];
                 add_repetition(run, count, duration, gap);
                 run.last_end = start.saturating_add(duration);
@@ -1195,8 +1289,8 @@ impl ThreadState {
         // trace builder reads them back from the block record): the first is the body
         // as last repeated, `count - 1` strides back.
         let back = 1i64.wrapping_sub(count as i64);
-        for (repetition, position) in last_repetitions(count, period, RECENT) {
-            let history = &self.history;
+        for (repetition, position) in last_repetitions(count, period, self.ring_mask + 1) {
+            let history = &self.bodies;
             let stride = history.block_strides[position];
             let call = history.block_calls[position];
             let event = history.block_body[position]
@@ -1206,7 +1300,7 @@ impl ThreadState {
         self.streaks = [0; SHORT_PERIODS + 1];
         debug_assert!(filled < period);
         for position in 0..filled {
-            let history = &self.history;
+            let history = &self.bodies;
             let mut event = history.block_body[position].moved(history.block_strides[position]);
             (event.start, event.duration, _) = history.block_pending[position];
             let call = history.block_calls[position];
@@ -1261,6 +1355,16 @@ impl ThreadState {
 impl Drop for ThreadState {
     fn drop(&mut self) {
         THREAD_STATES.fetch_sub(1, Ordering::Relaxed);
+        if self.max_period > BASE_PERIOD {
+            // Saturating: after fork the child counts afresh.
+            let less = |counter: &AtomicUsize, by: usize| {
+                let _ = counter.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |count| {
+                    Some(count.saturating_sub(by))
+                });
+            };
+            less(&LONG_BODIES, 1);
+            less(&THREAD_STATES, 2);
+        }
     }
 }
 

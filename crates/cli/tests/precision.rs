@@ -858,46 +858,6 @@ fn task_ids_as_tags_blur_below_100_and_the_trace_replays() {
     assert!(large * 100 <= small * 110, "{sizes:?}");
 }
 
-/// Bytes of the records the tracer staged under `staging` (its segment files' chunks up
-/// to their first empty slot): what the program's calls cost in staging, without the
-/// chunks' unused room.
-fn staged_record_bytes(staging: &Path) -> u64 {
-    use cairn_format::segment::{
-        decode_chunk_header, padded, CHUNK_BYTES, CHUNK_HEADER_BYTES, HEADER_BYTES,
-        RECORD_HEADER_BYTES,
-    };
-    let mut total = 0;
-    for entry in std::fs::read_dir(staging).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            total += staged_record_bytes(&path);
-            continue;
-        }
-        if path.extension().is_none_or(|extension| extension != "seg") {
-            continue;
-        }
-        let bytes = std::fs::read(&path).unwrap();
-        let mut start = HEADER_BYTES as usize;
-        while start + CHUNK_BYTES as usize <= bytes.len() {
-            let chunk = &bytes[start..start + CHUNK_BYTES as usize];
-            start += CHUNK_BYTES as usize;
-            if decode_chunk_header(chunk).is_none() {
-                continue;
-            }
-            let mut position = CHUNK_HEADER_BYTES;
-            while position + RECORD_HEADER_BYTES <= chunk.len() {
-                let word = u32::from_le_bytes(chunk[position..position + 4].try_into().unwrap());
-                if word == 0 {
-                    break;
-                }
-                position += RECORD_HEADER_BYTES + padded((word & 0x00ff_ffff) as usize);
-            }
-            total += (position - CHUNK_HEADER_BYTES) as u64;
-        }
-    }
-    total
-}
-
 #[test]
 fn steps_whose_counts_and_sizes_change_fold_in_the_tracer_below_100() {
     // patterns/imbalanced (per step: 40–47 sends and as many receives, 100–109 writes, an

@@ -161,6 +161,47 @@ pub fn capture(state: &mut ThreadState, skip: usize) -> u32 {
     id
 }
 
+/// Marks each return address that lies in an executable segment of a loaded module
+/// (`executable[i]` for `addresses[i]`, the address less one: inside the call).
+fn mark_code(addresses: &[usize], executable: &mut [bool]) {
+    struct Search<'a> {
+        addresses: &'a [usize],
+        executable: &'a mut [bool],
+    }
+    unsafe extern "C" fn visit(
+        info: *mut libc::dl_phdr_info,
+        _size: libc::size_t,
+        data: *mut libc::c_void,
+    ) -> libc::c_int {
+        // SAFETY: dl_iterate_phdr passes a valid record and the Search we gave it.
+        let (info, search) = unsafe { (&*info, &mut *(data as *mut Search)) };
+        if info.dlpi_phdr.is_null() {
+            return 0;
+        }
+        // SAFETY: dlpi_phdr points to the module's dlpi_phnum program headers.
+        let headers =
+            unsafe { std::slice::from_raw_parts(info.dlpi_phdr, info.dlpi_phnum as usize) };
+        for header in headers
+            .iter()
+            .filter(|header| header.p_type == libc::PT_LOAD && header.p_flags & libc::PF_X != 0)
+        {
+            let start = (info.dlpi_addr as usize).wrapping_add(header.p_vaddr as usize);
+            let end = start.wrapping_add(header.p_memsz as usize);
+            for (address, executable) in search.addresses.iter().zip(search.executable.iter_mut()) {
+                let inside = address.wrapping_sub(1);
+                *executable |= inside >= start && inside < end;
+            }
+        }
+        0
+    }
+    let mut search = Search {
+        addresses,
+        executable,
+    };
+    // SAFETY: the callback only reads the loader's records and writes our Search.
+    unsafe { libc::dl_iterate_phdr(Some(visit), (&mut search as *mut Search).cast()) };
+}
+
 #[cold]
 fn lookup_or_define(state: &mut ThreadState, hash: u64, frames: &[usize]) -> u32 {
     let existing = CONTEXTS.with(|table| {
@@ -188,14 +229,15 @@ fn lookup_or_define(state: &mut ThreadState, hash: u64, frames: &[usize]) -> u32
     // Code built without frame pointers leaves the walk following a register that holds
     // data: past the frames that are the program's, it reads whatever the stack holds there
     // (a buffer's bytes, which change from call to call) as return addresses. The stack
-    // ends at the first one outside every module (the call site itself is always kept), so
-    // one call site is one context however its garbage changes.
-    let kept = located
-        .iter()
-        .take(frames.len())
-        .skip(1)
-        .position(|(_, base, _)| *base == 0)
-        .map_or(frames.len(), |garbage| garbage + 1);
+    // ends at the first one outside every module's code — outside every module, or in one's
+    // data (`-O2` code's recursion read the address of a static array as its caller) — the
+    // call site itself always kept, so one call site is one context however its garbage
+    // changes, and the loops around it fold.
+    let mut executable = [false; MAX_FRAMES];
+    mark_code(frames, &mut executable);
+    let kept = (1..frames.len())
+        .find(|&frame| located[frame].1 == 0 || !executable[frame])
+        .unwrap_or(frames.len());
     let own_hash = stack_hash(&frames[..kept]);
     let mut new_modules: Vec<(u32, usize)> = Vec::new();
     let mut encoded: Vec<(u32, u64)> = Vec::with_capacity(kept);

@@ -970,8 +970,8 @@ impl ThreadState {
         }
     }
 
-    /// Makes the thread's bodies [`MAX_BLOCK_PERIOD`] long, keeping the recent events, if
-    /// fewer than [`LONG_THREADS`] threads have: called with no block open. The window
+    /// Makes the thread's bodies [`MAX_BLOCK_PERIOD`] long, keeping the recent events and
+    /// the last block's body, if fewer than [`LONG_THREADS`] threads have. The window
     /// starts no earlier than the events kept.
     #[cold]
     fn grow_bodies(&mut self) {
@@ -1008,6 +1008,13 @@ impl ThreadState {
             self.bodies.recent_signatures[to] = old.recent_signatures[from];
             self.bodies.recent_in_run[to] = old.recent_in_run[from];
         }
+        // A block closing remembers its repetitions, which may grow the bodies before it
+        // writes its unfinished repetition's events from them.
+        let period = old.block_calls.len();
+        self.bodies.block_calls[..period].copy_from_slice(&old.block_calls);
+        self.bodies.block_body[..period].copy_from_slice(&old.block_body);
+        self.bodies.block_strides[..period].copy_from_slice(&old.block_strides);
+        self.bodies.block_pending[..period].copy_from_slice(&old.block_pending);
         self.recent_next = next;
         self.ring_mask = mask;
         self.max_period = MAX_BLOCK_PERIOD;

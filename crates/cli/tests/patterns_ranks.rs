@@ -49,6 +49,18 @@ fn trace_mpi_program(
     n: u64,
     trace: std::path::PathBuf,
 ) -> Traced {
+    trace_mpi_program_with(program, directory, ranks, n, trace, &[])
+}
+
+/// [`trace_mpi_program`] with more `cairn run` flags (`--keep-staging`).
+fn trace_mpi_program_with(
+    program: &std::path::Path,
+    directory: &std::path::Path,
+    ranks: u64,
+    n: u64,
+    trace: std::path::PathBuf,
+    run_flags: &[&str],
+) -> Traced {
     library();
     let traced = run_and_summarise(
         std::process::Command::new("mpirun.openmpi")
@@ -56,7 +68,9 @@ fn trace_mpi_program(
             .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
             .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
             .arg(cairn_binary())
-            .args(["run", "-q", "-o"])
+            .args(["run", "-q"])
+            .args(run_flags)
+            .arg("-o")
             .arg(&trace)
             .arg("--")
             .arg(program)
@@ -510,22 +524,14 @@ fn an_optimised_multigrid_folds_each_ranks_iteration_as_it_runs() {
     let directory = tempfile::tempdir().unwrap();
     let program = compile_mpi_with("patterns/multigrid", directory.path(), &["-O2"]);
     let trace = directory.path().join("trace.cairn");
-    library();
-    let traced = run_and_summarise(
-        std::process::Command::new("mpirun.openmpi")
-            .args(["--oversubscribe", "-np", &ranks.to_string()])
-            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-            .arg(cairn_binary())
-            .args(["run", "-q", "--keep-staging", "-o"])
-            .arg(&trace)
-            .arg("--")
-            .arg(&program)
-            .arg(directory.path())
-            .arg(iterations.to_string()),
+    let traced = trace_mpi_program_with(
+        &program,
+        directory.path(),
+        ranks,
+        iterations,
         trace,
+        &["--keep-staging"],
     );
-    assert!(traced.output.status.success(), "{:?}", traced.output);
     let (messages, _) = (0..ranks as i64)
         .map(|rank| multigrid_per_iteration([3, 3, 3], rank))
         .fold((0, 0), |(m, b), (rm, rb)| (m + rm, b + rb));

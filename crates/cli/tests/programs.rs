@@ -1094,6 +1094,16 @@ fn a_loop_that_holds_loops_folds_while_the_program_runs() {
     });
 }
 
+/// The bytes halo_waits.c reads from its `arrived` file in `iterations`, for a rank with
+/// `[faces, edges, corners]` neighbours: 8 (faces n² + edges n + corners) an exchange on a
+/// level of side n; an iteration has four exchanges on the finest level (16), three on
+/// the next two and one on the coarsest, and the set-up one more on the finest.
+fn halo_waits_bytes([faces, edges, corners]: [u64; 3], iterations: u64) -> u64 {
+    let exchange = |n: u64| 8 * (faces * n * n + edges * n + corners);
+    let per_iteration = 4 * exchange(16) + 3 * exchange(8) + 3 * exchange(4) + exchange(2);
+    per_iteration * iterations + exchange(16)
+}
+
 #[test]
 fn an_exchange_whose_waits_repeat_two_by_two_keeps_the_iteration_folding() {
     // halo_waits.c: real HPCG's CG iteration on a 2 × 2 × 2 grid (234 calls: 11 halo
@@ -1122,22 +1132,12 @@ fn an_exchange_whose_waits_repeat_two_by_two_keeps_the_iteration_folding() {
             "corner {corner}"
         );
         let traced = merge(&staging, output);
-        // Every corner has three faces, three edges and a corner: 24 n² + 24 n + 8 bytes
-        // an exchange on a level of side n; an iteration has four exchanges on the finest
-        // level, three on the next two and one on the coarsest.
-        let exchange_bytes = |n: u64| 24 * n * n + 24 * n + 8;
-        let per_iteration = 4 * exchange_bytes(16)
-            + 3 * exchange_bytes(8)
-            + 3 * exchange_bytes(4)
-            + exchange_bytes(2);
+        // Every corner has three faces, three edges and a corner.
         assert_fields(
             traced.file("/arrived"),
             &[
                 ("reads", 7 * exchanges),
-                (
-                    "bytes_read",
-                    per_iteration * iterations + exchange_bytes(16),
-                ),
+                ("bytes_read", halo_waits_bytes([3, 3, 1], iterations)),
                 ("writes", 0),
             ],
         );
@@ -1192,18 +1192,13 @@ fn a_cg_iteration_of_up_to_1024_calls_folds_while_the_program_runs() {
             );
             let traced = merge(&staging, output);
             let exchanges = 11 * iterations + 1;
-            let exchange_bytes = |n: u64| 8 * (faces * n * n + edges * n + corners);
-            let per_iteration = 4 * exchange_bytes(16)
-                + 3 * exchange_bytes(8)
-                + 3 * exchange_bytes(4)
-                + exchange_bytes(2);
             assert_fields(
                 traced.file("/arrived"),
                 &[
                     ("reads", neighbours * exchanges),
                     (
                         "bytes_read",
-                        per_iteration * iterations + exchange_bytes(16),
+                        halo_waits_bytes([faces, edges, corners], iterations),
                     ),
                 ],
             );

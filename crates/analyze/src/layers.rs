@@ -90,14 +90,16 @@ impl LayerProfiles {
         if !matches!(occurrence.class, CallClass::Read | CallClass::Write) || occurrence.failed() {
             return;
         }
-        let size = occurrence.size();
         let histogram = if occurrence.class == CallClass::Read {
             &mut profile.read_histogram
         } else {
             &mut profile.write_histogram
         };
-        histogram[size_bin(size)] += occurrence.count;
-        *profile.sizes.entry(size).or_default() += occurrence.count;
+        let sizes = &mut profile.sizes;
+        occurrence.for_each_size(|size, count| {
+            histogram[size_bin(size)] += count;
+            *sizes.entry(size).or_default() += count;
+        });
         profile.accesses += occurrence.count;
         let [consecutive, sequential] = occurrence.access_order();
         profile.order[0] += consecutive;

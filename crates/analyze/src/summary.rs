@@ -10,6 +10,7 @@ use crate::messages::MessageSummary;
 pub use crate::stack::{LibraryCallSummary, MpiIoCallSummary};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use cairn_compress::histogram::Histogram;
 use cairn_model::{CallClass, Layer};
 use cairn_trace::symbols::{self, Symbolizer};
 use cairn_trace::walk::{self, Occurrence, Visitor};
@@ -49,6 +50,28 @@ impl SizeStats {
         self.count += count;
         self.sum += size as f64 * count as f64;
         self.sum_of_squares += (size as f64) * (size as f64) * count as f64;
+        self.update();
+    }
+
+    /// `count` accesses whose sizes `sizes` describes (a blurred leaf's histogram, `shift`
+    /// added to each value) and which moved `bytes` in all: its extremes are exact, and
+    /// so are the mean (the bytes are) and, up to floating point, the spread.
+    fn add_histogram(&mut self, sizes: &Histogram, shift: i64, count: u64, bytes: u64) {
+        if count == 0 || sizes.count == 0 {
+            return;
+        }
+        let low = (sizes.min + shift).max(0) as u64;
+        if self.count == 0 || low < self.min {
+            self.min = low;
+        }
+        self.max = self.max.max((sizes.max + shift).max(0) as u64);
+        self.count += count;
+        self.sum += bytes as f64;
+        self.sum_of_squares += sizes.mean_square(shift) * count as f64;
+        self.update();
+    }
+
+    fn update(&mut self) {
         self.mean = self.sum / self.count as f64;
         let variance = (self.sum_of_squares / self.count as f64 - self.mean * self.mean).max(0.0);
         self.stddev = variance.sqrt();
@@ -399,9 +422,13 @@ impl FileSummary {
                     } else {
                         (&mut self.write_sizes, &mut self.write_histogram)
                     };
-                    let size = occurrence.size();
-                    sizes.add_many(size, count);
-                    histogram[size_bin(size)] += count;
+                    match occurrence.size_histogram() {
+                        Some((blurred, shift)) => {
+                            sizes.add_histogram(blurred, shift, count, occurrence.bytes())
+                        }
+                        None => sizes.add_many(occurrence.size(), count),
+                    }
+                    occurrence.for_each_size(|size, count| histogram[size_bin(size)] += count);
                     if occurrence.offset_high >= 0 {
                         self.max_offset = self.max_offset.max(occurrence.offset_high as u64);
                     }

@@ -336,6 +336,73 @@ fn random_sizes_at_precision_90_do_not_grow_with_the_calls() {
 }
 
 #[test]
+fn lines_of_their_own_lengths_read_back_fold_below_100() {
+    // A log whose lines have as many digits as they have (`patterns/log_lines.c`), read
+    // back with `fgets`, `getline` and 4 KiB `read`s: each read asks for one size and gets
+    // another. Below 100 the bytes each read got become the site's histogram, so the
+    // trace stops growing with the lines (before, each new length was a leaf of its own:
+    // 4.6 → 34.5 KB from 1,000 to 10,000 lines at 0). The summary's read and write sizes
+    // — count, extremes, mean, spread — and Darshan's bins are the lossless trace's: read
+    // from the histograms' bins, not from each leaf's mean (writes of jittering lengths at
+    // 0 read 19 / 21.0 / 21, stddev 0, against 18 / 21.2 / 22, 0.8 lossless).
+    let _alone = alone();
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile("patterns/log_lines", directory.path(), &[]);
+    library();
+    let run = |precision, lines| run_blocks(directory.path(), &program, precision, lines);
+    let (lossless_small, _, _) = run(100, 2_000);
+    let (lossless, exact, exact_summary) = run(100, 20_000);
+    let spread = |summary: &Value| {
+        let file = &summary["files"][0];
+        serde_json::json!([
+            file["read_sizes"],
+            file["write_sizes"],
+            file["read_histogram"],
+            file["write_histogram"]
+        ])
+    };
+    assert_eq!(exact["calls"]["fgets"][0], 20_001);
+    assert_eq!(exact["calls"]["getline"][0], 20_001);
+    for precision in [90, 0] {
+        let (small, _, _) = run(precision, 2_000);
+        let (large, figures, summary) = run(precision, 20_000);
+        assert_eq!(figures, exact, "at {precision}");
+        assert_eq!(spread(&summary), spread(&exact_summary), "at {precision}");
+        let blurred: Vec<(&str, &str)> = summary["blurred"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|entry| {
+                (
+                    entry["call"].as_str().unwrap(),
+                    entry["parameter"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        for call in ["fgets", "getline", "fprintf"] {
+            assert!(
+                blurred.contains(&(call, "size")),
+                "{call} at {precision}: {blurred:?}"
+            );
+        }
+        eprintln!("log_lines at {precision}: {small} B (2,000 lines), {large} B (20,000)");
+        assert!(
+            large * 100 <= small * 105,
+            "{small} → {large} at {precision}"
+        );
+        assert!(
+            large * 50 < lossless,
+            "{large} vs {lossless} at {precision}"
+        );
+    }
+    // Lossless, every line's length is kept.
+    assert!(
+        lossless > 8 * lossless_small,
+        "{lossless_small} → {lossless}"
+    );
+}
+
+#[test]
 fn a_stream_over_its_budget_degrades_to_histograms_and_says_so() {
     // Random reads at precision 100 with a budget of 64 KiB per stream: the first reads
     // keep their offsets exactly, the rest a histogram of them; the trace stops growing

@@ -191,6 +191,23 @@ impl Histogram {
         }
     }
 
+    /// The mean of the squares of its values, `shift` added to each: exact up to
+    /// floating point, since each bin keeps its mean and its squared differences from it.
+    pub fn mean_square(&self, shift: i64) -> f64 {
+        if self.count == 0 {
+            return 0.0;
+        }
+        let total: f64 = self
+            .bins
+            .iter()
+            .map(|bin| {
+                let mean = bin.mean + shift as f64;
+                bin.m2 + bin.count as f64 * mean * mean
+            })
+            .sum();
+        total / self.count as f64
+    }
+
     pub fn add(&mut self, value: i64, rank: i64) {
         self.add_many(value, 1, rank);
     }
@@ -974,6 +991,11 @@ mod tests {
                     let mean = inside.iter().map(|value| *value as f64).sum::<f64>() / inside.len() as f64;
                     prop_assert!((bin.mean - mean).abs() <= 1e-6 * mean.abs().max(1.0), "{} {}", bin.mean, mean);
                 }
+                // The mean square (what a summary's spread of sizes reads) is the values'.
+                let shift = 1000;
+                let square = values.iter().map(|(value, _)| ((*value + shift) as f64).powi(2)).sum::<f64>() / count as f64;
+                let kept = histogram.mean_square(shift);
+                prop_assert!((kept - square).abs() <= 1e-9 * square.max(1.0), "{} {}", kept, square);
                 for _ in 0..50 {
                     let drawn = histogram.draw(&mut random);
                     prop_assert!(drawn >= min && drawn <= max);

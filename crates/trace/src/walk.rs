@@ -65,6 +65,9 @@ pub struct Occurrence<'a> {
     /// histogram this visit's share of its exact sum (the shares of all visits of all
     /// ranks sharing the leaf add up to it).
     bytes: u64,
+    /// How many occurrences of the call site whose sizes are a histogram the walk met
+    /// before these: where these fall in the leaf's histogram.
+    size_position: u64,
     /// The bytes this one event moved, of a leaf whose sizes are in the column.
     column_size: Option<u64>,
     /// Which leaf this is, the same at every visit (and for every member of a shared
@@ -73,7 +76,7 @@ pub struct Occurrence<'a> {
     pub leaf: (usize, usize),
 }
 
-impl Occurrence<'_> {
+impl<'a> Occurrence<'a> {
     /// How many of these `count` events were consecutive and how many sequential
     /// (Darshan's access order): from the key, or for a leaf of irregular accesses this
     /// visit's share of the leaf's counts (the shares of all its visits add up to them).
@@ -119,12 +122,65 @@ impl Occurrence<'_> {
         if let Some(moved) = self.column_size {
             return moved;
         }
-        match self.blurred.and_then(|blurred| blurred.size.as_ref()) {
-            Some(_) if self.key.flags & BLURRED_CAPACITY != 0 => 0,
-            Some(sizes) if !self.failed() => (sizes.mean().round() as i64)
-                .saturating_add(self.key.result)
-                .max(0) as u64,
-            _ => self.key.bytes(),
+        match self.size_histogram() {
+            Some((sizes, shift)) => sizes.mean().round() as i64 + shift,
+            None if self.blurred_capacity().is_some() => 0,
+            None => return self.key.bytes(),
+        }
+        .max(0) as u64
+    }
+
+    /// The histogram of the sizes these events moved, and what to add to its values (a
+    /// read's or write's result relative to its request): `None` when the size is exact,
+    /// or the call failed or got nothing. It spans every occurrence of the leaf (every rank
+    /// sharing it), so its min, max and moments describe these events' sizes as a whole.
+    pub fn size_histogram(&self) -> Option<(&'a Histogram, i64)> {
+        if self.column_size.is_some()
+            || self.failed()
+            || self.key.flags & (BLURRED_SIZE | BLURRED_CAPACITY) != BLURRED_SIZE
+        {
+            return None;
+        }
+        let sizes = self.blurred?.size.as_ref()?;
+        // A histogram of results holds the bytes themselves; one of requests, the request,
+        // from which the result is kept relative.
+        let shift = if self.key.flags & BLURRED_RESULT != 0 {
+            0
+        } else {
+            self.key.result
+        };
+        Some((sizes, shift))
+    }
+
+    /// Calls `each(size, count)` for the sizes of these `count` events, the counts adding
+    /// up to `count`: one size when it is exact; for a blurred size, bins of its histogram
+    /// at their means. The histogram's values are taken in bin order as the walk meets the
+    /// call site's occurrences (these are the next `count` of them), so over a whole walk
+    /// each bin is counted as often as it holds values — what an analysis binning sizes
+    /// (Darshan's bins, common sizes) counts.
+    pub fn for_each_size(&self, mut each: impl FnMut(u64, u64)) {
+        let Some((sizes, shift)) = self.size_histogram().filter(|(sizes, _)| sizes.count > 0)
+        else {
+            each(self.size(), self.count);
+            return;
+        };
+        let mut left = self.count;
+        let mut at = self.size_position % sizes.count;
+        while left > 0 {
+            // The bins from `at` on, wrapping round (a site met more often than its
+            // histogram counts — a damaged trace — starts again).
+            let mut start = 0;
+            for bin in sizes.bins() {
+                let end = start + bin.count;
+                if at < end && left > 0 {
+                    let share = (end - at).min(left);
+                    each((bin.mean.round() as i64 + shift).max(0) as u64, share);
+                    left -= share;
+                    at += share;
+                }
+                start = end;
+            }
+            at = 0;
         }
     }
 
@@ -268,12 +324,12 @@ impl<'a, V: Visitor> StreamWalk<'a, V> {
                 request.saturating_add(key.result).max(0) as u64
             })
         });
-        let bytes = if key.flags & BLURRED_SIZE != 0 && !key.failed() {
+        let (bytes, size_position) = if key.flags & BLURRED_SIZE != 0 && !key.failed() {
             self.blurred_bytes(key, multiplier)
         } else if key.flags & SIZE_IN_COLUMN != 0 && !key.failed() {
-            column_size.unwrap_or(0).saturating_mul(multiplier)
+            (column_size.unwrap_or(0).saturating_mul(multiplier), 0)
         } else {
-            key.bytes().saturating_mul(multiplier)
+            (key.bytes().saturating_mul(multiplier), 0)
         };
         let occurrence = Occurrence {
             trace: self.trace,
@@ -301,6 +357,7 @@ impl<'a, V: Visitor> StreamWalk<'a, V> {
             order_counts: leaf.order_counts,
             blurred: leaf.blurred.as_deref(),
             bytes,
+            size_position,
             column_size,
             leaf: place,
         };
@@ -313,9 +370,10 @@ impl<'a, V: Visitor> StreamWalk<'a, V> {
     /// meets them. Over a whole walk every occurrence is met once, so the shares add up to
     /// the exact total, even where the rank merge kept one rank's values in the histogram
     /// of a part (or a stream) of other ranks; each rank's own share is an estimate.
-    fn blurred_bytes(&mut self, key: &EventKey, count: u64) -> u64 {
+    /// Also how many of the site's occurrences the walk met before these.
+    fn blurred_bytes(&mut self, key: &EventKey, count: u64) -> (u64, u64) {
         let Some(pool) = self.blurred_pools.get_mut(&pool_key(key, self.stream)) else {
-            return 0;
+            return (0, 0);
         };
         pool.take(count)
     }
@@ -396,7 +454,7 @@ impl<'a, V: Visitor> StreamWalk<'a, V> {
             total: total.max(0) as u128,
             seen: 0,
         });
-        let iterations = pool.take(multiplier);
+        let (iterations, _) = pool.take(multiplier);
         let expected = counts.mean() * multiplier as f64;
         let share = if expected > 0.0 {
             share * iterations as f64 / expected
@@ -480,12 +538,15 @@ struct Pool {
 impl Pool {
     /// The share of the exact total that `count` more occurrences stand for (rounded so
     /// that the shares of all occurrences add up to the total).
-    fn take(&mut self, count: u64) -> u64 {
+    /// Also how many occurrences were taken before these.
+    fn take(&mut self, count: u64) -> (u64, u64) {
         let occurrences = self.occurrences.max(1);
-        let before = (self.seen as u128).min(occurrences);
+        let seen = self.seen;
+        let before = (seen as u128).min(occurrences);
         self.seen = self.seen.saturating_add(count);
         let after = (self.seen as u128).min(occurrences);
-        (self.total * after / occurrences - self.total * before / occurrences) as u64
+        let share = (self.total * after / occurrences - self.total * before / occurrences) as u64;
+        (share, seen)
     }
 }
 

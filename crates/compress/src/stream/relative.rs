@@ -422,9 +422,14 @@ impl Relative {
         if capacity && request != 0 {
             self.capacity_sites.insert((event.call, event.context), ());
         }
+        // A read that got other than it asked for (a line `fgets` or `getline` read, a
+        // short read at the end of a file) varies in its result, not its request.
         let by_result = match class {
             Some(CallClass::Completion) => true,
             Some(CallClass::PointToPoint) => result != request as i64 && !capacity,
+            Some(CallClass::Read) => {
+                result != request as i64 && result >= 0 && event.flags & event_flags::FAILED == 0
+            }
             _ => false,
         };
         let blur_size = blurring
@@ -435,6 +440,9 @@ impl Relative {
                 Some(CallClass::PointToPoint) => {
                     self.blur
                         .message_size(event.call, event.context, request as i64)
+                }
+                Some(CallClass::Read) if by_result => {
+                    self.blur.size(event.call, event.context, result)
                 }
                 Some(CallClass::Read | CallClass::Write | CallClass::Collective) => {
                     self.blur.size(event.call, event.context, request as i64)

@@ -1125,7 +1125,9 @@ fn a_halo_exchange_whose_ghost_counts_change_folds_below_100() {
     eprintln!("md_ghosts, 4 ranks (trace, staged bytes): {sizes:?}");
     let trace = |steps, precision| sizes[&(steps, precision)].0;
     assert!(trace(2000, 0) * 2 < trace(200, 0) * 3, "{sizes:?}");
-    assert!(trace(2000, 0) * 30 < trace(2000, 100), "{sizes:?}");
+    // (30× until timing statistics were stored as integers, EVNT v21: the lossless trace
+    // shrank more than the blurred one.)
+    assert!(trace(2000, 0) * 20 < trace(2000, 100), "{sizes:?}");
     for steps in [200, 2000] {
         let staged = |precision| sizes[&(steps, precision)].1;
         assert!(staged(0) * 20 <= staged(100) * 21, "{sizes:?}");

@@ -159,13 +159,14 @@ impl<'a> Occurrence<'a> {
     /// each bin is counted as often as it holds values — what an analysis binning sizes
     /// (Darshan's bins, common sizes) counts.
     pub fn for_each_size(&self, mut each: impl FnMut(u64, u64)) {
-        let Some((sizes, shift)) = self.size_histogram().filter(|(sizes, _)| sizes.count > 0)
+        let binned = |sizes: &Histogram| sizes.bins().iter().map(|bin| bin.count).sum::<u64>();
+        let Some((sizes, shift)) = self.size_histogram().filter(|(sizes, _)| binned(sizes) > 0)
         else {
             each(self.size(), self.count);
             return;
         };
         let mut left = self.count;
-        let mut at = self.size_position % sizes.count;
+        let mut at = self.size_position % binned(sizes);
         while left > 0 {
             // The bins from `at` on, wrapping round (a site met more often than its
             // histogram counts — a damaged trace — starts again).

@@ -104,26 +104,20 @@ impl Stats {
             let half = 1u64 << (drop - 1);
             (value.saturating_add(half) >> drop) << drop
         };
-        let float = |value: f64| {
-            let drop = 52u32.saturating_sub(bits);
-            if drop == 0 || !value.is_finite() {
-                return value;
-            }
-            let raw = value.to_bits();
-            let half = 1u64 << (drop - 1);
-            f64::from_bits((raw.wrapping_add(half) >> drop) << drop)
-        };
         self.min = integer(self.min);
         self.max = integer(self.max).max(self.min);
-        self.mean = float(self.mean).clamp(self.min as f64, self.max as f64);
-        self.m2 = float(self.m2);
-        // What is stored — the sum above the minimum and the spread, as integers — keeps
-        // those bits, so values within the margin are stored alike.
         if self.count > 1 {
+            // The mean above the minimum and the spread keep those bits as they are
+            // stored (integers, [`Stats::encode`]), so values within the margin are
+            // stored alike.
             let above = integer(self.mean_code()) as f64 / UNITS_PER_NS;
             self.mean = (self.min as f64 + above).min(self.max as f64);
             let deviation = integer(self.spread_code()) as f64 / UNITS_PER_NS;
             self.m2 = deviation * deviation * self.count as f64;
+        } else {
+            // One observation (or none): its value is all there is.
+            self.mean = self.min as f64;
+            self.m2 = 0.0;
         }
     }
 

@@ -462,6 +462,26 @@ fn multigrid_per_iteration(dims: [i64; 3], rank: i64) -> (u64, u64) {
     (messages, bytes)
 }
 
+/// Messages and bytes a multigrid.c iteration sends, over all ranks of the `dims` grid.
+fn multigrid_job(dims: [i64; 3], ranks: u64) -> (u64, u64) {
+    (0..ranks as i64)
+        .map(|rank| multigrid_per_iteration(dims, rank))
+        .fold((0, 0), |(m, b), (rm, rb)| (m + rm, b + rb))
+}
+
+/// The record bytes each of `ranks` ranks staged, from the staging `--keep-staging` kept
+/// in `directory` beside `trace.cairn`.
+fn staged_per_rank(directory: &std::path::Path, ranks: u64) -> Vec<u64> {
+    let staging = std::fs::read_dir(directory)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|path| path.to_string_lossy().contains(".trace.cairn.staging-"))
+        .expect("the staging kept");
+    (0..ranks)
+        .map(|rank| staged_record_bytes(&staging.join(format!("rank-{rank}"))))
+        .collect()
+}
+
 #[test]
 fn a_multigrid_solver_on_a_3d_grid_keeps_every_message() {
     // HPCG's pattern (multigrid.c): each exchange's calls fold as short blocks that break,
@@ -471,9 +491,7 @@ fn a_multigrid_solver_on_a_3d_grid_keeps_every_message() {
     let iterations = 20;
     for (ranks, dims) in [(8u64, [2, 2, 2]), (16, [4, 2, 2]), (27, [3, 3, 3])] {
         let (_directory, traced) = trace_mpi_pattern("multigrid", ranks, iterations);
-        let (messages, bytes) = (0..ranks as i64)
-            .map(|rank| multigrid_per_iteration(dims, rank))
-            .fold((0, 0), |(m, b), (rm, rb)| (m + rm, b + rb));
+        let (messages, bytes) = multigrid_job(dims, ranks);
         let calls = &traced.summary["calls"];
         let count = |call: &str| calls[call]["count"].as_u64();
         for call in ["MPI_Irecv", "MPI_Send", "MPI_Wait"] {
@@ -534,21 +552,12 @@ fn an_optimised_multigrid_folds_each_ranks_iteration_as_it_runs() {
         trace,
         &["--keep-staging"],
     );
-    let (messages, _) = (0..ranks as i64)
-        .map(|rank| multigrid_per_iteration([3, 3, 3], rank))
-        .fold((0, 0), |(m, b), (rm, rb)| (m + rm, b + rb));
+    let (messages, _) = multigrid_job([3, 3, 3], ranks);
     assert_eq!(
         traced.summary["calls"]["MPI_Wait"]["count"].as_u64(),
         Some(messages * iterations)
     );
-    let staging = std::fs::read_dir(directory.path())
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .find(|path| path.to_string_lossy().contains(".trace.cairn.staging-"))
-        .expect("the staging kept");
-    let staged: Vec<u64> = (0..ranks)
-        .map(|rank| staged_record_bytes(&staging.join(format!("rank-{rank}"))))
-        .collect();
+    let staged = staged_per_rank(directory.path(), ranks);
     eprintln!("staged records per rank: {staged:?}");
     assert!(staged.iter().all(|bytes| *bytes < 1 << 20), "{staged:?}");
 }
@@ -566,9 +575,7 @@ fn below_100_a_multigrid_stages_what_it_stages_lossless() {
     let (ranks, iterations) = (8u64, 30u64);
     let directory = tempfile::tempdir().unwrap();
     let program = compile_mpi_with("patterns/multigrid", directory.path(), &["-O2"]);
-    let (messages, _) = (0..ranks as i64)
-        .map(|rank| multigrid_per_iteration([2, 2, 2], rank))
-        .fold((0, 0), |(m, b), (rm, rb)| (m + rm, b + rb));
+    let (messages, _) = multigrid_job([2, 2, 2], ranks);
     let mut staged = Vec::new();
     for precision in ["100", "0"] {
         let work = tempfile::tempdir_in(directory.path()).unwrap();
@@ -586,15 +593,7 @@ fn below_100_a_multigrid_stages_what_it_stages_lossless() {
             Some(messages * iterations),
             "at {precision}"
         );
-        let staging = std::fs::read_dir(work.path())
-            .unwrap()
-            .map(|entry| entry.unwrap().path())
-            .find(|path| path.to_string_lossy().contains(".trace.cairn.staging-"))
-            .expect("the staging kept");
-        let per_rank: Vec<u64> = (0..ranks)
-            .map(|rank| staged_record_bytes(&staging.join(format!("rank-{rank}"))))
-            .collect();
-        staged.push(per_rank);
+        staged.push(staged_per_rank(work.path(), ranks));
     }
     eprintln!("staged records per rank, lossless then at 0: {staged:?}");
     for rank in 0..ranks as usize {

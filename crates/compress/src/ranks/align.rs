@@ -1,8 +1,6 @@
 //! The alignment of two sequences of nodes (a group's parts, a rank's nodes): the
 //! heaviest common subsequence under a weight per pair (0: they do not match).
 
-use std::cell::Cell;
-
 /// One step of an alignment of a group's parts with a member's nodes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Step {
@@ -11,40 +9,39 @@ pub(super) enum Step {
     Item(usize),
 }
 
-/// The heaviest common subsequence of `n` parts and `m` items under `weight`, as steps in
-/// order (unmatched ones between two matches by `order` of the parts and of the items, the
-/// parts first when equal); `None` if
-/// it would take more than `largest` cells or what is left of `budget`. Equal lengths that
-/// match pair by pair are taken as they are (the SPMD case: nothing to search).
-pub(super) fn align(
-    n: usize,
+/// The heaviest common subsequence of `rows.len()` parts and `m` items, where `rows[i]`
+/// lists the items part `i` may be paired with, ascending, each with the pair's weight (>
+/// 0; pairs not listed weigh 0), as steps in order (unmatched ones between two matches by
+/// `order` of the parts and of the items, the parts first when equal).
+///
+/// Most pairs of two bodies differ in call or context and are never listed: a cell the
+/// caller did not list costs the table's maximum, not a call of the weight.
+pub(super) fn align<T>(
+    rows: &[Vec<(usize, u64, T)>],
     m: usize,
-    largest: usize,
-    budget: &Cell<usize>,
-    mut weight: impl FnMut(usize, usize) -> u64,
     order: (impl Fn(usize) -> u32, impl Fn(usize) -> u32),
-) -> Option<Vec<Step>> {
-    if n == m && (0..n).all(|index| weight(index, index) > 0) {
-        return Some((0..n).map(|index| Step::Both(index, index)).collect());
-    }
-    let cells = n.saturating_mul(m);
-    if cells > largest || cells > budget.get() {
-        return None;
-    }
-    budget.set(budget.get() - cells);
+) -> Vec<Step> {
+    let n = rows.len();
     // best[i][j]: the heaviest common subsequence of parts[i..] and items[j..].
     let width = m + 1;
     let mut best = vec![0u64; (n + 1) * width];
-    for i in (0..n).rev() {
+    for (i, row) in rows.iter().enumerate().rev() {
+        let (here, below) = best[i * width..].split_at_mut(width);
+        let mut listed = row.iter().rev().peekable();
         for j in (0..m).rev() {
-            let skip = best[(i + 1) * width + j].max(best[i * width + j + 1]);
-            let pair = match weight(i, j) {
-                0 => 0,
-                pair => best[(i + 1) * width + j + 1] + pair,
+            let skip = below[j].max(here[j + 1]);
+            let pair = match listed.next_if(|(item, ..)| *item == j) {
+                Some((_, weight, _)) => below[j + 1] + weight,
+                None => 0,
             };
-            best[i * width + j] = skip.max(pair);
+            here[j] = skip.max(pair);
         }
     }
+    let weight = |i: usize, j: usize| {
+        rows[i]
+            .binary_search_by_key(&j, |(item, ..)| *item)
+            .map_or(0, |found| rows[i][found].1)
+    };
     let (mut i, mut j) = (0, 0);
     let mut steps = Vec::with_capacity(n.max(m));
     while i < n || j < m {
@@ -75,19 +72,30 @@ pub(super) fn align(
             j += 1;
         }
     }
-    Some(steps)
+    steps
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// Rows of listed pairs from a table of weights (0: not listed).
+    fn rows(weights: &[[u64; 3]]) -> Vec<Vec<(usize, u64, ())>> {
+        weights
+            .iter()
+            .map(|row| {
+                (0..3)
+                    .filter(|j| row[*j] > 0)
+                    .map(|j| (j, row[j], ()))
+                    .collect()
+            })
+            .collect()
+    }
+
     #[test]
     fn the_heaviest_pairs_are_aligned_in_order() {
         // Parts a b c, items b' c' a': a matches a' (weight 1), b b' and c c' (2 each).
-        let weights = [[0, 0, 1], [2, 0, 0], [0, 2, 0]];
-        let budget = Cell::new(100);
-        let steps = align(3, 3, 100, &budget, |i, j| weights[i][j], (|_| 0, |_| 0)).unwrap();
+        let steps = align(&rows(&[[0, 0, 1], [2, 0, 0], [0, 2, 0]]), 3, (|_| 0, |_| 0));
         assert_eq!(
             steps,
             [
@@ -97,24 +105,14 @@ mod tests {
                 Step::Item(2)
             ]
         );
-        assert_eq!(budget.get(), 91);
-        // Too many cells: no alignment.
-        assert_eq!(
-            align(3, 3, 8, &budget, |i, j| weights[i][j], (|_| 0, |_| 0)),
-            None
-        );
         // Unmatched ones in the order given: item 0 (order 1) before part 1 (order 2).
-        let weights = [[1, 0, 0], [0, 0, 0], [0, 0, 1]];
         let steps = align(
+            &rows(&[[1, 0, 0], [0, 0, 0], [0, 0, 1]]),
             3,
-            3,
-            100,
-            &budget,
-            |i, j| weights[i][j],
             (|i| i as u32 * 2, |j| j as u32),
         );
         assert_eq!(
-            steps.unwrap(),
+            steps,
             [
                 Step::Both(0, 0),
                 Step::Item(1),

@@ -436,6 +436,113 @@ fn could_match_a_third(parts: &[Part], nodes: &[Node<EventKey>], rules: Rules<'_
         .is_none_or(|found| 3 * found >= leaves_of_parts(parts).min(leaves_of_nodes(nodes)))
 }
 
+/// Whether a part and a node may fit, before trying: a leaf only a leaf of its shape
+/// (under natural rules also of its request and result unless a slope moves them: most
+/// leaves of one call site differ in size), a loop only a loop.
+fn may_pair(part: &Part, node: &Node<EventKey>, rules: Rules<'_>) -> bool {
+    match (part, node) {
+        (Part::Leaf(part), Node::Leaf(leaf)) => {
+            let (shape, request, result) = matchable(leaf);
+            same_shape(&part.shape, &shape)
+                && (!rules.natural
+                    || part.sizes_move()
+                    || (part.values[REQUEST] == request && part.values[RESULT] == result))
+        }
+        (Part::Loop(_), Node::Loop { .. }) => true,
+        _ => false,
+    }
+}
+
+/// The nodes of a long body by what a part must share with them to fit, so that an
+/// alignment tries only the pairs that may fit, a list a part: most pairs of two long
+/// bodies differ, and trying (and remembering) every pair was most of a merge's time.
+#[derive(Default)]
+struct Candidates {
+    /// Leaves by shape, request and result, and by shape ([`may_pair`]).
+    by_matchable: FastMap<Matchable, Vec<usize>>,
+    by_shape: FastMap<[u64; 5], Vec<usize>>,
+    /// A loop fits only a loop with a leaf that matches one of its own at some depth
+    /// (a fit matches at least one leaf): loops by their leaves' keys and shapes. Most
+    /// nodes of a load-imbalanced rank are loops of a message or two; aligning each with
+    /// every loop of the group was most of the merge of such ranks.
+    loops_by_matchable: FastMap<Matchable, Vec<usize>>,
+    loops_by_shape: FastMap<[u64; 5], Vec<usize>>,
+}
+
+impl Candidates {
+    fn of(nodes: &[Node<EventKey>]) -> Candidates {
+        let mut index = Candidates::default();
+        for (at, node) in nodes.iter().enumerate() {
+            match node {
+                Node::Leaf(leaf) => {
+                    let key = matchable(leaf);
+                    index.by_shape.entry(key.0).or_default().push(at);
+                    index.by_matchable.entry(key).or_default().push(at);
+                }
+                Node::Loop { body, .. } => for_each_leaf(body, &mut |leaf| {
+                    let key = matchable(leaf);
+                    for list in [
+                        index.loops_by_shape.entry(key.0).or_default(),
+                        index.loops_by_matchable.entry(key).or_default(),
+                    ] {
+                        if list.last() != Some(&at) {
+                            list.push(at);
+                        }
+                    }
+                }),
+            }
+        }
+        index
+    }
+
+    /// The nodes `part` may fit, ascending.
+    fn of_part(&self, part: &Part, rules: Rules<'_>) -> Vec<usize> {
+        let (by_matchable, by_shape) = match part {
+            Part::Leaf(_) => (&self.by_matchable, &self.by_shape),
+            Part::Loop(_) => (&self.loops_by_matchable, &self.loops_by_shape),
+        };
+        let list = |leaf: &LeafPart| {
+            if rules.natural && !leaf.sizes_move() {
+                by_matchable.get(&(leaf.shape, leaf.values[REQUEST], leaf.values[RESULT]))
+            } else {
+                by_shape.get(&leaf.shape)
+            }
+        };
+        match part {
+            Part::Leaf(leaf) => list(leaf).cloned().unwrap_or_default(),
+            Part::Loop(part) => {
+                let mut found = Vec::new();
+                for_each_leaf_part(&part.body, &mut |leaf| {
+                    found.extend(list(leaf).into_iter().flatten())
+                });
+                found.sort_unstable();
+                found.dedup();
+                found
+            }
+        }
+    }
+}
+
+/// Calls `each` with every leaf of `nodes`, at every depth, in order.
+fn for_each_leaf(nodes: &[Node<EventKey>], each: &mut dyn FnMut(&Leaf<EventKey>)) {
+    for node in nodes {
+        match node {
+            Node::Leaf(leaf) => each(leaf),
+            Node::Loop { body, .. } => for_each_leaf(body, each),
+        }
+    }
+}
+
+/// Calls `each` with every leaf part of `parts`, at every depth, in order.
+fn for_each_leaf_part(parts: &[Part], each: &mut dyn FnMut(&LeafPart)) {
+    for part in parts {
+        match part {
+            Part::Leaf(leaf) => each(leaf),
+            Part::Loop(part) => for_each_leaf_part(&part.body, each),
+        }
+    }
+}
+
 /// The calling context of a node's first leaf (0 if none).
 fn first_context(node: &Node<EventKey>) -> u32 {
     match node {
@@ -776,12 +883,6 @@ impl LeafPart {
             .is_some_and(|slopes| slopes[REQUEST] != 0 || slopes[RESULT] != 0)
     }
 
-    /// Whether a leaf of this request and result may fit under natural rules: they must
-    /// be this leaf's unless a slope moves them.
-    fn may_have(&self, request: i64, result: i64) -> bool {
-        self.sizes_move() || (self.values[REQUEST] == request && self.values[RESULT] == result)
-    }
-
     /// The slopes with which `values` (of `rank`) fits this leaf, which `ranks` have,
     /// whether its peer fits only modulo the job size (ring neighbours wrapping round), and
     /// the weight of the match: lower for each slope it decides that SPMD ranks rarely
@@ -1009,78 +1110,78 @@ pub(super) fn plan_body(
     rules: Rules<'_>,
     budget: &Cell<usize>,
 ) -> Option<Plan> {
-    // What fitted, and (a bit a pair) which pairs were tried: most pairs of two bodies
-    // differ in call or context, and a map entry for each pair tried was most of an
-    // alignment's time. Beyond ALIGNMENT_CELLS the alignment only tries the diagonal once.
-    // Most bodies are small (a loop around one or two calls, a million of them in a merge
-    // of irregular ranks): their bits are one word, not an allocation.
-    let mut fits: FastMap<(usize, usize), Fit> = FastMap::default();
     let width = nodes.len();
-    let cells = parts.len().saturating_mul(width);
-    let mut word = 0u64;
-    let mut words = vec![
-        0u64;
-        if (65..=ALIGNMENT_CELLS).contains(&cells) {
-            cells.div_ceil(64)
-        } else {
-            0
-        }
-    ];
-    // A leaf fits only a leaf of its shape, a loop only a loop: told apart first, each
-    // node's shape computed once (most cells of an alignment stop here).
-    // Under natural rules a leaf's request and result, which no slope moves, are
-    // compared too: most leaves of one call site differ in size.
-    let shapes: Vec<Option<Matchable>> = nodes
-        .iter()
-        .map(|node| match node {
-            Node::Leaf(leaf) => Some(matchable(leaf)),
-            Node::Loop { .. } => None,
-        })
-        .collect();
-    let weight = |part: usize, node: usize| {
-        match (&parts[part], &shapes[node]) {
-            (Part::Leaf(part), Some((shape, request, result)))
-                if same_shape(&part.shape, shape)
-                    && (!rules.natural || part.may_have(*request, *result)) => {}
-            (Part::Loop(_), None) => {}
-            _ => return 0,
-        }
-        let cell = part * width + node;
-        let tried = if cells <= 64 {
-            Some(&mut word)
-        } else {
-            words.get_mut(cell / 64)
-        };
-        if let Some(tried) = tried {
-            let bit = 1u64 << (cell % 64);
-            if *tried & bit != 0 {
-                return fits.get(&(part, node)).map_or(0, Fit::weight);
+    let fit =
+        |part: usize, node: usize| parts[part].fit(enclosing, rank, &nodes[node], rules, budget);
+    // Equal lengths that match pair by pair are taken as they are (the SPMD case: nothing
+    // to search, a fit a node).
+    let mut diagonal: Vec<Fit> = Vec::new();
+    if parts.len() == width {
+        for index in 0..width {
+            match fit(index, index) {
+                Some(fit) => diagonal.push(fit),
+                None => break,
             }
-            *tried |= bit;
-        } else if let Some(fit) = fits.get(&(part, node)) {
-            return fit.weight();
         }
-        match parts[part].fit(enclosing, rank, &nodes[node], rules, budget) {
-            Some(fit) => {
-                let weight = fit.weight();
-                fits.insert((part, node), fit);
-                weight
-            }
-            None => 0,
+    }
+    let steps = if diagonal.len() == width {
+        diagonal
+            .into_iter()
+            .enumerate()
+            .map(|(index, fit)| (Step::Both(index, index), Some(fit)))
+            .collect::<Vec<_>>()
+    } else {
+        let cells = parts.len().saturating_mul(width);
+        if cells > ALIGNMENT_CELLS || cells > budget.get() {
+            return None;
         }
+        budget.set(budget.get() - cells);
+        let index = (cells > 64).then(|| Candidates::of(nodes));
+        // The diagonal's pairs were tried: those that fitted are taken, the first that
+        // did not is not tried again.
+        let tried = diagonal.len();
+        let mut diagonal = diagonal.into_iter().map(Some).collect::<Vec<_>>();
+        let rows: Vec<Vec<(usize, u64, Option<Fit>)>> = (0..parts.len())
+            .map(|part| {
+                let listed = match &index {
+                    Some(index) => index.of_part(&parts[part], rules),
+                    None => (0..width)
+                        .filter(|node| may_pair(&parts[part], &nodes[*node], rules))
+                        .collect(),
+                };
+                listed
+                    .into_iter()
+                    .filter_map(|node| {
+                        let fit = match diagonal.get_mut(part).filter(|_| node == part) {
+                            Some(fitted) => fitted.take(),
+                            None if node == part && part == tried && parts.len() == width => None,
+                            None => fit(part, node),
+                        }?;
+                        Some((node, fit.weight(), Some(fit)))
+                    })
+                    .collect()
+            })
+            .collect();
+        let order = (
+            |part: usize| parts[part].first_context(),
+            |node: usize| first_context(&nodes[node]),
+        );
+        let steps = align(&rows, width, order);
+        let mut rows = rows;
+        steps
+            .into_iter()
+            .map(|step| match step {
+                Step::Both(part, node) => {
+                    let row = &mut rows[part];
+                    let found = row
+                        .binary_search_by_key(&node, |(node, ..)| *node)
+                        .expect("a matched pair was listed");
+                    (step, row[found].2.take())
+                }
+                _ => (step, None),
+            })
+            .collect()
     };
-    let order = (
-        |part: usize| parts[part].first_context(),
-        |node: usize| first_context(&nodes[node]),
-    );
-    let steps = align(
-        parts.len(),
-        nodes.len(),
-        ALIGNMENT_CELLS,
-        budget,
-        weight,
-        order,
-    )?;
     let mut plan = Plan {
         steps: Vec::with_capacity(steps.len()),
         weight: 0,
@@ -1088,10 +1189,10 @@ pub(super) fn plan_body(
         collectives: 0,
         complete: true,
     };
-    for step in steps {
+    for (step, fit) in steps {
         plan.steps.push(match step {
             Step::Both(part, node) => {
-                let fit = fits.remove(&(part, node)).expect("a matched pair fitted");
+                let fit = fit.expect("a matched pair fitted");
                 plan.weight += fit.weight();
                 match &fit {
                     Fit::Leaf { .. } => {

@@ -429,6 +429,14 @@ fn could_match_a_third(parts: &[Part], nodes: &[Node<EventKey>], rules: Rules<'_
     {
         return true;
     }
+    // A loop of one call against another (most loops of a load-imbalanced rank): whether
+    // the two may pair, without a map.
+    if let ([Part::Leaf(part)], [Node::Leaf(leaf)]) = (parts, nodes) {
+        let (shape, request, result) = matchable(leaf);
+        return same_shape(&part.shape, &shape)
+            && (part.sizes_move()
+                || (part.values[REQUEST] == request && part.values[RESULT] == result));
+    }
     let of_part = |part: &LeafPart| {
         (!part.sizes_move()).then_some((part.shape, part.values[REQUEST], part.values[RESULT]))
     };
@@ -1136,51 +1144,63 @@ pub(super) fn plan_body(
             return None;
         }
         budget.set(budget.get() - cells);
-        let index = (cells > 64).then(|| Candidates::of(nodes));
-        // The diagonal's pairs were tried: those that fitted are taken, the first that
-        // did not is not tried again.
-        let tried = diagonal.len();
-        let mut diagonal = diagonal.into_iter().map(Some).collect::<Vec<_>>();
-        let rows: Vec<Vec<(usize, u64, Option<Fit>)>> = (0..parts.len())
-            .map(|part| {
-                let listed = match &index {
-                    Some(index) => index.of_part(&parts[part], rules),
-                    None => (0..width)
-                        .filter(|node| may_pair(&parts[part], &nodes[*node], rules))
-                        .collect(),
-                };
-                listed
-                    .into_iter()
-                    .filter_map(|node| {
-                        let fit = match diagonal.get_mut(part).filter(|_| node == part) {
-                            Some(fitted) => fitted.take(),
-                            None if node == part && part == tried && parts.len() == width => None,
-                            None => fit(part, node),
-                        }?;
-                        Some((node, fit.weight(), Some(fit)))
-                    })
-                    .collect()
-            })
-            .collect();
-        let order = (
-            |part: usize| parts[part].first_context(),
-            |node: usize| first_context(&nodes[node]),
-        );
-        let steps = align(&rows, width, order);
-        let mut rows = rows;
-        steps
-            .into_iter()
-            .map(|step| match step {
-                Step::Both(part, node) => {
-                    let row = &mut rows[part];
-                    let found = row
-                        .binary_search_by_key(&node, |(node, ..)| *node)
-                        .expect("a matched pair was listed");
-                    (step, row[found].2.take())
-                }
-                _ => (step, None),
-            })
-            .collect()
+        if cells == 1 {
+            // One part and one node that did not fit: each alone, in the order of their
+            // call sites (as `align` places them), without a table.
+            if parts[0].first_context() <= first_context(&nodes[0]) {
+                vec![(Step::Part(0), None), (Step::Item(0), None)]
+            } else {
+                vec![(Step::Item(0), None), (Step::Part(0), None)]
+            }
+        } else {
+            let index = (cells > 64).then(|| Candidates::of(nodes));
+            // The diagonal's pairs were tried: those that fitted are taken, the first that
+            // did not is not tried again.
+            let tried = diagonal.len();
+            let mut diagonal = diagonal.into_iter().map(Some).collect::<Vec<_>>();
+            let rows: Vec<Vec<(usize, u64, Option<Fit>)>> = (0..parts.len())
+                .map(|part| {
+                    let listed = match &index {
+                        Some(index) => index.of_part(&parts[part], rules),
+                        None => (0..width)
+                            .filter(|node| may_pair(&parts[part], &nodes[*node], rules))
+                            .collect(),
+                    };
+                    listed
+                        .into_iter()
+                        .filter_map(|node| {
+                            let fit = match diagonal.get_mut(part).filter(|_| node == part) {
+                                Some(fitted) => fitted.take(),
+                                None if node == part && part == tried && parts.len() == width => {
+                                    None
+                                }
+                                None => fit(part, node),
+                            }?;
+                            Some((node, fit.weight(), Some(fit)))
+                        })
+                        .collect()
+                })
+                .collect();
+            let order = (
+                |part: usize| parts[part].first_context(),
+                |node: usize| first_context(&nodes[node]),
+            );
+            let steps = align(&rows, width, order);
+            let mut rows = rows;
+            steps
+                .into_iter()
+                .map(|step| match step {
+                    Step::Both(part, node) => {
+                        let row = &mut rows[part];
+                        let found = row
+                            .binary_search_by_key(&node, |(node, ..)| *node)
+                            .expect("a matched pair was listed");
+                        (step, row[found].2.take())
+                    }
+                    _ => (step, None),
+                })
+                .collect()
+        }
     };
     let mut plan = Plan {
         steps: Vec::with_capacity(steps.len()),

@@ -517,6 +517,7 @@ pub fn run(options: RunOptions) -> Result<ExitCode> {
             );
         }
     }
+    trace.merge_resized_loops();
     trace.apply_precision(options.building.precision);
     let size = trace.write(&output).with_context(|| {
         format!(
@@ -793,6 +794,7 @@ pub fn merge(
     } else {
         merge_traces(traces, building.precision)
     };
+    trace.merge_resized_loops();
     trace.apply_precision(building.precision);
     let size = trace.write(output)?;
     warn_incomplete(&trace);

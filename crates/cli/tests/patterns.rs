@@ -711,3 +711,56 @@ fn random_seeks_then_transfers_keep_exact_offsets_in_under_two_bytes_a_call() {
     // bulk of it.
     assert!(size <= 8 * blocks, "{size} B for {} calls", 4 * blocks);
 }
+
+#[test]
+fn a_log_line_a_byte_longer_from_step_10_100_and_1000_keeps_one_loop() {
+    // patterns/step_log.c: three fields written with `pwrite` and a progress line with
+    // `fprintf` each step, the line a byte longer from steps 10, 100 and 1000 on. The
+    // loops of steps that differ only in the line's size are one loop, each line's size in
+    // the stream's column (before, a copy of the step at every new number of digits:
+    // 1,286 → 1,420 B from 200 to 2,000 steps, +10%; now 1,103 → 1,127 B).
+    folds_at_any_size("step_log", 200, |traced, steps| {
+        let directory = traced.trace.parent().unwrap();
+        let log = std::fs::read_to_string(directory.join("step.log")).unwrap();
+        let lines: Vec<u64> = log.lines().map(|line| line.len() as u64 + 1).collect();
+        assert_eq!(lines.len() as u64, steps);
+        assert_fields(
+            traced.file("/step.log"),
+            &[
+                ("writes", steps),
+                ("bytes_written", log.len() as u64),
+                ("consecutive_writes", steps - 1),
+                ("max_offset", log.len() as u64),
+            ],
+        );
+        assert_fields(
+            traced.file("/results.dat"),
+            &[
+                ("writes", 3 * steps),
+                ("bytes_written", 12800 * steps),
+                ("max_offset", 12800 * steps),
+            ],
+        );
+        // Each line's size and offset, as the expanded stream gives them.
+        let dump = cairn_text("dump", &["--expand"], &traced.trace);
+        let written: Vec<(u64, u64)> = dump
+            .lines()
+            .filter(|line| line.contains("fprintf("))
+            .map(|line| {
+                let (before, after) = line.split_once(" bytes @ ").expect("a size and offset");
+                let size = before.rsplit(", ").next().unwrap().parse().unwrap();
+                let offset = after.split(')').next().unwrap().parse().unwrap();
+                (size, offset)
+            })
+            .collect();
+        let mut offset = 0;
+        let expected: Vec<(u64, u64)> = lines
+            .iter()
+            .map(|size| {
+                offset += size;
+                (*size, offset - size)
+            })
+            .collect();
+        assert_eq!(written, expected);
+    });
+}

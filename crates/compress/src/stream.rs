@@ -49,6 +49,7 @@ mod body;
 mod expand;
 mod offsets;
 mod relative;
+mod resized;
 mod sharing;
 mod sizes;
 
@@ -1435,6 +1436,26 @@ impl EncodedStream {
             self.shared,
             &self.column,
         )
+    }
+
+    /// This stream with adjacent loops that differ only in reads' and writes' sizes merged
+    /// (`stream/resized.rs`), if some did; `sized`: whether a call is a read or a write.
+    /// Only for a stream of one thread of one rank without a column (which ranks would no
+    /// longer share): when the trace is written.
+    pub fn with_resized_loops_merged(&self, sized: &dyn Fn(u16) -> bool) -> Option<EncodedStream> {
+        if self.shared || !self.column.is_empty() || self.column_sizes || self.count_histograms {
+            return None;
+        }
+        let nodes = self.nodes().to_nodes();
+        let (nodes, column) = resized::merge_resized_loops(&nodes, sized)?;
+        Some(Self::encode_nodes(
+            &nodes,
+            self.first_start,
+            self.last_end,
+            &self.sharing,
+            false,
+            &column,
+        ))
     }
 
     /// Encodes a tree of nodes (e.g. several ranks' streams merged) with its rank slopes

@@ -1037,6 +1037,29 @@ impl Trace {
         Ok(())
     }
 
+    /// Merges, in each stream of one thread of one rank, adjacent loops that differ only in
+    /// reads' and writes' sizes (a log line a byte longer from step 100 on), the sizes kept
+    /// in the stream's column ([`EncodedStream::with_resized_loops_merged`]). For the
+    /// trace as written, after every rank merge: such a stream no longer merges with
+    /// other ranks'.
+    pub fn merge_resized_loops(&mut self) {
+        let calls = &self.calls;
+        let sized = |call: u16| {
+            matches!(
+                calls.get(call as usize).and_then(CallInfo::class),
+                Some(CallClass::Read | CallClass::Write)
+            )
+        };
+        for stream in &mut self.streams {
+            if stream.members != 1 || Arc::strong_count(&stream.events) != 1 {
+                continue;
+            }
+            if let Some(events) = stream.events.with_resized_loops_merged(&sized) {
+                stream.events = Arc::new(events);
+            }
+        }
+    }
+
     /// Applies a precision level (0–100; 100 keeps everything exact) to what is kept as
     /// timing, as the thesis's histograms do: values within (100 − precision)% of one
     /// another may be merged. Processes' start, end and `main` times that lie within

@@ -50,6 +50,17 @@ impl ColumnSizes {
         }
     }
 
+    /// `count` sizes of `size` (at least one).
+    pub fn repeated(size: u64, count: u64) -> ColumnSizes {
+        let mut figures = ColumnSizes::of(size);
+        let count = count.max(1);
+        figures.count = count;
+        figures.sum = size.saturating_mul(count);
+        figures.squares = size as f64 * size as f64 * count as f64;
+        figures.bins[size_bin(size)] = count;
+        figures
+    }
+
     /// `count` sizes of 0: what a leaf that lost its figures is written with (never made
     /// by the encoder), so the stream still reads.
     pub(super) fn unknown(count: u64) -> ColumnSizes {

@@ -1683,3 +1683,112 @@ fn occurrences_with_histograms(nodes: &[Node<EventKey>], runs: u64) -> u64 {
         })
         .sum()
 }
+
+/// A log line and a block of results a step, `repeats` times over: each run of `runs` is
+/// that many steps whose line has that size (a step number of more digits), the line
+/// appended to the log and the block to the results file.
+fn stepping_with_lines(repeats: u64, runs: &[(u64, u64)]) -> Vec<Event> {
+    let mut events = Vec::new();
+    let (mut log_end, mut data_end, mut clock) = (0i64, 0i64, 0u64);
+    let mut write = |file: u32, offset: i64, size: u64, context: u32| {
+        clock += 7;
+        events.push(Event {
+            call: 2,
+            start: clock,
+            duration: 3,
+            file: Some(file),
+            handle: 3 + file as u64,
+            offset,
+            request: size,
+            result: size as i64,
+            errno: 0,
+            context,
+            aux: 0,
+            flags: event_flags::EXPLICIT_OFFSET,
+        });
+    };
+    for _ in 0..repeats {
+        for (steps, size) in runs {
+            for _ in 0..*steps {
+                write(1, data_end, 4096, 2);
+                data_end += 4096;
+                write(0, log_end, *size, 1);
+                log_end += *size as i64;
+            }
+        }
+    }
+    events
+}
+
+fn read_or_write(call: u16) -> bool {
+    matches!(class_of(call), Some(CallClass::Read | CallClass::Write))
+}
+
+#[test]
+fn loops_whose_lines_grow_a_byte_merge_into_one() {
+    // Steps 1–9, 10–99 and 100–199 of a log line of 19, 20 and 21 bytes: three loops of
+    // the step, one once merged, the line's sizes in the column.
+    let events = stepping_with_lines(1, &[(9, 19), (90, 20), (100, 21)]);
+    let mut encoder = StreamEncoder::default();
+    for event in &events {
+        encoder.push(event, class_of(event.call));
+    }
+    let stream = encoder.finish();
+    let loops = |nodes: &[Node<EventKey>]| {
+        nodes
+            .iter()
+            .filter(|node| matches!(node, Node::Loop { .. }))
+            .count()
+    };
+    assert_eq!(loops(&stream.nodes().to_nodes()), 3);
+    let merged = stream.with_resized_loops_merged(&read_or_write).unwrap();
+    let nodes = merged.nodes().to_nodes();
+    assert_eq!(loops(&nodes), 1);
+    // The first step (each file's first access) stays before the loop; the loop's line
+    // takes a column entry a step.
+    assert!(merged.has_column_sizes());
+    assert_eq!(merged.column().len(), 198);
+    expands_to(&merged, &events, events.last().unwrap().end()).unwrap();
+    assert_eq!(requested_bytes(&merged), requested_bytes(&stream));
+    // The same three times over (a run restarted): the merged loop inside the loop of
+    // repeats, its column walked again each time.
+    let events = stepping_with_lines(3, &[(9, 19), (90, 20), (100, 21)]);
+    let mut encoder = StreamEncoder::default();
+    for event in &events {
+        encoder.push(event, class_of(event.call));
+    }
+    let merged = encoder
+        .finish()
+        .with_resized_loops_merged(&read_or_write)
+        .unwrap();
+    expands_to(&merged, &events, events.last().unwrap().end()).unwrap();
+    // Nothing to merge: no new stream.
+    let mut encoder = StreamEncoder::default();
+    for event in &stepping_with_lines(1, &[(50, 19)]) {
+        encoder.push(event, class_of(event.call));
+    }
+    assert!(encoder
+        .finish()
+        .with_resized_loops_merged(&read_or_write)
+        .is_none());
+}
+
+proptest! {
+    #[test]
+    fn loops_merged_for_their_sizes_expand_to_their_events(
+        repeats in 1u64..4,
+        runs in proptest::collection::vec((1u64..30, 18u64..22), 1..6),
+    ) {
+        let events = stepping_with_lines(repeats, &runs);
+        let mut encoder = StreamEncoder::default();
+        for event in &events {
+            encoder.push(event, class_of(event.call));
+        }
+        let stream = encoder.finish();
+        if let Some(merged) = stream.with_resized_loops_merged(&read_or_write) {
+            expands_to(&merged, &events, events.last().unwrap().end())?;
+            prop_assert_eq!(requested_bytes(&merged), requested_bytes(&stream));
+            prop_assert!(merged.nodes().to_nodes().len() <= stream.nodes().to_nodes().len());
+        }
+    }
+}

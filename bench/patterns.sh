@@ -39,6 +39,7 @@ patterns=(
     "metadata 100"
     "random_sizes 2000"
     "deflated_chunks 200"
+    "step_log 200"
 )
 report_header pattern
 for spec in "${patterns[@]}"; do

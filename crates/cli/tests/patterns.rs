@@ -718,8 +718,20 @@ fn a_log_line_a_byte_longer_from_step_10_100_and_1000_keeps_one_loop() {
     // `fprintf` each step, the line a byte longer from steps 10, 100 and 1000 on. The
     // loops of steps that differ only in the line's size are one loop, each line's size in
     // the stream's column (before, a copy of the step at every new number of digits:
-    // 1,286 → 1,420 B from 200 to 2,000 steps, +10%; now 1,103 → 1,127 B).
+    // 1,286 → 1,420 B from 200 to 2,000 steps, +10%; now about 1,060 → 1,090 B). The first
+    // step, each file's first access (neither consecutive nor sequential), is one of the
+    // loop's iterations: every step is one loop.
     folds_at_any_size("step_log", 200, |traced, steps| {
+        let folded = cairn_text("dump", &[], &traced.trace);
+        assert_eq!(
+            folded
+                .lines()
+                .filter(|line| line.contains("loop ×"))
+                .count(),
+            1,
+            "{folded}"
+        );
+        assert!(folded.contains(&format!("  loop ×{steps} {{")), "{folded}");
         let directory = traced.trace.parent().unwrap();
         let log = std::fs::read_to_string(directory.join("step.log")).unwrap();
         let lines: Vec<u64> = log.lines().map(|line| line.len() as u64 + 1).collect();
@@ -730,6 +742,7 @@ fn a_log_line_a_byte_longer_from_step_10_100_and_1000_keeps_one_loop() {
                 ("writes", steps),
                 ("bytes_written", log.len() as u64),
                 ("consecutive_writes", steps - 1),
+                ("sequential_writes", steps - 1),
                 ("max_offset", log.len() as u64),
             ],
         );
@@ -737,6 +750,7 @@ fn a_log_line_a_byte_longer_from_step_10_100_and_1000_keeps_one_loop() {
             traced.file("/results.dat"),
             &[
                 ("writes", 3 * steps),
+                ("consecutive_writes", 3 * steps - 1),
                 ("bytes_written", 12800 * steps),
                 ("max_offset", 12800 * steps),
             ],

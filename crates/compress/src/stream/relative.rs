@@ -288,10 +288,11 @@ impl Relative {
         let mut offset = if event.offset < 0 {
             OffsetRef::Unknown
         } else {
-            match self.file_end.get(&file_plus_one) {
-                Some(end) => OffsetRef::Delta(event.offset.wrapping_sub(*end)),
-                None => OffsetRef::First(event.offset),
-            }
+            // A file's first access is taken from offset 0, where it was opened: a loop
+            // whose first iteration makes it (a log opened before the steps) is then
+            // iterations alike, not the first one apart and a loop of the others.
+            let end = self.file_end.get(&file_plus_one).copied().unwrap_or(0);
+            OffsetRef::Delta(event.offset.wrapping_sub(end))
         };
         let mut order = 0;
         if let (Some(CallClass::Read | CallClass::Write), true, false) = (

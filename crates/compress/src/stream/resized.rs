@@ -1,4 +1,5 @@
-//! Loops that differ only in some calls' sizes, merged into one (lossless). A program
+//! Loops that differ only in some calls' sizes, merged into one (lossless), and an
+//! iteration left beside its loop taken in. A program
 //! that logs a line every few steps writes `step 99 …` and then `step 100 …`: from then on
 //! each step's body repeats with a write one byte longer, and the folder, whose keys hold
 //! the sizes, makes a second loop — a copy of the whole step, its timing statistics and
@@ -15,11 +16,14 @@
 //! entries a stream (a size that changed inside a long inner loop is better as two loops
 //! than as a million entries).
 
-use super::{ColumnSizes, EventKey, SIZE_IN_COLUMN};
+use super::{ColumnSizes, EventKey, CONSECUTIVE, ORDER_IN_LEAF, SEQUENTIAL, SIZE_IN_COLUMN};
 use crate::fold::{Leaf, Node};
 
 /// Most column entries the merged loops of one stream may take.
 const MOST_ENTRIES: u64 = 1 << 16;
+
+/// The longest run of nodes compared with the next as two iterations of one loop.
+const PAIRED_WIDTH: usize = 16;
 
 /// A column leaf's sizes over one walk of the loop whose merge made them: (size,
 /// occurrences) in order. The loop itself may run several times (inside an outer loop):
@@ -93,6 +97,86 @@ fn merge_siblings(body: &mut Vec<Draft>, sized: &dyn Fn(u16) -> bool, merges: &m
             merge_siblings(body, sized, merges);
         }
     }
+    // Two iterations in a row that the folder kept apart (a file's first access is
+    // neither consecutive nor sequential, the next one's is): a loop of one each.
+    let mut at = 0;
+    while at < body.len() {
+        let width = (1..=PAIRED_WIDTH.min((body.len() - at) / 2)).find(|width| {
+            let (first, next) = body[at..at + 2 * width].split_at(*width);
+            starts_alike(&first[0], &next[0]) && bodies_alike(first, next, 0, (sized, false))
+        });
+        if let Some(width) = width {
+            let next: Vec<Draft> = body.drain(at + width..at + 2 * width).collect();
+            let first: Vec<Draft> = body.drain(at..at + width).collect();
+            body.insert(
+                at,
+                Draft::Loop {
+                    count: 1,
+                    body: next,
+                    merge: 0,
+                },
+            );
+            body.insert(
+                at,
+                Draft::Loop {
+                    count: 1,
+                    body: first,
+                    merge: 0,
+                },
+            );
+            at += 2;
+        } else {
+            at += 1;
+        }
+    }
+    // An iteration the folder left beside its loop (the tracer's block began with the
+    // second; the last one differed): a loop of one, merged with it below.
+    let mut at = 0;
+    while at < body.len() {
+        let (before, after) = match &body[at] {
+            Draft::Loop {
+                body: inner,
+                merge: 0,
+                ..
+            } if !inner.is_empty() => {
+                let width = inner.len();
+                (
+                    at >= width && bodies_alike(&body[at - width..at], inner, 0, (sized, false)),
+                    body.len() > at + width
+                        && bodies_alike(inner, &body[at + 1..=at + width], 0, (sized, false)),
+                )
+            }
+            _ => (false, false),
+        };
+        let width = match &body[at] {
+            Draft::Loop { body: inner, .. } => inner.len(),
+            _ => 0,
+        };
+        if after {
+            let iteration: Vec<Draft> = body.drain(at + 1..=at + width).collect();
+            body.insert(
+                at + 1,
+                Draft::Loop {
+                    count: 1,
+                    body: iteration,
+                    merge: 0,
+                },
+            );
+        }
+        if before {
+            let iteration: Vec<Draft> = body.drain(at - width..at).collect();
+            body.insert(
+                at - width,
+                Draft::Loop {
+                    count: 1,
+                    body: iteration,
+                    merge: 0,
+                },
+            );
+            at -= width - 1;
+        }
+        at += 1;
+    }
     let mut at = 0;
     while at + 1 < body.len() {
         let alike = match (&body[at], &body[at + 1]) {
@@ -101,7 +185,7 @@ fn merge_siblings(body: &mut Vec<Draft>, sized: &dyn Fn(u16) -> bool, merges: &m
                     body: first, merge, ..
                 },
                 Draft::Loop { body: next, .. },
-            ) => bodies_alike(first, next, *merge, sized),
+            ) => bodies_alike(first, next, *merge, (sized, true)),
             _ => false,
         };
         if !alike {
@@ -129,25 +213,38 @@ fn merge_siblings(body: &mut Vec<Draft>, sized: &dyn Fn(u16) -> bool, merges: &m
     }
 }
 
-/// Whether `next`'s nodes are `first`'s but for sizes of reads and writes; `merge`: the
-/// merge `first`'s loop is (its leaves' sizes of that merge may grow, no other's).
-fn bodies_alike(first: &[Draft], next: &[Draft], merge: u32, sized: &dyn Fn(u16) -> bool) -> bool {
+/// Whether two nodes may begin alike bodies (the same kind; a leaf's call and context).
+fn starts_alike(first: &Draft, next: &Draft) -> bool {
+    match (first, next) {
+        (Draft::Leaf(a, _), Draft::Leaf(b, _)) => {
+            a.key.call == b.key.call && a.key.context == b.key.context
+        }
+        (Draft::Loop { count: a, .. }, Draft::Loop { count: b, .. }) => a == b,
+        _ => false,
+    }
+}
+
+/// Whether `next`'s nodes are `first`'s but for the access order of reads and writes (a
+/// file's first access is neither consecutive nor sequential) and, if `sizes`, their
+/// sizes; `merge`: the merge `first`'s loop is (its leaves' sizes of that merge may grow, no
+/// other's); `io`: whether a call is a read or a write.
+fn bodies_alike(
+    first: &[Draft],
+    next: &[Draft],
+    merge: u32,
+    (io, sizes): (&dyn Fn(u16) -> bool, bool),
+) -> bool {
     first.len() == next.len()
         && first.iter().zip(next).all(|pair| match pair {
-            (Draft::Leaf(a, sizes), Draft::Leaf(b, None)) => {
-                let own = match sizes {
+            (Draft::Leaf(a, kept), Draft::Leaf(b, None)) => {
+                let own = match kept {
                     None => true,
                     Some((of, _)) => merge != 0 && *of == merge,
                 };
                 own && (a.key == b.key
-                    || (sized(a.key.call)
-                        && EventKey {
-                            request: 0,
-                            ..a.key
-                        } == EventKey {
-                            request: 0,
-                            ..b.key
-                        }))
+                    || (io(a.key.call)
+                        && (sizes || a.key.request == b.key.request)
+                        && loose(&a.key) == loose(&b.key)))
             }
             (
                 Draft::Loop {
@@ -160,7 +257,7 @@ fn bodies_alike(first: &[Draft], next: &[Draft], merge: u32, sized: &dyn Fn(u16)
                     body: next,
                     merge: 0,
                 },
-            ) => a == b && bodies_alike(first, next, merge, sized),
+            ) => a == b && bodies_alike(first, next, merge, (io, sizes)),
             _ => false,
         })
 }
@@ -192,8 +289,14 @@ fn merge_bodies(first: Vec<Draft>, next: Vec<Draft>, times: (u64, u64), merge: u
                     (x, y) => x.min(y),
                 };
                 a.offset_high = a.offset_high.max(b.offset_high);
-                a.order_counts[0] += b.order_counts[0];
-                a.order_counts[1] += b.order_counts[1];
+                if a.key.order != b.key.order || a.key.order_in_leaf() || b.key.order_in_leaf() {
+                    // A file's first access is neither consecutive nor sequential, the
+                    // loop's others are: the leaf counts its occurrences of each.
+                    let (first, next) = (order_counts(&a), order_counts(&b));
+                    a.order_counts = [first[0] + next[0], first[1] + next[1]];
+                    a.key.order = 0;
+                    a.key.flags |= ORDER_IN_LEAF;
+                }
                 Draft::Leaf(a, sizes)
             }
             (
@@ -209,6 +312,28 @@ fn merge_bodies(first: Vec<Draft>, next: Vec<Draft>, times: (u64, u64), merge: u
             _ => unreachable!("bodies were alike"),
         })
         .collect()
+}
+
+/// A read's or write's key without what a merge lets differ: its size and access order.
+fn loose(key: &EventKey) -> EventKey {
+    EventKey {
+        request: 0,
+        order: 0,
+        flags: key.flags & !ORDER_IN_LEAF,
+        ..*key
+    }
+}
+
+/// How many of a leaf's occurrences were consecutive and sequential accesses.
+fn order_counts(leaf: &Leaf<EventKey>) -> [u64; 2] {
+    if leaf.key.order_in_leaf() {
+        return leaf.order_counts;
+    }
+    let occurrences = leaf.duration.count;
+    [
+        occurrences * u64::from(leaf.key.order & CONSECUTIVE != 0),
+        occurrences * u64::from(leaf.key.order & SEQUENTIAL != 0),
+    ]
 }
 
 /// Column entries the drafts take: every occurrence of a leaf whose sizes differ.

@@ -302,7 +302,11 @@ fn random_seeks_at_precision_90_do_not_grow_with_the_calls() {
     eprintln!(
         "random_seeks at 90: {small} B (2,000 blocks), {large} B (20,000); lossless {lossless} B"
     );
-    assert!(large * 100 <= small * 110, "{small} → {large}");
+    // The site's first offsets stay exact until one falls within 10% of one of the four
+    // before it: a head of a few lseek + write pairs (about 30 B each) that does not grow
+    // with the calls but moves with the shuffle — 4 at 2,000 blocks and 10 at 20,000 since
+    // a file's first access is a delta from 0 (6 and 10 before): +12% in all.
+    assert!(large * 100 <= small * 115, "{small} → {large}");
     assert!(large * 20 < lossless, "{large} vs {lossless}");
 }
 
@@ -671,9 +675,9 @@ fn data_dependent_inner_loops_keep_their_counts_and_fold_below_100() {
         let dump = cairn_text("dump", &[], &trace);
         let loops = dumped_loop_counts(&dump);
         if precision == 100 {
-            // The first write (at offset 0) stands alone: the first loop is one shorter.
-            let mut expected: Vec<String> = counts.iter().map(u64::to_string).collect();
-            expected[0] = (counts[0] - 1).to_string();
+            // The first write too (the file's first access, neither consecutive nor
+            // sequential) is an iteration of its step's loop.
+            let expected: Vec<String> = counts.iter().map(u64::to_string).collect();
             assert_eq!(loops, expected, "{dump}");
         } else {
             assert_eq!(loops, ["20", "199..219"], "{dump}");

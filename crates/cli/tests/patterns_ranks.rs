@@ -179,14 +179,15 @@ fn halo_exchange_on_a_2d_grid_counts_every_message() {
         assert_eq!(sets, expected, "{ranks} ranks");
         events_bytes.push(events_section_bytes(&traced.trace));
     }
-    // The events of 16 ranks cost at most 30% more than those of 4 (only the 4 × 4 grid
+    // The events of 16 ranks cost at most 35% more than those of 4 (only the 4 × 4 grid
     // has edge and interior ranks: more leaves, and statistics of more ranks in more
-    // histogram bins; 21–23% in most runs, 25% once, the 16 ranks' times on 2 cores
-    // varying more); from 16 to 36 ranks, where every kind of rank is there, at most a
-    // tenth.
+    // histogram bins; 21–25% then, the 16 ranks' times on 2 cores varying more; 28–31%
+    // since rank 0's logging steps are one loop, which took the same 140 B off both:
+    // 788 → 649 B at 4 ranks, 976 → 830 B at 16); from 16 to 36 ranks, where every kind
+    // of rank is there, at most a tenth.
     eprintln!("halo2d events section: {events_bytes:?} B");
     assert!(
-        10 * events_bytes[1] <= 13 * events_bytes[0],
+        20 * events_bytes[1] <= 27 * events_bytes[0],
         "{events_bytes:?}"
     );
     assert!(

@@ -184,12 +184,14 @@ impl Candidate {
         let Some(natural) = plan(true, false) else {
             return Err(nodes);
         };
+        // The most leaves the group may hold with this rank in it.
+        let most_leaves = 4 * self.largest_member.max(own) + 16;
         let partial_enough = |plan: &parts::Plan| {
             let leaves = self.leaves + own - plan.matched;
             plan.matched > 0
                 && (3 * plan.matched >= self.leaves.min(own)
                     || plan.meets_at_every_collective(&self.parts, &nodes, rules(true, false)))
-                && leaves <= 4 * self.largest_member.max(own) + 16
+                && leaves <= most_leaves
         };
         // Below precision 100, loops whose counts differ from the group's within the
         // margin (a load-imbalanced rank's) may share a count histogram: that plan
@@ -226,7 +228,7 @@ impl Candidate {
                     self.full |= distinct
                         && natural.matched > 0
                         && 3 * natural.matched >= self.leaves.min(own)
-                        && leaves > 4 * self.largest_member.max(own) + 16;
+                        && leaves > most_leaves;
                     return Err(nodes);
                 }
             }

@@ -431,11 +431,8 @@ fn could_match_a_third(parts: &[Part], nodes: &[Node<EventKey>], rules: Rules<'_
     }
     // A loop of one call against another (most loops of a load-imbalanced rank): whether
     // the two may pair, without a map.
-    if let ([Part::Leaf(part)], [Node::Leaf(leaf)]) = (parts, nodes) {
-        let (shape, request, result) = matchable(leaf);
-        return same_shape(&part.shape, &shape)
-            && (part.sizes_move()
-                || (part.values[REQUEST] == request && part.values[RESULT] == result));
+    if let ([part @ Part::Leaf(_)], [node @ Node::Leaf(_)]) = (parts, nodes) {
+        return may_pair(part, node, rules);
     }
     let of_part = |part: &LeafPart| {
         (!part.sizes_move()).then_some((part.shape, part.values[REQUEST], part.values[RESULT]))

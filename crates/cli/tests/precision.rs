@@ -539,16 +539,9 @@ fn a_master_worker_farm_folds_below_100_and_draws_only_peers_it_saw() {
     assert_eq!(figures, exact);
     // 2,000 results and 2,003 sends from the master (2,000 tasks and 3 stops).
     assert_eq!(figures["calls"]["MPI_Recv"][0], 4003);
-    let blurred: Vec<(String, String)> = summary["blurred"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|entry| {
-            (
-                entry["call"].as_str().unwrap().to_string(),
-                entry["parameter"].as_str().unwrap().to_string(),
-            )
-        })
+    let blurred: Vec<(String, String)> = blurred_entries(&summary)
+        .into_iter()
+        .map(|(call, parameter, ..)| (call, parameter))
         .collect();
     assert!(
         blurred.contains(&("MPI_Recv".into(), "peer".into())),

@@ -758,6 +758,33 @@ fn mix(value: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// A read or write (`call`) of `size` bytes at an explicit `offset` of `file` (handle 3 +
+/// file), as `pread`/`pwrite` give it.
+fn positioned(
+    call: u16,
+    start: u64,
+    duration: u64,
+    file: u32,
+    offset: i64,
+    size: u64,
+    context: u32,
+) -> Event {
+    Event {
+        call,
+        start,
+        duration,
+        file: Some(file),
+        handle: 3 + file as u64,
+        offset,
+        request: size,
+        result: size as i64,
+        errno: 0,
+        context,
+        aux: 0,
+        flags: event_flags::EXPLICIT_OFFSET,
+    }
+}
+
 #[test]
 fn irregular_streams_past_the_dictionary_roundtrip() {
     let total = MAX_DICTIONARY as u64 + 5_000;
@@ -801,20 +828,15 @@ fn random_offsets_go_to_the_column_and_expand_exactly() {
         } else {
             (index - 10_000) as i64 * 4096
         };
-        Event {
-            call: 1,
-            start: index * 10,
-            duration: 5,
-            file: Some(0),
-            handle: 3,
+        positioned(
+            1,
+            index * 10,
+            5,
+            0,
             offset,
-            request: 4096,
-            result: 4096,
-            errno: 0,
-            context: 1 + (index >= 10_000) as u32,
-            aux: 0,
-            flags: event_flags::EXPLICIT_OFFSET,
-        }
+            4096,
+            1 + (index >= 10_000) as u32,
+        )
     };
     let mut encoder = StreamEncoder::default();
     for index in 0..11_000 {
@@ -861,20 +883,7 @@ fn sizes_that_keep_being_new_go_to_the_column_and_expand_exactly() {
         } else {
             (2, ends[5_000] + (index - 10_000) as i64 * 4096, 4096, 3)
         };
-        Event {
-            call,
-            start: index * 10,
-            duration: 5,
-            file: Some(0),
-            handle: 3,
-            offset,
-            request: size,
-            result: size as i64,
-            errno: 0,
-            context,
-            aux: 0,
-            flags: event_flags::EXPLICIT_OFFSET,
-        }
+        positioned(call, index * 10, 5, 0, offset, size, context)
     };
     let mut encoder = StreamEncoder::default();
     for index in 0..11_000 {
@@ -1048,19 +1057,8 @@ fn an_offsets_record_at_a_site_whose_sizes_went_to_the_column_keeps_every_size()
     // repetition at irregular offsets, one size each. The record is taken event by event
     // (its first position's sizes may still be column entries), and every size and byte
     // comes back.
-    let write = |start: u64, context: u32, offset: i64, size: u64| Event {
-        call: 2,
-        start,
-        duration: 2,
-        file: Some(0),
-        handle: 3,
-        offset,
-        request: size,
-        result: size as i64,
-        errno: 0,
-        context,
-        aux: 0,
-        flags: event_flags::EXPLICIT_OFFSET,
+    let write = |start: u64, context: u32, offset: i64, size: u64| {
+        positioned(2, start, 2, 0, offset, size, context)
     };
     let mut encoder = StreamEncoder::default();
     let mut events = Vec::new();
@@ -1178,23 +1176,21 @@ fn a_stream_over_its_budget_keeps_its_irregular_offsets_as_histograms() {
     // first reads keep their offsets exactly (in the column) until the stream holds 16
     // KiB, the rest keep a histogram of them; the regular loop stays exact; counts and
     // bytes are exact throughout, every drawn offset within the range the reads had.
-    let event = |index: u64| Event {
-        call: 1,
-        start: index * 10,
-        duration: 5,
-        file: Some(0),
-        handle: 3,
-        offset: if index < 100_000 {
+    let event = |index: u64| {
+        let offset = if index < 100_000 {
             (mix(index) % 16_384) as i64 * 4096
         } else {
             (index - 100_000) as i64 * 4096
-        },
-        request: 4096,
-        result: 4096,
-        errno: 0,
-        context: 1 + (index >= 100_000) as u32,
-        aux: 0,
-        flags: event_flags::EXPLICIT_OFFSET,
+        };
+        positioned(
+            1,
+            index * 10,
+            5,
+            0,
+            offset,
+            4096,
+            1 + (index >= 100_000) as u32,
+        )
     };
     let encode = |budget: Option<u64>| {
         let mut encoder = StreamEncoder::default();
@@ -1692,20 +1688,7 @@ fn stepping_with_lines(repeats: u64, runs: &[(u64, u64)]) -> Vec<Event> {
     let (mut log_end, mut data_end, mut clock) = (0i64, 0i64, 0u64);
     let mut write = |file: u32, offset: i64, size: u64, context: u32| {
         clock += 7;
-        events.push(Event {
-            call: 2,
-            start: clock,
-            duration: 3,
-            file: Some(file),
-            handle: 3 + file as u64,
-            offset,
-            request: size,
-            result: size as i64,
-            errno: 0,
-            context,
-            aux: 0,
-            flags: event_flags::EXPLICIT_OFFSET,
-        });
+        events.push(positioned(2, clock, 3, file, offset, size, context));
     };
     for _ in 0..repeats {
         for (steps, size) in runs {

@@ -1438,16 +1438,16 @@ impl EncodedStream {
         )
     }
 
-    /// This stream with adjacent loops that differ only in reads' and writes' sizes merged
-    /// (`stream/resized.rs`), if some did; `sized`: whether a call is a read or a write.
-    /// Only for a stream of one thread of one rank without a column (which ranks would no
-    /// longer share): when the trace is written.
-    pub fn with_resized_loops_merged(&self, sized: &dyn Fn(u16) -> bool) -> Option<EncodedStream> {
+    /// This stream with adjacent loops that differ only in reads' and writes' sizes merged,
+    /// and iterations left beside their loops joined (`stream/resized.rs`), if any were;
+    /// `io`: whether a call is a read or a write. Only for a stream of one thread of one
+    /// rank without a column (which ranks would no longer share): when the trace is written.
+    pub fn with_resized_loops_merged(&self, io: &dyn Fn(u16) -> bool) -> Option<EncodedStream> {
         if self.shared || !self.column.is_empty() || self.column_sizes || self.count_histograms {
             return None;
         }
         let nodes = self.nodes().to_nodes();
-        let (nodes, column) = resized::merge_resized_loops(&nodes, sized)?;
+        let (nodes, column) = resized::merge_resized_loops(&nodes, io)?;
         Some(Self::encode_nodes(
             &nodes,
             self.first_start,

@@ -1039,12 +1039,13 @@ impl Trace {
 
     /// Merges, in each stream of one thread of one rank, adjacent loops that differ only in
     /// reads' and writes' sizes (a log line a byte longer from step 100 on), the sizes kept
-    /// in the stream's column ([`EncodedStream::with_resized_loops_merged`]). For the
+    /// in the stream's column, and joins iterations left beside their loops
+    /// ([`EncodedStream::with_resized_loops_merged`]). For the
     /// trace as written, after every rank merge: such a stream no longer merges with
     /// other ranks'.
     pub fn merge_resized_loops(&mut self) {
         let calls = &self.calls;
-        let sized = |call: u16| {
+        let io = |call: u16| {
             matches!(
                 calls.get(call as usize).and_then(CallInfo::class),
                 Some(CallClass::Read | CallClass::Write)
@@ -1054,7 +1055,7 @@ impl Trace {
             if stream.members != 1 || Arc::strong_count(&stream.events) != 1 {
                 continue;
             }
-            if let Some(events) = stream.events.with_resized_loops_merged(&sized) {
+            if let Some(events) = stream.events.with_resized_loops_merged(&io) {
                 stream.events = Arc::new(events);
             }
         }

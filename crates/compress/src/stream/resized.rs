@@ -12,9 +12,9 @@
 //!
 //! Done once, when the trace is written, on streams of one thread of one rank without a
 //! column: a stream with a column is not shared by ranks, so merging loops earlier would
-//! keep ranks that log alike from sharing one. Merging stops at [`MOST_ENTRIES`] column
-//! entries a stream (a size that changed inside a long inner loop is better as two loops
-//! than as a million entries).
+//! keep ranks that log alike from sharing one. A stream whose merges would take more than
+//! [`MOST_ENTRIES`] column entries keeps its loops as they were (a size that changed inside
+//! a long inner loop is better as two loops than as a million entries).
 
 use super::{ColumnSizes, EventKey, CONSECUTIVE, ORDER_IN_LEAF, SEQUENTIAL, SIZE_IN_COLUMN};
 use crate::fold::{Leaf, Node};
@@ -41,17 +41,18 @@ enum Draft {
     },
 }
 
-/// `nodes` with adjacent loops that differ only in reads' and writes' sizes merged, and the
-/// column their sizes take, in event order; `None` if nothing merged (or the nodes do not
+/// `nodes` with adjacent loops that differ only in reads' and writes' sizes merged (and
+/// iterations beside them, differing only in access order, joined), and the column their
+/// sizes take, in event order; `None` if nothing merged (or the nodes do not
 /// qualify: a loop whose counts differ, a blurred leaf, sizes already in a column).
-/// `sized`: whether a call's size may go to the column (a read or a write).
+/// `io`: whether a call's size may go to the column (a read or a write).
 pub fn merge_resized_loops(
     nodes: &[Node<EventKey>],
-    sized: &dyn Fn(u16) -> bool,
+    io: &dyn Fn(u16) -> bool,
 ) -> Option<(Vec<Node<EventKey>>, Vec<i64>)> {
     let mut drafts = drafts_of(nodes)?;
     let mut merges = 0;
-    merge_siblings(&mut drafts, sized, &mut merges);
+    merge_siblings(&mut drafts, io, &mut merges);
     if merges == 0 {
         return None;
     }
@@ -91,10 +92,10 @@ fn drafts_of(nodes: &[Node<EventKey>]) -> Option<Vec<Draft>> {
 }
 
 /// Merges, inside loops first, each loop with the next while their bodies are alike.
-fn merge_siblings(body: &mut Vec<Draft>, sized: &dyn Fn(u16) -> bool, merges: &mut u32) {
+fn merge_siblings(body: &mut Vec<Draft>, io: &dyn Fn(u16) -> bool, merges: &mut u32) {
     for draft in body.iter_mut() {
         if let Draft::Loop { body, .. } = draft {
-            merge_siblings(body, sized, merges);
+            merge_siblings(body, io, merges);
         }
     }
     // Two iterations in a row that the folder kept apart (a file's first access is
@@ -103,27 +104,11 @@ fn merge_siblings(body: &mut Vec<Draft>, sized: &dyn Fn(u16) -> bool, merges: &m
     while at < body.len() {
         let width = (1..=PAIRED_WIDTH.min((body.len() - at) / 2)).find(|width| {
             let (first, next) = body[at..at + 2 * width].split_at(*width);
-            starts_alike(&first[0], &next[0]) && bodies_alike(first, next, 0, (sized, false))
+            starts_alike(&first[0], &next[0]) && bodies_alike(first, next, 0, (io, false))
         });
         if let Some(width) = width {
-            let next: Vec<Draft> = body.drain(at + width..at + 2 * width).collect();
-            let first: Vec<Draft> = body.drain(at..at + width).collect();
-            body.insert(
-                at,
-                Draft::Loop {
-                    count: 1,
-                    body: next,
-                    merge: 0,
-                },
-            );
-            body.insert(
-                at,
-                Draft::Loop {
-                    count: 1,
-                    body: first,
-                    merge: 0,
-                },
-            );
+            wrap_iteration(body, at + width, width);
+            wrap_iteration(body, at, width);
             at += 2;
         } else {
             at += 1;
@@ -133,7 +118,7 @@ fn merge_siblings(body: &mut Vec<Draft>, sized: &dyn Fn(u16) -> bool, merges: &m
     // second; the last one differed): a loop of one, merged with it below.
     let mut at = 0;
     while at < body.len() {
-        let (before, after) = match &body[at] {
+        let (width, before, after) = match &body[at] {
             Draft::Loop {
                 body: inner,
                 merge: 0,
@@ -141,38 +126,19 @@ fn merge_siblings(body: &mut Vec<Draft>, sized: &dyn Fn(u16) -> bool, merges: &m
             } if !inner.is_empty() => {
                 let width = inner.len();
                 (
-                    at >= width && bodies_alike(&body[at - width..at], inner, 0, (sized, false)),
+                    width,
+                    at >= width && bodies_alike(&body[at - width..at], inner, 0, (io, false)),
                     body.len() > at + width
-                        && bodies_alike(inner, &body[at + 1..=at + width], 0, (sized, false)),
+                        && bodies_alike(inner, &body[at + 1..=at + width], 0, (io, false)),
                 )
             }
-            _ => (false, false),
-        };
-        let width = match &body[at] {
-            Draft::Loop { body: inner, .. } => inner.len(),
-            _ => 0,
+            _ => (0, false, false),
         };
         if after {
-            let iteration: Vec<Draft> = body.drain(at + 1..=at + width).collect();
-            body.insert(
-                at + 1,
-                Draft::Loop {
-                    count: 1,
-                    body: iteration,
-                    merge: 0,
-                },
-            );
+            wrap_iteration(body, at + 1, width);
         }
         if before {
-            let iteration: Vec<Draft> = body.drain(at - width..at).collect();
-            body.insert(
-                at - width,
-                Draft::Loop {
-                    count: 1,
-                    body: iteration,
-                    merge: 0,
-                },
-            );
+            wrap_iteration(body, at - width, width);
             at -= width - 1;
         }
         at += 1;
@@ -185,7 +151,7 @@ fn merge_siblings(body: &mut Vec<Draft>, sized: &dyn Fn(u16) -> bool, merges: &m
                     body: first, merge, ..
                 },
                 Draft::Loop { body: next, .. },
-            ) => bodies_alike(first, next, *merge, (sized, true)),
+            ) => bodies_alike(first, next, *merge, (io, true)),
             _ => false,
         };
         if !alike {
@@ -211,6 +177,20 @@ fn merge_siblings(body: &mut Vec<Draft>, sized: &dyn Fn(u16) -> bool, merges: &m
         *body = merge_bodies(first, next, (*count, next_count), *merge);
         *count += next_count;
     }
+}
+
+/// The `width` nodes of `body` from `start` as one loop of one iteration, to be merged
+/// with the loop beside it.
+fn wrap_iteration(body: &mut Vec<Draft>, start: usize, width: usize) {
+    let iteration: Vec<Draft> = body.drain(start..start + width).collect();
+    body.insert(
+        start,
+        Draft::Loop {
+            count: 1,
+            body: iteration,
+            merge: 0,
+        },
+    );
 }
 
 /// Whether two nodes may begin alike bodies (the same kind; a leaf's call and context).

@@ -3,8 +3,8 @@
 //! The hot path walks frame pointers (at most [`MAX_FRAMES`], bounds-checked against the
 //! thread's stack) and hashes the return addresses — about 10 ns here. A per-thread
 //! direct-mapped cache turns the hash into a context id. Only on first sight of a stack
-//! does the slow path run: each frame is located in its module with `dladdr` (outside any
-//! lock: `dladdr` takes the loader's lock), and one CONTEXT record stores the frames as
+//! does the slow path run: each frame is located in its module in one walk of the loader's
+//! list (outside any lock: the walk takes the loader's lock), and one CONTEXT record stores the frames as
 //! (module, offset) so the reader can symbolise them later, once per distinct context.
 //!
 //! Code built without frame pointers (most `-O2` C) still gives a stable signature for the
@@ -50,9 +50,11 @@ static CONTEXTS: SpinLock<Option<ContextTable>> = SpinLock::new(None);
 
 pub fn lock_tables() {
     CONTEXTS.lock();
+    MODULES.lock();
 }
 
 pub fn unlock_tables() {
+    MODULES.unlock();
     CONTEXTS.unlock();
 }
 
@@ -161,45 +163,170 @@ pub fn capture(state: &mut ThreadState, skip: usize) -> u32 {
     id
 }
 
-/// Marks each return address that lies in an executable segment of a loaded module
-/// (`executable[i]` for `addresses[i]`, the address less one: inside the call).
-fn mark_code(addresses: &[usize], executable: &mut [bool]) {
-    struct Search<'a> {
-        addresses: &'a [usize],
-        executable: &'a mut [bool],
+/// Where a return address lies: its module's load address and name (as `dladdr` gives them:
+/// the start of the module's first mapped page and the loader's name for it), and whether
+/// it is in an executable segment.
+#[derive(Clone, Copy)]
+struct Located {
+    base: usize,
+    name: *const libc::c_char,
+    executable: bool,
+}
+
+const NOWHERE: Located = Located {
+    base: 0,
+    name: std::ptr::null(),
+    executable: false,
+};
+
+/// One loaded segment of a module, as the loader lists it.
+#[derive(Clone, Copy)]
+struct Segment {
+    start: usize,
+    end: usize,
+    /// The module's base and name pointer (kept as an integer: the loader's string).
+    base: usize,
+    name: usize,
+    executable: bool,
+}
+
+/// Every module's loaded segments sorted by address, and the loader's count of modules
+/// added and removed when it was read: a frame is located by a binary search while the
+/// counts are the same, and the loader's list walked again only after a `dlopen` or
+/// `dlclose`. `dladdr`, which this replaces, also searched each module's symbol table
+/// linearly for the nearest symbol, which we never use: on `MPI_Init`'s hundreds of
+/// first-seen stacks in Open MPI's large libraries that was milliseconds of every rank's
+/// start, and walking the list a stack, half of that.
+struct ModuleMap {
+    /// `None`: the loader does not count, so the list is read again every time.
+    generation: Option<(u64, u64)>,
+    segments: Vec<Segment>,
+}
+
+static MODULES: SpinLock<Option<ModuleMap>> = SpinLock::new(None);
+
+/// The loader's (modules added, modules removed) counts, if its records hold them.
+fn loader_generation() -> Option<(u64, u64)> {
+    unsafe extern "C" fn first(
+        info: *mut libc::dl_phdr_info,
+        size: libc::size_t,
+        data: *mut libc::c_void,
+    ) -> libc::c_int {
+        // SAFETY: dl_iterate_phdr passes a valid record of `size` bytes and our tuple; the
+        // counts are read only if the record holds them.
+        unsafe {
+            let generation = &mut *(data as *mut Option<(u64, u64)>);
+            let needed = std::mem::offset_of!(libc::dl_phdr_info, dlpi_subs) + 8;
+            if size >= needed {
+                *generation = Some(((*info).dlpi_adds, (*info).dlpi_subs));
+            }
+        }
+        1
+    }
+    let mut generation = None;
+    // SAFETY: the callback only reads the first record and writes our Option.
+    unsafe {
+        libc::dl_iterate_phdr(
+            Some(first),
+            (&mut generation as *mut Option<(u64, u64)>).cast(),
+        )
+    };
+    generation
+}
+
+/// Every loaded segment, sorted by address.
+fn loaded_segments() -> Vec<Segment> {
+    struct Walk {
+        segments: Vec<Segment>,
+        page: usize,
     }
     unsafe extern "C" fn visit(
         info: *mut libc::dl_phdr_info,
         _size: libc::size_t,
         data: *mut libc::c_void,
     ) -> libc::c_int {
-        // SAFETY: dl_iterate_phdr passes a valid record and the Search we gave it.
-        let (info, search) = unsafe { (&*info, &mut *(data as *mut Search)) };
+        // SAFETY: dl_iterate_phdr passes a valid record and the Walk we gave it.
+        let (info, walk) = unsafe { (&*info, &mut *(data as *mut Walk)) };
         if info.dlpi_phdr.is_null() {
             return 0;
         }
         // SAFETY: dlpi_phdr points to the module's dlpi_phnum program headers.
         let headers =
             unsafe { std::slice::from_raw_parts(info.dlpi_phdr, info.dlpi_phnum as usize) };
-        for header in headers
-            .iter()
-            .filter(|header| header.p_type == libc::PT_LOAD && header.p_flags & libc::PF_X != 0)
-        {
-            let start = (info.dlpi_addr as usize).wrapping_add(header.p_vaddr as usize);
-            let end = start.wrapping_add(header.p_memsz as usize);
-            for (address, executable) in search.addresses.iter().zip(search.executable.iter_mut()) {
-                let inside = address.wrapping_sub(1);
-                *executable |= inside >= start && inside < end;
-            }
+        let loads = || {
+            headers
+                .iter()
+                .filter(|header| header.p_type == libc::PT_LOAD)
+        };
+        let bias = info.dlpi_addr as usize;
+        // The loader's `l_map_start`, which `dladdr` reports as the module's base.
+        let Some(base) = loads()
+            .map(|header| bias.wrapping_add(header.p_vaddr as usize & !(walk.page - 1)))
+            .min()
+        else {
+            return 0;
+        };
+        for header in loads() {
+            let start = bias.wrapping_add(header.p_vaddr as usize);
+            walk.segments.push(Segment {
+                start,
+                end: start.wrapping_add(header.p_memsz as usize),
+                base,
+                name: info.dlpi_name as usize,
+                executable: header.p_flags & libc::PF_X != 0,
+            });
         }
         0
     }
-    let mut search = Search {
-        addresses,
-        executable,
+    // SAFETY: sysconf only reads a constant of the system.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as usize;
+    let mut walk = Walk {
+        segments: Vec::with_capacity(512),
+        page,
     };
-    // SAFETY: the callback only reads the loader's records and writes our Search.
-    unsafe { libc::dl_iterate_phdr(Some(visit), (&mut search as *mut Search).cast()) };
+    // SAFETY: the callback only reads the loader's records and writes our Walk.
+    unsafe { libc::dl_iterate_phdr(Some(visit), (&mut walk as *mut Walk).cast()) };
+    walk.segments.sort_unstable_by_key(|segment| segment.start);
+    walk.segments
+}
+
+/// Locates each return address (less one: inside the call) in the loaded modules. Runs
+/// outside our other locks: reading the loader's list takes the loader's lock.
+fn locate(addresses: &[usize], located: &mut [Located]) {
+    let generation = loader_generation();
+    let current = MODULES.with(|map| {
+        map.as_ref()
+            .is_some_and(|map| generation.is_some() && map.generation == generation)
+    });
+    if !current {
+        let segments = loaded_segments();
+        MODULES.with(|map| {
+            *map = Some(ModuleMap {
+                generation,
+                segments,
+            })
+        });
+    }
+    MODULES.with(|map| {
+        let Some(map) = map.as_ref() else { return };
+        for (address, located) in addresses.iter().zip(located.iter_mut()) {
+            let inside = address.wrapping_sub(1);
+            // The last segment starting at or before the address (segments of one module
+            // do not overlap another's).
+            let next = map
+                .segments
+                .partition_point(|segment| segment.start <= inside);
+            if let Some(segment) = next.checked_sub(1).map(|index| map.segments[index]) {
+                if inside < segment.end {
+                    *located = Located {
+                        base: segment.base,
+                        name: segment.name as *const libc::c_char,
+                        executable: segment.executable,
+                    };
+                }
+            }
+        }
+    });
 }
 
 #[cold]
@@ -212,20 +339,9 @@ fn lookup_or_define(state: &mut ThreadState, hash: u64, frames: &[usize]) -> u32
     if let Some(id) = existing {
         return id;
     }
-    // Locate frames in their modules without holding our lock (dladdr takes the loader's).
-    let mut located: [(usize, usize, *const libc::c_char); MAX_FRAMES] =
-        [(0, 0, std::ptr::null()); MAX_FRAMES];
-    for (slot, address) in located.iter_mut().zip(frames) {
-        // SAFETY: dladdr only reads loader tables; an unknown address returns 0.
-        unsafe {
-            let mut info: libc::Dl_info = std::mem::zeroed();
-            if libc::dladdr((*address).wrapping_sub(1) as *const libc::c_void, &mut info) != 0 {
-                *slot = (*address, info.dli_fbase as usize, info.dli_fname);
-            } else {
-                *slot = (*address, 0, std::ptr::null());
-            }
-        }
-    }
+    // Locate frames in their modules without holding our lock (the walk takes the loader's).
+    let mut located = [NOWHERE; MAX_FRAMES];
+    locate(frames, &mut located[..frames.len()]);
     // Code built without frame pointers leaves the walk following a register that holds
     // data: past the frames that are the program's, it reads whatever the stack holds there
     // (a buffer's bytes, which change from call to call) as return addresses. The stack
@@ -233,10 +349,8 @@ fn lookup_or_define(state: &mut ThreadState, hash: u64, frames: &[usize]) -> u32
     // data (`-O2` code's recursion read the address of a static array as its caller) — the
     // call site itself always kept, so one call site is one context however its garbage
     // changes, and the loops around it fold.
-    let mut executable = [false; MAX_FRAMES];
-    mark_code(frames, &mut executable);
     let kept = (1..frames.len())
-        .find(|&frame| located[frame].1 == 0 || !executable[frame])
+        .find(|&frame| located[frame].base == 0 || !located[frame].executable)
         .unwrap_or(frames.len());
     let own_hash = stack_hash(&frames[..kept]);
     let mut new_modules: Vec<(u32, usize)> = Vec::new();
@@ -259,7 +373,7 @@ fn lookup_or_define(state: &mut ThreadState, hash: u64, frames: &[usize]) -> u32
         if table.defined as usize >= MAX_CONTEXTS || table.ids.len() + 2 > MAX_HASHES {
             return (0, false);
         }
-        for (address, base, name) in located.iter().take(kept) {
+        for (address, Located { base, name, .. }) in frames.iter().zip(&located).take(kept) {
             if *base == 0 {
                 encoded.push((0, *address as u64));
                 continue;

@@ -15,13 +15,16 @@ use libfuzzer_sys::fuzz_target;
 /// count histograms, loops that keep each rank's iterations, leaves that keep each rank's
 /// offset range), and patterns/rank_logs.c on 4 ranks, 30 steps, at precision 0 (leaves
 /// that keep each rank's count and sum of blurred sizes), and patterns/random_sizes.c with
-/// 200 blocks, lossless (sizes and offsets in the column, leaves with their sizes' figures).
+/// 200 blocks, lossless (sizes and offsets in the column, leaves with their sizes' figures),
+/// and patterns/rank_random_seeks.c on 4 ranks, 200 blocks, at precision 0 (leaves that keep
+/// each rank's access-order counts).
 /// Remake them when a section's version changes, or the decoders are only fuzzed up to the
 /// version check (an earlier sample, rank_trees.c, fuzzed file tables of blocks).
-const SAMPLES: [&[u8]; 3] = [
+const SAMPLES: [&[u8]; 4] = [
     include_bytes!("sample.cairn"),
     include_bytes!("sample_logs.cairn"),
     include_bytes!("sample_sizes.cairn"),
+    include_bytes!("sample_orders.cairn"),
 ];
 
 fuzz_target!(|data: &[u8]| {

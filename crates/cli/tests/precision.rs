@@ -311,6 +311,75 @@ fn random_seeks_at_precision_90_do_not_grow_with_the_calls() {
 }
 
 #[test]
+fn ranks_seeking_at_random_keep_their_files_access_order_below_100() {
+    // IOR -F -z on 4 ranks: each rank writes and reads back every block of its own file in
+    // its own shuffled order (lseek + write, lseek + read). Lossless, each rank keeps its
+    // offsets in its stream's column; below 100 the seeks blur and the ranks share one
+    // stream, whose leaves count their access order — each member's own counts, so every
+    // file's consecutive and sequential counts stay those of the lossless trace (before,
+    // the merged leaf kept the first rank's and every member read a share of them: 334
+    // sequential writes of a file instead of 980–999).
+    let _alone = alone();
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile_mpi("patterns/rank_random_seeks", directory.path());
+    library();
+    let run = |precision: u8| {
+        let work = tempfile::tempdir_in(directory.path()).unwrap();
+        let trace = work.path().join("random.cairn");
+        trace_mpi_at(
+            &trace,
+            4,
+            precision,
+            &program,
+            &[work.path().as_os_str(), "2000".as_ref()],
+        );
+        let summary = summary_json(&trace, &[]);
+        let mut figures = exact_figures(&summary);
+        for file in figures["files"].as_array_mut().unwrap() {
+            let path = file["path"].as_str().unwrap().to_string();
+            file["path"] = path.rsplit('/').next().unwrap().into();
+        }
+        let dump = cairn_text("dump", &[], &trace);
+        let sharing = dump
+            .lines()
+            .filter(|line| line.contains("sharing a stream"))
+            .count();
+        (figures, sharing)
+    };
+    let (exact, alone) = run(100);
+    let files: Vec<&Value> = exact["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|file| file["path"].as_str().unwrap().starts_with("random."))
+        .collect();
+    assert_eq!(files.len(), 4);
+    // Each rank its own stream lossless; each file's 2,000 writes and reads, about half of
+    // them after the one before (sequential), a few right after it, and not all alike.
+    assert_eq!(alone, 0);
+    for file in &files {
+        assert_eq!(
+            (file["writes"].as_u64(), file["reads"].as_u64()),
+            (Some(2000), Some(2000))
+        );
+        for order in ["sequential_writes", "sequential_reads"] {
+            let count = file[order].as_u64().unwrap();
+            assert!((900..1100).contains(&count), "{order}: {count}");
+        }
+    }
+    let sequential: std::collections::BTreeSet<u64> = files
+        .iter()
+        .map(|file| file["sequential_writes"].as_u64().unwrap())
+        .collect();
+    assert!(sequential.len() > 1, "{sequential:?}");
+    for precision in [90, 0] {
+        let (figures, sharing) = run(precision);
+        assert!(sharing >= 3, "precision {precision}: {sharing} ranks share");
+        assert_eq!(figures, exact, "precision {precision}");
+    }
+}
+
+#[test]
 fn random_sizes_at_precision_90_do_not_grow_with_the_calls() {
     // Compressed blocks (`patterns/random_sizes.c`): appended with sizes of their own, then
     // read back shuffled, each `pread` at its own offset with its own size. At 90 a size or

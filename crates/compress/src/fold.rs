@@ -47,6 +47,10 @@ pub struct Leaf<K> {
     /// were consecutive and sequential (Darshan's order). 0 for other leaves, whose key
     /// holds the order.
     pub order_counts: [u64; 2],
+    /// Of how many occurrences `order_counts` are: 0 for all the leaf's
+    /// (`duration.count`); in a stream several ranks share, read for one member, that
+    /// member's occurrences (its own counts, not the sum of every member's).
+    pub order_of: u64,
     /// Parameters a precision level below 100 keeps as histograms (the key marks which).
     pub blurred: Option<Box<Blurred>>,
     /// Of a leaf whose sizes are in the stream's column ([`crate::stream::SIZE_IN_COLUMN`]):
@@ -65,6 +69,7 @@ impl<K> Leaf<K> {
             offset_high: -1,
             slowest: 0,
             order_counts: [0; 2],
+            order_of: 0,
             blurred: None,
             column_sizes: None,
         }
@@ -83,6 +88,7 @@ impl<K> Leaf<K> {
         for (count, other) in self.order_counts.iter_mut().zip(other.order_counts) {
             *count = count.saturating_add(other);
         }
+        self.order_of = self.order_of.saturating_add(other.order_of);
         if let Some(other) = &other.blurred {
             self.blurred
                 .get_or_insert_with(Default::default)

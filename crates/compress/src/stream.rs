@@ -261,6 +261,7 @@ static NOT_SHARED: Sharing = Sharing {
     loop_totals: Vec::new(),
     leaf_extents: Vec::new(),
     leaf_sizes: Vec::new(),
+    leaf_orders: Vec::new(),
     rank_sets: Vec::new(),
     base_rank: 0,
 };
@@ -334,11 +335,23 @@ impl NodeWriter<'_> {
                         encode_totals(sizes, out);
                     }
                 }
-                self.leaves_written += 1;
                 if leaf.key.order_in_leaf() {
-                    out.u64(leaf.order_counts[0]);
-                    out.u64(leaf.order_counts[1]);
+                    let own = [(leaf.order_counts[0], leaf.order_counts[1])];
+                    if self.shared {
+                        // Each member's own, so every file's counts stay exact.
+                        let orders = self
+                            .sharing
+                            .leaf_orders
+                            .get(self.leaves_written)
+                            .and_then(Option::as_deref)
+                            .unwrap_or(&own);
+                        encode_totals(orders, out);
+                    } else {
+                        out.u64(own[0].0);
+                        out.u64(own[0].1);
+                    }
                 }
+                self.leaves_written += 1;
                 let blurred = leaf.blurred.as_deref();
                 let empty = Histogram::new(1);
                 if leaf.key.offset == OffsetRef::Blurred {
@@ -643,6 +656,7 @@ impl StreamEncoder {
             offset_high,
             slowest: 0,
             order_counts,
+            order_of: 0,
             blurred,
             column_sizes,
         });
@@ -796,6 +810,7 @@ impl StreamEncoder {
                         offset_high,
                         slowest: 0,
                         order_counts: [0; 2],
+                        order_of: 0,
                         // Blurred sizes, peers and tags: every repetition's (the same) value.
                         blurred: blurred_values(bins, precision, key, &position.event, repetitions),
                         column_sizes: None,
@@ -1084,6 +1099,7 @@ impl EncodedStream {
             loop_totals: Vec<Option<MemberTotals>>,
             leaf_extents: Vec<Option<MemberExtents>>,
             leaf_sizes: Vec<Option<MemberTotals>>,
+            leaf_orders: Vec<Option<MemberTotals>>,
             /// Column entries the leaves take (one per occurrence of a column leaf, for its
             /// offset and for its size).
             column_taken: u64,
@@ -1146,6 +1162,7 @@ impl EncodedStream {
                         let (_, per_member) = read_leaf(reader, key, state.shared, runs, None)?;
                         state.leaf_extents.push(per_member.extents.map(Into::into));
                         state.leaf_sizes.push(per_member.sizes);
+                        state.leaf_orders.push(per_member.orders);
                         let entries = (key.offset == OffsetRef::Column) as u64
                             + (key.flags & SIZE_IN_COLUMN != 0) as u64;
                         state.column_taken = state
@@ -1215,6 +1232,7 @@ impl EncodedStream {
             loop_totals: Vec::new(),
             leaf_extents: Vec::new(),
             leaf_sizes: Vec::new(),
+            leaf_orders: Vec::new(),
             column_taken: 0,
             blurred_sizes: false,
             column_sizes: false,
@@ -1258,6 +1276,11 @@ impl EncodedStream {
                 },
                 leaf_sizes: if state.leaf_sizes.iter().any(Option::is_some) {
                     state.leaf_sizes
+                } else {
+                    Vec::new()
+                },
+                leaf_orders: if state.leaf_orders.iter().any(Option::is_some) {
+                    state.leaf_orders
                 } else {
                     Vec::new()
                 },
@@ -1443,11 +1466,22 @@ impl EncodedStream {
     /// `io`: whether a call is a read or a write. Only for a stream of one thread of one
     /// rank without a column (which ranks would no longer share): when the trace is written.
     pub fn with_resized_loops_merged(&self, io: &dyn Fn(u16) -> bool) -> Option<EncodedStream> {
+        self.rewritten(io, true)
+    }
+
+    /// This stream with iterations left beside their loops joined (those that differ only
+    /// in access order: a file's first access), if any were. No column is made, so ranks
+    /// may still share it: for each rank's streams, before ranks merge.
+    pub fn with_iterations_joined(&self, io: &dyn Fn(u16) -> bool) -> Option<EncodedStream> {
+        self.rewritten(io, false)
+    }
+
+    fn rewritten(&self, io: &dyn Fn(u16) -> bool, resize: bool) -> Option<EncodedStream> {
         if self.shared || !self.column.is_empty() || self.column_sizes || self.count_histograms {
             return None;
         }
         let nodes = self.nodes().to_nodes();
-        let (nodes, column) = resized::merge_resized_loops(&nodes, io)?;
+        let (nodes, column) = resized::merge_resized_loops(&nodes, io, resize)?;
         Some(Self::encode_nodes(
             &nodes,
             self.first_start,

@@ -1596,6 +1596,11 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
     }
 
     let calls = CallInfo::table(&calls.values, &kinds);
+    // A file's first access left beside the loop of the others (it is neither consecutive
+    // nor sequential) joins it before ranks merge, so ranks share the joined loop.
+    crate::data::rewrite_own_streams(&calls, &mut streams, |events, io| {
+        events.with_iterations_joined(io)
+    });
     let streams =
         crate::ranks::merge_streams(&processes, &calls, streams, run.precision.unwrap_or(100));
     let ranks: std::collections::HashSet<u32> = processes

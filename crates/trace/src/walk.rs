@@ -56,8 +56,11 @@ pub struct Occurrence<'a> {
     /// or in a stream several ranks share the one that was slowest. `None` without ranks.
     pub slowest_rank: Option<u32>,
     /// Of a leaf of irregular accesses (offsets in the stream's column): how many of all
-    /// its occurrences were consecutive and sequential.
+    /// its occurrences were consecutive and sequential (in a stream ranks share, of the
+    /// walked member's).
     pub order_counts: [u64; 2],
+    /// Of how many occurrences `order_counts` are (0: all the leaf's, `duration.count`).
+    pub order_of: u64,
     /// Parameters a precision level below 100 kept as histograms (over all the leaf's
     /// occurrences), if any.
     pub blurred: Option<&'a Blurred>,
@@ -82,7 +85,11 @@ impl<'a> Occurrence<'a> {
     /// visit's share of the leaf's counts (the shares of all its visits add up to them).
     pub fn access_order(&self) -> [f64; 2] {
         if self.key.order_in_leaf() {
-            let share = self.count as f64 / self.duration.count.max(1) as f64;
+            let of = match self.order_of {
+                0 => self.duration.count,
+                own => own,
+            };
+            let share = self.count as f64 / of.max(1) as f64;
             return self.order_counts.map(|count| count as f64 * share);
         }
         let count = self.count as f64;
@@ -356,6 +363,7 @@ impl<'a, V: Visitor> StreamWalk<'a, V> {
                 .rank
                 .and_then(|rank| u32::try_from((rank as i64).wrapping_add(leaf.slowest)).ok()),
             order_counts: leaf.order_counts,
+            order_of: leaf.order_of,
             blurred: leaf.blurred.as_deref(),
             bytes,
             size_position,

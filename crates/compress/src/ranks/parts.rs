@@ -122,6 +122,11 @@ pub(super) struct LeafPart {
     /// accesses a file: stored per member once several ranks share the leaf, so every
     /// file keeps its exact bytes.
     sizes: Option<Vec<(i64, u64, u64)>>,
+    /// Each admitted rank's (rank, consecutive, sequential) accesses, for a leaf that
+    /// counts its access order ([`EventKey::order_in_leaf`]: accesses at irregular or
+    /// blurred offsets): stored per member once several ranks share the leaf, so every
+    /// file keeps Darshan's exact order counts.
+    orders: Option<Vec<(i64, u64, u64)>>,
     /// Every rank so far has a peer that is the rank XOR the first rank's constant: the
     /// leaf may turn to [`PeerForm::Xor`] when a rank's peer is not affine (recursive
     /// doubling: ranks 0 and 1 exchange with 1 and 0, affine until rank 2's 3).
@@ -591,6 +596,11 @@ fn rank_counts(count: u64, counts: &Option<Box<Histogram>>, runs: u64) -> Histog
     }
 }
 
+/// A leaf's (consecutive, sequential) accesses, if it counts them itself.
+fn own_orders(leaf: &Leaf<EventKey>) -> Option<[u64; 2]> {
+    leaf.key.order_in_leaf().then_some(leaf.order_counts)
+}
+
 /// A leaf's blurred sizes as (count, sum), if it has them and accesses a file (whose bytes
 /// they are: kept per rank when ranks share the leaf).
 fn own_sizes(leaf: &Leaf<EventKey>) -> Option<(u64, u64)> {
@@ -652,6 +662,8 @@ impl Part {
                 let mut statistics = Merged::default();
                 statistics.add(rank, &Merged::of(&leaf), job_size);
                 let sizes = own_sizes(&leaf).map(|own| vec![(rank, own.0, own.1)]);
+                let orders = own_orders(&leaf)
+                    .map(|[consecutive, sequential]| vec![(rank, consecutive, sequential)]);
                 Part::Leaf(Box::new(LeafPart {
                     ranks,
                     shape: shape_of(&leaf.key),
@@ -663,6 +675,7 @@ impl Part {
                     xor_possible: true,
                     extents: None,
                     sizes,
+                    orders,
                     statistics,
                 }))
             }
@@ -843,6 +856,11 @@ impl Part {
                 }
                 if let (Some(sizes), Some(own)) = (&mut part.sizes, own_sizes(&leaf)) {
                     sizes.push((rank, own.0, own.1));
+                }
+                if let (Some(orders), Some([consecutive, sequential])) =
+                    (&mut part.orders, own_orders(&leaf))
+                {
+                    orders.push((rank, consecutive, sequential));
                 }
                 part.statistics.add(rank, &Merged::of(&leaf), job_size);
                 part.ranks.admit(rank);
@@ -1407,6 +1425,26 @@ impl Finisher {
                     let table = &mut self.sharing.leaf_sizes;
                     table.resize(index + 1, None);
                     table[index] = Some(own);
+                }
+                leaf.order_of = 0;
+                if let Some(orders) = &part.orders {
+                    // Each member's own access order (its file's counts): one pair when
+                    // they are all the same (SPMD ranks), else one a member and the leaf
+                    // holds their sums.
+                    let (_, consecutive, sequential) = orders[0];
+                    leaf.order_counts = [consecutive, sequential];
+                    if orders
+                        .iter()
+                        .any(|(_, c, s)| (*c, *s) != (consecutive, sequential))
+                    {
+                        leaf.order_counts = orders.iter().fold([0; 2], |[c, s], (_, a, b)| {
+                            [c.saturating_add(*a), s.saturating_add(*b)]
+                        });
+                        let own = self.member_values(orders, (0, 0));
+                        let table = &mut self.sharing.leaf_orders;
+                        table.resize(index + 1, None);
+                        table[index] = Some(own);
+                    }
                 }
                 let plain = part.peer == PeerForm::Affine;
                 if let Some(row) = slopes.filter(|row| !plain || *row != [0; FIELDS]) {

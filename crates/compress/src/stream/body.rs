@@ -225,6 +225,9 @@ impl<'a> Body<'a> {
 pub(super) struct Walked {
     pub position: usize,
     pub members: usize,
+    /// How many times the walked member runs the body being read: the loops' counts as
+    /// it walks them (its own iterations where a loop keeps each member's).
+    pub runs: u64,
 }
 
 impl Walked {
@@ -232,6 +235,7 @@ impl Walked {
         Walked {
             position: view.member as usize,
             members: view.members.max(1) as usize,
+            runs: 1,
         }
     }
 
@@ -289,6 +293,7 @@ pub(super) type Extents = Vec<(i64, i64)>;
 pub(super) struct PerMember {
     pub extents: Option<Extents>,
     pub sizes: Option<MemberTotals>,
+    pub orders: Option<MemberTotals>,
 }
 
 /// A leaf as stored; one that keeps each member's offset range (or sizes' count and sum)
@@ -328,11 +333,32 @@ pub(super) fn read_leaf(
     } else {
         None
     };
-    let order_counts = if key.order_in_leaf() {
-        [reader.u64()?, reader.u64()?]
-    } else {
-        [0; 2]
-    };
+    let (mut order_counts, mut order_of, mut all_orders) = ([0; 2], 0, None);
+    if key.order_in_leaf() {
+        if shared {
+            // Each member's own (one pair: every member's, alike): the walked member takes
+            // its own, of its own occurrences; a reader of the whole stream, the pair or
+            // the members' sums.
+            let orders = super::decode_member_totals(reader)?;
+            order_counts = orders.iter().fold([0u64; 2], |[c, s], (a, b)| {
+                [c.saturating_add(*a), s.saturating_add(*b)]
+            });
+            let own = match orders.len() {
+                1 => Some(orders[0]),
+                _ => walked.and_then(|walked| walked.own(Some(&orders))),
+            };
+            match (walked, own) {
+                (Some(walked), Some((consecutive, sequential))) => {
+                    order_counts = [consecutive, sequential];
+                    order_of = walked.runs;
+                }
+                (None, _) if orders.len() > 1 => all_orders = Some(orders),
+                _ => {}
+            }
+        } else {
+            order_counts = [reader.u64()?, reader.u64()?];
+        }
+    }
     let mut blurred = None;
     if key.offset == OffsetRef::Blurred {
         blurred.get_or_insert_with(Box::<Blurred>::default).offset =
@@ -403,12 +429,14 @@ pub(super) fn read_leaf(
             offset_high,
             slowest,
             order_counts,
+            order_of,
             blurred,
             column_sizes,
         },
         PerMember {
             extents: all_extents,
             sizes: all_sizes,
+            orders: all_orders,
         },
     ))
 }
@@ -463,8 +491,16 @@ fn read_item<'a>(reader: &mut ByteReader<'a>, outer: &Body<'a>) -> Result<Item<'
                 }
             }
             let occurrences = body_runs(tag >> 2, counts.as_deref(), outer.occurrences);
+            let count = count.clamp(0, u64::MAX as i128) as u64;
+            let walked = Walked {
+                runs: match own {
+                    Some((_, iterations)) => iterations,
+                    None => count.saturating_mul(outer.walked.runs),
+                },
+                ..outer.walked
+            };
             return Ok(Item::Loop {
-                count: count.clamp(0, u64::MAX as i128) as u64,
+                count,
                 body: Body {
                     data,
                     nodes,
@@ -473,6 +509,7 @@ fn read_item<'a>(reader: &mut ByteReader<'a>, outer: &Body<'a>) -> Result<Item<'
                     one_rank,
                     first_rank,
                     occurrences,
+                    walked,
                     ..*outer
                 },
                 ranks,

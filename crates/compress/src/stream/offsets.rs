@@ -66,6 +66,7 @@ impl StreamEncoder {
                             offset_high: if low >= 0 { high } else { -1 },
                             slowest: 0,
                             order_counts,
+                            order_of: 0,
                             blurred: None,
                             column_sizes: folded.column_sizes[index].take().map(Box::new),
                         }

@@ -10,9 +10,12 @@
 //! section's compression takes to almost nothing), and each keeps its exact figures
 //! ([`ColumnSizes`]).
 //!
-//! Done once, when the trace is written, on streams of one thread of one rank without a
-//! column: a stream with a column is not shared by ranks, so merging loops earlier would
-//! keep ranks that log alike from sharing one. A stream whose merges would take more than
+//! Iterations are joined as each rank's streams are built, before ranks merge (the joined
+//! leaf counts its access order, each member's own once ranks share it: IOR's first
+//! `lseek` + `write` of a file, then the 32,767 others, become one loop on every rank).
+//! Loops are merged for their sizes once, when the trace is written, on streams of one
+//! thread of one rank without a column: a stream with a column is not shared by ranks, so
+//! merging them earlier would keep ranks that log alike from sharing one. A stream whose merges would take more than
 //! [`MOST_ENTRIES`] column entries keeps its loops as they were (a size that changed inside
 //! a long inner loop is better as two loops than as a million entries).
 
@@ -46,13 +49,17 @@ enum Draft {
 /// sizes take, in event order; `None` if nothing merged (or the nodes do not
 /// qualify: a loop whose counts differ, a blurred leaf, sizes already in a column).
 /// `io`: whether a call's size may go to the column (a read or a write).
+/// `resize`: whether loops may merge for their sizes too (else only iterations that differ
+/// in access order join, and no column is made: what a stream several ranks will share may
+/// take).
 pub fn merge_resized_loops(
     nodes: &[Node<EventKey>],
     io: &dyn Fn(u16) -> bool,
+    resize: bool,
 ) -> Option<(Vec<Node<EventKey>>, Vec<i64>)> {
     let mut drafts = drafts_of(nodes)?;
     let mut merges = 0;
-    merge_siblings(&mut drafts, io, &mut merges);
+    merge_siblings(&mut drafts, (io, resize), &mut merges);
     if merges == 0 {
         return None;
     }
@@ -92,10 +99,14 @@ fn drafts_of(nodes: &[Node<EventKey>]) -> Option<Vec<Draft>> {
 }
 
 /// Merges, inside loops first, each loop with the next while their bodies are alike.
-fn merge_siblings(body: &mut Vec<Draft>, io: &dyn Fn(u16) -> bool, merges: &mut u32) {
+fn merge_siblings(
+    body: &mut Vec<Draft>,
+    (io, resize): (&dyn Fn(u16) -> bool, bool),
+    merges: &mut u32,
+) {
     for draft in body.iter_mut() {
         if let Draft::Loop { body, .. } = draft {
-            merge_siblings(body, io, merges);
+            merge_siblings(body, (io, resize), merges);
         }
     }
     // Two iterations in a row that the folder kept apart (a file's first access is
@@ -151,7 +162,7 @@ fn merge_siblings(body: &mut Vec<Draft>, io: &dyn Fn(u16) -> bool, merges: &mut 
                     body: first, merge, ..
                 },
                 Draft::Loop { body: next, .. },
-            ) => bodies_alike(first, next, *merge, (io, true)),
+            ) => bodies_alike(first, next, *merge, (io, resize)),
             _ => false,
         };
         if !alike {

@@ -497,6 +497,11 @@ pub struct Sharing {
     /// [`super::MEMBER_SIZES`], each member's (count, sum) of its blurred sizes in the
     /// order of the stream's members.
     pub leaf_sizes: Vec<Option<MemberTotals>>,
+    /// Per leaf in pre-order (empty when no leaf has them): for a leaf that counts its
+    /// access order ([`super::EventKey::order_in_leaf`]) and that several members share,
+    /// each member's (consecutive, sequential) accesses in the order of the stream's
+    /// members.
+    pub leaf_orders: Vec<Option<MemberTotals>>,
     pub rank_sets: Vec<RankSet>,
     /// The base rank itself (peers that are the rank XOR a constant need it).
     pub base_rank: i64,

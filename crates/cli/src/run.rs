@@ -235,13 +235,13 @@ fn rank_wait_seconds() -> u64 {
         .unwrap_or(600)
 }
 
-/// Children per node of the merge tree (`CAIRN_MERGE_FANIN`, at least 2; default 4).
-fn merge_fan_in() -> u32 {
-    std::env::var("CAIRN_MERGE_FANIN")
+/// Children per node of the merge tree of a job of `ranks` ranks (`CAIRN_MERGE_FANIN`, or
+/// [`cairn_format::segment::merge_fan_in`]'s default).
+fn merge_fan_in(ranks: u32) -> u32 {
+    let given = std::env::var("CAIRN_MERGE_FANIN")
         .ok()
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(4u32)
-        .max(2)
+        .and_then(|value| value.parse().ok());
+    cairn_format::segment::merge_fan_in(given, ranks)
 }
 
 /// Levels of a tree of `fan_in` children over `ranks` leaves.
@@ -274,7 +274,7 @@ fn merge_up_the_tree(
     run: &RunInfo,
     own: Trace,
 ) -> Result<Option<(Trace, std::time::Duration)>> {
-    let fan_in = merge_fan_in();
+    let fan_in = merge_fan_in(launch.size);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(rank_wait_seconds());
     let mut partial = own;
     let mut working = std::time::Duration::ZERO;
@@ -512,8 +512,8 @@ pub fn run(options: RunOptions) -> Result<ExitCode> {
                 launch.size,
                 started.elapsed().as_secs_f64() * 1e3,
                 working.as_secs_f64() * 1e3,
-                merge_fan_in(),
-                tree_depth(launch.size, merge_fan_in())
+                merge_fan_in(launch.size),
+                tree_depth(launch.size, merge_fan_in(launch.size))
             );
         }
     }

@@ -431,10 +431,10 @@ pub fn merge_at_finalize(segment: Option<Vec<u8>>) {
         return;
     }
     MERGED.store(true, std::sync::atomic::Ordering::Relaxed);
-    let fan_in = environment(c"CAIRN_MERGE_FANIN")
-        .and_then(|value| std::str::from_utf8(&value).ok()?.parse::<c_int>().ok())
-        .unwrap_or(4)
-        .max(2);
+    let given = environment(c"CAIRN_MERGE_FANIN")
+        .and_then(|value| std::str::from_utf8(&value).ok()?.parse::<u32>().ok());
+    let fan_in = cairn_format::segment::merge_fan_in(given, size.max(1) as u32)
+        .min(c_int::MAX as u32) as c_int;
     let output_path = path(&[&output]);
     let local = Local {
         binary: cairn_binary(),

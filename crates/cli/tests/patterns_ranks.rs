@@ -87,6 +87,43 @@ fn trace_mpi_program_with(
 }
 
 #[test]
+fn each_ranks_own_file_is_named_alike_whatever_rank_0_printed_first() {
+    // IOR -F's POSIX sequence (patterns/ior_fpp_sequence.c) on 4 ranks: rank 0 prints to
+    // stdout first, so its own file is the second of its file table and every other rank's
+    // the first. A file a rank touches for the first time is named as the next of its table
+    // and a call site's first file after the rank's last, so every rank's stat, open,
+    // transfers, close and unlink are one stream for all: the only parts are rank 0's
+    // output (before: the ranks split in two parts, 0-1 and 2-3, from the stat on).
+    let _alone = alone();
+    let transfers = 100u64;
+    let (_directory, traced) = trace_mpi_pattern("ior_fpp_sequence", 4, transfers);
+    for rank in 0..4 {
+        let file = traced.file(&format!("testfile.{rank:08}"));
+        assert_fields(
+            file,
+            &[
+                ("opens", 2),
+                ("stats", 2),
+                ("writes", transfers),
+                ("reads", transfers),
+                ("bytes_written", transfers * 4096),
+                ("bytes_read", transfers * 4096),
+                ("consecutive_writes", transfers - 1),
+                ("consecutive_reads", transfers - 1),
+            ],
+        );
+    }
+    let calls = &traced.summary["calls"];
+    assert_eq!(calls["lseek"]["count"].as_u64(), Some(8 * transfers));
+    assert_eq!(calls["unlink"]["count"].as_u64(), Some(4));
+    assert_eq!(
+        shared_streams(&traced.trace),
+        ["one of 4 ranks sharing a stream"]
+    );
+    assert_eq!(rank_sets(&traced.trace), ["only ranks 0"]);
+}
+
+#[test]
 fn halo_exchange_on_a_2d_grid_counts_every_message() {
     // Exact per-call figures on a 2 × 2 and a 4 × 4 grid; every rank but rank 0 (which also
     // writes a log) shares one stream, the boundary ranks lacking some of the interior

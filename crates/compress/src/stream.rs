@@ -80,6 +80,10 @@ pub enum FileRef {
     Bound,
     /// (file index + 1) minus the last (file index + 1) seen at the same context.
     Delta(i64),
+    /// A file the thread had not touched yet: the next of its table, which lists files in
+    /// the order the thread first touched them. Ranks that touched other files before (rank
+    /// 0's output) name their own next file alike.
+    New,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -181,6 +185,7 @@ fn encode_key(key: &EventKey, out: &mut ByteWriter) {
             out.u64(2);
             out.i64(delta);
         }
+        FileRef::New => out.u64(3),
     }
     match key.offset {
         OffsetRef::Unknown => out.u64(0),
@@ -213,6 +218,7 @@ fn decode_key(reader: &mut ByteReader) -> Result<EventKey> {
         0 => FileRef::None,
         1 => FileRef::Bound,
         2 => FileRef::Delta(reader.i64()?),
+        3 => FileRef::New,
         _ => return Err(reader.corrupt("unknown file encoding")),
     };
     let offset = match reader.u64()? {

@@ -14,7 +14,9 @@ use crate::{Result, TraceError};
 
 /// Section versions this reader understands.
 const VERSION: u16 = 1;
-/// Version 22 of EVNT: a leaf that counts its access order (key flag 2^27, or offsets in
+/// Version 23 of EVNT: a file a thread touches for the first time is the next of its table
+/// (file reference 3), whatever it touched before, and a call site's first file is a delta
+/// from the thread's last file. Version 22 of EVNT: a leaf that counts its access order (key flag 2^27, or offsets in
 /// the column or blurred) in a stream ranks share keeps each member's counts. Version 21
 /// of EVNT: timing statistics as integers (a mean above the minimum and a standard
 /// deviation in 1/16 ns). Version 20 of EVNT: key flag 2^17 with 2^29, a point-to-point call that got nothing
@@ -40,7 +42,7 @@ const VERSION: u16 = 1;
 /// and implied the fullest histogram bin; version 4 added the
 /// slowest rank per leaf, version 3 streams shared by ranks and per-stream file tables,
 /// version 2 one stream per thread with trace-wide file indices, version 1 flat columns).
-const EVENTS_VERSION: u16 = 22;
+const EVENTS_VERSION: u16 = 23;
 /// Version 10 of PROC: host names as FILE version 3's table. Version 9 of PROC: the calls each process could not record (a full staging file
 /// system); version 8 what the kernel counted per process (`/proc/self/io`); version 7
 /// strings as tables of distinct values (numbered runs fold) and an entry per process

@@ -332,6 +332,7 @@ fn shape_of(key: &EventKey) -> [u64; 5] {
         FileRef::None => 0,
         FileRef::Bound => 1,
         FileRef::Delta(_) => 2,
+        FileRef::New => 3,
     };
     let offset_kind = match key.offset {
         OffsetRef::Unknown => 0,

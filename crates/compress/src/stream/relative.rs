@@ -20,6 +20,14 @@ use crate::hash::FastMap;
 #[derive(Default, Clone, Debug)]
 pub struct Relative {
     context_file: FastMap<u32, u64>,
+    /// The highest file (index + 1) the thread touched: its table lists files in the order
+    /// it first touched them, so the next it touches for the first time is this + 1
+    /// ([`FileRef::New`]).
+    files_touched: u64,
+    /// The last file (index + 1) the thread touched: a call site's first file is taken
+    /// after it (IOR's `open` of the file its `stat` just looked at: the same on every
+    /// rank, whatever other files rank 0 touched before).
+    last_file: u64,
     bound: FastMap<u64, u64>,
     file_end: FastMap<u64, i64>,
     /// End of the last read (true) or write (false) per file: only for the access order.
@@ -219,6 +227,8 @@ impl Relative {
         class: Option<CallClass>,
     ) {
         if file_plus_one != 0 {
+            self.files_touched = self.files_touched.max(file_plus_one);
+            self.last_file = file_plus_one;
             self.context_file.insert(key.context, file_plus_one);
             self.bound.insert(key.handle, file_plus_one);
             if class == Some(CallClass::Dup) && !key.failed() {
@@ -234,6 +244,15 @@ impl Relative {
                     .insert(file_plus_one, offset.wrapping_add(moved));
             }
         }
+    }
+
+    /// The file (index + 1) a [`FileRef::Delta`] at `context` is taken after: the last
+    /// there, or at the call site's first use the thread's last file.
+    fn site_file(&self, context: u32) -> u64 {
+        self.context_file
+            .get(&context)
+            .copied()
+            .unwrap_or(self.last_file)
     }
 
     /// The key of `event`, its offset never put into a column.
@@ -278,12 +297,10 @@ impl Relative {
             FileRef::None
         } else if self.bound.get(&event.handle) == Some(&file_plus_one) {
             FileRef::Bound
+        } else if file_plus_one == self.files_touched.wrapping_add(1) {
+            FileRef::New
         } else {
-            FileRef::Delta(
-                file_plus_one
-                    .wrapping_sub(self.context_file.get(&event.context).copied().unwrap_or(0))
-                    as i64,
-            )
+            FileRef::Delta(file_plus_one.wrapping_sub(self.site_file(event.context)) as i64)
         };
         let mut offset = if event.offset < 0 {
             OffsetRef::Unknown
@@ -626,12 +643,8 @@ impl Relative {
         let file_plus_one = match key.file {
             FileRef::None => 0,
             FileRef::Bound => self.bound.get(&key.handle).copied().unwrap_or(0),
-            FileRef::Delta(delta) => self
-                .context_file
-                .get(&key.context)
-                .copied()
-                .unwrap_or(0)
-                .wrapping_add(delta as u64),
+            FileRef::New => self.files_touched.wrapping_add(1),
+            FileRef::Delta(delta) => self.site_file(key.context).wrapping_add(delta as u64),
         };
         let end = self.file_end.get(&file_plus_one).copied().unwrap_or(0);
         let offset = match (key.offset, entry) {

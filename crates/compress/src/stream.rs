@@ -317,12 +317,8 @@ impl NodeWriter<'_> {
                     out.i64(leaf.slowest);
                     if leaf.key.flags & MEMBER_EXTENTS != 0 {
                         let own = [(leaf.offset_low, leaf.offset_high)];
-                        let extents = self
-                            .sharing
-                            .leaf_extents
-                            .get(self.leaves_written)
-                            .and_then(Option::as_deref)
-                            .unwrap_or(&own);
+                        let extents =
+                            members_or(&self.sharing.leaf_extents, self.leaves_written, &own);
                         encode_extents(extents, out);
                     }
                     if leaf.key.flags & MEMBER_SIZES != 0 {
@@ -332,12 +328,7 @@ impl NodeWriter<'_> {
                             .and_then(|b| b.size.as_ref())
                             .map_or((0, 0), |size| (size.count, size.sum.max(0) as u64));
                         let own = [own];
-                        let sizes = self
-                            .sharing
-                            .leaf_sizes
-                            .get(self.leaves_written)
-                            .and_then(Option::as_deref)
-                            .unwrap_or(&own);
+                        let sizes = members_or(&self.sharing.leaf_sizes, self.leaves_written, &own);
                         encode_totals(sizes, out);
                     }
                 }
@@ -345,12 +336,8 @@ impl NodeWriter<'_> {
                     let own = [(leaf.order_counts[0], leaf.order_counts[1])];
                     if self.shared {
                         // Each member's own, so every file's counts stay exact.
-                        let orders = self
-                            .sharing
-                            .leaf_orders
-                            .get(self.leaves_written)
-                            .and_then(Option::as_deref)
-                            .unwrap_or(&own);
+                        let orders =
+                            members_or(&self.sharing.leaf_orders, self.leaves_written, &own);
                         encode_totals(orders, out);
                     } else {
                         out.u64(own[0].0);
@@ -1577,8 +1564,18 @@ fn decode_pairs(reader: &mut ByteReader, what: &str) -> Result<Vec<(i64, i64)>> 
     Ok(pairs)
 }
 
+/// The members' values of leaf `leaf` (pre-order) from `table`, or `own` when the table
+/// keeps none for it (a leaf only one rank has, or members alike).
+fn members_or<'a, T>(
+    table: &'a [Option<std::sync::Arc<[T]>>],
+    leaf: usize,
+    own: &'a [T],
+) -> &'a [T] {
+    table.get(leaf).and_then(Option::as_deref).unwrap_or(own)
+}
+
 /// A loop's [`MemberTotals`] (each member's occurrences and iterations), or a leaf's
-/// members' counts and sums of sizes.
+/// members' counts and sums of sizes or access orders.
 fn encode_totals(totals: &[(u64, u64)], out: &mut ByteWriter) {
     encode_pairs(totals.iter().map(|&(a, b)| (a as i64, b as i64)), out);
 }

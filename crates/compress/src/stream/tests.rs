@@ -367,18 +367,8 @@ proptest! {
                 end = offset + size as i64;
                 clock += 9;
                 phase.push(Event {
-                    call,
-                    start: clock,
-                    duration: 3 + draw % 4,
-                    file: Some(context % 2),
-                    handle: 3 + (context % 2) as u64,
-                    offset,
-                    request: size,
-                    result: size as i64,
-                    errno: 0,
-                    context,
-                    aux: 0,
                     flags: if random_offsets { event_flags::EXPLICIT_OFFSET } else { 0 },
+                    ..positioned(call, clock, 3 + draw % 4, context % 2, offset, size, context)
                 });
                 if period == 2 {
                     // A seek to the file's start (explicit, the same every time).

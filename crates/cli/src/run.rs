@@ -507,13 +507,13 @@ pub fn run(options: RunOptions) -> Result<ExitCode> {
         };
         trace = merged;
         if !options.quiet {
+            let fan_in = merge_fan_in(launch.size);
             eprintln!(
-                "cairn: merged {} ranks in {:.1} ms ({:.1} ms reading and merging here; fan-in {}, depth {})",
+                "cairn: merged {} ranks in {:.1} ms ({:.1} ms reading and merging here; fan-in {fan_in}, depth {})",
                 launch.size,
                 started.elapsed().as_secs_f64() * 1e3,
                 working.as_secs_f64() * 1e3,
-                merge_fan_in(launch.size),
-                tree_depth(launch.size, merge_fan_in(launch.size))
+                tree_depth(launch.size, fan_in)
             );
         }
     }

@@ -1593,6 +1593,13 @@ pub(crate) fn decode_totals(reader: &mut ByteReader, counts: &Histogram) -> Resu
     Ok(totals)
 }
 
+/// The sums of members' pairs (their consecutive and sequential accesses).
+pub(crate) fn pair_sums(pairs: impl IntoIterator<Item = (u64, u64)>) -> [u64; 2] {
+    pairs.into_iter().fold([0; 2], |[first, second], (a, b)| {
+        [first.saturating_add(a), second.saturating_add(b)]
+    })
+}
+
 /// Reads what [`encode_totals`] wrote, unchecked.
 pub(crate) fn decode_member_totals(reader: &mut ByteReader) -> Result<MemberTotals> {
     let pairs = decode_pairs(reader, "member totals")?;

@@ -15,8 +15,8 @@ use crate::hash::FastMap;
 use crate::histogram::{Blurred, Histogram};
 use crate::stats::Stats;
 use crate::stream::{
-    EventKey, FileRef, MemberTotals, OffsetRef, RankSet, RankSlopes, Sharing, BLURRED_SIZE,
-    MEMBER_EXTENTS, MEMBER_SIZES,
+    pair_sums, EventKey, FileRef, MemberTotals, OffsetRef, RankSet, RankSlopes, Sharing,
+    BLURRED_SIZE, MEMBER_EXTENTS, MEMBER_SIZES,
 };
 
 const FIELDS: usize = RankSlopes::FIELDS;
@@ -1438,9 +1438,11 @@ impl Finisher {
                         .iter()
                         .any(|(_, c, s)| (*c, *s) != (consecutive, sequential))
                     {
-                        leaf.order_counts = orders.iter().fold([0; 2], |[c, s], (_, a, b)| {
-                            [c.saturating_add(*a), s.saturating_add(*b)]
-                        });
+                        leaf.order_counts = pair_sums(
+                            orders
+                                .iter()
+                                .map(|(_, consecutive, sequential)| (*consecutive, *sequential)),
+                        );
                         let own = self.member_values(orders, (0, 0));
                         let table = &mut self.sharing.leaf_orders;
                         table.resize(index + 1, None);

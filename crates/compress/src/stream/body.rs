@@ -340,9 +340,7 @@ pub(super) fn read_leaf(
             // its own, of its own occurrences; a reader of the whole stream, the pair or
             // the members' sums.
             let orders = super::decode_member_totals(reader)?;
-            order_counts = orders.iter().fold([0u64; 2], |[c, s], (a, b)| {
-                [c.saturating_add(*a), s.saturating_add(*b)]
-            });
+            order_counts = super::pair_sums(orders.iter().copied());
             let own = match orders.len() {
                 1 => Some(orders[0]),
                 _ => walked.and_then(|walked| walked.own(Some(&orders))),

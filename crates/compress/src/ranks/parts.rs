@@ -30,8 +30,12 @@ const OFFSET_HIGH: usize = 7;
 /// Largest alignment (a body's parts times a rank's nodes there) tried: beyond it a rank
 /// whose structure differs starts a group of its own. An iteration of a multigrid solver
 /// on a 3-D grid (HPCG: eleven halo exchanges of up to 26 neighbours each) is a body of
-/// several hundred nodes; at 2^16 cells its boundary ranks made a group each kind.
-pub const ALIGNMENT_CELLS: usize = 1 << 20;
+/// several hundred nodes; at 2^16 cells its boundary ranks made a group each kind. At 2^20
+/// real HPCG on 64 ranks (4 × 4 × 4, the first grid with interior ranks) split in two
+/// streams, 360 KB: an interior rank's reference CG iteration (946 nodes) against the
+/// merged boundary ranks' (1,477 parts) is 1.4 M cells. At 2^22 it is one stream of 207
+/// KB, the merge 5.1 → 5.7 s; the table is 8 bytes a cell, so at most 32 MiB a while.
+pub const ALIGNMENT_CELLS: usize = 1 << 22;
 
 /// What is merged of a leaf: its duration and gap statistics, and which rank had the
 /// longest single duration (a distance from the member's rank in a member's tree, an

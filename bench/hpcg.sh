@@ -68,7 +68,8 @@ for np in $ranks; do
         done
         staged=$(record_bytes .trace.cairn.staging-*)
         sends=$("$cairn" summary --json trace.cairn | python3 -c 'import json,sys; print(json.load(sys.stdin)["calls"]["MPI_Send"]["count"])')
-        streams=$("$cairn" dump trace.cairn | grep -c '^pid ' || true)
+        # Streams, not threads: a thread that shares another's stream is printed "as pid …".
+        streams=$("$cairn" dump trace.cairn | grep '^pid ' | grep -vc '; as pid ' || true)
         # shellcheck disable=SC2086
         awk -v r="$np" -v l="$level" -v b="$(stat -c %s trace.cairn)" -v n="$streams" -v s="$staged" \
             -v u="$(median ${untraced[*]})" -v t="$(median ${traced[*]})" -v c="$sends / $program" \

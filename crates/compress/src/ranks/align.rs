@@ -16,10 +16,10 @@ pub(super) enum Step {
 ///
 /// Most pairs of two bodies differ in call or context and are never listed: a cell the
 /// caller did not list costs the table's maximum, not a call of the weight.
-pub(super) fn align<T>(
+pub(super) fn align<T, K: Ord>(
     rows: &[Vec<(usize, u64, T)>],
     m: usize,
-    order: (impl Fn(usize) -> u32, impl Fn(usize) -> u32),
+    order: (impl Fn(usize) -> K, impl Fn(usize) -> K),
 ) -> Vec<Step> {
     let n = rows.len();
     // best[i][j]: the heaviest common subsequence of parts[i..] and items[j..].

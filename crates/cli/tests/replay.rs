@@ -681,12 +681,13 @@ fn the_ends_of_a_decomposition_scale_when_they_share_a_stream() {
 
 #[test]
 fn what_the_trace_cannot_say_at_another_rank_count_is_refused_with_the_reason() {
-    // A 2-D halo on a 2 × 2 grid: its parts (the ranks with a south neighbour, 0 and 1;
-    // with an east one, 0 and 2) depend on the grid's shape. Recursive doubling on 4 ranks:
+    // A 2-D halo on a 2 × 2 grid: its parts (the ranks with a west neighbour, 1 and 3,
+    // the first in the program's order and the trace's; with an east one, 0 and 2) depend
+    // on the grid's shape. Recursive doubling on 4 ranks:
     // its partners double round after round, and 8 ranks run a round more. Every rank
     // stops, nothing waits.
     let cases = [
-        ("patterns/halo2d", "only ranks 0,2"),
+        ("patterns/halo2d", "only ranks 1,3"),
         (
             "patterns/doubling",
             "partners double (or halve) round after round (rank XOR 1, 2, 4…: recursive doubling), and how many rounds follows the rank count: a trace of 4 ranks does not say how 8 run",

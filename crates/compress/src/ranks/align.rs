@@ -54,9 +54,10 @@ pub(super) fn align<T, K: Ord>(
             }
         }
         // Between two matches, the group's parts and the rank's nodes are placed in the
-        // order of their call sites' first use (contexts are numbered so), the group's
-        // first when equal: a loop body's calls then keep one order whichever of them a
-        // rank lacks (a grid's face ranks each lacking another direction).
+        // order `order` gives (call sites in order of first use, contexts are numbered
+        // so, then a point-to-point peer's distance from the rank), the group's first
+        // when equal: a loop body's calls then keep one order whichever of them a rank
+        // lacks (a grid's face ranks each lacking another direction).
         let part_first = match (i < n, j < m) {
             (true, true) => {
                 let (skip_part, skip_item) = (best[(i + 1) * width + j], best[i * width + j + 1]);

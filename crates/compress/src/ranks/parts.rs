@@ -558,7 +558,6 @@ fn for_each_leaf_part(parts: &[Part], each: &mut dyn FnMut(&LeafPart)) {
     }
 }
 
-/// The calling context of a node's first leaf (0 if none).
 /// Where a rank's node goes among parts and nodes not aligned: its first call site, then
 /// for a point-to-point call its peer's distance from the rank. A halo exchange at one call
 /// site in rank order (HPCG's, up to 26 neighbours) then keeps every rank's neighbours in
@@ -582,13 +581,6 @@ fn peer_distance(key: &EventKey, aux: i64, rank: i64, rules: Rules<'_>) -> i64 {
         peer_and_rest(aux).0 - rank
     } else {
         0
-    }
-}
-
-fn first_context(node: &Node<EventKey>) -> u32 {
-    match node {
-        Node::Leaf(leaf) => leaf.key.context,
-        Node::Loop { body, .. } => body.first().map_or(0, first_context),
     }
 }
 
@@ -742,27 +734,15 @@ impl Part {
             .collect()
     }
 
-    fn first_context(&self) -> u32 {
-        match self {
-            Part::Leaf(part) => part.leaf.key.context,
-            Part::Loop(part) => part.body.first().map_or(0, Part::first_context),
-        }
-    }
-
     /// As [`first_place`], for the part's first rank (of `enclosing`, its enclosing
     /// node's ranks).
     fn first_place(&self, enclosing: &[i64], rules: Rules<'_>) -> (u32, i64) {
-        let first = self
-            .ranks()
-            .resolve(enclosing)
-            .first()
-            .copied()
-            .unwrap_or(0);
         match self {
-            Part::Leaf(part) => (
-                part.leaf.key.context,
-                peer_distance(&part.leaf.key, part.values[AUX], first, rules),
-            ),
+            Part::Leaf(part) => {
+                let first = part.ranks.resolve(enclosing).first().copied().unwrap_or(0);
+                let distance = peer_distance(&part.leaf.key, part.values[AUX], first, rules);
+                (part.leaf.key.context, distance)
+            }
             Part::Loop(part) => part.body.first().map_or((0, 0), |inner| {
                 inner.first_place(part.ranks.resolve(enclosing), rules)
             }),
@@ -1211,9 +1191,9 @@ pub(super) fn plan_body(
         }
         budget.set(budget.get() - cells);
         if cells == 1 {
-            // One part and one node that did not fit: each alone, in the order of their
-            // call sites (as `align` places them), without a table.
-            if parts[0].first_context() <= first_context(&nodes[0]) {
+            // One part and one node that did not fit: each alone, in the order `align`
+            // places them ([`first_place`]), without a table.
+            if parts[0].first_place(enclosing, rules) <= first_place(&nodes[0], rank, rules) {
                 vec![(Step::Part(0), None), (Step::Item(0), None)]
             } else {
                 vec![(Step::Item(0), None), (Step::Part(0), None)]

@@ -34,7 +34,8 @@ const OFFSET_HIGH: usize = 7;
 /// real HPCG on 64 ranks (4 × 4 × 4, the first grid with interior ranks) split in two
 /// streams, 360 KB: an interior rank's reference CG iteration (946 nodes) against the
 /// merged boundary ranks' (1,477 parts) is 1.4 M cells. At 2^22 it is one stream of 207
-/// KB, the merge 5.1 → 5.7 s; the table is 8 bytes a cell, so at most 32 MiB a while.
+/// KB, the merge as long (5.8–7.5 s both ways, alternating runs on a noisy VM); the table
+/// is 8 bytes a cell, so at most 32 MiB a while.
 pub const ALIGNMENT_CELLS: usize = 1 << 22;
 
 /// What is merged of a leaf: its duration and gap statistics, and which rank had the

@@ -1,0 +1,413 @@
+//! PROC, the section of process images: how each is written and read (docs/FORMAT.md,
+//! "PROC").
+
+use cairn_format::bytes::{ByteReader, ByteWriter};
+
+use super::{optional, read_optional, Ending, FileInfo, KernelIo, Process, Unrecorded};
+use crate::{Result, TraceError};
+
+fn ending_code(ending: Ending) -> (u64, i64) {
+    match ending {
+        Ending::Exited => (1, 0),
+        Ending::ExitCall(status) => (2, status as i64),
+        Ending::Exec => (3, 0),
+        Ending::Unknown => (0, 0),
+    }
+}
+
+/// PROC: column by column (every process's pid, then every parent pid...), each value
+/// against the previous process's (or the same process's start), strings as tables of
+/// distinct values — so thousands of ranks of one command cost a few bytes each, mostly
+/// their times (and nothing each when a precision level let their times share values).
+pub(super) fn encode_processes(processes: &[Process], time_step: u64, out: &mut ByteWriter) {
+    let step = time_step.max(1);
+    out.u64(step);
+    out.u64(processes.len() as u64);
+    let mut previous = 0i64;
+    for process in processes {
+        out.i64(process.pid as i64 - previous);
+        previous = process.pid as i64;
+    }
+    // Ranks share a launcher: against the previous process's parent, a constant column.
+    let mut previous = 0i64;
+    for process in processes {
+        out.i64(process.parent_pid as i64 - previous);
+        previous = process.parent_pid as i64;
+    }
+    for process in processes {
+        optional(out, process.parent);
+        optional(out, process.exec_of);
+        out.u64(process.forked as u64);
+    }
+    encode_string_column(
+        processes.iter().map(|process| process.executable.clone()),
+        out,
+    );
+    encode_string_column(
+        processes.iter().map(|process| process.arguments.join(&0u8)),
+        out,
+    );
+    encode_string_column(
+        processes
+            .iter()
+            .map(|process| process.working_directory.clone()),
+        out,
+    );
+    encode_string_column(
+        processes.iter().map(|process| process.hostname.clone()),
+        out,
+    );
+    for process in processes {
+        out.u64(process.arguments.len() as u64);
+    }
+    let mut previous = 0i64;
+    for process in processes {
+        let start = (process.start / step) as i64;
+        out.i64(start - previous);
+        previous = start;
+    }
+    // Ranks ending together (in `MPI_Finalize`) store ends against each other; processes
+    // of similar lengths, lengths: whichever column is shorter. Likewise `main`: offsets
+    // from the start, or times.
+    let start = |process: &Process| process.start / step;
+    let ends = |relative: bool| {
+        processes.iter().map(move |process| {
+            let length = process.end.saturating_sub(process.start) / step;
+            (if relative {
+                length
+            } else {
+                start(process) + length
+            }) as i64
+        })
+    };
+    delta_column(out, ends(false), ends(true));
+    let mains = |relative: bool| {
+        processes.iter().map(move |process| {
+            process.main_start.map_or(0, |main| {
+                let offset = main.saturating_sub(process.start) / step;
+                (if relative {
+                    offset
+                } else {
+                    start(process) + offset
+                }) as i64
+                    + 1
+            })
+        })
+    };
+    delta_column(out, mains(false), mains(true));
+    let mut previous = 0i64;
+    for process in processes {
+        let (code, status) = ending_code(process.ending);
+        out.u64(code);
+        out.i64(status);
+        out.u64(process.threads as u64);
+        out.u64(process.untraced_calls);
+        out.i64(process.runtime_events_dropped as i64 - previous);
+        previous = process.runtime_events_dropped as i64;
+    }
+    let mut previous = 0i64;
+    for process in processes {
+        let rank = process.rank.map_or(-1, |rank| rank as i64);
+        out.i64(rank - previous);
+        previous = rank;
+    }
+    // The kernel's counters: which processes have them, then each counter column by
+    // column as the difference from the previous such process's (ranks doing the same
+    // thing differ by little).
+    for process in processes {
+        out.u64(process.kernel_io.is_some() as u64);
+    }
+    let counters = |process: &Process| {
+        process.kernel_io.map(|io| {
+            // The kernel's bytes beyond the runtime's dropped ones: what the rest of the
+            // process moved, alike from rank to rank (the runtime's own vary more).
+            let [read, written] = process.runtime_bytes_dropped;
+            [
+                io.read_bytes.wrapping_sub(read),
+                io.written_bytes.wrapping_sub(written),
+                io.read_calls,
+                io.write_calls,
+                read,
+                written,
+            ]
+        })
+    };
+    for column in 0..6 {
+        let mut previous = 0u64;
+        for values in processes.iter().filter_map(counters) {
+            out.i64(values[column].wrapping_sub(previous) as i64);
+            previous = values[column];
+        }
+    }
+    // What could not be recorded: which processes lost calls, then for each of those the
+    // count, the error and when.
+    for process in processes {
+        out.u64(process.unrecorded.is_some() as u64);
+    }
+    for lost in processes.iter().filter_map(|process| process.unrecorded) {
+        out.u64(lost.calls);
+        out.i64(lost.errno as i64);
+        out.u64(lost.at);
+    }
+}
+
+/// PROC version 7: a column of strings as the distinct values in order of first use, written
+/// as a name table (so `node0001` … `node4096` is one numbered run, see `names`), then each
+/// process's entry against the previous process's — thousands of ranks on hundreds of
+/// numbered hosts cost a few bytes in all.
+pub(super) fn encode_string_column(values: impl Iterator<Item = Vec<u8>>, out: &mut ByteWriter) {
+    let mut distinct: Vec<FileInfo> = Vec::new();
+    let mut entry_of: std::collections::HashMap<Vec<u8>, i64> = std::collections::HashMap::new();
+    let entries: Vec<i64> = values
+        .map(|value| {
+            *entry_of.entry(value).or_insert_with_key(|value| {
+                distinct.push(FileInfo {
+                    path: value.clone(),
+                    noise: None,
+                });
+                distinct.len() as i64 - 1
+            })
+        })
+        .collect();
+    crate::names::encode(&distinct, out);
+    let mut previous = 0i64;
+    for entry in entries {
+        out.i64(entry - previous);
+        previous = entry;
+    }
+}
+
+/// Reads what [`encode_string_column`] wrote: `count` values.
+pub(super) fn decode_string_column(reader: &mut ByteReader, count: usize) -> Result<Vec<Vec<u8>>> {
+    let distinct = crate::names::decode(reader)?;
+    let mut previous = 0i64;
+    (0..count)
+        .map(|_| {
+            previous = previous.wrapping_add(reader.i64()?);
+            usize::try_from(previous)
+                .ok()
+                .and_then(|entry| distinct.get(entry))
+                .map(|value| value.path.clone())
+                .ok_or_else(|| TraceError::Invalid("section PROC: string out of range".into()))
+        })
+        .collect()
+}
+
+/// Writes whichever of two columns takes fewer bytes as differences between consecutive
+/// values: `u` 0 for `absolute`, 1 for `relative`, then the differences.
+fn delta_column(
+    out: &mut ByteWriter,
+    absolute: impl Iterator<Item = i64> + Clone,
+    relative: impl Iterator<Item = i64> + Clone,
+) {
+    let differences = |column: &mut dyn Iterator<Item = i64>| {
+        let mut previous = 0i64;
+        column
+            .map(|value| {
+                let difference = value.wrapping_sub(previous);
+                previous = value;
+                difference
+            })
+            .collect::<Vec<i64>>()
+    };
+    let (absolute, relative) = (
+        differences(&mut absolute.clone()),
+        differences(&mut relative.clone()),
+    );
+    let length = |column: &[i64]| {
+        let mut writer = ByteWriter::new();
+        column.iter().for_each(|value| writer.i64(*value));
+        writer.into_inner()
+    };
+    let (absolute, relative) = (length(&absolute), length(&relative));
+    let relative_is_shorter = relative.len() < absolute.len();
+    out.u64(relative_is_shorter as u64);
+    out.buffer.extend_from_slice(if relative_is_shorter {
+        &relative
+    } else {
+        &absolute
+    });
+}
+
+/// Reads what [`delta_column`] wrote into the processes (`set` gets each value); tells
+/// whether the values are the relative ones.
+fn read_delta_column(
+    reader: &mut ByteReader,
+    processes: &mut [Process],
+    set: impl Fn(&mut Process, i64),
+) -> Result<bool> {
+    let relative = match reader.u64()? {
+        0 => false,
+        1 => true,
+        _ => {
+            return Err(TraceError::Invalid(
+                "section PROC: unknown column form".into(),
+            ))
+        }
+    };
+    let mut previous = 0i64;
+    for process in processes.iter_mut() {
+        previous = previous.wrapping_add(reader.i64()?);
+        set(process, previous);
+    }
+    Ok(relative)
+}
+
+pub(super) fn decode_processes(reader: &mut ByteReader) -> Result<(Vec<Process>, u64)> {
+    let invalid = |what: &str| TraceError::Invalid(format!("section PROC: {what}"));
+    let step = reader.u64()?.max(1);
+    // Every process takes at least one byte in each of a dozen columns.
+    let count = reader.count(12)?;
+    let mut processes = vec![
+        Process {
+            pid: 0,
+            parent_pid: 0,
+            parent: None,
+            exec_of: None,
+            forked: false,
+            executable: Vec::new(),
+            arguments: Vec::new(),
+            working_directory: Vec::new(),
+            hostname: Vec::new(),
+            start: 0,
+            end: 0,
+            main_start: None,
+            ending: Ending::Unknown,
+            threads: 0,
+            untraced_calls: 0,
+            rank: None,
+            runtime_events_dropped: 0,
+            runtime_bytes_dropped: [0; 2],
+            kernel_io: None,
+            unrecorded: None,
+        };
+        count
+    ];
+    let narrow = |value: i64, what: &str| u32::try_from(value).map_err(|_| invalid(what));
+    let mut previous = 0i64;
+    for process in processes.iter_mut() {
+        previous = previous.wrapping_add(reader.i64()?);
+        process.pid = narrow(previous, "pid out of range")?;
+    }
+    let mut previous = 0i64;
+    for process in processes.iter_mut() {
+        previous = previous.wrapping_add(reader.i64()?);
+        process.parent_pid = narrow(previous, "parent pid out of range")?;
+    }
+    for process in processes.iter_mut() {
+        process.parent = read_optional(reader, count, "parent process")?;
+        process.exec_of = read_optional(reader, count, "exec'd process")?;
+        process.forked = reader.u64()? != 0;
+    }
+    let executables = decode_string_column(reader, count)?;
+    let arguments = decode_string_column(reader, count)?;
+    let directories = decode_string_column(reader, count)?;
+    let hostnames = decode_string_column(reader, count)?;
+    for (index, process) in processes.iter_mut().enumerate() {
+        process.executable = executables[index].clone();
+        process.working_directory = directories[index].clone();
+        process.hostname = hostnames[index].clone();
+        let expected = reader.u64()?;
+        process.arguments = if expected == 0 {
+            Vec::new()
+        } else {
+            arguments[index]
+                .split(|byte| *byte == 0)
+                .map(<[u8]>::to_vec)
+                .collect()
+        };
+        if process.arguments.len() as u64 != expected {
+            return Err(invalid("argument count does not match"));
+        }
+    }
+    let mut previous = 0i64;
+    for process in processes.iter_mut() {
+        previous = previous.wrapping_add(reader.i64()?);
+        process.start = (previous as u64).saturating_mul(step);
+    }
+    let relative = read_delta_column(reader, &mut processes, |process, value| {
+        process.end = (value as u64).saturating_mul(step);
+    })?;
+    for process in processes.iter_mut() {
+        process.end = match relative {
+            true => process.start.saturating_add(process.end),
+            false => process.end.max(process.start),
+        };
+    }
+    let relative = read_delta_column(reader, &mut processes, |process, value| {
+        process.main_start = (value as u64)
+            .checked_sub(1)
+            .map(|units| units.saturating_mul(step));
+    })?;
+    for process in processes.iter_mut() {
+        if relative {
+            process.main_start = process
+                .main_start
+                .map(|offset| process.start.saturating_add(offset));
+        }
+    }
+    let mut previous = 0i64;
+    for process in processes.iter_mut() {
+        process.ending = match (reader.u64()?, reader.i32()?) {
+            (1, _) => Ending::Exited,
+            (2, status) => Ending::ExitCall(status),
+            (3, _) => Ending::Exec,
+            _ => Ending::Unknown,
+        };
+        process.threads = reader.u32()?;
+        process.untraced_calls = reader.u64()?;
+        previous = previous.wrapping_add(reader.i64()?);
+        process.runtime_events_dropped = previous as u64;
+    }
+    let mut previous = 0i64;
+    for process in processes.iter_mut() {
+        previous = previous.wrapping_add(reader.i64()?);
+        process.rank = match previous {
+            -1 => None,
+            rank => Some(narrow(rank, "rank out of range")?),
+        };
+    }
+    let mut present = Vec::with_capacity(processes.len());
+    for _ in 0..processes.len() {
+        present.push(reader.u64()? != 0);
+    }
+    let count = present.iter().filter(|present| **present).count();
+    let mut columns = vec![[0u64; 6]; count];
+    for column in 0..6 {
+        let mut previous = 0u64;
+        for values in columns.iter_mut() {
+            previous = previous.wrapping_add(reader.i64()? as u64);
+            values[column] = previous;
+        }
+    }
+    let mut columns = columns.into_iter();
+    for (process, present) in processes.iter_mut().zip(present) {
+        if !present {
+            continue;
+        }
+        let [read_bytes, written_bytes, read_calls, write_calls, read, written] = columns
+            .next()
+            .expect("one column entry per process that has counters");
+        process.kernel_io = Some(KernelIo {
+            read_bytes: read_bytes.wrapping_add(read),
+            written_bytes: written_bytes.wrapping_add(written),
+            read_calls,
+            write_calls,
+        });
+        process.runtime_bytes_dropped = [read, written];
+    }
+    let mut present = Vec::with_capacity(processes.len());
+    for _ in 0..processes.len() {
+        present.push(reader.u64()? != 0);
+    }
+    for (process, present) in processes.iter_mut().zip(present) {
+        if present {
+            process.unrecorded = Some(Unrecorded {
+                calls: reader.u64()?,
+                errno: i32::try_from(reader.i64()?).map_err(|_| invalid("errno out of range"))?,
+                at: reader.u64()?,
+            });
+        }
+    }
+    Ok((processes, step))
+}

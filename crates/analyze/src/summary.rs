@@ -180,6 +180,14 @@ pub struct ProcessSummary {
     pub threads: u32,
     pub start: f64,
     pub end: f64,
+    /// Whether `start` and `end` are estimates from the statistics of the process's group
+    /// (ranks of one command whose every stream ranks share): its group's earliest start
+    /// and latest end are exact, at the ranks that had them.
+    pub times_estimated: bool,
+    /// Whether `kernel_io` and the MPI runtime's counts not kept are estimates from its
+    /// group's statistics (counters that vary little across the group): their sums
+    /// over the group are exact.
+    pub counters_estimated: bool,
     pub events: u64,
     pub bytes_read: u64,
     pub bytes_written: u64,
@@ -704,6 +712,8 @@ pub fn summarize(trace: &Trace, options: Options) -> Result<Summary> {
             threads: process.threads,
             start: seconds(process.start),
             end: seconds(process.end),
+            times_estimated: process.group_times,
+            counters_estimated: process.group_counters,
             untraced_calls: process.untraced_calls,
             unrecorded_calls: process.unrecorded.map_or(0, |unrecorded| unrecorded.calls),
             rank: process.rank,

@@ -948,12 +948,14 @@ pub fn dump(
                     .collect();
                 writeln!(
                 out,
-                "process #{index}: pid {} parent pid {}{}{} threads {} [{:.6} .. {:.6}] {:?}: {}",
+                "process #{index}: pid {} parent pid {}{}{} threads {} {}[{:.6} .. {:.6}] {:?}: {}",
                 process.pid,
                 process.parent_pid,
                 if process.forked { " (forked)" } else { "" },
                 process.exec_of.map_or(String::new(), |p| format!(" (exec after #{p})")),
                 process.threads,
+                // Its group's statistics, not its own times (PROC version 11).
+                if process.group_times { "≈" } else { "" },
                 process.start as f64 / 1e9,
                 process.end as f64 / 1e9,
                 process.ending,

@@ -972,6 +972,8 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                 errno: lost.errno,
                 at: relative(lost.clock),
             }),
+            group_times: false,
+            group_counters: false,
         });
     }
     let first_rank = run.first_rank.or(segments

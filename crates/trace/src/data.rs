@@ -12,6 +12,7 @@ use cairn_model::{Call, CallClass, Event, Layer};
 use crate::noise::Noise;
 use crate::{Result, TraceError};
 
+mod groups;
 mod processes;
 use processes::{decode_processes, encode_processes};
 
@@ -46,7 +47,9 @@ const VERSION: u16 = 1;
 /// slowest rank per leaf, version 3 streams shared by ranks and per-stream file tables,
 /// version 2 one stream per thread with trace-wide file indices, version 1 flat columns).
 const EVENTS_VERSION: u16 = 23;
-/// Version 10 of PROC: host names as FILE version 3's table. Version 9 of PROC: the calls each process could not record (a full staging file
+/// Version 11 of PROC: ranks of one command whose every stream ranks share, at least four,
+/// keep their start, end and `main` times as their group's statistics (the extremes with
+/// the ranks, mean, standard deviation). Version 10 of PROC: host names as FILE version 3's table. Version 9 of PROC: the calls each process could not record (a full staging file
 /// system); version 8 what the kernel counted per process (`/proc/self/io`); version 7
 /// strings as tables of distinct values (numbered runs fold) and an entry per process
 /// (version 6 ends and `main` times or offsets, whichever is shorter,
@@ -54,7 +57,7 @@ const EVENTS_VERSION: u16 = 23;
 /// process times in units of a time step, version 4 parent pids and
 /// runtime event counts against the previous process's, version 3 added the count of
 /// runtime events only counted, version 2 the count of untraced calls and the rank).
-const PROCESSES_VERSION: u16 = 10;
+const PROCESSES_VERSION: u16 = 11;
 /// Version 3 of FILE: blocks of entries repeated with their numbers stepping evenly;
 /// version 2 runs of numbered names (version 1 listed every name).
 const FILES_VERSION: u16 = 3;
@@ -132,7 +135,7 @@ impl CallInfo {
 }
 
 /// How a process image ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Ending {
     /// Normal exit (the library's destructor ran).
     Exited,
@@ -181,6 +184,16 @@ pub struct Process {
     pub kernel_io: Option<KernelIo>,
     /// Calls the tracer could not record because the staging file could not grow.
     pub unrecorded: Option<Unrecorded>,
+    /// Whether `start`, `end` and `main_start` are estimates from the statistics of its
+    /// group (PROC version 11: ranks of one command whose every stream ranks share, at
+    /// least four): the group's earliest and latest of each are exact, at the ranks that
+    /// had them, the others' values keep the group's mean and standard deviation.
+    pub group_times: bool,
+    /// Whether `kernel_io`, `runtime_bytes_dropped` and `runtime_events_dropped` are
+    /// estimates from its group's statistics (a group whose counters each vary little
+    /// across its ranks: bytes by 1/8 or 32, calls and events by half or 64): their sums over the group are exact, and so are the
+    /// extremes at the ranks that had them.
+    pub group_counters: bool,
 }
 
 impl Unrecorded {
@@ -486,7 +499,20 @@ impl Trace {
         writer.add_section(SectionKind::CALLS, VERSION, &calls.into_inner(), true);
 
         let mut processes = ByteWriter::new();
-        encode_processes(&self.processes, self.meta.process_time_step, &mut processes);
+        // A process whose every stream ranks share (see `encode_processes`).
+        let mut shared = vec![None; self.processes.len()];
+        for stream in &self.streams {
+            if let Some(all) = shared.get_mut(stream.process as usize) {
+                *all = Some(all.unwrap_or(true) && stream.members > 1);
+            }
+        }
+        let shared: Vec<bool> = shared.into_iter().map(|all| all == Some(true)).collect();
+        encode_processes(
+            &self.processes,
+            &shared,
+            self.meta.process_time_step,
+            &mut processes,
+        );
         writer.add_section(
             SectionKind::PROCESSES,
             PROCESSES_VERSION,
@@ -807,6 +833,7 @@ impl Trace {
 
 #[cfg(test)]
 mod tests {
+    use super::groups;
     use super::processes::{decode_string_column, encode_string_column};
     use super::*;
     use proptest::prelude::*;
@@ -847,16 +874,238 @@ mod tests {
                 errno: 28,
                 at: 1_500_000 * rank as u64,
             }),
+            group_times: false,
+            group_counters: false,
         }
     }
 
     fn roundtrip(processes: &[Process]) -> (Vec<Process>, usize) {
+        roundtrip_shared(processes, false)
+    }
+
+    /// Encodes and decodes a process table whose processes all share (`shared`) or all
+    /// keep their own streams.
+    fn roundtrip_shared(processes: &[Process], shared: bool) -> (Vec<Process>, usize) {
         let mut writer = ByteWriter::new();
-        encode_processes(processes, 1, &mut writer);
+        encode_processes(processes, &vec![shared; processes.len()], 1, &mut writer);
         let bytes = writer.into_inner();
         let (back, step) = decode_processes(&mut ByteReader::new(&bytes, "test")).unwrap();
         assert_eq!(step, 1);
-        (back, bytes.len())
+        // zstd, as in a trace: the bytes the section costs.
+        let stored = zstd::bulk::compress(&bytes, 19).unwrap().len();
+        (back, stored)
+    }
+
+    /// splitmix64 of (rank, salt): noise no compressor predicts.
+    fn noise(rank: u32, salt: u64) -> u64 {
+        let mut z = (rank as u64 * 16 + salt).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Ranks of one command launched over 40 ms, each running about 2 s, their `main`
+    /// 12 ms after their start, every time jittered to the nanosecond (as real launches).
+    fn jittered_ranks(ranks: u32) -> Vec<Process> {
+        (0..ranks)
+            .map(|rank| {
+                let jitter = |salt: u64| noise(rank, salt) % 1_000_000;
+                let start = 40_000_000 * rank as u64 / ranks as u64 + jitter(1);
+                Process {
+                    end: 2_000_000_000 + jitter(2),
+                    main_start: Some(start + 12_000_000 + jitter(3)),
+                    // Every process's counters alike: only times tell ranks apart.
+                    kernel_io: None,
+                    runtime_bytes_dropped: [0; 2],
+                    unrecorded: None,
+                    ..process(rank, "n1", start)
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn ranks_sharing_their_streams_keep_their_times_as_statistics() {
+        // The only per-rank bytes of a regular program's trace were its ranks' times to
+        // the nanosecond; kept as the group's statistics, 64 ranks cost what 16 do.
+        let mut sizes = Vec::new();
+        for ranks in [16u32, 64] {
+            let processes = jittered_ranks(ranks);
+            let (back, bytes) = roundtrip_shared(&processes, true);
+            let (exact, exact_bytes) = roundtrip(&processes);
+            assert_eq!(exact, processes);
+            sizes.push((bytes, exact_bytes));
+            assert!(back.iter().all(|process| process.group_times));
+            // Everything but the times is each rank's own.
+            let untimed = |process: &Process| Process {
+                start: 0,
+                end: 0,
+                main_start: None,
+                group_times: false,
+                ..process.clone()
+            };
+            assert_eq!(
+                back.iter().map(untimed).collect::<Vec<_>>(),
+                processes.iter().map(untimed).collect::<Vec<_>>()
+            );
+            // Each time (`main` after the start): the extremes exact at the ranks that had
+            // them, the mean and the deviation within a nanosecond or two.
+            type Time = fn(&Process) -> u64;
+            let times: [Time; 3] = [
+                |process| process.start,
+                |process| process.end,
+                |process| process.main_start.unwrap() - process.start,
+            ];
+            for time in times {
+                let values =
+                    |processes: &[Process]| processes.iter().map(time).collect::<Vec<u64>>();
+                let (original, kept) = (values(&processes), values(&back));
+                let extreme = |values: &[u64], max: bool| {
+                    let value = match max {
+                        true => values.iter().max(),
+                        false => values.iter().min(),
+                    };
+                    let value = *value.unwrap();
+                    (value, values.iter().position(|v| *v == value).unwrap())
+                };
+                assert_eq!(extreme(&kept, false), extreme(&original, false));
+                assert_eq!(extreme(&kept, true), extreme(&original, true));
+                let moments = |values: &[u64]| {
+                    let mean = values.iter().sum::<u64>() as f64 / values.len() as f64;
+                    let variance = values
+                        .iter()
+                        .map(|value| (*value as f64 - mean).powi(2))
+                        .sum::<f64>()
+                        / values.len() as f64;
+                    (mean, variance.sqrt())
+                };
+                let ((mean, deviation), (kept_mean, kept_deviation)) =
+                    (moments(&original), moments(&kept));
+                assert!((mean - kept_mean).abs() <= 2.0, "{mean} {kept_mean}");
+                assert!(
+                    (deviation - kept_deviation).abs() <= 2.0,
+                    "{deviation} {kept_deviation}"
+                );
+                assert!(back
+                    .iter()
+                    .all(|process| process.start <= process.main_start.unwrap()
+                        && process.main_start.unwrap() <= process.end));
+            }
+            // Merged again (a tree merge's next level), the statistics are the same.
+            let (again, _) = roundtrip_shared(&back, true);
+            assert_eq!(again, back);
+            // A rank of its own again (its stream no longer shared): the estimate stays
+            // marked as one.
+            let (alone, _) = roundtrip(&back);
+            assert_eq!(alone, back);
+        }
+        // 16 → 64 ranks: the exact times cost about 11 B a rank, the statistics nothing
+        // a rank (the pids, hosts and ranks left are runs).
+        eprintln!("(statistics, exact) bytes at 16 and 64 ranks: {sizes:?}");
+        assert!(sizes[1].0 <= sizes[0].0 + 48, "{sizes:?}");
+        assert!(sizes[1].1 >= sizes[0].1 + 48 * 8, "{sizes:?}");
+    }
+
+    #[test]
+    fn alike_counters_of_a_group_keep_exact_sums_and_unlike_ones_stay_each_ranks() {
+        // The kernel's counters of 16 ranks varying by a few calls (the MPI runtime's
+        // progress) become the group's statistics: every sum exact, the extremes at their
+        // ranks, each rank close to its own. One rank reading 1 MiB more than the
+        // others (an untraced copy) keeps every rank's own: a per-rank estimate could name
+        // the wrong rank.
+        let ranks = |odd_one: Option<usize>| -> Vec<Process> {
+            jittered_ranks(16)
+                .into_iter()
+                .enumerate()
+                .map(|(rank, mut process)| {
+                    let wobble = |salt: u64| noise(rank as u32, salt) % 11;
+                    // The runtime's reads and writes, and (as in real runs) everything
+                    // the kernel saw written.
+                    let (read, written) = (25_100 + 8 * wobble(4), 6_000 + wobble(5));
+                    process.runtime_bytes_dropped = [read, written];
+                    process.runtime_events_dropped = 1_728 + 2 * wobble(6);
+                    let odd = 1_048_576 * (odd_one == Some(rank)) as u64;
+                    process.kernel_io = Some(KernelIo {
+                        read_bytes: read + 82_300 + wobble(7) + odd,
+                        written_bytes: written,
+                        read_calls: 412 + wobble(9),
+                        write_calls: 148 + wobble(10),
+                    });
+                    process
+                })
+                .collect()
+        };
+        let sums = |processes: &[Process]| {
+            processes.iter().fold([0u64; 7], |mut sums, process| {
+                let values = groups::counters(process).unwrap();
+                for (sum, value) in sums.iter_mut().zip(values) {
+                    *sum += value;
+                }
+                sums
+            })
+        };
+        let alike = ranks(None);
+        let (back, alike_bytes) = roundtrip_shared(&alike, true);
+        assert!(back
+            .iter()
+            .all(|process| process.group_counters && process.group_times));
+        assert_eq!(sums(&back), sums(&alike));
+        for (kept, own) in back.iter().zip(&alike) {
+            let (kept, own) = (
+                groups::counters(kept).unwrap(),
+                groups::counters(own).unwrap(),
+            );
+            for (kept, own) in kept.iter().zip(own) {
+                assert!(kept.abs_diff(own) <= (own / 2).max(64), "{kept} {own}");
+            }
+        }
+        assert_eq!(roundtrip_shared(&back, true).0, back);
+        let unlike = ranks(Some(5));
+        let (back, unlike_bytes) = roundtrip_shared(&unlike, true);
+        assert!(back
+            .iter()
+            .all(|process| !process.group_counters && process.group_times));
+        let counters = |processes: &[Process]| {
+            processes
+                .iter()
+                .map(|process| {
+                    (
+                        process.kernel_io,
+                        process.runtime_bytes_dropped,
+                        process.runtime_events_dropped,
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(counters(&back), counters(&unlike));
+        eprintln!("16 ranks' counters alike {alike_bytes} B, kept each rank's {unlike_bytes} B");
+        assert!(
+            alike_bytes + 16 * 3 < unlike_bytes,
+            "{alike_bytes} {unlike_bytes}"
+        );
+    }
+
+    #[test]
+    fn a_few_ranks_or_ranks_of_their_own_keep_their_exact_times() {
+        // Three ranks sharing their streams: exact times are as short as statistics. Ranks
+        // whose streams are their own (an irregular program): their events' times are
+        // their own, so is their start.
+        let three = jittered_ranks(3);
+        assert_eq!(roundtrip_shared(&three, true).0, three);
+        let sixteen = jittered_ranks(16);
+        assert_eq!(roundtrip(&sixteen).0, sixteen);
+        // Two commands: a group each.
+        let mut two = jittered_ranks(8);
+        for process in &mut two[4..] {
+            process.executable = b"/bin/other".to_vec();
+        }
+        let (back, _) = roundtrip_shared(&two, true);
+        assert!(back.iter().all(|process| process.group_times));
+        assert_eq!(back[0].start, two[0].start);
+        assert_eq!(back[4].start, two[4].start);
+        let latest = |processes: &[Process]| processes.iter().map(|process| process.end).max();
+        assert_eq!(latest(&back[4..]), latest(&two[4..]));
+        assert_eq!(latest(&back[..4]), latest(&two[..4]));
     }
 
     #[test]

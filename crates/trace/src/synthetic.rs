@@ -216,6 +216,8 @@ pub fn rank_trace(program: &Spmd, rank: u32) -> Trace {
             runtime_bytes_dropped: [0; 2],
             kernel_io: None,
             unrecorded: None,
+            group_times: false,
+            group_counters: false,
         }],
         files: vec![
             FileInfo {

@@ -122,6 +122,8 @@ fn sample_trace() -> Trace {
             runtime_bytes_dropped: [0; 2],
             kernel_io: None,
             unrecorded: None,
+            group_times: false,
+            group_counters: false,
         }],
         files: vec![
             FileInfo {

@@ -3,6 +3,9 @@
 
 use cairn_format::bytes::{ByteReader, ByteWriter};
 
+use super::groups::{
+    self, Spread, COUNTERS, FIRST_GROUP, OWN_COUNTERS_ESTIMATED, OWN_TIMES_ESTIMATED,
+};
 use super::{optional, read_optional, Ending, FileInfo, KernelIo, Process, Unrecorded};
 use crate::{Result, TraceError};
 
@@ -19,7 +22,12 @@ fn ending_code(ending: Ending) -> (u64, i64) {
 /// against the previous process's (or the same process's start), strings as tables of
 /// distinct values — so thousands of ranks of one command cost a few bytes each, mostly
 /// their times (and nothing each when a precision level let their times share values).
-pub(super) fn encode_processes(processes: &[Process], time_step: u64, out: &mut ByteWriter) {
+pub(super) fn encode_processes(
+    processes: &[Process],
+    shared: &[bool],
+    time_step: u64,
+    out: &mut ByteWriter,
+) {
     let step = time_step.max(1);
     out.u64(step);
     out.u64(processes.len() as u64);
@@ -60,6 +68,20 @@ pub(super) fn encode_processes(processes: &[Process], time_step: u64, out: &mut 
     for process in processes {
         out.u64(process.arguments.len() as u64);
     }
+    // Version 11: which processes keep their own times, then those times, then each
+    // group's statistics.
+    let groups = groups::groups(processes, shared);
+    for code in &groups.codes {
+        out.u64(*code);
+    }
+    let all = processes;
+    let processes: Vec<&Process> = all
+        .iter()
+        .zip(&groups.codes)
+        .filter(|(_, code)| **code < FIRST_GROUP)
+        .map(|(process, _)| process)
+        .collect();
+    let processes = processes.as_slice();
     let mut previous = 0i64;
     for process in processes {
         let start = (process.start / step) as i64;
@@ -95,15 +117,53 @@ pub(super) fn encode_processes(processes: &[Process], time_step: u64, out: &mut 
         })
     };
     delta_column(out, mains(false), mains(true));
+    out.u64(groups.members.len() as u64);
+    for (members, counters_grouped) in groups.members.iter().zip(&groups.counters) {
+        let times = |time: &dyn Fn(&Process) -> u64| {
+            members
+                .iter()
+                .map(|member| time(&all[*member]) / step)
+                .collect::<Vec<u64>>()
+        };
+        let main_known = all[members[0]].main_start.is_some();
+        out.u64(main_known as u64);
+        out.u64(*counters_grouped as u64);
+        Spread::of(&times(&|process| process.start)).write(out);
+        Spread::of(&times(&|process| process.end)).write(out);
+        if main_known {
+            // `main` after the start: what the loader and constructors took, alike from
+            // rank to rank (the start's jitter is the launch's).
+            Spread::of(&times(&|process| {
+                process
+                    .main_start
+                    .map_or(0, |main| main.saturating_sub(process.start))
+            }))
+            .write(out);
+        }
+        if *counters_grouped {
+            let values: Vec<[u64; COUNTERS]> = members
+                .iter()
+                .map(|member| groups::counters(&all[*member]).unwrap_or_default())
+                .collect();
+            for column in 0..COUNTERS {
+                let column: Vec<u64> = values.iter().map(|values| values[column]).collect();
+                Spread::of(&column).write(out);
+            }
+        }
+    }
+    let processes = all;
     let mut previous = 0i64;
-    for process in processes {
+    for (index, process) in processes.iter().enumerate() {
         let (code, status) = ending_code(process.ending);
         out.u64(code);
         out.i64(status);
         out.u64(process.threads as u64);
         out.u64(process.untraced_calls);
-        out.i64(process.runtime_events_dropped as i64 - previous);
-        previous = process.runtime_events_dropped as i64;
+        // A group's counters are its statistics (above).
+        if !groups.counters_grouped(index) {
+            out.i64(process.runtime_events_dropped as i64 - previous);
+            previous = process.runtime_events_dropped as i64;
+        }
     }
     let mut previous = 0i64;
     for process in processes {
@@ -117,24 +177,15 @@ pub(super) fn encode_processes(processes: &[Process], time_step: u64, out: &mut 
     for process in processes {
         out.u64(process.kernel_io.is_some() as u64);
     }
-    let counters = |process: &Process| {
-        process.kernel_io.map(|io| {
-            // The kernel's bytes beyond the runtime's dropped ones: what the rest of the
-            // process moved, alike from rank to rank (the runtime's own vary more).
-            let [read, written] = process.runtime_bytes_dropped;
-            [
-                io.read_bytes.wrapping_sub(read),
-                io.written_bytes.wrapping_sub(written),
-                io.read_calls,
-                io.write_calls,
-                read,
-                written,
-            ]
-        })
-    };
+    let own: Vec<[u64; COUNTERS]> = processes
+        .iter()
+        .enumerate()
+        .filter(|(index, _)| !groups.counters_grouped(*index))
+        .filter_map(|(_, process)| groups::counters(process))
+        .collect();
     for column in 0..6 {
         let mut previous = 0u64;
-        for values in processes.iter().filter_map(counters) {
+        for values in &own {
             out.i64(values[column].wrapping_sub(previous) as i64);
             previous = values[column];
         }
@@ -231,9 +282,9 @@ fn delta_column(
 
 /// Reads what [`delta_column`] wrote into the processes (`set` gets each value); tells
 /// whether the values are the relative ones.
-fn read_delta_column(
+fn read_delta_column<'a>(
     reader: &mut ByteReader,
-    processes: &mut [Process],
+    processes: impl IntoIterator<Item = &'a mut Process>,
     set: impl Fn(&mut Process, i64),
 ) -> Result<bool> {
     let relative = match reader.u64()? {
@@ -246,11 +297,21 @@ fn read_delta_column(
         }
     };
     let mut previous = 0i64;
-    for process in processes.iter_mut() {
+    for process in processes {
         previous = previous.wrapping_add(reader.i64()?);
         set(process, previous);
     }
     Ok(relative)
+}
+
+/// The processes that keep their own times (version 11 codes below `FIRST_GROUP`).
+fn own_times<'a>(processes: &'a mut [Process], codes: &[u64]) -> Vec<&'a mut Process> {
+    processes
+        .iter_mut()
+        .zip(codes)
+        .filter(|(_, code)| **code < FIRST_GROUP)
+        .map(|(process, _)| process)
+        .collect()
 }
 
 pub(super) fn decode_processes(reader: &mut ByteReader) -> Result<(Vec<Process>, u64)> {
@@ -280,6 +341,8 @@ pub(super) fn decode_processes(reader: &mut ByteReader) -> Result<(Vec<Process>,
             runtime_bytes_dropped: [0; 2],
             kernel_io: None,
             unrecorded: None,
+            group_times: false,
+            group_counters: false,
         };
         count
     ];
@@ -320,34 +383,101 @@ pub(super) fn decode_processes(reader: &mut ByteReader) -> Result<(Vec<Process>,
             return Err(invalid("argument count does not match"));
         }
     }
+    let mut codes = Vec::with_capacity(count);
+    for _ in 0..count {
+        codes.push(reader.u64()?);
+    }
     let mut previous = 0i64;
-    for process in processes.iter_mut() {
+    for process in own_times(&mut processes, &codes) {
         previous = previous.wrapping_add(reader.i64()?);
         process.start = (previous as u64).saturating_mul(step);
     }
-    let relative = read_delta_column(reader, &mut processes, |process, value| {
-        process.end = (value as u64).saturating_mul(step);
-    })?;
-    for process in processes.iter_mut() {
+    let relative = read_delta_column(
+        reader,
+        own_times(&mut processes, &codes),
+        |process, value| {
+            process.end = (value as u64).saturating_mul(step);
+        },
+    )?;
+    for process in own_times(&mut processes, &codes) {
         process.end = match relative {
             true => process.start.saturating_add(process.end),
             false => process.end.max(process.start),
         };
     }
-    let relative = read_delta_column(reader, &mut processes, |process, value| {
-        process.main_start = (value as u64)
-            .checked_sub(1)
-            .map(|units| units.saturating_mul(step));
-    })?;
-    for process in processes.iter_mut() {
+    let relative = read_delta_column(
+        reader,
+        own_times(&mut processes, &codes),
+        |process, value| {
+            process.main_start = (value as u64)
+                .checked_sub(1)
+                .map(|units| units.saturating_mul(step));
+        },
+    )?;
+    for process in own_times(&mut processes, &codes) {
         if relative {
             process.main_start = process
                 .main_start
                 .map(|offset| process.start.saturating_add(offset));
         }
     }
+    // Each group's statistics, spread over its members.
+    let groups = reader.count(1)?;
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); groups];
+    for (index, code) in codes.iter().enumerate() {
+        match code.checked_sub(FIRST_GROUP) {
+            None => {
+                processes[index].group_times = code & OWN_TIMES_ESTIMATED != 0;
+                processes[index].group_counters = code & OWN_COUNTERS_ESTIMATED != 0;
+            }
+            Some(group) => members
+                .get_mut(group as usize)
+                .ok_or_else(|| invalid("process group out of range"))?
+                .push(index),
+        }
+    }
+    let mut counters_grouped = vec![false; count];
+    for members in &members {
+        if members.is_empty() {
+            return Err(invalid("process group without members"));
+        }
+        let main_known = reader.u64()? != 0;
+        let counters = reader.u64()? != 0;
+        let starts = Spread::read(reader, members.len())?.values(members.len());
+        let ends = Spread::read(reader, members.len())?.values(members.len());
+        let mains = match main_known {
+            true => Some(Spread::read(reader, members.len())?.values(members.len())),
+            false => None,
+        };
+        for (position, index) in members.iter().enumerate() {
+            let process = &mut processes[*index];
+            process.group_times = true;
+            process.start = starts[position].saturating_mul(step);
+            process.end = ends[position].saturating_mul(step).max(process.start);
+            process.main_start = mains.as_ref().map(|mains| {
+                process
+                    .start
+                    .saturating_add(mains[position].saturating_mul(step))
+                    .min(process.end)
+            });
+        }
+        if counters {
+            let mut columns = Vec::with_capacity(COUNTERS);
+            for _ in 0..COUNTERS {
+                columns.push(Spread::read(reader, members.len())?.values(members.len()));
+            }
+            for (position, index) in members.iter().enumerate() {
+                groups::set_counters(
+                    &mut processes[*index],
+                    std::array::from_fn(|column| columns[column][position]),
+                );
+                processes[*index].group_counters = true;
+                counters_grouped[*index] = true;
+            }
+        }
+    }
     let mut previous = 0i64;
-    for process in processes.iter_mut() {
+    for (index, process) in processes.iter_mut().enumerate() {
         process.ending = match (reader.u64()?, reader.i32()?) {
             (1, _) => Ending::Exited,
             (2, status) => Ending::ExitCall(status),
@@ -356,8 +486,10 @@ pub(super) fn decode_processes(reader: &mut ByteReader) -> Result<(Vec<Process>,
         };
         process.threads = reader.u32()?;
         process.untraced_calls = reader.u64()?;
-        previous = previous.wrapping_add(reader.i64()?);
-        process.runtime_events_dropped = previous as u64;
+        if !counters_grouped[index] {
+            previous = previous.wrapping_add(reader.i64()?);
+            process.runtime_events_dropped = previous as u64;
+        }
     }
     let mut previous = 0i64;
     for process in processes.iter_mut() {
@@ -367,9 +499,10 @@ pub(super) fn decode_processes(reader: &mut ByteReader) -> Result<(Vec<Process>,
             rank => Some(narrow(rank, "rank out of range")?),
         };
     }
+    // A group's counters are read already: its members' presence says so only.
     let mut present = Vec::with_capacity(processes.len());
-    for _ in 0..processes.len() {
-        present.push(reader.u64()? != 0);
+    for grouped in &counters_grouped {
+        present.push(reader.u64()? != 0 && !grouped);
     }
     let count = present.iter().filter(|present| **present).count();
     let mut columns = vec![[0u64; 6]; count];

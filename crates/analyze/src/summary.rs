@@ -185,7 +185,7 @@ pub struct ProcessSummary {
     /// and latest end are exact, at the ranks that had them.
     pub times_estimated: bool,
     /// Whether `kernel_io` and the MPI runtime's counts not kept are estimates from its
-    /// group's statistics (counters that vary little across the group): their sums
+    /// group's statistics (members whose counters lie close to the group's medians): their sums
     /// over the group are exact.
     pub counters_estimated: bool,
     pub events: u64,

@@ -25,19 +25,22 @@ pub(super) const OWN_COUNTERS_ESTIMATED: u64 = 2;
 /// Codes from this one up: group `code − FIRST_GROUP`.
 pub(super) const FIRST_GROUP: u64 = 4;
 
-/// Counters a group keeps as statistics only if each varies across the group by little:
-/// byte counts by at most 1/8 of the largest or by 32 bytes, so an estimate stays that
-/// close to the rank's own and a per-rank reading of them (the kernel's bytes no traced
-/// call accounts for, flagged above 256 KiB) keeps pointing at the right ranks; call and
-/// event counts, which no reading compares between ranks, by at most half the largest or
-/// by 64 (the MPI runtime's progress: 16 ranks of one real run made 127 to 180 write
+/// A group keeps as statistics the counters of its members that lie close to the group's
+/// median in every counter, at least [`SMALLEST_GROUP`] of them; the others (an
+/// aggregator writing 8 times the others' bytes) keep their own. Close: byte counts within
+/// 1/16 of the larger or 16 bytes, so the members' range is within 1/8 (32 bytes) and an
+/// estimate stays that close to the rank's own — a per-rank reading of them (the kernel's
+/// bytes no traced call accounts for, flagged above 256 KiB) keeps pointing at the right
+/// ranks; call and event counts, which no reading compares between ranks, within a quarter
+/// or 32 (the MPI runtime's progress: 16 ranks of one real run made 127 to 180 write
 /// calls, another 148 to 159).
-fn alike(column: usize, low: u64, high: u64) -> bool {
+fn close(column: usize, value: u64, median: u64) -> bool {
+    let high = value.max(median);
     let allowed = match BYTE_COUNTERS.contains(&column) {
-        true => (high >> 3).max(32),
-        false => (high >> 1).max(64),
+        true => (high >> 4).max(16),
+        false => (high >> 2).max(32),
     };
-    high - low <= allowed
+    value.abs_diff(median) <= allowed
 }
 
 /// Which of [`counters`]' columns count bytes.
@@ -46,20 +49,30 @@ const BYTE_COUNTERS: [usize; 4] = [0, 1, 4, 5];
 /// How PROC version 11 keeps each process's times and counters.
 pub(super) struct Groups {
     /// Per process: below [`FIRST_GROUP`], it keeps its own values (with the
-    /// `OWN_*_ESTIMATED` bits); from it, the group it is in.
+    /// `OWN_*_ESTIMATED` bits); from it, `FIRST_GROUP + 4 × group + bits`, bit 1 when it
+    /// keeps its own counters and bit 2 when those are an estimate already.
     pub codes: Vec<u64>,
     /// Each group's processes, in process order.
     pub members: Vec<Vec<usize>>,
-    /// Whether each group keeps its counters as statistics too.
+    /// Whether each group keeps counters as statistics (of its members without bit 1).
     pub counters: Vec<bool>,
 }
 
+/// Code bits of a group's member: it keeps its own counters; they are an estimate already.
+pub(super) const MEMBER_OWN_COUNTERS: u64 = 1;
+pub(super) const MEMBER_COUNTERS_ESTIMATED: u64 = 2;
+
+/// A code's group and member bits (`None`: the process keeps its own values).
+pub(super) fn group_of(code: u64) -> Option<(usize, u64)> {
+    let group = code.checked_sub(FIRST_GROUP)?;
+    Some(((group / 4) as usize, group % 4))
+}
+
 impl Groups {
-    /// Whether process `index` is in a group whose counters are statistics.
+    /// Whether process `index`'s counters are its group's statistics.
     pub fn counters_grouped(&self, index: usize) -> bool {
-        self.codes[index]
-            .checked_sub(FIRST_GROUP)
-            .is_some_and(|group| self.counters[group as usize])
+        group_of(self.codes[index])
+            .is_some_and(|(group, bits)| bits & MEMBER_OWN_COUNTERS == 0 && self.counters[group])
     }
 }
 
@@ -92,23 +105,6 @@ pub(super) fn groups(processes: &[Process], shared: &[bool]) -> Groups {
         members[group].push(index);
     }
     members.retain(|group| group.len() >= SMALLEST_GROUP);
-    let counters = members
-        .iter()
-        .map(|group| {
-            let values: Option<Vec<[u64; COUNTERS]>> = group
-                .iter()
-                .map(|index| counters(&processes[*index]))
-                .collect();
-            values.is_some_and(|values| {
-                (0..COUNTERS).all(|column| {
-                    let values = values.iter().map(|values| values[column]);
-                    let (low, high) = (values.clone().min(), values.max());
-                    high.zip(low)
-                        .is_some_and(|(high, low)| alike(column, low, high))
-                })
-            })
-        })
-        .collect();
     let mut codes: Vec<u64> = processes
         .iter()
         .map(|process| {
@@ -116,11 +112,38 @@ pub(super) fn groups(processes: &[Process], shared: &[bool]) -> Groups {
                 + process.group_counters as u64 * OWN_COUNTERS_ESTIMATED
         })
         .collect();
+    let mut grouped_counters = Vec::with_capacity(members.len());
     for (group, indices) in members.iter().enumerate() {
-        for index in indices {
-            codes[*index] = FIRST_GROUP + group as u64;
+        let values: Vec<Option<[u64; COUNTERS]>> = indices
+            .iter()
+            .map(|index| counters(&processes[*index]))
+            .collect();
+        let known: Vec<[u64; COUNTERS]> = values.iter().flatten().copied().collect();
+        let medians: [u64; COUNTERS] = std::array::from_fn(|column| {
+            let mut column: Vec<u64> = known.iter().map(|values| values[column]).collect();
+            column.sort_unstable();
+            column.get(column.len() / 2).copied().unwrap_or(0)
+        });
+        let near: Vec<bool> = values
+            .iter()
+            .map(|values| {
+                values.is_some_and(|values| {
+                    (0..COUNTERS).all(|column| close(column, values[column], medians[column]))
+                })
+            })
+            .collect();
+        let grouped = near.iter().filter(|near| **near).count() >= SMALLEST_GROUP;
+        grouped_counters.push(grouped);
+        for (position, index) in indices.iter().enumerate() {
+            let own = !(grouped && near[position]);
+            let estimated = own && processes[*index].group_counters;
+            codes[*index] = FIRST_GROUP
+                + 4 * group as u64
+                + own as u64 * MEMBER_OWN_COUNTERS
+                + estimated as u64 * MEMBER_COUNTERS_ESTIMATED;
         }
     }
+    let counters = grouped_counters;
     Groups {
         codes,
         members,

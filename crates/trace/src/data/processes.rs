@@ -4,7 +4,8 @@
 use cairn_format::bytes::{ByteReader, ByteWriter};
 
 use super::groups::{
-    self, Spread, COUNTERS, FIRST_GROUP, OWN_COUNTERS_ESTIMATED, OWN_TIMES_ESTIMATED,
+    self, Spread, COUNTERS, FIRST_GROUP, MEMBER_COUNTERS_ESTIMATED, MEMBER_OWN_COUNTERS,
+    OWN_COUNTERS_ESTIMATED, OWN_TIMES_ESTIMATED,
 };
 use super::{optional, read_optional, Ending, FileInfo, KernelIo, Process, Unrecorded};
 use crate::{Result, TraceError};
@@ -141,8 +142,10 @@ pub(super) fn encode_processes(
             .write(out);
         }
         if *counters_grouped {
+            // Of the members close to the group's median (the others keep their own).
             let values: Vec<[u64; COUNTERS]> = members
                 .iter()
+                .filter(|member| groups.counters_grouped(**member))
                 .map(|member| groups::counters(&all[*member]).unwrap_or_default())
                 .collect();
             for column in 0..COUNTERS {
@@ -424,16 +427,22 @@ pub(super) fn decode_processes(reader: &mut ByteReader) -> Result<(Vec<Process>,
     // Each group's statistics, spread over its members.
     let groups = reader.count(1)?;
     let mut members: Vec<Vec<usize>> = vec![Vec::new(); groups];
+    // Members that keep their own counters.
+    let mut own_counters = vec![false; count];
     for (index, code) in codes.iter().enumerate() {
-        match code.checked_sub(FIRST_GROUP) {
+        match groups::group_of(*code) {
             None => {
                 processes[index].group_times = code & OWN_TIMES_ESTIMATED != 0;
                 processes[index].group_counters = code & OWN_COUNTERS_ESTIMATED != 0;
             }
-            Some(group) => members
-                .get_mut(group as usize)
-                .ok_or_else(|| invalid("process group out of range"))?
-                .push(index),
+            Some((group, bits)) => {
+                members
+                    .get_mut(group)
+                    .ok_or_else(|| invalid("process group out of range"))?
+                    .push(index);
+                own_counters[index] = bits & MEMBER_OWN_COUNTERS != 0;
+                processes[index].group_counters = bits & MEMBER_COUNTERS_ESTIMATED != 0;
+            }
         }
     }
     let mut counters_grouped = vec![false; count];
@@ -461,12 +470,17 @@ pub(super) fn decode_processes(reader: &mut ByteReader) -> Result<(Vec<Process>,
                     .min(process.end)
             });
         }
-        if counters {
+        let sharing: Vec<usize> = members
+            .iter()
+            .copied()
+            .filter(|index| !own_counters[*index])
+            .collect();
+        if counters && !sharing.is_empty() {
             let mut columns = Vec::with_capacity(COUNTERS);
             for _ in 0..COUNTERS {
-                columns.push(Spread::read(reader, members.len())?.values(members.len()));
+                columns.push(Spread::read(reader, sharing.len())?.values(sharing.len()));
             }
-            for (position, index) in members.iter().enumerate() {
+            for (position, index) in sharing.iter().enumerate() {
                 groups::set_counters(
                     &mut processes[*index],
                     std::array::from_fn(|column| columns[column][position]),

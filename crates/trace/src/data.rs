@@ -832,6 +832,17 @@ impl Trace {
     }
 }
 
+/// A process's start, end and `main` after its start: the times PROC version 11 keeps as
+/// a group's statistics (for tests of them).
+#[cfg(test)]
+pub(crate) fn process_times() -> [fn(&Process) -> u64; 3] {
+    [
+        |process| process.start,
+        |process| process.end,
+        |process| process.main_start.unwrap_or(process.start) - process.start,
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::groups;
@@ -951,13 +962,7 @@ mod tests {
             );
             // Each time (`main` after the start): the extremes exact at the ranks that had
             // them, the mean and the deviation within a nanosecond or two.
-            type Time = fn(&Process) -> u64;
-            let times: [Time; 3] = [
-                |process| process.start,
-                |process| process.end,
-                |process| process.main_start.unwrap() - process.start,
-            ];
-            for time in times {
+            for time in process_times() {
                 let values =
                     |processes: &[Process]| processes.iter().map(time).collect::<Vec<u64>>();
                 let (original, kept) = (values(&processes), values(&back));

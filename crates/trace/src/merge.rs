@@ -411,13 +411,7 @@ mod tests {
             // Every rank shares the one stream: its times are the group's statistics (PROC
             // version 11), the earliest and latest of each exact at the ranks that had them.
             assert!(read.processes.iter().all(|process| process.group_times));
-            type Time = fn(&Process) -> u64;
-            let times: [Time; 3] = [
-                |process| process.start,
-                |process| process.end,
-                |process| process.main_start.unwrap() - process.start,
-            ];
-            for time in times {
+            for time in crate::data::process_times() {
                 let extremes = |processes: &[Process]| {
                     let values: Vec<u64> = processes.iter().map(time).collect();
                     let (min, max) = (values.iter().min().copied(), values.iter().max().copied());

@@ -7,7 +7,7 @@ use super::groups::{
     self, Spread, COUNTERS, FIRST_GROUP, MEMBER_COUNTERS_ESTIMATED, MEMBER_OWN_COUNTERS,
     OWN_COUNTERS_ESTIMATED, OWN_TIMES_ESTIMATED,
 };
-use super::{optional, read_optional, Ending, FileInfo, KernelIo, Process, Unrecorded};
+use super::{optional, read_optional, Ending, FileInfo, Process, Unrecorded};
 use crate::{Result, TraceError};
 
 fn ending_code(ending: Ending) -> (u64, i64) {
@@ -532,16 +532,22 @@ pub(super) fn decode_processes(reader: &mut ByteReader) -> Result<(Vec<Process>,
         if !present {
             continue;
         }
-        let [read_bytes, written_bytes, read_calls, write_calls, read, written] = columns
+        let [read_beyond, written_beyond, read_calls, write_calls, read, written] = columns
             .next()
             .expect("one column entry per process that has counters");
-        process.kernel_io = Some(KernelIo {
-            read_bytes: read_bytes.wrapping_add(read),
-            written_bytes: written_bytes.wrapping_add(written),
-            read_calls,
-            write_calls,
-        });
-        process.runtime_bytes_dropped = [read, written];
+        let events = process.runtime_events_dropped;
+        groups::set_counters(
+            process,
+            [
+                read_beyond,
+                written_beyond,
+                read_calls,
+                write_calls,
+                read,
+                written,
+                events,
+            ],
+        );
     }
     let mut present = Vec::with_capacity(processes.len());
     for _ in 0..processes.len() {

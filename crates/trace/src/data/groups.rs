@@ -6,7 +6,8 @@
 //! end and `main` times to the nanosecond (its launch jitter) and the MPI runtime's own
 //! noise in its counters were the only bytes that grew with the ranks — about 14 a rank,
 //! 230 B from 4 to 16 ranks of a 1 KB trace. Kept as events' times are (the extremes with
-//! the ranks that had them, mean, standard deviation), a group costs the same at any size.
+//! the ranks that had them, the sum, the standard deviation), a group costs the same at
+//! any size.
 //! Sums of counters stay exact; the reader marks every value it made up as an estimate.
 
 use cairn_format::bytes::{ByteReader, ByteWriter};
@@ -22,7 +23,8 @@ const SMALLEST_GROUP: usize = 4;
 /// an estimate (a trace it was merged from kept its group's statistics).
 pub(super) const OWN_TIMES_ESTIMATED: u64 = 1;
 pub(super) const OWN_COUNTERS_ESTIMATED: u64 = 2;
-/// Codes from this one up: group `code − FIRST_GROUP`.
+/// Codes from this one up: a group's member, `FIRST_GROUP + 4 × group + member bits`
+/// ([`group_of`]).
 pub(super) const FIRST_GROUP: u64 = 4;
 
 /// A group keeps as statistics the counters of its members that lie close to the group's

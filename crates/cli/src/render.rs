@@ -741,6 +741,15 @@ fn advance(trace: &Trace, body: Body, iterations: u64, relative: &mut Relative, 
     }
 }
 
+/// Where a part's walk is: the first rank of the part being shown, as a distance from the
+/// stream's base rank (a nested part's ranks are stored from it), and the shown rank's
+/// distance from that rank.
+#[derive(Clone, Copy)]
+struct PartBase {
+    first: i64,
+    shown: i64,
+}
+
 /// Prints the folded structure: loops with their counts, leaves with how many events they
 /// stand for (per rank of the `sharers` that share their statistics) and their mean
 /// duration, parts only some ranks have under their ranks. A loop's body shows its files
@@ -748,7 +757,7 @@ fn advance(trace: &Trace, body: Body, iterations: u64, relative: &mut Relative, 
 /// last.
 #[allow(clippy::too_many_arguments)]
 fn structure(
-    (trace, stream): (&Trace, &Stream),
+    (trace, stream, base): (&Trace, &Stream, PartBase),
     symbols: &mut Symbolizer,
     nodes: Body,
     relative: &mut Relative,
@@ -848,19 +857,40 @@ fn structure(
                 counts,
                 own,
             } => {
-                // A part of other ranks is shown as its first rank has it, without changing
-                // what the shown rank's files resolve to.
+                // A part of other ranks is shown as its first rank has it — its values are
+                // stored so, and its files are that rank's — without changing what the
+                // shown rank's files resolve to.
                 let mut theirs = relative.clone();
-                let inner_relative = if ranks.is_some() && count == 0 {
+                let part = ranks.filter(|_| count == 0);
+                let inner_relative = if part.is_some() {
                     &mut theirs
                 } else {
                     &mut *relative
                 };
+                // Inside a part the shown rank is in, it stays shown; a part it is not in
+                // is shown as that part's first rank has it, with that rank's files.
+                let inner_base = part.map_or(base, |set| PartBase {
+                    first: base.first + set.first(),
+                    shown: if set.contains(base.shown) {
+                        base.shown - set.first()
+                    } else {
+                        0
+                    },
+                });
+                let first_member = part.filter(|set| !set.contains(base.shown)).and_then(|_| {
+                    let delta = inner_base.first + inner_base.shown;
+                    trace.streams.iter().find(|member| {
+                        Arc::ptr_eq(&member.events, &stream.events) && member.rank_delta == delta
+                    })
+                });
+                if let Some(member) = first_member {
+                    inner_relative.set_rank(member.events.rank_for(member.view().delta));
+                }
                 let sharers = ranks.map_or(sharers, |set| set.len());
                 // A loop whose events are all hidden (runtime noise) is not shown at all.
                 let mut inside = Vec::new();
                 structure(
-                    (trace, stream),
+                    (trace, first_member.unwrap_or(stream), inner_base),
                     symbols,
                     body,
                     inner_relative,
@@ -877,9 +907,11 @@ fn structure(
                     advance(trace, body, count.saturating_sub(1), relative, &mut budget);
                 }
                 if let Some(set) = ranks.filter(|_| !inside.is_empty()) {
+                    // A nested part's ranks are stored from the enclosing part's first.
                     let base = trace.processes[stream.process as usize]
                         .rank
-                        .map_or(0, |rank| rank as i64 - stream.rank_delta);
+                        .map_or(0, |rank| rank as i64 - stream.rank_delta)
+                        + base.first;
                     writeln!(out, "{indent}{} {{", set.describe(base))?;
                     out.write_all(&inside)?;
                     writeln!(out, "{indent}}}")?;
@@ -1053,7 +1085,14 @@ pub fn dump(
                     let mut relative = Relative::default();
                     relative.set_rank(stream.events.rank_for(stream.view().delta));
                     structure(
-                        (trace, stream),
+                        (
+                            trace,
+                            stream,
+                            PartBase {
+                                first: 0,
+                                shown: stream.view().member_delta,
+                            },
+                        ),
                         &mut symbols,
                         stream.nodes(),
                         &mut relative,

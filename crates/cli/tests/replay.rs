@@ -631,6 +631,25 @@ fn scaled_like_the_program(mpi: Mpi, flags: &[&str], steps: usize) {
                 .arg(&fresh)
                 .arg(&steps),
         );
+        if ranks == 8 {
+            // The program's own trace on 8 ranks, as dump shows it: rank 0 (its log) has
+            // a part of its own, the halos of ranks 1-7 another, and inside it the ranks
+            // with an east neighbour and the last rank parts named by their own ranks (a
+            // nested part's ranks are stored from the enclosing part's first rank; dump
+            // showed them as 0-5 and 6).
+            let text = cairn_text("dump", &[], &reference);
+            let parts: Vec<&str> = text
+                .lines()
+                .map(str::trim)
+                .filter(|line| {
+                    line.starts_with("only ranks 1-") || line.starts_with("only ranks 7 ")
+                })
+                .collect();
+            assert!(parts.contains(&"only ranks 1-7 {"), "{text}");
+            assert!(parts.contains(&"only ranks 1-6 {"), "{text}");
+            assert!(parts.contains(&"only ranks 7 {"), "{text}");
+            assert!(!text.contains("only ranks 0-5 {"), "{text}");
+        }
         let root = directory.path().join(format!("root-{ranks}"));
         let scale = ranks.to_string();
         let (replay, output) =

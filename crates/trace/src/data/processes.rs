@@ -1,13 +1,13 @@
 //! PROC, the section of process images: how each is written and read (docs/FORMAT.md,
 //! "PROC").
 
-use cairn_format::bytes::{ByteReader, ByteWriter};
+use cairn_format::bytes::{unzigzag, zigzag, ByteReader, ByteWriter};
 
 use super::groups::{
     self, Spread, COUNTERS, FIRST_GROUP, MEMBER_COUNTERS_ESTIMATED, MEMBER_OWN_COUNTERS,
     OWN_COUNTERS_ESTIMATED, OWN_TIMES_ESTIMATED,
 };
-use super::{optional, read_optional, Ending, FileInfo, Process, Unrecorded};
+use super::{Ending, FileInfo, Process, Unrecorded};
 use crate::{Result, TraceError};
 
 fn ending_code(ending: Ending) -> (u64, i64) {
@@ -43,11 +43,21 @@ pub(super) fn encode_processes(
         out.i64(process.parent_pid as i64 - previous);
         previous = process.parent_pid as i64;
     }
-    for process in processes {
-        optional(out, process.parent);
-        optional(out, process.exec_of);
-        out.u64(process.forked as u64);
-    }
+    // Version 12: the columns that are alike from rank to rank as runs (`column`).
+    let optional_code = |value: Option<u32>| value.map_or(0, |value| value as u64 + 1);
+    column(
+        out,
+        processes
+            .iter()
+            .map(|process| optional_code(process.parent)),
+    );
+    column(
+        out,
+        processes
+            .iter()
+            .map(|process| optional_code(process.exec_of)),
+    );
+    column(out, processes.iter().map(|process| process.forked as u64));
     encode_string_column(
         processes.iter().map(|process| process.executable.clone()),
         out,
@@ -66,15 +76,16 @@ pub(super) fn encode_processes(
         processes.iter().map(|process| process.hostname.clone()),
         out,
     );
-    for process in processes {
-        out.u64(process.arguments.len() as u64);
-    }
+    column(
+        out,
+        processes
+            .iter()
+            .map(|process| process.arguments.len() as u64),
+    );
     // Version 11: which processes keep their own times, then those times, then each
     // group's statistics.
     let groups = groups::groups(processes, shared);
-    for code in &groups.codes {
-        out.u64(*code);
-    }
+    column(out, groups.codes.iter().copied());
     let all = processes;
     let processes: Vec<&Process> = all
         .iter()
@@ -155,31 +166,39 @@ pub(super) fn encode_processes(
         }
     }
     let processes = all;
-    let mut previous = 0i64;
-    for (index, process) in processes.iter().enumerate() {
-        let (code, status) = ending_code(process.ending);
-        out.u64(code);
-        out.i64(status);
-        out.u64(process.threads as u64);
-        out.u64(process.untraced_calls);
-        // A group's counters are its statistics (above).
-        if !groups.counters_grouped(index) {
-            out.i64(process.runtime_events_dropped as i64 - previous);
-            previous = process.runtime_events_dropped as i64;
-        }
-    }
-    let mut previous = 0i64;
-    for process in processes {
-        let rank = process.rank.map_or(-1, |rank| rank as i64);
-        out.i64(rank - previous);
-        previous = rank;
-    }
+    let endings = || processes.iter().map(|process| ending_code(process.ending));
+    column(out, endings().map(|(code, _)| code));
+    column(out, endings().map(|(_, status)| zigzag(status)));
+    column(out, processes.iter().map(|process| process.threads as u64));
+    column(out, processes.iter().map(|process| process.untraced_calls));
+    // A group's counters are its statistics (above).
+    column(
+        out,
+        differences(
+            processes
+                .iter()
+                .enumerate()
+                .filter(|(index, _)| !groups.counters_grouped(*index))
+                .map(|(_, process)| process.runtime_events_dropped as i64),
+        ),
+    );
+    column(
+        out,
+        differences(
+            processes
+                .iter()
+                .map(|process| process.rank.map_or(-1, |rank| rank as i64)),
+        ),
+    );
     // The kernel's counters: which processes have them, then each counter column by
     // column as the difference from the previous such process's (ranks doing the same
     // thing differ by little).
-    for process in processes {
-        out.u64(process.kernel_io.is_some() as u64);
-    }
+    column(
+        out,
+        processes
+            .iter()
+            .map(|process| process.kernel_io.is_some() as u64),
+    );
     let own: Vec<[u64; COUNTERS]> = processes
         .iter()
         .enumerate()
@@ -195,9 +214,12 @@ pub(super) fn encode_processes(
     }
     // What could not be recorded: which processes lost calls, then for each of those the
     // count, the error and when.
-    for process in processes {
-        out.u64(process.unrecorded.is_some() as u64);
-    }
+    column(
+        out,
+        processes
+            .iter()
+            .map(|process| process.unrecorded.is_some() as u64),
+    );
     for lost in processes.iter().filter_map(|process| process.unrecorded) {
         out.u64(lost.calls);
         out.i64(lost.errno as i64);
@@ -224,21 +246,87 @@ pub(super) fn encode_string_column(values: impl Iterator<Item = Vec<u8>>, out: &
         })
         .collect();
     crate::names::encode(&distinct, out);
+    column(out, differences(entries.into_iter()));
+}
+
+/// Each value's difference from the one before (the first's from 0), zigzagged.
+fn differences(values: impl Iterator<Item = i64>) -> impl Iterator<Item = u64> {
     let mut previous = 0i64;
-    for entry in entries {
-        out.i64(entry - previous);
-        previous = entry;
+    values.map(move |value| {
+        let difference = value.wrapping_sub(previous);
+        previous = value;
+        zigzag(difference)
+    })
+}
+
+/// The values [`differences`] made of them.
+fn sums(differences: Vec<u64>) -> impl Iterator<Item = i64> {
+    let mut previous = 0i64;
+    differences.into_iter().map(move |difference| {
+        previous = previous.wrapping_add(unzigzag(difference));
+        previous
+    })
+}
+
+/// PROC version 12: a column of one value a process as runs of equal values when that is
+/// shorter — `u` the number of runs, then each run's `u` value and `u` length − 1 — else
+/// `u` 0 and the values. A column the ranks of a job have alike (their thread count, their
+/// ending, their rank's step of 1) costs a few bytes whatever the number of ranks.
+fn column(out: &mut ByteWriter, values: impl Iterator<Item = u64>) {
+    let values: Vec<u64> = values.collect();
+    let mut runs: Vec<(u64, u64)> = Vec::new();
+    for value in &values {
+        match runs.last_mut() {
+            Some((last, length)) if last == value => *length += 1,
+            _ => runs.push((*value, 1)),
+        }
     }
+    if runs.len() * 2 < values.len() {
+        out.u64(runs.len() as u64);
+        for (value, length) in runs {
+            out.u64(value);
+            out.u64(length - 1);
+        }
+    } else {
+        out.u64(0);
+        values.into_iter().for_each(|value| out.u64(value));
+    }
+}
+
+/// Reads what [`column`] wrote: `count` values.
+fn read_column(reader: &mut ByteReader, count: usize) -> Result<Vec<u64>> {
+    let invalid = || TraceError::Invalid("section PROC: column of the wrong length".into());
+    let runs = reader.u64()?;
+    if runs == 0 {
+        return Ok((0..count)
+            .map(|_| reader.u64())
+            .collect::<std::result::Result<_, _>>()?);
+    }
+    if runs > count as u64 {
+        return Err(invalid());
+    }
+    let mut values = Vec::with_capacity(count);
+    for _ in 0..runs {
+        let value = reader.u64()?;
+        // A run of `length + 1` values fits in what is left.
+        let length = reader.u64()?;
+        if length >= (count - values.len()) as u64 {
+            return Err(invalid());
+        }
+        values.resize(values.len() + length as usize + 1, value);
+    }
+    if values.len() != count {
+        return Err(invalid());
+    }
+    Ok(values)
 }
 
 /// Reads what [`encode_string_column`] wrote: `count` values.
 pub(super) fn decode_string_column(reader: &mut ByteReader, count: usize) -> Result<Vec<Vec<u8>>> {
     let distinct = crate::names::decode(reader)?;
-    let mut previous = 0i64;
-    (0..count)
-        .map(|_| {
-            previous = previous.wrapping_add(reader.i64()?);
-            usize::try_from(previous)
+    sums(read_column(reader, count)?)
+        .map(|entry| {
+            usize::try_from(entry)
                 .ok()
                 .and_then(|entry| distinct.get(entry))
                 .map(|value| value.path.clone())
@@ -320,8 +408,8 @@ fn own_times<'a>(processes: &'a mut [Process], codes: &[u64]) -> Vec<&'a mut Pro
 pub(super) fn decode_processes(reader: &mut ByteReader) -> Result<(Vec<Process>, u64)> {
     let invalid = |what: &str| TraceError::Invalid(format!("section PROC: {what}"));
     let step = reader.u64()?.max(1);
-    // Every process takes at least one byte in each of a dozen columns.
-    let count = reader.count(12)?;
+    // Every process takes at least one byte in its pid's and its parent's columns.
+    let count = reader.count(2)?;
     let mut processes = vec![
         Process {
             pid: 0,
@@ -360,20 +448,29 @@ pub(super) fn decode_processes(reader: &mut ByteReader) -> Result<(Vec<Process>,
         previous = previous.wrapping_add(reader.i64()?);
         process.parent_pid = narrow(previous, "parent pid out of range")?;
     }
-    for process in processes.iter_mut() {
-        process.parent = read_optional(reader, count, "parent process")?;
-        process.exec_of = read_optional(reader, count, "exec'd process")?;
-        process.forked = reader.u64()? != 0;
+    let optional = |code: u64, what: &str| match code {
+        0 => Ok(None),
+        code if code - 1 < count as u64 => Ok(Some((code - 1) as u32)),
+        _ => Err(invalid(&format!("{what} index out of range"))),
+    };
+    let parents = read_column(reader, count)?;
+    let execs = read_column(reader, count)?;
+    let forked = read_column(reader, count)?;
+    for (index, process) in processes.iter_mut().enumerate() {
+        process.parent = optional(parents[index], "parent process")?;
+        process.exec_of = optional(execs[index], "exec'd process")?;
+        process.forked = forked[index] != 0;
     }
     let executables = decode_string_column(reader, count)?;
     let arguments = decode_string_column(reader, count)?;
     let directories = decode_string_column(reader, count)?;
     let hostnames = decode_string_column(reader, count)?;
+    let argument_counts = read_column(reader, count)?;
     for (index, process) in processes.iter_mut().enumerate() {
         process.executable = executables[index].clone();
         process.working_directory = directories[index].clone();
         process.hostname = hostnames[index].clone();
-        let expected = reader.u64()?;
+        let expected = argument_counts[index];
         process.arguments = if expected == 0 {
             Vec::new()
         } else {
@@ -386,10 +483,7 @@ pub(super) fn decode_processes(reader: &mut ByteReader) -> Result<(Vec<Process>,
             return Err(invalid("argument count does not match"));
         }
     }
-    let mut codes = Vec::with_capacity(count);
-    for _ in 0..count {
-        codes.push(reader.u64()?);
-    }
+    let codes = read_column(reader, count)?;
     let mut previous = 0i64;
     for process in own_times(&mut processes, &codes) {
         previous = previous.wrapping_add(reader.i64()?);
@@ -490,36 +584,42 @@ pub(super) fn decode_processes(reader: &mut ByteReader) -> Result<(Vec<Process>,
             }
         }
     }
-    let mut previous = 0i64;
+    let ending_codes = read_column(reader, count)?;
+    let statuses = read_column(reader, count)?;
+    let threads = read_column(reader, count)?;
+    let untraced = read_column(reader, count)?;
+    let own_events = counters_grouped.iter().filter(|grouped| !**grouped).count();
+    let mut events = sums(read_column(reader, own_events)?);
     for (index, process) in processes.iter_mut().enumerate() {
-        process.ending = match (reader.u64()?, reader.i32()?) {
+        let status = i32::try_from(unzigzag(statuses[index]))
+            .map_err(|_| invalid("exit status out of range"))?;
+        process.ending = match (ending_codes[index], status) {
             (1, _) => Ending::Exited,
             (2, status) => Ending::ExitCall(status),
             (3, _) => Ending::Exec,
             _ => Ending::Unknown,
         };
-        process.threads = reader.u32()?;
-        process.untraced_calls = reader.u64()?;
+        process.threads =
+            u32::try_from(threads[index]).map_err(|_| invalid("thread count out of range"))?;
+        process.untraced_calls = untraced[index];
         if !counters_grouped[index] {
-            previous = previous.wrapping_add(reader.i64()?);
-            process.runtime_events_dropped = previous as u64;
+            process.runtime_events_dropped = events.next().unwrap_or(0) as u64;
         }
     }
-    let mut previous = 0i64;
-    for process in processes.iter_mut() {
-        previous = previous.wrapping_add(reader.i64()?);
-        process.rank = match previous {
+    for (process, rank) in processes.iter_mut().zip(sums(read_column(reader, count)?)) {
+        process.rank = match rank {
             -1 => None,
             rank => Some(narrow(rank, "rank out of range")?),
         };
     }
     // A group's counters are read already: its members' presence says so only.
-    let mut present = Vec::with_capacity(processes.len());
-    for grouped in &counters_grouped {
-        present.push(reader.u64()? != 0 && !grouped);
-    }
-    let count = present.iter().filter(|present| **present).count();
-    let mut columns = vec![[0u64; 6]; count];
+    let present: Vec<bool> = read_column(reader, count)?
+        .into_iter()
+        .zip(&counters_grouped)
+        .map(|(present, grouped)| present != 0 && !grouped)
+        .collect();
+    let with_counters = present.iter().filter(|present| **present).count();
+    let mut columns = vec![[0u64; 6]; with_counters];
     for column in 0..6 {
         let mut previous = 0u64;
         for values in columns.iter_mut() {
@@ -549,12 +649,9 @@ pub(super) fn decode_processes(reader: &mut ByteReader) -> Result<(Vec<Process>,
             ],
         );
     }
-    let mut present = Vec::with_capacity(processes.len());
-    for _ in 0..processes.len() {
-        present.push(reader.u64()? != 0);
-    }
+    let present = read_column(reader, count)?;
     for (process, present) in processes.iter_mut().zip(present) {
-        if present {
+        if present != 0 {
             process.unrecorded = Some(Unrecorded {
                 calls: reader.u64()?,
                 errno: i32::try_from(reader.i64()?).map_err(|_| invalid("errno out of range"))?,
@@ -563,4 +660,48 @@ pub(super) fn decode_processes(reader: &mut ByteReader) -> Result<(Vec<Process>,
         }
     }
     Ok((processes, step))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn written(values: &[u64]) -> Vec<u8> {
+        let mut out = ByteWriter::new();
+        column(&mut out, values.iter().copied());
+        out.into_inner()
+    }
+
+    #[test]
+    fn columns_alike_from_rank_to_rank_are_runs_and_read_back() {
+        let alike = vec![3u64; 10_000];
+        let steps: Vec<u64> = (0..100).collect();
+        let mixed = vec![1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 3];
+        for values in [vec![], alike.clone(), steps.clone(), mixed] {
+            let bytes = written(&values);
+            let back = read_column(&mut ByteReader::new(&bytes, "t"), values.len()).unwrap();
+            assert_eq!(back, values);
+        }
+        // 10,000 equal values: one run (count, value, length − 1) — 4 bytes; distinct
+        // values as they are, after a 0.
+        assert_eq!(written(&alike).len(), 4);
+        assert_eq!(written(&steps).len(), 101);
+    }
+
+    #[test]
+    fn a_column_of_the_wrong_length_is_refused() {
+        let bytes = written(&[7; 10]);
+        // Fewer or more values than the runs hold; more runs than values.
+        assert!(read_column(&mut ByteReader::new(&bytes, "t"), 9).is_err());
+        assert!(read_column(&mut ByteReader::new(&bytes, "t"), 11).is_err());
+        let mut out = ByteWriter::new();
+        out.u64(5);
+        assert!(read_column(&mut ByteReader::new(&out.buffer, "t"), 4).is_err());
+        // A run past the end, however long it says it is.
+        let mut out = ByteWriter::new();
+        out.u64(1);
+        out.u64(7);
+        out.u64(u64::MAX);
+        assert!(read_column(&mut ByteReader::new(&out.buffer, "t"), 4).is_err());
+    }
 }

@@ -649,7 +649,15 @@ fn call_arguments(
     };
     match class {
         Some(CallClass::PointToPoint | CallClass::Collective) if !has_file => request,
-        Some(CallClass::Completion) if !has_file => format!("{} requests", key.aux),
+        Some(CallClass::Completion) if !has_file => {
+            match cairn_model::completion_source(key.aux, key.flags) {
+                Some(source) => format!(
+                    "{} requests, from {source}",
+                    cairn_model::completion_requests(key.aux, key.flags)
+                ),
+                None => format!("{} requests", key.aux),
+            }
+        }
         // Sizes that keep being new are each call's own, in the column (range below).
         _ if key.flags & SIZE_IN_COLUMN != 0 => format!("{path}, sizes of their own"),
         // A seek to an absolute position: the key keeps it as the offset (below).
@@ -687,7 +695,11 @@ fn describe(trace: &Trace, event: &Event) -> String {
             let _ = write!(text, "{} bytes", event.request);
         }
         Some(CallClass::Completion) if event.file.is_none() => {
-            let _ = write!(text, "{} requests", event.aux);
+            let requests = cairn_model::completion_requests(event.aux, event.flags);
+            let _ = write!(text, "{requests} requests");
+            if let Some(source) = cairn_model::completion_source(event.aux, event.flags) {
+                let _ = write!(text, ", from {source}");
+            }
         }
         _ => text.push_str(&file),
     }

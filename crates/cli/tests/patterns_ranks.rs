@@ -577,6 +577,36 @@ fn a_multigrid_solver_on_a_3d_grid_keeps_every_message() {
                 .filter_map(|line| line.split_once(" ctx @").map(|(_, at)| at.to_string()))
                 .collect::<std::collections::BTreeSet<_>>();
             assert_eq!(contexts.len(), 1, "{contexts:?}");
+            // Each wait keeps the source its receive matched (a completion of one receive,
+            // COMPLETED_FROM), so the waits name the neighbours in the order the receives
+            // were posted — on a corner (rank 0, 7 neighbours), on the interior rank (13,
+            // 26) — and ranks merge them as they merge the receives.
+            let expanded = dump(&traced.trace, &["--expand", "--limit", "3000"]);
+            let streams: Vec<&str> = expanded.split("\npid ").skip(1).collect();
+            assert_eq!(streams.len(), 27);
+            for rank in [0, 13] {
+                let value = |line: &str, after: &str| -> Option<i64> {
+                    let (_, rest) = line.split_once(after)?;
+                    rest.split(|c: char| !c.is_ascii_digit())
+                        .next()?
+                        .parse()
+                        .ok()
+                };
+                let lines = streams[rank].lines();
+                let posted: Vec<i64> = lines
+                    .clone()
+                    .filter(|line| line.contains("MPI_Irecv("))
+                    .filter_map(|line| value(line, " peer "))
+                    .collect();
+                let waited: Vec<i64> = lines
+                    .filter(|line| line.contains("MPI_Wait("))
+                    .map(|line| value(line, ", from ").unwrap_or(-1))
+                    .collect();
+                assert!(waited.len() > 26, "rank {rank}: {waited:?}");
+                assert_eq!(posted[..waited.len()], waited[..], "rank {rank}");
+                let neighbours = posted.iter().collect::<std::collections::BTreeSet<_>>();
+                assert_eq!(neighbours.len(), if rank == 0 { 7 } else { 26 });
+            }
         }
     }
 }

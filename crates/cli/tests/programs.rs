@@ -2155,6 +2155,26 @@ fn received_bytes_are_what_arrived_under(mpi: Mpi) {
     );
     // The MPI_Test loop: only the call that finished the receive has its bytes.
     assert_eq!(calls["MPI_Test"]["bytes"].as_u64(), Some(24 * ranks));
+    // A completion of one request, a receive, keeps the source that matched (each rank's
+    // left neighbour: every rank once), read from the status the library filled (Open
+    // MPI's layout or MPICH's) though the program ignored it; a completion of two
+    // requests, or of a send, keeps none.
+    let expanded = cairn_text("dump", &["--expand"], &traced.trace);
+    for call in ["MPI_Waitany(", "MPI_Waitsome(", "MPI_Test("] {
+        let mut sources: Vec<i64> = expanded
+            .lines()
+            .filter(|line| line.contains(call) && line.contains(", from "))
+            .map(|line| {
+                let (_, rest) = line.split_once(", from ").unwrap();
+                rest.split(')').next().unwrap().parse().unwrap()
+            })
+            .collect();
+        sources.sort_unstable();
+        assert_eq!(sources, [0, 1, 2, 3], "{call}");
+    }
+    assert!(!expanded.lines().any(|line| (line.contains("MPI_Waitall(")
+        || line.contains("MPI_Wait("))
+        && line.contains(", from ")));
     let text = cairn_text("summary", &[], &traced.trace);
     let line = format!(
         "MPI messages: {} bytes sent, {} received, into receives posted for {}",

@@ -283,11 +283,13 @@ impl Stats {
         if histogram {
             // The fullest bin is implied (count minus the others): it is the one that grows
             // with a loop's iterations, and the trace should not. Bins below the minimum's
-            // and above the maximum's are empty and not written (version 24) — unless a
-            // precision level's rounding moved an extreme across a bin's bound, when the
-            // fullest bin's index is written above `BINS` and every other bin follows.
+            // are empty and not written (version 24) — unless a precision level's rounding
+            // moved the minimum across a bin's bound, when the fullest bin's index is
+            // written above `BINS` and every other bin follows. (Bins above the maximum's
+            // are written, though empty: a long run's rare slow call would otherwise add
+            // bins as the loop runs longer.)
             let fullest = self.fullest_bin();
-            let (low, high) = (bin_of(self.min), bin_of(self.max));
+            let (low, high) = (bin_of(self.min), BINS - 1);
             let outside = self
                 .histogram
                 .iter()
@@ -366,7 +368,7 @@ impl Stats {
         stats.m2 = deviation * deviation * count as f64;
         if histogram {
             let tag = reader.u64()?;
-            let (low, high) = (bin_of(stats.min), bin_of(stats.max));
+            let (low, high) = (bin_of(stats.min), BINS - 1);
             let (first, last, fullest) = if tag >= BINS as u64 {
                 (0, BINS - 1, tag - BINS as u64)
             } else {
@@ -489,22 +491,23 @@ mod tests {
     }
 
     #[test]
-    fn only_the_bins_between_the_extremes_are_written() {
-        // 50 ns .. 5 µs: bins 0, 1 and 2; the fullest implied, two written.
+    fn no_bin_below_the_minimums_is_written() {
+        // 500 ns .. 50 µs: bins 1 to 7 (those above the maximum's too), the fullest
+        // implied, six written; bin 0 not.
         let mut stats = Stats::default();
-        for value in [50, 500, 600, 5_000] {
+        for value in [500, 600, 5_000, 50_000] {
             stats.add(value);
         }
         let mut writer = ByteWriter::new();
         stats.encode(&mut writer, true);
         let mut without = ByteWriter::new();
         stats.encode(&mut without, false);
-        assert_eq!(writer.buffer.len() - without.buffer.len(), 3);
+        assert_eq!(writer.buffer.len() - without.buffer.len(), 7);
         let read = Stats::decode(&mut ByteReader::new(&writer.buffer, "t"), true).unwrap();
         assert_eq!(read.histogram, stats.histogram);
         // Rounded extremes that leave a bin outside them: every bin is written.
         let mut rounded = stats;
-        rounded.min = 100;
+        rounded.min = 1_000;
         let mut writer = ByteWriter::new();
         rounded.encode(&mut writer, true);
         let read = Stats::decode(&mut ByteReader::new(&writer.buffer, "t"), true).unwrap();

@@ -93,6 +93,12 @@ pub mod event_flags {
     /// lets them follow a slope, so ranks that split or duplicate a communicator alike
     /// share one leaf.
     pub const AUX_IS_RANKS: u32 = 8192;
+    /// A completion of one request, a receive (`MPI_Wait`, `MPI_Test` on it): `aux`
+    /// holds the source that matched in its low 32 bits, as a point-to-point call's peer,
+    /// and the request count above ([`completion_requests`](crate::completion_requests)),
+    /// so a halo exchange's waits name their neighbours as its receives do and ranks
+    /// merge them alike.
+    pub const COMPLETED_FROM: u32 = 1 << 14;
     /// Set by expansion only, never stored: the event stands in a folded leaf of several
     /// occurrences, so its start and duration are the leaf's mean gap and duration.
     pub const TIMES_FROM_STATISTICS: u32 = 1 << 30;
@@ -116,6 +122,21 @@ pub mod event_flags {
 /// (a rooted collective keeps its root as the peer); −1 and −2 are wildcards or none.
 pub fn peer_and_tag(aux: u64) -> (i32, i32) {
     (aux as u32 as i32, (aux >> 32) as u32 as i32)
+}
+
+/// How many requests a completion (`MPI_Wait*`, `MPI_Test*`) named: its `aux`, or above
+/// the source it kept ([`event_flags::COMPLETED_FROM`]).
+pub fn completion_requests(aux: u64, flags: u32) -> u64 {
+    if flags & event_flags::COMPLETED_FROM != 0 {
+        aux >> 32
+    } else {
+        aux
+    }
+}
+
+/// The source a completion of one receive kept ([`event_flags::COMPLETED_FROM`]).
+pub fn completion_source(aux: u64, flags: u32) -> Option<i32> {
+    (flags & event_flags::COMPLETED_FROM != 0).then_some(aux as u32 as i32)
 }
 
 pub mod positional {

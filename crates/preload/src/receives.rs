@@ -43,6 +43,19 @@ impl Statuses {
         statuses
     }
 
+    /// The source that matched the receive status `index` describes (`None`: ignored or
+    /// layout unknown).
+    fn source(&self, index: usize) -> Option<c_int> {
+        if self.size == 0 || mpi_abi::status_ignored(self.pointer) {
+            return None;
+        }
+        // SAFETY: as in `bytes`.
+        unsafe {
+            mpi_abi::status_source_and_tag(self.pointer.cast::<u8>().add(index * self.size).cast())
+        }
+        .map(|(source, _)| source)
+    }
+
     /// The bytes status `index` says arrived (`None`: ignored or layout unknown).
     fn bytes(&self, index: usize) -> Option<u64> {
         if self.size == 0 || mpi_abi::status_ignored(self.pointer) {
@@ -98,12 +111,18 @@ fn completion(
         || invoke(pointer),
         |scope, times, ret| {
             let mut received = 0u64;
+            // A completion of one request, a receive, keeps the source that matched (which
+            // request a call of several finished first is not the program's choice).
+            let mut source = None;
             if ret == 0 && !receives.is_empty() {
                 let mut collect = |request: usize, status: usize| {
                     if let Some(&(_, handle)) = receives.iter().find(|(index, _)| *index == request)
                     {
                         files::take_receive(handle);
                         received = received.saturating_add(statuses.bytes(status).unwrap_or(0));
+                        if total == 1 {
+                            source = statuses.source(status);
+                        }
                     }
                 };
                 match finished(ret) {
@@ -122,7 +141,7 @@ fn completion(
                 }
             }
             record(scope, call, times, |event, state| {
-                adapters::mpi_completion_received(event, state, count, received, ret)
+                adapters::mpi_completion_received(event, state, count, (received, source), ret)
             })
         },
     )
@@ -292,7 +311,7 @@ pub unsafe extern "C" fn MPI_Request_free(request: *mut MpiHandle) -> c_int {
         || unsafe { real(request) },
         |scope, times, ret| {
             record(scope, Call::MPI_Request_free, times, |event, state| {
-                adapters::mpi_completion_received(event, state, 1, received, ret)
+                adapters::mpi_completion_received(event, state, 1, (received, None), ret)
             })
         },
     )

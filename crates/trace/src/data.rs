@@ -18,8 +18,8 @@ use processes::{decode_processes, encode_processes};
 
 /// Section versions this reader understands.
 const VERSION: u16 = 1;
-/// Version 24 of EVNT: a duration histogram writes only the bins between its minimum's and
-/// its maximum's (the others are empty), and a standard deviation keeps 8 significant bits
+/// Version 24 of EVNT: a duration histogram writes no bin below its minimum's (they are
+/// empty), and a standard deviation keeps 8 significant bits
 /// in a two-byte code. Version 23 of EVNT: a file a thread touches for the first time is the next of its table
 /// (file reference 3), whatever it touched before, and a call site's first file is a delta
 /// from the thread's last file. Version 22 of EVNT: a leaf that counts its access order (key flag 2^27, or offsets in

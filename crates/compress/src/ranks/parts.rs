@@ -576,9 +576,19 @@ fn first_place(node: &Node<EventKey>, rank: i64, rules: Rules<'_>) -> (u32, i64)
     }
 }
 
+/// Whether the key's aux holds a peer in its low 32 bits: a point-to-point call's, or the
+/// source a completion of one receive kept (`COMPLETED_FROM`), which ranks merge alike.
+fn has_peer(key: &EventKey, rules: Rules<'_>) -> bool {
+    match (rules.class_of)(key.call) {
+        Some(CallClass::PointToPoint) => true,
+        Some(CallClass::Completion) => key.flags & event_flags::COMPLETED_FROM != 0,
+        _ => false,
+    }
+}
+
 /// A point-to-point call's peer minus `rank` (0 for other calls).
 fn peer_distance(key: &EventKey, aux: i64, rank: i64, rules: Rules<'_>) -> i64 {
-    if (rules.class_of)(key.call) == Some(CallClass::PointToPoint) {
+    if has_peer(key, rules) {
         peer_and_rest(aux).0 - rank
     } else {
         0
@@ -957,7 +967,7 @@ impl LeafPart {
         // a new communicator's ranks; a request count or a root does not change with the
         // rank.
         let key = &self.leaf.key;
-        let point_to_point = (rules.class_of)(key.call) == Some(CallClass::PointToPoint);
+        let point_to_point = has_peer(key, rules);
         let ((base_peer, base_tag), (peer, tag)) =
             (peer_and_rest(self.values[AUX]), peer_and_rest(values[AUX]));
         let aux_moves = if point_to_point {

@@ -419,6 +419,14 @@ impl Relative {
                 self.remember_peer(site, peer, true, 0);
                 with_tag(event.aux, tag)
             }
+        } else if blurring
+            && class == Some(CallClass::Completion)
+            && event.flags & event_flags::COMPLETED_FROM != 0
+        {
+            // Below 100 a completion keeps its request count only, as its receive's peer
+            // may blur: the sources of irregular exchanges would not fold.
+            flags &= !event_flags::COMPLETED_FROM;
+            event.aux >> 32
         } else if event.flags & event_flags::OFFSET_IN_AUX != 0 {
             let base = self.context_aux.insert(event.context, event.aux);
             event.aux.wrapping_sub(base.unwrap_or(0))

@@ -288,17 +288,22 @@ pub fn mpi_completion(
 }
 
 /// A completion that finished receives posted by `MPI_Irecv`: the bytes they got are the
-/// result (the request count stays in `aux`).
+/// result (the request count stays in `aux`); a completion of one request, a receive, keeps
+/// the source that matched beside it (`COMPLETED_FROM`).
 pub fn mpi_completion_received(
     event: &mut RawEvent,
     state: &mut ThreadState,
     count: c_int,
-    received: u64,
+    (received, source): (u64, Option<c_int>),
     ret: c_int,
 ) -> bool {
     mpi_completion(event, state, count, ret);
     if ret == 0 {
         event.result = received as i64;
+        if let Some(source) = source.filter(|source| *source >= 0) {
+            event.aux = peer_and_tag(source, count);
+            event.flags |= event_flags::COMPLETED_FROM;
+        }
     }
     true
 }

@@ -653,7 +653,7 @@ impl<'a, 't> Thread<'a, 't> {
     fn completion(&mut self, name: &str, event: &Event) -> Option<Moved> {
         let mpi = self.job.mpi;
         let f = &mpi.functions;
-        let named = event.aux as usize;
+        let named = cairn_model::completion_requests(event.aux, event.flags) as usize;
         let mut flag: c_int = 0;
         let mut index: c_int = 0;
         let mut outcount: c_int = 0;

@@ -154,11 +154,12 @@ enum PeerForm {
     },
 }
 
-/// How a rank's leaf fits a leaf part: the slopes, whether its peer wraps round the job,
-/// the weight in an alignment, and the peer's form.
+/// How a rank's leaf fits a leaf part: the slopes, the ring size modulo which its peer
+/// starts to wrap (0: it does not, or it wrapped already), the weight in an alignment, and
+/// the peer's form.
 struct LeafFit {
     slopes: [i64; FIELDS],
-    wraps: bool,
+    wraps: i64,
     weight: u64,
     peer: PeerForm,
     xor_possible: bool,
@@ -325,6 +326,19 @@ fn rows_through(ranks: &[i64], rank: i64, residual: i64, job_size: i64) -> Optio
         width += 1;
     }
     None
+}
+
+/// The size of a ring smaller than the job that a peer `short` below its slope's value
+/// wrapped round, `span` ranks from the part's first: one of equal rings the job divides
+/// into (a ring per half, per sub-communicator of a split), holding every rank from the
+/// first to this one, of 3 ranks or more; 0 if none. (A transpose partner that falls
+/// short of `rank + c` by less than the ranks it spans is no ring; two ranks swapping
+/// are a pair, which XOR keeps.)
+fn ring_of(short: i128, span: i64, job_size: i64) -> i64 {
+    i64::try_from(short)
+        .ok()
+        .filter(|ring| (3..job_size).contains(ring) && job_size % ring == 0 && *ring > span)
+        .unwrap_or(0)
 }
 
 /// The peer (low 32 bits of an MPI call's aux) and the rest (tag).
@@ -864,8 +878,8 @@ impl Part {
         match (self, node, fit) {
             (Part::Leaf(part), Node::Leaf(leaf), Fit::Leaf(fit)) => {
                 let base = part.ranks.resolve(enclosing)[0];
-                if fit.wraps {
-                    part.modulus = job_size;
+                if fit.wraps > 0 {
+                    part.modulus = fit.wraps;
                 }
                 if part.slopes.is_none() && base != rank {
                     part.slopes = Some(fit.slopes);
@@ -1000,7 +1014,7 @@ impl LeafPart {
         // The peer's slope in the rank, once decided.
         let peer_slope = self.slopes.map_or(0, |slopes| slopes[AUX]);
         let (slopes, wraps, form) = match self.peer {
-            PeerForm::Xor if xor_fits => (others()?, false, PeerForm::Xor),
+            PeerForm::Xor if xor_fits => (others()?, 0, PeerForm::Xor),
             PeerForm::Rows { width, slope } if tag == base_tag => {
                 let rows = rank.div_euclid(width) - ranks[0].div_euclid(width);
                 let expected = base_peer + peer_slope * distance + slope * rows;
@@ -1009,12 +1023,12 @@ impl LeafPart {
                 }
                 let mut slopes = others()?;
                 slopes[AUX] = peer_slope;
-                (slopes, false, self.peer)
+                (slopes, 0, self.peer)
             }
             PeerForm::Xor | PeerForm::Rows { .. } => return None,
             PeerForm::Affine => match self.affine(ranks, rank, values, rules, true) {
                 Some((slopes, wraps)) => (slopes, wraps, PeerForm::Affine),
-                None if self.xor_possible && xor_fits => (others()?, false, PeerForm::Xor),
+                None if self.xor_possible && xor_fits => (others()?, 0, PeerForm::Xor),
                 // Not for a neighbour at a constant distance (peer `rank + c`): a rank
                 // whose peer is not there is another direction's — on a 4 × 2 grid rank
                 // 4's south neighbour is not ranks 1–3's west one a row further.
@@ -1031,7 +1045,7 @@ impl LeafPart {
                     )?;
                     let mut slopes = others()?;
                     slopes[AUX] = peer_slope;
-                    (slopes, false, PeerForm::Rows { width, slope })
+                    (slopes, 0, PeerForm::Rows { width, slope })
                 }
                 None => return None,
             },
@@ -1042,6 +1056,11 @@ impl LeafPart {
                 weight -= (slopes[field] != 0) as u64;
             }
             if form == PeerForm::Affine && !matches!(slopes[AUX], 0 | 1) {
+                weight = weight.saturating_sub(1).max(1);
+            }
+            // A wrap the second rank decides is less natural than a neighbour that does
+            // not wrap (a grid rank's east neighbour against the next rank's west one).
+            if wraps > 0 {
                 weight = weight.saturating_sub(1).max(1);
             }
         }
@@ -1055,7 +1074,8 @@ impl LeafPart {
     }
 
     /// The slopes with which `values` (of `rank`) is affine in the rank, the peer too when
-    /// `with_peer` (and whether it wraps round the job), else its slope left 0.
+    /// `with_peer` (and the ring size modulo which it starts to wrap, 0 if it does not),
+    /// else its slope left 0.
     fn affine(
         &self,
         ranks: &[i64],
@@ -1063,10 +1083,10 @@ impl LeafPart {
         values: &[i64; FIELDS],
         rules: Rules<'_>,
         with_peer: bool,
-    ) -> Option<([i64; FIELDS], bool)> {
+    ) -> Option<([i64; FIELDS], i64)> {
         let distance = rank as i128 - ranks[0] as i128;
         let mut slopes = [0i64; FIELDS];
-        let mut wraps = false;
+        let mut wraps = 0;
         // Below precision 100 an offset range need not follow a slope: after (or in) a
         // loop whose counts differ between ranks, a file's extent depends on them (each
         // rank's is kept, [`LeafPart::extents`]).
@@ -1076,6 +1096,16 @@ impl LeafPart {
         for field in (0..FIELDS).filter(|field| (with_peer || *field != AUX) && !free(*field)) {
             let difference = values[field] as i128 - self.values[field] as i128;
             let known = self.slopes.map(|known| known[field]);
+            if field == AUX && known.is_none() && distance != 0 {
+                // A peer that fell short of the rank's step is a neighbour `rank + c`
+                // that wrapped between the first rank and this one (a left neighbour
+                // round a ring: rank 0's is the last rank of the ring, rank 1's is 0).
+                if let Some(modulus) = self.wrapped_step(ranks, values[field], distance, rules) {
+                    slopes[field] = 1;
+                    wraps = modulus;
+                    continue;
+                }
+            }
             let slope = slope_through(known, difference, distance)?;
             slopes[field] = i64::try_from(slope).ok()?;
             let wrapping_already = field == AUX && self.modulus > 0;
@@ -1083,28 +1113,61 @@ impl LeafPart {
                 continue;
             }
             // Only a peer may wrap, and only with slopes known (checked lazily: the check
-            // of earlier ranks is linear in them).
-            let modulus = if wrapping_already {
-                self.modulus
+            // of earlier ranks is linear in them): round the job, or round a ring of its
+            // own — the first half of the ranks passing round their half (coupled codes,
+            // a ring per sub-communicator), whose size is how far the peer fell short of
+            // the slope's.
+            if field != AUX || self.slopes.is_none() {
+                return None;
+            }
+            let candidates = if wrapping_already {
+                [self.modulus, 0]
             } else {
-                rules.job_size
+                let expected =
+                    peer_and_rest(self.values[field]).0 as i128 + slopes[field] as i128 * distance;
+                let short = expected - peer_and_rest(values[field]).0 as i128;
+                [
+                    rules.job_size,
+                    ring_of(short, rank - ranks[0], rules.job_size),
+                ]
             };
-            let modular = field == AUX
-                && self.slopes.is_some()
-                && self.wraps(
+            let modulus = candidates.into_iter().find(|modulus| {
+                self.wraps(
                     ranks,
                     self.values[field],
                     values[field],
                     slopes[field],
                     distance,
-                    modulus,
-                );
-            if !modular {
-                return None;
+                    *modulus,
+                )
+            })?;
+            if !wrapping_already {
+                wraps = modulus;
             }
-            wraps |= !wrapping_already;
         }
         Some((slopes, wraps))
+    }
+
+    /// The ring size (the job's, or a smaller one's) modulo which `value`'s peer is the
+    /// first rank's plus one a rank — when its peer fell short of that, and the tag is the
+    /// same; `None` otherwise.
+    fn wrapped_step(
+        &self,
+        ranks: &[i64],
+        value: i64,
+        distance: i128,
+        rules: Rules<'_>,
+    ) -> Option<i64> {
+        let ((base_peer, base_rest), (peer, rest)) =
+            (peer_and_rest(self.values[AUX]), peer_and_rest(value));
+        let expected = base_peer as i128 + distance;
+        if rest != base_rest || peer as i128 >= expected || distance < 0 {
+            return None;
+        }
+        let ring = ring_of(expected - peer as i128, distance as i64, rules.job_size);
+        [rules.job_size, ring]
+            .into_iter()
+            .find(|modulus| self.wraps(ranks, self.values[AUX], value, 1, distance, *modulus))
     }
 
     /// Whether the peer in `value` is the base's plus `slope · distance`, modulo

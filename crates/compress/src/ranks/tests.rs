@@ -454,11 +454,19 @@ fn ranks_that_make_a_communicator_alike_share_its_share() {
 
 #[test]
 fn a_rank_that_does_not_fit_one_part_keeps_only_that_part_to_itself() {
-    // 8 ranks in a ring merged as if the job had 16: the last rank's peer (rank 0)
-    // is not the next rank modulo 16, so its loop is a part of its own; the ranks
-    // after it in the merge (none here) and before it still share theirs.
+    // 8 ranks in a ring merged as if the job had 12: the last rank's peer (rank 0)
+    // is not the next rank modulo 12 (nor round a ring of 8, which 12 is no multiple
+    // of), so its loop is a part of its own; the ranks after it in the merge (none
+    // here) and before it still share theirs. (As if the job had 16, the ring is its
+    // first half's, modulo 8: one part, below.)
     let originals: Vec<Vec<Event>> = (0..8).map(|rank| rank_events(rank, 8, 5)).collect();
-    let groups = merge_ranks(members_of_events(&originals), Some(16), &class_of, 100);
+    let halves = merge_ranks(members_of_events(&originals), Some(16), &class_of, 100);
+    assert_eq!(
+        described_rank_sets(&halves[0]),
+        ["only ranks 0", "only ranks 1-7"]
+    );
+    merge_and_check(members_of_events(&originals), &originals, 16);
+    let groups = merge_ranks(members_of_events(&originals), Some(12), &class_of, 100);
     assert_eq!(groups.len(), 1);
     let described = described_rank_sets(&groups[0]);
     // Rank 0's header, the others' first block write; in the loop, the last rank's send
@@ -1048,9 +1056,10 @@ fn a_3d_grids_neighbours_are_one_leaf_a_direction() {
     // HPCG's exchange on 4 × 4 × 4 ranks: 26 directions, one leaf each (34 when parts that
     // did not align went before a rank's own nodes: a rank lacking the west neighbour put
     // its south ones after the group's west leaf, and the next rank with both matched only
-    // one of them). On 4 × 2 × 2 and 4 × 4 × 2 (28 before) 25: on a grid two ranks deep
-    // two directions share a leaf, its peer a slope per grid row.
-    for (dims, leaves) in [([4, 2, 2], 25), ([4, 4, 2], 25), ([4, 4, 4], 26)] {
+    // one of them). On 4 × 4 × 2 (28 before) 25: on a grid two ranks deep two directions
+    // share a leaf, its peer a slope per grid row; on 4 × 2 × 2 24, since a peer may wrap
+    // round a ring smaller than the job (here of 8 ranks: a plane), exactly.
+    for (dims, leaves) in [([4, 2, 2], 24), ([4, 4, 2], 25), ([4, 4, 4], 26)] {
         let originals = grid_exchange(dims);
         let ranks = originals.len() as i64;
         let groups = merge_ranks(members_of_events(&originals), Some(ranks), &class_of, 100);

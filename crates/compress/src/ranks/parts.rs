@@ -1096,7 +1096,7 @@ impl LeafPart {
         for field in (0..FIELDS).filter(|field| (with_peer || *field != AUX) && !free(*field)) {
             let difference = values[field] as i128 - self.values[field] as i128;
             let known = self.slopes.map(|known| known[field]);
-            if field == AUX && known.is_none() && distance != 0 {
+            if field == AUX && known.is_none() && distance != 0 && has_peer(&self.leaf.key, rules) {
                 // A peer that fell short of the rank's step is a neighbour `rank + c`
                 // that wrapped between the first rank and this one (a left neighbour
                 // round a ring: rank 0's is the last rank of the ring, rank 1's is 0).

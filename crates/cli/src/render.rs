@@ -8,12 +8,14 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use cairn_compress::stream::{
-    Body, EncodedStream, Item, OffsetRef, Relative, BLURRED_CAPACITY, BLURRED_PEER, BLURRED_RESULT,
-    BLURRED_SIZE, BLURRED_TAG, PEER_DOUBLED, PEER_HALVED, SIZE_IN_COLUMN, TAG_STEP,
+    EncodedStream, BLURRED_PEER, BLURRED_RESULT, BLURRED_TAG, PEER_DOUBLED, PEER_HALVED,
+    SIZE_IN_COLUMN,
 };
 use cairn_model::{event_flags, Call, CallClass, Event};
 use cairn_trace::symbols::Symbolizer;
-use cairn_trace::{Stream, Trace};
+use cairn_trace::Trace;
+
+mod folded;
 
 fn human_bytes(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
@@ -721,243 +723,6 @@ fn describe(trace: &Trace, event: &Event) -> String {
     text
 }
 
-/// Leaves [`advance`] decodes after one loop, at most: a dump of ten million folded events
-/// stays within a second; past it, files named after that loop may be its first
-/// iteration's.
-const ADVANCE_BUDGET: u64 = 10_000_000;
-
-/// Moves `relative` past `iterations` more runs of `body`, as a walk of every event does.
-fn advance(trace: &Trace, body: Body, iterations: u64, relative: &mut Relative, budget: &mut u64) {
-    for _ in 0..iterations {
-        for item in body.iter() {
-            match item {
-                Item::Leaf(leaf) => {
-                    if *budget == 0 {
-                        return;
-                    }
-                    *budget -= 1;
-                    relative.decode(&leaf.key, trace.class_of(leaf.key.call));
-                }
-                // Another rank's part: not the shown rank's files.
-                Item::Loop {
-                    count: 0,
-                    ranks: Some(_),
-                    ..
-                } => {}
-                Item::Loop { count, body, .. } => advance(trace, body, count, relative, budget),
-            }
-        }
-        if *budget == 0 {
-            return;
-        }
-    }
-}
-
-/// Where a part's walk is: the first rank of the part being shown, as a distance from the
-/// stream's base rank (a nested part's ranks are stored from it), and the shown rank's
-/// distance from that rank.
-#[derive(Clone, Copy)]
-struct PartBase {
-    first: i64,
-    shown: i64,
-}
-
-/// Prints the folded structure: loops with their counts, leaves with how many events they
-/// stand for (per rank of the `sharers` that share their statistics) and their mean
-/// duration, parts only some ranks have under their ranks. A loop's body shows its files
-/// as its first iteration resolved them; what follows the loop, as they were after its
-/// last.
-#[allow(clippy::too_many_arguments)]
-fn structure(
-    (trace, stream, base): (&Trace, &Stream, PartBase),
-    symbols: &mut Symbolizer,
-    nodes: Body,
-    relative: &mut Relative,
-    depth: usize,
-    all: bool,
-    sharers: u64,
-    out: &mut impl Write,
-) -> std::io::Result<()> {
-    let indent = "  ".repeat(depth);
-    for item in nodes.iter() {
-        match item {
-            Item::Leaf(leaf) => {
-                let key = &leaf.key;
-                let tag_step = key.flags & TAG_STEP != 0;
-                let (file_plus_one, _, _) = relative.decode(key, trace.class_of(key.call));
-                let file = stream
-                    .file(file_plus_one)
-                    .and_then(|file| trace.files.get(file as usize));
-                if !all
-                    && (file.is_some_and(|file| file.noise.is_some())
-                        || key.flags & event_flags::RUNTIME != 0)
-                {
-                    continue;
-                }
-                let path = file.map_or("?".into(), |file| printable_bytes(&file.path));
-                let blurred_size = leaf
-                    .blurred
-                    .as_deref()
-                    .and_then(|blurred| blurred.size.as_ref())
-                    .filter(|_| key.flags & BLURRED_SIZE != 0)
-                    .map(|sizes| format!("~{}", sizes.mean().round() as i64));
-                let offset_note = match key.offset {
-                    OffsetRef::Unknown => String::new(),
-                    OffsetRef::Delta(0) => " at +0".to_string(),
-                    OffsetRef::Delta(delta) => format!(" at {delta:+}"),
-                    OffsetRef::First(offset) => format!(" @{offset}"),
-                    OffsetRef::Column => " at irregular offsets".to_string(),
-                    OffsetRef::Blurred => " at blurred offsets".to_string(),
-                };
-                writeln!(
-                    out,
-                    "{indent}{}({}{offset_note}{}) = {}{}  ×{}  mean {:.3} µs  ctx @{}{}{}",
-                    trace.calls[key.call as usize].name,
-                    call_arguments(
-                        trace.class_of(key.call),
-                        &path,
-                        file.is_some(),
-                        key,
-                        blurred_size.as_deref()
-                    ),
-                    mpi_note(
-                        trace.class_of(key.call),
-                        key.aux,
-                        key.flags,
-                        tag_step,
-                        key.flags & (BLURRED_PEER | BLURRED_TAG)
-                    ),
-                    if key.flags & event_flags::RESULT_AT_POSITION != 0 {
-                        "the offset".to_string()
-                    } else if let Some(about) = &blurred_size {
-                        // A histogram's results, or a result relative to a histogram's
-                        // size; a receive that got nothing got 0.
-                        match key.result {
-                            _ if key.flags & BLURRED_CAPACITY != 0 => "0".to_string(),
-                            _ if key.flags & BLURRED_RESULT != 0 => about.clone(),
-                            0 => about.clone(),
-                            less => format!("{about} {less:+}"),
-                        }
-                    } else if key.flags & SIZE_IN_COLUMN != 0 {
-                        // The result is relative to each call's own size.
-                        match key.result {
-                            0 => "its size".to_string(),
-                            less => format!("its size {less:+}"),
-                        }
-                    } else {
-                        key.result().to_string()
-                    },
-                    if key.failed() {
-                        format!(" errno {}", key.errno)
-                    } else {
-                        String::new()
-                    },
-                    leaf.occurrences() / sharers.max(1),
-                    leaf.duration.mean / 1e3,
-                    key.context,
-                    symbols
-                        .frames(key.context)
-                        .first()
-                        .map_or(String::new(), |frame| format!(" in {}", frame.function)),
-                    blur_note(&leaf)
-                )?;
-            }
-            Item::Loop {
-                count,
-                body,
-                ranks,
-                counts,
-                own,
-            } => {
-                // A part of other ranks is shown as its first rank has it — its values are
-                // stored so, and its files are that rank's — without changing what the
-                // shown rank's files resolve to.
-                let mut theirs = relative.clone();
-                let part = ranks.filter(|_| count == 0);
-                let inner_relative = if part.is_some() {
-                    &mut theirs
-                } else {
-                    &mut *relative
-                };
-                // Inside a part the shown rank is in, it stays shown; a part it is not in
-                // is shown as that part's first rank has it, with that rank's files.
-                let inner_base = part.map_or(base, |set| PartBase {
-                    first: base.first + set.first(),
-                    shown: if set.contains(base.shown) {
-                        base.shown - set.first()
-                    } else {
-                        0
-                    },
-                });
-                let first_member = part.filter(|set| !set.contains(base.shown)).and_then(|_| {
-                    let delta = inner_base.first + inner_base.shown;
-                    trace.streams.iter().find(|member| {
-                        Arc::ptr_eq(&member.events, &stream.events) && member.rank_delta == delta
-                    })
-                });
-                if let Some(member) = first_member {
-                    inner_relative.set_rank(member.events.rank_for(member.view().delta));
-                }
-                let sharers = ranks.map_or(sharers, |set| set.len());
-                // A loop whose events are all hidden (runtime noise) is not shown at all.
-                let mut inside = Vec::new();
-                structure(
-                    (trace, first_member.unwrap_or(stream), inner_base),
-                    symbols,
-                    body,
-                    inner_relative,
-                    depth + 1,
-                    all,
-                    sharers,
-                    &mut inside,
-                )?;
-                // The body is shown once; what follows the loop names its files as they were
-                // after its last iteration (a rename after a loop of renames, the write
-                // after a loop of opens), so the other iterations move the state on.
-                if ranks.is_none() || count > 0 {
-                    let mut budget = ADVANCE_BUDGET;
-                    advance(trace, body, count.saturating_sub(1), relative, &mut budget);
-                }
-                if let Some(set) = ranks.filter(|_| !inside.is_empty()) {
-                    // A nested part's ranks are stored from the enclosing part's first.
-                    let base = trace.processes[stream.process as usize]
-                        .rank
-                        .map_or(0, |rank| rank as i64 - stream.rank_delta)
-                        + base.first;
-                    writeln!(out, "{indent}{} {{", set.describe(base))?;
-                    out.write_all(&inside)?;
-                    writeln!(out, "{indent}}}")?;
-                } else if let Some(counts) = counts.filter(|_| !inside.is_empty()) {
-                    // Counts that differ (a precision level below 100): their range, how
-                    // many occurrences, and their exact sum (and each rank's, kept where
-                    // the loop accesses files).
-                    writeln!(
-                        out,
-                        "{indent}loop ×{}..{} {{  [histogram: {} occurrences, {} iterations in {} bins{}]",
-                        counts.min,
-                        counts.max,
-                        counts.count,
-                        counts.sum,
-                        counts.bins().len(),
-                        if own.is_some() {
-                            "; each rank's iterations exact"
-                        } else {
-                            ""
-                        }
-                    )?;
-                    out.write_all(&inside)?;
-                    writeln!(out, "{indent}}}")?;
-                } else if !inside.is_empty() {
-                    writeln!(out, "{indent}loop ×{count} {{")?;
-                    out.write_all(&inside)?;
-                    writeln!(out, "{indent}}}")?;
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
 pub fn dump(
     trace: &Trace,
     all: bool,
@@ -1094,25 +859,7 @@ pub fn dump(
                     });
                     failure?;
                 } else {
-                    let mut relative = Relative::default();
-                    relative.set_rank(stream.events.rank_for(stream.view().delta));
-                    structure(
-                        (
-                            trace,
-                            stream,
-                            PartBase {
-                                first: 0,
-                                shown: stream.view().member_delta,
-                            },
-                        ),
-                        &mut symbols,
-                        stream.nodes(),
-                        &mut relative,
-                        1,
-                        all,
-                        stream.members as u64,
-                        out,
-                    )?;
+                    folded::show(trace, stream, &mut symbols, all, out)?;
                 }
             }
             Ok(())
@@ -1127,46 +874,4 @@ pub fn dump(
         }
         other => other,
     }
-}
-
-/// What a precision level below 100 kept of a leaf's values as histograms: their range,
-/// count and bins (the line shows such a size as `~` its mean, such a peer or tag as `~`).
-fn blur_note(leaf: &cairn_compress::fold::Leaf<cairn_compress::stream::EventKey>) -> String {
-    if let Some(sizes) = leaf.column_sizes.as_deref() {
-        return format!(
-            "  [sizes exact, in the column: {}..{}, sum {}]",
-            sizes.min, sizes.max, sizes.sum
-        );
-    }
-    let Some(blurred) = leaf.blurred.as_deref() else {
-        return String::new();
-    };
-    let mut parts = Vec::new();
-    // Peers relative to the rank, when ranks share the leaf, as readers draw them.
-    let relative = blurred
-        .peers_seen_relative
-        .as_ref()
-        .map(|seen| (seen, blurred.peer_relative.as_ref()));
-    for (name, histogram) in [
-        ("sizes", &blurred.size),
-        ("offsets", &blurred.offset),
-        ("peers", &blurred.peer),
-        ("peers − rank", &blurred.peer_relative),
-        ("tags", &blurred.tag),
-    ] {
-        if let Some(histogram) = histogram {
-            parts.push(format!(
-                "{name} {}..{} in {} bins (sum {})",
-                histogram.min,
-                histogram.max,
-                histogram.bins().len(),
-                histogram.sum
-            ));
-        }
-    }
-    if let Some((seen, Some(_))) = relative {
-        let seen: Vec<String> = seen.iter().take(8).map(|peer| peer.to_string()).collect();
-        parts.push(format!("relative peers seen {}", seen.join(",")));
-    }
-    format!("  [histogram: {}]", parts.join("; "))
 }

@@ -104,8 +104,9 @@ fn perfetto_export_has_a_slice_per_call_and_flows_to_mpi_io_sub_calls() {
     assert_eq!(read["estimated"]["open"], 3, "{read}");
     // Each MPI-IO call with sub-calls and its sub-calls share one flow: (call names, slices).
     let expected: BTreeMap<String, u64> = [
-        // And each message its send and its receive: the ring's 15 steps on 4 ranks.
-        (r#"["MPI_Irecv","MPI_Isend",2]"#, 60),
+        // And each message its send and the completion where it arrived: the ring's 15
+        // steps on 4 ranks (its Waitall of the receive and the send).
+        (r#"["MPI_Isend","MPI_Waitall",2]"#, 60),
         (r#"["MPI_File_write_at","pwrite",2]"#, 16),
         (r#"["MPI_File_open","lstat","open",3]"#, 4),
         (r#"["MPI_File_close","close",2]"#, 4),
@@ -273,17 +274,95 @@ fn perfetto_export_has_a_slice_per_call_and_flows_to_mpi_io_sub_calls() {
 #[test]
 fn perfetto_export_joins_each_send_to_its_receive() {
     // tests/programs/mpi_received.c on 4 ranks: per rank 10 Isend→Irecv, one Isend→Recv,
-    // one Sendrecv (its send to its neighbour's receive half) and 3 Send→Irecv.
-    let (_directory, _trace, read) = traced_and_read("mpi_received");
+    // one Sendrecv (its send to its neighbour's receive half) and 3 Send→Irecv. A posted
+    // receive's flow ends where the message arrived, at the completion that finished it:
+    // the Waitall of the ring (it names no source, but got bytes), and the successful
+    // MPI_Test, the Waitany and the Waitsome of one receive each, which kept their
+    // source (the Tests that found nothing, and the Wait on the Isend, end none).
+    let (directory, trace, read) = traced_and_read("mpi_received");
     let expected: BTreeMap<String, u64> = [
-        (r#"["MPI_Irecv","MPI_Isend",2]"#, 40),
+        (r#"["MPI_Isend","MPI_Waitall",2]"#, 40),
         (r#"["MPI_Isend","MPI_Recv",2]"#, 4),
         (r#"["MPI_Sendrecv","MPI_Sendrecv_received",2]"#, 4),
-        (r#"["MPI_Irecv","MPI_Send",2]"#, 12),
+        (r#"["MPI_Send","MPI_Test",2]"#, 4),
+        (r#"["MPI_Send","MPI_Waitany",2]"#, 4),
+        (r#"["MPI_Send","MPI_Waitsome",2]"#, 4),
     ]
     .map(|(flow, count)| (flow.to_string(), count))
     .into();
     assert_eq!(flows(&read), expected, "{read}");
+    // OTF2: each rank's MpiRecv records, by tag, with the bytes that arrived (the ring's
+    // 800 of 64 KiB posted; 24 of the 1 KiB posted for tags 22-24, whose completions
+    // named their source), from its left neighbour.
+    let archive = directory.path().join("received.otf2");
+    cairn_text(
+        "export",
+        &["--format", "otf2", "-o", archive.to_str().unwrap()],
+        &trace,
+    );
+    let mut received: BTreeMap<(u64, u64), (u64, u64)> = BTreeMap::new();
+    for (record, location, line) in otf2_print(&archive, false) {
+        if record == "MPI_RECV" {
+            let entry = received
+                .entry((location, number(&line, "Tag")))
+                .or_default();
+            entry.0 += 1;
+            entry.1 += number(&line, "Length");
+            assert!(line.contains("Sender: "), "{line}");
+        }
+    }
+    let mut expected: BTreeMap<(u64, u64), (u64, u64)> = BTreeMap::new();
+    for location in 0..4 {
+        for tag in 0..10 {
+            expected.insert((location, tag), (1, 800));
+        }
+        expected.insert((location, 20), (1, 100));
+        expected.insert((location, 21), (1, 40));
+        for tag in 22..25 {
+            expected.insert((location, tag), (1, 24));
+        }
+    }
+    assert_eq!(received, expected);
+    // The tables: a completion of one receive names its source in the peer column (its
+    // left neighbour), without a tag; the Waitall of two requests names none.
+    let tables = directory.path().join("received.csv");
+    cairn_text(
+        "export",
+        &["--format", "csv", "-o", tables.to_str().unwrap()],
+        &trace,
+    );
+    let events = std::fs::read_to_string(tables.join("events.csv")).unwrap();
+    let mut lines = events.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let column = |name: &str| header.iter().position(|field| *field == name).unwrap();
+    let (rank, call, peer, tag) = (
+        column("rank"),
+        column("call"),
+        column("peer"),
+        column("tag"),
+    );
+    let mut sources: BTreeMap<String, Vec<(String, String, String)>> = BTreeMap::new();
+    for line in lines {
+        let fields: Vec<&str> = line.split(',').collect();
+        if ["MPI_Waitany", "MPI_Waitsome", "MPI_Waitall"].contains(&fields[call]) {
+            let left = (fields[rank].parse::<u64>().unwrap() + 3) % 4;
+            let named = if fields[call] == "MPI_Waitall" {
+                String::new()
+            } else {
+                left.to_string()
+            };
+            sources.entry(fields[call].to_string()).or_default().push((
+                fields[peer].to_string(),
+                named,
+                fields[tag].to_string(),
+            ));
+        }
+    }
+    assert_eq!(sources["MPI_Waitall"].len(), 40, "{sources:?}");
+    assert_eq!(sources["MPI_Waitany"].len(), 4, "{sources:?}");
+    for (peer, named, tag) in sources.values().flatten() {
+        assert_eq!((peer, tag.as_str()), (named, ""), "{sources:?}");
+    }
 }
 
 /// What `otf2-print` (Debian's otf2-tools) prints of an archive: its definitions (`-G`)

@@ -67,7 +67,9 @@ pub fn write(trace: &Trace, filter: &Filter, out: &mut impl Write) -> Result<u64
             }
             if let Some((peer, tag)) = crate::message(trace, &event) {
                 arguments.push(format!("\"peer\":{peer}"));
-                arguments.push(format!("\"tag\":{tag}"));
+                if let Some(tag) = tag {
+                    arguments.push(format!("\"tag\":{tag}"));
+                }
             }
             if event.flags & event_flags::TIMES_FROM_STATISTICS != 0 {
                 arguments.push("\"times_estimated\":true".to_string());

@@ -27,12 +27,20 @@ pub mod table;
 use cairn_model::{event_flags, Event, Layer};
 use cairn_trace::{Process, Stream, Trace};
 
-/// The peer and tag of a point-to-point message event (one that names no file); `None`
-/// for every other event.
-pub(crate) fn message(trace: &Trace, event: &Event) -> Option<(i32, i32)> {
-    let class = trace.calls[event.call as usize].class();
-    (class == Some(cairn_model::CallClass::PointToPoint) && event.file.is_none())
-        .then(|| cairn_model::peer_and_tag(event.aux))
+/// The peer and tag of a point-to-point message event (one that names no file), or the
+/// source (and no tag) of a completion of one receive that kept it (`MPI_Wait` on an
+/// `MPI_Irecv`: where the message came from); `None` for every other event.
+pub(crate) fn message(trace: &Trace, event: &Event) -> Option<(i32, Option<i32>)> {
+    match trace.calls[event.call as usize].class() {
+        Some(cairn_model::CallClass::PointToPoint) if event.file.is_none() => {
+            let (peer, tag) = cairn_model::peer_and_tag(event.aux);
+            Some((peer, Some(tag)))
+        }
+        Some(cairn_model::CallClass::Completion) => {
+            cairn_model::completion_source(event.aux, event.flags).map(|source| (source, None))
+        }
+        _ => None,
+    }
 }
 
 /// Told how many events were walked since it was last told (every [`PROGRESS_STEP`] events

@@ -9,7 +9,8 @@
 //! it exactly. Each call is a slice (begin and end packets) named after the call, with its
 //! file, sizes, offset, result, errno and MPI peer and tag as debug annotations, and
 //! `times_estimated` when its times are its folded loop's means. Each MPI-IO call and the
-//! POSIX sub-calls made inside it share a flow, drawn as arrows. Below each thread, counter
+//! POSIX sub-calls made inside it share a flow, drawn as arrows, as do each message's send
+//! and the receive, or the completion of a posted receive, where it arrived. Below each thread, counter
 //! tracks follow the bytes it read and wrote (the program's calls, as the summary counts).
 
 use std::collections::HashMap;
@@ -179,13 +180,14 @@ pub fn write(trace: &Trace, filter: &Filter, out: &mut impl Write) -> Result<Wri
         // the calls a library (HDF5) made inside the program's call share one flow with it
         // (they come first: a call is recorded when it returns).
         let mut library_flow: Option<u64> = None;
+        let mut awaiting = Awaiting::new();
         let mut failure: Result<(), ExportError> = Ok(());
         filter.expand_calls(trace, stream, |event, subcalls| {
             let layer = trace.calls[event.call as usize].layer();
             failure = (|| {
                 if crate::is_subcall(trace, &event) {
                     // One whose MPI-IO call was left out: a slice of its own.
-                    return writer.slice(trace, &mut layers, thread_uuid, &event, None);
+                    return writer.slice(trace, &mut layers, thread_uuid, &event, &[]);
                 }
                 let inside_library = event.flags & event_flags::INSIDE_LIBRARY != 0;
                 let library_flow = if inside_library {
@@ -195,15 +197,23 @@ pub fn write(trace: &Trace, filter: &Filter, out: &mut impl Write) -> Result<Wri
                 } else {
                     None
                 };
-                let flow = library_flow
-                    .or_else(|| {
-                        (layer == Some(Layer::MpiIo) && !subcalls.is_empty()).then(|| writer.flow())
-                    })
-                    .or_else(|| messages.flow(trace, process.rank, &event, &mut writer.written));
-                writer.slice(trace, &mut layers, thread_uuid, &event, flow)?;
+                let flow = library_flow.or_else(|| {
+                    (layer == Some(Layer::MpiIo) && !subcalls.is_empty()).then(|| writer.flow())
+                });
+                let flows = match flow {
+                    Some(flow) => vec![flow],
+                    None => messages.flows(
+                        trace,
+                        process.rank,
+                        &event,
+                        &mut awaiting,
+                        &mut writer.written,
+                    ),
+                };
+                writer.slice(trace, &mut layers, thread_uuid, &event, &flows)?;
                 writer.count(trace, &mut counters, thread_uuid, &event)?;
                 for subcall in subcalls {
-                    writer.slice(trace, &mut layers, thread_uuid, subcall, flow)?;
+                    writer.slice(trace, &mut layers, thread_uuid, subcall, &flows)?;
                 }
                 Ok(())
             })();
@@ -221,21 +231,68 @@ pub fn write(trace: &Trace, filter: &Filter, out: &mut impl Write) -> Result<Wri
 /// meets the k-th receive b posted from a with tag t. Both ends compute the same flow id
 /// from (a, b, t, k), each from its own process's order, so nothing is held between
 /// streams. Receives posted with a wildcard source or tag are left without a flow.
+///
+/// A blocking receive ends its flow; a posted one (`MPI_Irecv`) waits in its thread's
+/// [`Awaiting`] for the completion that finished it, where the message arrived: the
+/// completion of one receive that kept its source (`MPI_Wait`, a successful `MPI_Test`,
+/// `MPI_Waitany`...) ends the earliest waiting flow from that source; one that does not
+/// say (`MPI_Waitall` of several requests) but got bytes ends every waiting flow, as
+/// Score-P's `MpiIrecv` records are written at the completion.
 #[derive(Default)]
 struct Messages {
     sent: HashMap<(u32, u32, u32), u64>,
     received: HashMap<(u32, u32, u32), u64>,
 }
 
+/// A thread's posted receives whose completion has not come yet: (source, flow).
+type Awaiting = Vec<(u32, u64)>;
+
 impl Messages {
-    fn flow(
+    /// The flows `event` starts or ends (see [`Messages`]).
+    fn flows(
         &mut self,
         trace: &Trace,
         rank: Option<u32>,
         event: &Event,
+        awaiting: &mut Awaiting,
+        written: &mut Written,
+    ) -> Vec<u64> {
+        let Some(call) = trace.calls[event.call as usize].call else {
+            return Vec::new();
+        };
+        if call.message_bytes() == Some(MessageBytes::Completed) {
+            if event.failed() {
+                return Vec::new();
+            }
+            return match cairn_model::completion_source(event.aux, event.flags) {
+                Some(source) => awaiting
+                    .iter()
+                    .position(|(from, _)| i64::from(*from) == i64::from(source))
+                    .map(|index| awaiting.remove(index).1)
+                    .into_iter()
+                    .collect(),
+                None if event.result > 0 => awaiting.drain(..).map(|(_, flow)| flow).collect(),
+                None => Vec::new(),
+            };
+        }
+        let Some(flow) = self.flow(call, rank, event, written) else {
+            return Vec::new();
+        };
+        if call.message_bytes() == Some(MessageBytes::Posted) {
+            let (peer, _) = cairn_model::peer_and_tag(event.aux);
+            awaiting.push((peer as u32, flow));
+            return Vec::new();
+        }
+        vec![flow]
+    }
+
+    fn flow(
+        &mut self,
+        call: cairn_model::Call,
+        rank: Option<u32>,
+        event: &Event,
         written: &mut Written,
     ) -> Option<u64> {
-        let call = trace.calls[event.call as usize].call?;
         let role = call.message_bytes()?;
         let rank = rank?;
         if event.handle != 0 || event.failed() {
@@ -387,7 +444,7 @@ impl<W: Write> Writer<'_, W> {
         layers: &mut HashMap<Layer, u64>,
         thread: u64,
         event: &Event,
-        flow: Option<u64>,
+        flows: &[u64],
     ) -> Result<(), ExportError> {
         let call = &trace.calls[event.call as usize];
         let track = self.layer_track(layers, thread, call.layer())?;
@@ -401,7 +458,7 @@ impl<W: Write> Writer<'_, W> {
                 .into_iter()
                 .collect(),
             debug_annotations: annotations(trace, event),
-            flow_ids: flow.into_iter().collect(),
+            flow_ids: flows.to_vec(),
             ..Default::default()
         };
         self.packet(&proto::TracePacket {
@@ -455,7 +512,9 @@ fn annotations(trace: &Trace, event: &Event) -> Vec<proto::DebugAnnotation> {
     }
     if let Some((peer, tag)) = crate::message(trace, event) {
         list.push(int("peer", peer as i64));
-        list.push(int("tag", tag as i64));
+        if let Some(tag) = tag {
+            list.push(int("tag", tag as i64));
+        }
     }
     list
 }

@@ -104,7 +104,7 @@ pub fn each_event<'t>(
                 result: event.result,
                 errno: event.failed().then_some(event.errno),
                 peer: message.map(|(peer, _)| peer),
-                tag: message.map(|(_, tag)| tag),
+                tag: message.and_then(|(_, tag)| tag),
                 subcall: event.flags & (event_flags::INSIDE_MPIIO | event_flags::INSIDE_LIBRARY)
                     != 0,
                 parent_call: parent,

@@ -10,9 +10,13 @@
 //! asked for and moved. Point-to-point messages on `MPI_COMM_WORLD` with a concrete peer and
 //! tag become `MpiSend`/`MpiRecv` records, so Vampir draws their lines, when every rank is
 //! exported, and blocking collectives on it `MpiCollectiveBegin`/`End` records (the
-//! operation, its root, the call's bytes as sent and received); a non-blocking receive's `MpiRecv` is written when the thread's next completion
-//! call (wait, test) ends, with the size it posted (the trace does not say which completion
-//! finished which request).
+//! operation, its root, the call's bytes as sent and received). A non-blocking receive's
+//! `MpiRecv` is written when the completion that finished it ends: the completion of one
+//! receive names its source (the earliest receive posted from it, with the bytes that
+//! arrived); any other completion call (wait, test) that got bytes draws every receive
+//! still posted, with the bytes that arrived if it was one, else with the size posted (the
+//! trace does not say which of several requests were receives, nor how the bytes split);
+//! what is left when the thread ends is drawn at its last call's end.
 //!
 //! Events are written stream by stream as the trace is expanded (libotf2 buffers a chunk
 //! per location and flushes it), and the definitions, gathered meanwhile, at the end; a
@@ -421,8 +425,31 @@ impl Events<'_> {
             )?;
             self.written.collectives += 1;
         }
-        if info.class() == Some(CallClass::Completion) {
-            for (peer, tag, bytes) in std::mem::take(&mut self.posted) {
+        if info.class() == Some(CallClass::Completion) && !event.failed() {
+            // A completion of one receive that kept its source finished the earliest
+            // receive posted from it, which got the bytes the completion counts; one that
+            // does not say but got bytes, every receive posted (with the size posted).
+            let finished = match cairn_model::completion_source(event.aux, event.flags) {
+                Some(source) => self
+                    .posted
+                    .iter()
+                    .position(|(peer, _, _)| i64::from(*peer) == i64::from(source))
+                    .map(|index| {
+                        let (peer, tag, _) = self.posted.remove(index);
+                        (peer, tag, event.bytes())
+                    })
+                    .into_iter()
+                    .collect(),
+                // One receive posted: it got every byte the completion counts.
+                None if event.result > 0 && self.posted.len() == 1 => {
+                    let (peer, tag, _) = self.posted.remove(0);
+                    vec![(peer, tag, event.bytes())]
+                }
+                None if event.result > 0 => std::mem::take(&mut self.posted),
+                // A test that found nothing finished, a wait on sends.
+                None => Vec::new(),
+            };
+            for (peer, tag, bytes) in finished {
                 self.message_record(library.EvtWriter_MpiRecv, end, peer, tag, bytes)?;
             }
         }
@@ -500,6 +527,6 @@ impl Events<'_> {
             return None;
         }
         let (peer, tag) = crate::message(trace, event)?;
-        Some((role, u32::try_from(peer).ok()?, u32::try_from(tag).ok()?))
+        Some((role, u32::try_from(peer).ok()?, u32::try_from(tag?).ok()?))
     }
 }

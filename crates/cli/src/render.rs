@@ -266,9 +266,20 @@ pub fn summary_text(summary: &Summary, files_limit: usize) -> String {
         }
     }
     let _ = writeln!(out, "\nCalls");
+    // Columns as wide as their longest entry (`MPI_File_write_at_all`, `point-to-point`).
+    let widest = |width: &dyn Fn(&cairn_analyze::summary::CallSummary) -> usize, least| {
+        summary.calls.values().map(width).fold(least, usize::max)
+    };
+    let name_width = summary
+        .calls
+        .keys()
+        .map(|name| name.chars().count())
+        .fold(20, usize::max);
+    let layer_width = widest(&|call| call.layer.chars().count(), 6);
+    let class_width = widest(&|call| call.class.chars().count(), 6);
     let _ = writeln!(
         out,
-        "  {:<20} {:<6} {:<6} {:>10} {:>12} {:>10}",
+        "  {:<name_width$} {:<layer_width$} {:<class_width$} {:>10} {:>12} {:>10}",
         "call", "layer", "class", "count", "bytes", "time s"
     );
     for (name, call) in &summary.calls {
@@ -279,7 +290,7 @@ pub fn summary_text(summary: &Summary, files_limit: usize) -> String {
         };
         let _ = writeln!(
             out,
-            "  {:<20} {:<6} {:<6} {:>10} {:>12} {:>10.6}{binding}",
+            "  {:<name_width$} {:<layer_width$} {:<class_width$} {:>10} {:>12} {:>10.6}{binding}",
             name, call.layer, call.class, call.count, call.bytes, call.time
         );
     }

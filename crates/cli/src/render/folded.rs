@@ -25,9 +25,10 @@ use cairn_trace::{Stream, Trace};
 
 use super::{call_arguments, mpi_note, printable_bytes};
 
-/// Leaves [`advance`] decodes after one loop, at most: a dump of ten million folded events
-/// stays within a second; past it, files named after that loop may be its first
-/// iteration's.
+/// Leaves [`advance`] decodes after one loop for the shown rank, at most: a dump of ten
+/// million folded events stays within a second; past it, files named after that loop may
+/// be its first iteration's. Each other walker gets a [`MOST_WALKERS`]th of it, so all of
+/// them together take at most twice as long.
 const ADVANCE_BUDGET: u64 = 10_000_000;
 
 /// Ranks walked besides the shown one, at most: the first ranks of that many parts (a
@@ -242,7 +243,10 @@ impl View<'_> {
                             if let Some(Item::Loop { count, body, .. }) = item {
                                 let walker = &mut walkers[bodies[position].0];
                                 let more = count.saturating_sub(1);
-                                let mut budget = ADVANCE_BUDGET;
+                                let mut budget = match position == shown {
+                                    true => ADVANCE_BUDGET,
+                                    false => ADVANCE_BUDGET / MOST_WALKERS as u64,
+                                };
                                 advance(trace, *body, more, &mut walker.relative, &mut budget);
                             }
                         }

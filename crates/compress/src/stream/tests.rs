@@ -1765,3 +1765,146 @@ proptest! {
         }
     }
 }
+
+/// A message event: call 0 posts a receive (`MPI_Irecv`: 64 bytes asked, none yet), 1 sends
+/// (`MPI_Send`), 2 completes one request (`MPI_Wait`: from `peer` when it is a receive's
+/// source), 3 completes several and names none (`MPI_Waitall`).
+fn message(call: u16, peer: i64, at: u64) -> Event {
+    let (request, result, aux, flags) = match call {
+        0 => (64, 0, peer as u32 as u64 | 7 << 32, 0),
+        1 => (64, 64, peer as u32 as u64 | 7 << 32, 0),
+        2 => (
+            0,
+            64,
+            peer as u32 as u64 | 1 << 32,
+            event_flags::COMPLETED_FROM,
+        ),
+        _ => (0, 128, 4, 0),
+    };
+    Event {
+        call,
+        start: 10 * at,
+        duration: 3,
+        file: None,
+        handle: 0,
+        offset: -1,
+        request,
+        result,
+        errno: 0,
+        context: call as u32 + 1,
+        aux,
+        flags,
+    }
+}
+
+fn message_class(call: u16) -> Option<CallClass> {
+    Some(match call {
+        0 | 1 => CallClass::PointToPoint,
+        _ => CallClass::Completion,
+    })
+}
+
+#[test]
+fn a_waits_source_is_its_place_among_the_receives_posted() {
+    // Each step posts receives from 5, 2 and 9, sends to each, and waits for them in the
+    // order 5, 9, 2 (places 0, 1, 0); then posts two more finished by a Waitall (which
+    // names no source) and waits once more for a message from 4, never posted (kept as
+    // itself). The waits' keys repeat from step to step, so the steps fold; expanding
+    // gives every source back.
+    let events = |steps: u64| {
+        let mut events = Vec::new();
+        let mut at = 0;
+        let mut push = |call: u16, peer: i64| {
+            at += 1;
+            events.push(message(call, peer, at));
+        };
+        for _ in 0..steps {
+            for peer in [5, 2, 9] {
+                push(0, peer);
+            }
+            for peer in [5, 2, 9] {
+                push(1, peer);
+            }
+            for source in [5, 9, 2] {
+                push(2, source);
+            }
+            push(0, 1);
+            push(0, 3);
+            push(3, -1);
+            push(2, 4);
+        }
+        events
+    };
+    let mut sizes = Vec::new();
+    for steps in [10, 1000] {
+        let events = events(steps);
+        let mut encoder = StreamEncoder::default();
+        for event in &events {
+            encoder.push(event, message_class(event.call));
+        }
+        let stream = EncodedStream::from_bytes(encoder.finish().bytes().to_vec()).unwrap();
+        let mut expanded = Vec::new();
+        stream.expand(message_class, |event| expanded.push(event));
+        assert_eq!(expanded.len(), events.len());
+        for (original, back) in events.iter().zip(&expanded) {
+            assert_eq!(exact(original), exact(back));
+        }
+        let mut places = Vec::new();
+        let mut leaves = vec![stream.nodes()];
+        while let Some(body) = leaves.pop() {
+            for item in body.iter() {
+                match item {
+                    Item::Leaf(leaf) if leaf.key.call == 2 => {
+                        let key = leaf.key;
+                        let place = (key.flags & SOURCE_POSTED != 0).then_some(key.aux as u32);
+                        places.push((place, key.aux as u32 as i32));
+                    }
+                    Item::Leaf(_) => {}
+                    Item::Loop { body, .. } => leaves.push(body),
+                }
+            }
+        }
+        // The three waits by place, the last by its source.
+        assert_eq!(
+            places,
+            [(Some(0), 0), (Some(1), 1), (Some(0), 0), (None, 4)]
+        );
+        sizes.push(stream.bytes().len());
+    }
+    assert!(sizes[1] <= sizes[0] + 16, "{sizes:?}");
+}
+
+#[test]
+fn a_folded_block_whose_receives_pile_up_is_taken_one_by_one() {
+    // The tracer folded 30 repetitions of three receives posted (from 1, 2, 3) that nothing
+    // completes: each repetition leaves more posted than it found, so the repetitions
+    // after the second would see others than the first two did. The block is then taken
+    // one by one, and the waits after it (from 1, then 3) expand to their sources, though
+    // only the last 64 receives posted are remembered.
+    let body: Vec<BlockPosition> = (0..3)
+        .map(|index| BlockPosition {
+            event: message(0, index + 1, index as u64 + 1),
+            class: message_class(0),
+            stride: 0,
+            last_end: 1000,
+            duration: Stats::default(),
+            gap: Stats::default(),
+        })
+        .collect();
+    let mut encoder = StreamEncoder::default();
+    encoder.push_block(&body, 30);
+    let waits = [message(2, 1, 2000), message(2, 3, 2001)];
+    for wait in &waits {
+        encoder.push(wait, message_class(2));
+    }
+    let stream = EncodedStream::from_bytes(encoder.finish().bytes().to_vec()).unwrap();
+    let mut expanded = Vec::new();
+    stream.expand(message_class, |event| expanded.push(event));
+    assert_eq!(expanded.len(), 92);
+    for (posted, event) in expanded[..90].iter().enumerate() {
+        assert_eq!(event.aux as u32, posted as u32 % 3 + 1);
+    }
+    for (wait, back) in waits.iter().zip(&expanded[90..]) {
+        assert_eq!(exact(wait), exact(back));
+    }
+}

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use cairn_compress::stream::{
     EncodedStream, BLURRED_PEER, BLURRED_RESULT, BLURRED_TAG, PEER_DOUBLED, PEER_HALVED,
-    SIZE_IN_COLUMN, SOURCE_POSTED,
+    SIZE_IN_COLUMN,
 };
 use cairn_model::{event_flags, Call, CallClass, Event};
 use cairn_trace::symbols::Symbolizer;
@@ -663,20 +663,11 @@ fn call_arguments(
     match class {
         Some(CallClass::PointToPoint | CallClass::Collective) if !has_file => request,
         Some(CallClass::Completion) if !has_file => {
-            let requests = cairn_model::completion_requests(key.aux, key.flags);
             match cairn_model::completion_source(key.aux, key.flags) {
-                // Its source kept as its place among the receives posted (each occurrence
-                // its own source: `dump --expand` shows them).
-                Some(0) if key.flags & SOURCE_POSTED != 0 => {
-                    format!("{requests} requests, from the first receive posted's source")
-                }
-                Some(place) if key.flags & SOURCE_POSTED != 0 => {
-                    format!(
-                        "{requests} requests, from receive posted #{}'s source",
-                        place + 1
-                    )
-                }
-                Some(source) => format!("{requests} requests, from {source}"),
+                Some(source) => format!(
+                    "{} requests, from {source}",
+                    cairn_model::completion_requests(key.aux, key.flags)
+                ),
                 None => format!("{} requests", key.aux),
             }
         }

@@ -64,7 +64,7 @@ pub const EXPANSION_SEED: u64 = 0xca1e_5eed;
 use body::read_leaf;
 use body::Walked;
 pub use body::{Body, DecodedBodies, Item, Shares};
-pub use relative::{column_parts, Relative, SOURCE_POSTED, TAG_STEP};
+pub use relative::{column_parts, Relative, TAG_STEP};
 pub use sharing::{MemberExtents, MemberTotals, RankSet, RankSlopes, RankView, Sharing};
 pub use sizes::{ColumnSizes, SIZE_IN_COLUMN};
 
@@ -724,10 +724,7 @@ impl StreamEncoder {
             let drawn = |key: &EventKey| {
                 key.offset == OffsetRef::Blurred || key.flags & blur::ORDER_IN_LEAF != 0
             };
-            // The receives posted must come out of each repetition as they went in (each
-            // repetition's waits finish its own receives), or the repetitions after the
-            // second would see others than the keys were taken with.
-            if second != keys || keys.iter().any(drawn) || !self.relative.same_posted(&probe) {
+            if second != keys || keys.iter().any(drawn) {
                 self.relative = before;
                 self.push_block_one_by_one(body, count);
                 return;

@@ -16,7 +16,7 @@ use crate::histogram::{Blurred, Histogram};
 use crate::stats::Stats;
 use crate::stream::{
     pair_sums, EventKey, FileRef, MemberTotals, OffsetRef, RankSet, RankSlopes, Sharing,
-    BLURRED_SIZE, MEMBER_EXTENTS, MEMBER_SIZES, SOURCE_POSTED,
+    BLURRED_SIZE, MEMBER_EXTENTS, MEMBER_SIZES,
 };
 
 const FIELDS: usize = RankSlopes::FIELDS;
@@ -591,15 +591,11 @@ fn first_place(node: &Node<EventKey>, rank: i64, rules: Rules<'_>) -> (u32, i64)
 }
 
 /// Whether the key's aux holds a peer in its low 32 bits: a point-to-point call's, or the
-/// source a completion of one receive kept (`COMPLETED_FROM`), which ranks merge alike —
-/// unless it is kept as its place among the receives posted (`SOURCE_POSTED`), the same
-/// number on every rank.
+/// source a completion of one receive kept (`COMPLETED_FROM`), which ranks merge alike.
 fn has_peer(key: &EventKey, rules: Rules<'_>) -> bool {
     match (rules.class_of)(key.call) {
         Some(CallClass::PointToPoint) => true,
-        Some(CallClass::Completion) => {
-            key.flags & (event_flags::COMPLETED_FROM | SOURCE_POSTED) == event_flags::COMPLETED_FROM
-        }
+        Some(CallClass::Completion) => key.flags & event_flags::COMPLETED_FROM != 0,
         _ => false,
     }
 }

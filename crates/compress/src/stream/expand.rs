@@ -360,13 +360,8 @@ impl<'s, C: Fn(u16) -> Option<CallClass>> Events<'s, C> {
 
     fn leaf(&mut self, leaf: &Leaf<EventKey>, node: (usize, usize)) -> Event {
         let mut key = leaf.key;
-        let mut flags = key.flags
-            & !(TAG_STEP
-                | MEMBER_EXTENTS
-                | MEMBER_SIZES
-                | PEER_DOUBLED
-                | PEER_HALVED
-                | SOURCE_POSTED);
+        let mut flags =
+            key.flags & !(TAG_STEP | MEMBER_EXTENTS | MEMBER_SIZES | PEER_DOUBLED | PEER_HALVED);
         let class = (self.class_of)(key.call);
         // The column holds an occurrence's offset, then its size (each if the key says so).
         let offset_entry = (key.offset == OffsetRef::Column)

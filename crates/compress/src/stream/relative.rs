@@ -8,8 +8,6 @@ use cairn_model::{
     event_flags, positional, CallClass, Event, IrregularSteps, WanderingSizes, UNKNOWN,
 };
 
-use std::collections::VecDeque;
-
 use super::blur::{
     Blur, BLURRED_CAPACITY, BLURRED_PEER, BLURRED_RESULT, BLURRED_SIZE, BLURRED_TAG, ORDER_IN_LEAF,
     PEER_DOUBLED, PEER_HALVED,
@@ -63,10 +61,6 @@ pub struct Relative {
     /// whether it was kept as doubled (1) or halved (2) — a chain never turns back, so a
     /// two-round exchange (masks 1, 2, 1, 2…) keeps its first mask rather than halving.
     site_masks: FastMap<(u16, u32), (i64, u8)>,
-    /// The peers of the receives posted and not known to be completed, oldest first (at
-    /// most [`MOST_POSTED`]): a completion of one receive keeps its source as its place
-    /// here ([`SOURCE_POSTED`]).
-    posted: VecDeque<i32>,
     /// Encoding only, below precision 100: call sites (call, context) of point-to-point
     /// calls that posted a capacity and got nothing (a non-blocking receive): there an
     /// empty posting (capacity 0, as a solver posts to a neighbour with no atoms to send)
@@ -158,31 +152,6 @@ struct TagHistory {
 /// the last tag at the same context.
 pub const TAG_STEP: u32 = 1 << 31;
 
-/// Key flag (a bit no event flag uses): a completion of one receive keeps the source that
-/// matched (`COMPLETED_FROM`) as the place, among the receives the thread posted and had
-/// not completed (oldest first), of the first posted from that source — 0 when receives
-/// complete in the order they were posted. A halo exchange's waits then have one key on
-/// every rank whichever neighbours it has (HPCG on 2 × 2 × 2 ranks: each rank's seven
-/// waits one loop, not seven parts of their own), and expanding gives each its source back.
-/// Readers that walk without expanding see the place, not the source (no figure needs it).
-pub const SOURCE_POSTED: u32 = 1 << 16;
-
-/// Receives posted and not completed that [`Relative`] remembers, at most (the oldest are
-/// forgotten first).
-const MOST_POSTED: usize = 64;
-
-/// Whether the (final) key of an event of `class` posts a receive: a point-to-point call
-/// that asked for bytes and got none yet (an `MPI_Irecv`), its values kept exactly.
-fn posts_receive(key: &EventKey, class: Option<CallClass>) -> bool {
-    class == Some(CallClass::PointToPoint)
-        && !key.failed()
-        && key.request > 0
-        && key.result() == 0
-        && key.flags
-            & (BLURRED_SIZE | BLURRED_CAPACITY | BLURRED_RESULT | BLURRED_PEER | SIZE_IN_COLUMN)
-            == 0
-}
-
 impl Relative {
     /// The encoder's state at a precision level (0–100; 100 keeps every value exact).
     pub fn with_precision(precision: u8) -> Relative {
@@ -214,34 +183,6 @@ impl Relative {
             };
             self.site_masks.insert(site, (mask, form));
         }
-    }
-
-    /// Follows the receives posted, after the event whose final key is `key` and whose
-    /// peer (or source) is `peer`: a posted receive joins them; a completion that names no
-    /// source but got bytes (`MPI_Waitall` of receives) is taken to have finished them all.
-    fn note_posted(&mut self, key: &EventKey, class: Option<CallClass>, peer: i64) {
-        if posts_receive(key, class) {
-            if let Ok(peer) = i32::try_from(peer) {
-                if peer >= 0 {
-                    if self.posted.len() == MOST_POSTED {
-                        self.posted.pop_front();
-                    }
-                    self.posted.push_back(peer);
-                }
-            }
-        } else if class == Some(CallClass::Completion)
-            && key.flags & event_flags::COMPLETED_FROM == 0
-            && !key.failed()
-            && (key.result() > 0 || key.flags & BLURRED_RESULT != 0)
-        {
-            self.posted.clear();
-        }
-    }
-
-    /// Whether the receives posted are as `other` has them (a block the tracer folded
-    /// leaves them alike from one repetition to the next, or it is encoded one by one).
-    pub(super) fn same_posted(&self, other: &Relative) -> bool {
-        self.posted == other.posted
     }
 
     /// Continues encoding at `precision` (a stream over its budget): only which values
@@ -486,19 +427,6 @@ impl Relative {
             // may blur: the sources of irregular exchanges would not fold.
             flags &= !event_flags::COMPLETED_FROM;
             event.aux >> 32
-        } else if class == Some(CallClass::Completion)
-            && event.flags & event_flags::COMPLETED_FROM != 0
-        {
-            // The source as its place among the receives posted, when one was from it.
-            let source = event.aux as u32 as i32;
-            match self.posted.iter().position(|peer| *peer == source) {
-                Some(place) => {
-                    self.posted.remove(place);
-                    flags |= SOURCE_POSTED;
-                    (event.aux & !0xffff_ffff) | place as u64
-                }
-                None => event.aux,
-            }
         } else if event.flags & event_flags::OFFSET_IN_AUX != 0 {
             let base = self.context_aux.insert(event.context, event.aux);
             event.aux.wrapping_sub(base.unwrap_or(0))
@@ -603,8 +531,6 @@ impl Relative {
             // relative to it.
             key.request = 0;
         }
-        // On the key as stored, which is all a reader has.
-        self.note_posted(&key, class, event.aux as u32 as i32 as i64);
         (key, order)
     }
 
@@ -758,15 +684,6 @@ impl Relative {
             let exact = key.flags & BLURRED_PEER == 0;
             self.remember_peer(site, aux as u32 as i32 as i64, exact, form);
             aux
-        } else if key.flags & SOURCE_POSTED != 0 {
-            // Past a loop a walk took in bulk the place may be out of them: -1 then (a
-            // walk does not read sources; an expansion meets every event).
-            let place = key.aux as u32 as usize;
-            let source = match place < self.posted.len() {
-                true => self.posted.remove(place).unwrap_or(-1),
-                false => -1,
-            };
-            (key.aux & !0xffff_ffff) | source as u32 as u64
         } else if key.flags & event_flags::OFFSET_IN_AUX != 0 {
             let base = self.context_aux.get(&key.context).copied().unwrap_or(0);
             let aux = base.wrapping_add(key.aux);
@@ -777,7 +694,6 @@ impl Relative {
         } else {
             key.aux
         };
-        self.note_posted(key, class, aux as u32 as i32 as i64);
         (file_plus_one, offset, aux)
     }
 }

@@ -150,6 +150,22 @@ impl Stats {
             let half = 1u64 << (drop - 1);
             (value.saturating_add(half) >> drop) << drop
         };
+        if let (2..=3, Some(values)) = (self.count, self.values()) {
+            // Two or three observations: each value rounded, and the statistics those
+            // values' (kept as the values, version 25); the histogram stays the one of the
+            // values as they were.
+            let histogram = self.histogram;
+            let mut rounded = Stats::default();
+            let (low, high) = (integer(values[0]), integer(values[values.len() - 1]));
+            for value in values {
+                rounded.add(integer(value).clamp(low, high.max(low)));
+            }
+            *self = Stats {
+                histogram,
+                ..rounded
+            };
+            return;
+        }
         self.min = integer(self.min);
         self.max = integer(self.max).max(self.min);
         if self.count > 1 {
@@ -277,7 +293,29 @@ impl Stats {
             return;
         }
         out.u64(self.min);
-        out.u64(self.max - self.min);
+        if self.count <= 3 {
+            // Two or three observations (version 25): the values say everything, in fewer
+            // bytes than a mean, a spread and a histogram — when they are these statistics'
+            // (a precision level may have rounded the extremes but not the histogram).
+            // The range's low bit says which form follows.
+            let values = self.values();
+            let exact = values.as_ref().is_some_and(|values| {
+                let mut again = Stats::default();
+                values.iter().for_each(|value| again.add(*value));
+                (again.min, again.max, again.histogram, again.mean_code())
+                    == (self.min, self.max, self.histogram, self.mean_code())
+                    && spread_to_code(again.spread_code()) == spread_to_code(self.spread_code())
+            });
+            out.u64((self.max - self.min) << 1 | !exact as u64);
+            if let (true, Some(values)) = (exact, values) {
+                if self.count == 3 {
+                    out.u64(values[1] - self.min);
+                }
+                return;
+            }
+        } else {
+            out.u64(self.max - self.min);
+        }
         out.u64(self.mean_code());
         out.u64(spread_to_code(self.spread_code()));
         if histogram {
@@ -307,6 +345,20 @@ impl Stats {
                     out.u64(self.histogram[index]);
                 }
             }
+        }
+    }
+
+    /// The observations of statistics of two or three (the middle one from the mean), if
+    /// they are whole nanoseconds within the extremes.
+    fn values(&self) -> Option<Vec<u64>> {
+        match self.count {
+            2 => Some(vec![self.min, self.max]),
+            3 => {
+                let middle = (self.mean * 3.0 - self.min as f64 - self.max as f64).round();
+                (middle >= self.min as f64 && middle <= self.max as f64)
+                    .then(|| vec![self.min, middle as u64, self.max])
+            }
+            _ => None,
         }
     }
 
@@ -358,7 +410,29 @@ impl Stats {
             ..Stats::default()
         };
         stats.min = reader.u64()?;
-        stats.max = stats.min.saturating_add(reader.u64()?);
+        let range = if count <= 3 {
+            // Version 25: two or three observations as their values (low bit 0).
+            let word = reader.u64()?;
+            let range = word >> 1;
+            if word & 1 == 0 {
+                let mut values = Stats::of(stats.min);
+                if count == 3 {
+                    let middle = reader.u64()?;
+                    if middle > range {
+                        return Err(
+                            reader.corrupt("statistics' middle value beyond their extremes")
+                        );
+                    }
+                    values.add(stats.min + middle);
+                }
+                values.add(stats.min.saturating_add(range));
+                return Ok(values);
+            }
+            range
+        } else {
+            reader.u64()?
+        };
+        stats.max = stats.min.saturating_add(range);
         let above = reader.u64()? as f64 / UNITS_PER_NS;
         if above > (stats.max - stats.min) as f64 {
             return Err(reader.corrupt("statistics' mean beyond their extremes"));
@@ -431,9 +505,87 @@ mod tests {
     }
 
     #[test]
+    fn two_or_three_observations_round_as_their_values() {
+        // Rounded to 7 significant bits, each value is (its low bits zero), the statistics
+        // are those values' and still stored as them; the histogram is the one of the
+        // values before rounding.
+        let mut stats = Stats::default();
+        for value in [1_500_003u64, 1_734_567, 1_999_999] {
+            stats.add(value);
+        }
+        let histogram = stats.histogram;
+        stats.round(7);
+        let values = stats.values().unwrap();
+        assert!(
+            values.iter().all(|value| value.trailing_zeros() >= 14),
+            "{values:?}"
+        );
+        assert_eq!(stats.histogram, histogram);
+        let mut writer = ByteWriter::new();
+        stats.encode(&mut writer, true);
+        let bytes = writer.into_inner();
+        // Count, minimum, range and middle value: no mean, spread or histogram.
+        assert!(bytes.len() <= 10, "{bytes:?}");
+        let read = Stats::decode(&mut ByteReader::new(&bytes, "t"), true).unwrap();
+        assert_eq!(
+            (read.min, read.max, read.mean),
+            (stats.min, stats.max, stats.mean)
+        );
+    }
+
+    #[test]
+    fn two_or_three_observations_are_kept_as_themselves() {
+        // A leaf a loop of two or three ran (a rank's own part of a halo exchange): its
+        // values, exactly, in the bytes of the values — not a mean, a spread and a
+        // histogram (14 bytes for two durations of about a microsecond before version 25).
+        for values in [
+            vec![1_500u64, 2_700],
+            vec![900, 1_234, 56_789],
+            vec![7, 7, 7],
+        ] {
+            let mut stats = Stats::default();
+            values.iter().for_each(|value| stats.add(*value));
+            let mut writer = ByteWriter::new();
+            stats.encode(&mut writer, true);
+            let bytes = writer.into_inner();
+            assert!(bytes.len() <= 1 + 3 * values.len(), "{values:?}: {bytes:?}");
+            let read = Stats::decode(&mut ByteReader::new(&bytes, "t"), true).unwrap();
+            assert_eq!(
+                (read.count, read.min, read.max, read.mean, read.histogram),
+                (
+                    stats.count,
+                    stats.min,
+                    stats.max,
+                    stats.mean,
+                    stats.histogram
+                )
+            );
+            assert!((read.m2 - stats.m2).abs() <= 1e-6 * stats.m2.max(1.0));
+        }
+        // Extremes a precision level rounded (the histogram is the values'): the full form,
+        // read back as it was written.
+        let mut stats = Stats::default();
+        [1_000_003u64, 1_234_567]
+            .iter()
+            .for_each(|value| stats.add(*value));
+        stats.round(3);
+        let mut writer = ByteWriter::new();
+        stats.encode(&mut writer, true);
+        let bytes = writer.into_inner();
+        let read = Stats::decode(&mut ByteReader::new(&bytes, "t"), true).unwrap();
+        assert_eq!(
+            (read.count, read.min, read.max, read.histogram),
+            (stats.count, stats.min, stats.max, stats.histogram)
+        );
+        let mut again = ByteWriter::new();
+        read.encode(&mut again, true);
+        assert_eq!(again.into_inner(), bytes);
+    }
+
+    #[test]
     fn rounding_keeps_significant_bits() {
         let mut stats = Stats::default();
-        for value in [1_000_003, 1_234_567, 999_999] {
+        for value in [1_000_003, 1_234_567, 999_999, 1_100_000] {
             stats.add(value);
         }
         let exact = stats;

@@ -306,7 +306,9 @@ impl Stats {
                     == (self.min, self.max, self.histogram, self.mean_code())
                     && spread_to_code(again.spread_code()) == spread_to_code(self.spread_code())
             });
-            out.u64((self.max - self.min) << 1 | !exact as u64);
+            // (A range beyond 2^63 ns, which no clock gives, is kept as that.)
+            let range = (self.max - self.min).min(u64::MAX >> 1);
+            out.u64(range << 1 | !exact as u64);
             if let (true, Some(values)) = (exact, values) {
                 if self.count == 3 {
                     out.u64(values[1] - self.min);
@@ -423,7 +425,7 @@ impl Stats {
                             reader.corrupt("statistics' middle value beyond their extremes")
                         );
                     }
-                    values.add(stats.min + middle);
+                    values.add(stats.min.saturating_add(middle));
                 }
                 values.add(stats.min.saturating_add(range));
                 return Ok(values);

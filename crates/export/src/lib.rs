@@ -43,6 +43,28 @@ pub(crate) fn message(trace: &Trace, event: &Event) -> Option<(i32, Option<i32>)
     }
 }
 
+/// Which of a thread's posted receives — (source, what the exporter keeps of each), oldest
+/// first — the completion `event` finished, taken out: for a completion of one receive that
+/// kept its source, the earliest posted from it; for one that names no source but got
+/// bytes (an `MPI_Waitall` of receives), all of them; otherwise (a test that found nothing
+/// finished, a wait on sends) none. Both the Perfetto and the OTF2 export draw a posted
+/// receive's message as arriving there.
+pub(crate) fn finished_receives<T>(posted: &mut Vec<(u32, T)>, event: &Event) -> Vec<(u32, T)> {
+    if event.failed() {
+        return Vec::new();
+    }
+    match cairn_model::completion_source(event.aux, event.flags) {
+        Some(source) => posted
+            .iter()
+            .position(|(peer, _)| i64::from(*peer) == i64::from(source))
+            .map(|index| posted.remove(index))
+            .into_iter()
+            .collect(),
+        None if event.result > 0 => std::mem::take(posted),
+        None => Vec::new(),
+    }
+}
+
 /// Told how many events were walked since it was last told (every [`PROGRESS_STEP`] events
 /// and at the end of each stream): a progress bar's feed.
 #[derive(Clone)]

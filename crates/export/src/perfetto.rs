@@ -233,11 +233,9 @@ pub fn write(trace: &Trace, filter: &Filter, out: &mut impl Write) -> Result<Wri
 /// streams. Receives posted with a wildcard source or tag are left without a flow.
 ///
 /// A blocking receive ends its flow; a posted one (`MPI_Irecv`) waits in its thread's
-/// [`Awaiting`] for the completion that finished it, where the message arrived: the
-/// completion of one receive that kept its source (`MPI_Wait`, a successful `MPI_Test`,
-/// `MPI_Waitany`...) ends the earliest waiting flow from that source; one that does not
-/// say (`MPI_Waitall` of several requests) but got bytes ends every waiting flow, as
-/// Score-P's `MpiIrecv` records are written at the completion.
+/// [`Awaiting`] for the completion that finished it, where the message arrived
+/// ([`crate::finished_receives`]), as Score-P's `MpiIrecv` records are written at the
+/// completion.
 #[derive(Default)]
 struct Messages {
     sent: HashMap<(u32, u32, u32), u64>,
@@ -261,19 +259,8 @@ impl Messages {
             return Vec::new();
         };
         if call.message_bytes() == Some(MessageBytes::Completed) {
-            if event.failed() {
-                return Vec::new();
-            }
-            return match cairn_model::completion_source(event.aux, event.flags) {
-                Some(source) => awaiting
-                    .iter()
-                    .position(|(from, _)| i64::from(*from) == i64::from(source))
-                    .map(|index| awaiting.remove(index).1)
-                    .into_iter()
-                    .collect(),
-                None if event.result > 0 => awaiting.drain(..).map(|(_, flow)| flow).collect(),
-                None => Vec::new(),
-            };
+            let finished = crate::finished_receives(awaiting, event);
+            return finished.into_iter().map(|(_, flow)| flow).collect();
         }
         let Some(flow) = self.flow(call, rank, event, written) else {
             return Vec::new();

@@ -295,8 +295,8 @@ struct Events<'a> {
     next_matching: u64,
     /// Every rank is exported: message and collective records can name `MPI_COMM_WORLD`.
     world: bool,
-    /// Non-blocking receives posted and not yet drawn: (peer, tag, bytes posted).
-    posted: Vec<(u32, u32, u64)>,
+    /// Non-blocking receives posted and not yet drawn: (peer, (tag, bytes posted)).
+    posted: Vec<(u32, (u32, u64))>,
     /// When the last call written ended.
     last_end: u64,
 }
@@ -398,7 +398,7 @@ impl Events<'_> {
                 self.message_record(library.EvtWriter_MpiRecv, end, peer, tag, event.bytes())?
             }
             // A non-blocking receive is drawn as arriving when a completion call ends.
-            Some((_, peer, tag)) => self.posted.push((peer, tag, event.request)),
+            Some((_, peer, tag)) => self.posted.push((peer, (tag, event.request))),
             None => {}
         }
         let collective = self.collective(trace, event);
@@ -425,31 +425,13 @@ impl Events<'_> {
             )?;
             self.written.collectives += 1;
         }
-        if info.class() == Some(CallClass::Completion) && !event.failed() {
-            // A completion of one receive that kept its source finished the earliest
-            // receive posted from it, which got the bytes the completion counts; one that
-            // does not say but got bytes, every receive posted (with the size posted).
-            let finished = match cairn_model::completion_source(event.aux, event.flags) {
-                Some(source) => self
-                    .posted
-                    .iter()
-                    .position(|(peer, _, _)| i64::from(*peer) == i64::from(source))
-                    .map(|index| {
-                        let (peer, tag, _) = self.posted.remove(index);
-                        (peer, tag, event.bytes())
-                    })
-                    .into_iter()
-                    .collect(),
-                // One receive posted: it got every byte the completion counts.
-                None if event.result > 0 && self.posted.len() == 1 => {
-                    let (peer, tag, _) = self.posted.remove(0);
-                    vec![(peer, tag, event.bytes())]
-                }
-                None if event.result > 0 => std::mem::take(&mut self.posted),
-                // A test that found nothing finished, a wait on sends.
-                None => Vec::new(),
-            };
-            for (peer, tag, bytes) in finished {
+        if info.class() == Some(CallClass::Completion) {
+            // The receives it finished: one alone got every byte the completion counts;
+            // of several, each is drawn with the size posted.
+            let finished = crate::finished_receives(&mut self.posted, event);
+            let alone = finished.len() == 1;
+            for (peer, (tag, posted)) in finished {
+                let bytes = if alone { event.bytes() } else { posted };
                 self.message_record(library.EvtWriter_MpiRecv, end, peer, tag, bytes)?;
             }
         }
@@ -464,7 +446,7 @@ impl Events<'_> {
 
     /// Receives no completion call followed: drawn at the thread's last call's end.
     fn finish(&mut self) -> Result<(), ExportError> {
-        for (peer, tag, bytes) in std::mem::take(&mut self.posted) {
+        for (peer, (tag, bytes)) in std::mem::take(&mut self.posted) {
             let record = self.library.EvtWriter_MpiRecv;
             self.message_record(record, self.last_end, peer, tag, bytes)?;
         }

@@ -1816,9 +1816,13 @@ fn at_precision_99_the_spmd_trace_stays_within_ten_percent() {
     // failed one run in three. What grows is each rank's exact kernel counters and the MPI
     // runtime's dropped I/O in PROC (about 13 B a rank even at 99, run-dependent) and the
     // stream's members and merged statistics in EVNT (about 11 B a rank): the 10%
-    // is not met by this small trace, and the README says so.
+    // is not met by this small trace, and the README says so. Since EVNT version 25 the
+    // statistics of two or three observations are kept as the values: most leaves of the
+    // 2-rank trace stand for two (one a rank), so it shrank — 1,496…1,503 → 1,417…1,422 B
+    // in three runs each on 2026-11-29 — while the 8-rank one stayed (1,590…1,598 →
+    // 1,597…1,610 B): +6% → +13…15% from a smaller start, hence 1.17.
     assert!(
-        sizes[1] < sizes[0] * 1.13,
+        sizes[1] < sizes[0] * 1.17,
         "at precision 99: {sizes:?} B at np 2 and 8"
     );
 }

@@ -60,7 +60,7 @@ pub struct Leaf<K> {
 
 impl<K> Leaf<K> {
     /// A leaf of `key` with no statistics (for comparing shapes).
-    fn bare(key: K) -> Leaf<K> {
+    pub(crate) fn bare(key: K) -> Leaf<K> {
         Leaf {
             key,
             duration: Stats::default(),

@@ -48,6 +48,7 @@ mod blur;
 mod body;
 mod expand;
 mod offsets;
+pub mod pending;
 mod relative;
 mod resized;
 mod sharing;
@@ -1000,6 +1001,8 @@ pub struct EncodedStream {
     count_histograms: bool,
     /// Some peer doubles or halves the last at its call site ([`PEER_DOUBLED`]).
     rank_peers: bool,
+    /// Some completion is kept against what its body posted ([`pending::COUNTS_PENDING`]).
+    counts_pending: bool,
 }
 
 impl EncodedStream {
@@ -1102,6 +1105,7 @@ impl EncodedStream {
             /// The stream knows its rank (shared, or kept): peers may follow it.
             has_rank: bool,
             rank_peers: bool,
+            counts_pending: bool,
         }
         /// `runs`: how many times the loops around these nodes run them in all. Returns
         /// the events they stand for, in all.
@@ -1152,6 +1156,7 @@ impl EncodedStream {
                         state.max_context = state.max_context.max(key.context);
                         state.blurred_sizes |= key.flags & BLURRED_SIZE != 0;
                         state.column_sizes |= key.flags & SIZE_IN_COLUMN != 0;
+                        state.counts_pending |= key.flags & pending::COUNTS_PENDING != 0;
                         let (_, per_member) = read_leaf(reader, key, state.shared, runs, None)?;
                         state.leaf_extents.push(per_member.extents.map(Into::into));
                         state.leaf_sizes.push(per_member.sizes);
@@ -1232,6 +1237,7 @@ impl EncodedStream {
             count_histograms: false,
             has_rank: shared || ranked,
             rank_peers: false,
+            counts_pending: false,
         };
         let occurrences = check(&mut reader, top_level_nodes, 0, 1, &mut state)?;
         if state.column_taken != column.len() as u64 {
@@ -1289,6 +1295,7 @@ impl EncodedStream {
             column_sizes: state.column_sizes,
             count_histograms: state.count_histograms,
             rank_peers: state.rank_peers,
+            counts_pending: state.counts_pending,
         })
     }
 
@@ -1345,6 +1352,8 @@ impl EncodedStream {
             first_rank: self.sharing.base_rank,
             occurrences: 1,
             walked: Walked::of(view),
+            pending: Default::default(),
+            counts_pending: self.counts_pending,
         }
     }
 
@@ -1470,7 +1479,14 @@ impl EncodedStream {
     }
 
     fn rewritten(&self, io: &dyn Fn(u16) -> bool, resize: bool) -> Option<EncodedStream> {
-        if self.shared || !self.column.is_empty() || self.column_sizes || self.count_histograms {
+        // Completions kept against what their body posted would not survive loops
+        // regrouped.
+        if self.shared
+            || !self.column.is_empty()
+            || self.column_sizes
+            || self.count_histograms
+            || self.counts_pending
+        {
             return None;
         }
         let nodes = self.nodes().to_nodes();

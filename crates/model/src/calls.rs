@@ -194,6 +194,25 @@ impl CallClass {
     }
 }
 
+/// Whether the call `name` of `class` posts a request a completion (`MPI_Wait*`,
+/// `MPI_Test*`) later takes: MPI's non-blocking sends, receives and collectives, and
+/// MPI-IO's non-blocking reads and writes, in C (`MPI_Isend`) and Fortran (`mpi_isend_`).
+/// By name, so that calls of generated hooks or of a newer cairn count alike.
+pub fn posts_request(name: &str, class: CallClass) -> bool {
+    let prefix = |prefix: &str| {
+        name.get(..prefix.len())
+            .is_some_and(|start| start.eq_ignore_ascii_case(prefix))
+    };
+    match class {
+        CallClass::PointToPoint | CallClass::Collective => {
+            // `MPI_Iprobe` and `MPI_Improbe` post nothing to wait for.
+            prefix("MPI_I") && !prefix("MPI_Iprobe") && !prefix("MPI_Improbe")
+        }
+        CallClass::Read | CallClass::Write => prefix("MPI_File_i"),
+        _ => false,
+    }
+}
+
 macro_rules! row_is_share {
     (share) => {
         true

@@ -9,7 +9,7 @@
 
 mod calls;
 
-pub use calls::{Call, CallClass, FortranBinding, Layer, MessageBytes};
+pub use calls::{posts_request, Call, CallClass, FortranBinding, Layer, MessageBytes};
 
 /// Marks an offset or file that is not known.
 pub const UNKNOWN: i64 = -1;

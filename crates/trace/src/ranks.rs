@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use cairn_compress::ranks::{merge_ranks, Member};
-use cairn_compress::stream::{EncodedStream, RankView, Shares};
+use cairn_compress::stream::{pending, EncodedStream, RankView, Shares};
 use cairn_format::bytes::{ByteReader, ByteWriter};
 
 use crate::{CallInfo, Process, Result, Stream, Trace, TraceError};
@@ -103,6 +103,20 @@ pub fn merge_streams(
     // Members of one rank (two processes) take consecutive shares.
     let mut taken: HashMap<(*const EncodedStream, i64), usize> = HashMap::new();
     let (streams_read, merged_as_read) = (&streams, &merged_as);
+    // A completion of every request its body posted is kept against them, so that ranks
+    // with more neighbours (more posts, a longer `MPI_Waitall`) share its leaf.
+    let posts = |call: u16| {
+        calls.get(call as usize).is_some_and(|info| {
+            info.class()
+                .is_some_and(|class| cairn_model::posts_request(&info.name, class))
+        })
+    };
+    let completes = |call: u16| {
+        calls
+            .get(call as usize)
+            .and_then(CallInfo::class)
+            .is_some_and(|class| class == cairn_model::CallClass::Completion)
+    };
     let members = ranked.iter().map(move |index| {
         let stream = &streams_read[*index];
         let key = Arc::as_ptr(&stream.events);
@@ -111,10 +125,12 @@ pub fn merge_streams(
         let member = deltas.partition_point(|delta| *delta < stream.rank_delta) + *before;
         *before += 1;
         let (partition, rank) = merged_as_read[*index];
+        let mut nodes = stream.nodes().member_nodes(shares, member);
+        pending::mark(&mut nodes, &posts, &completes);
         Member {
             rank,
             partition,
-            nodes: stream.nodes().member_nodes(shares, member),
+            nodes,
         }
     });
     // Peers wrap round the job: its size is one more than its highest rank.
@@ -141,11 +157,16 @@ pub fn merge_streams(
             .last_end
             .saturating_sub(anchor_stream.first_start);
         let single = group.members.len() == 1 && group.sharing.parameters.is_empty();
+        let mut nodes = group.nodes;
+        if group.members.len() == 1 {
+            // A rank alone keeps its own values.
+            pending::resolve(&mut nodes);
+        }
         let shared = if single && anchor_stream.members == 1 {
             anchor_stream.events.clone()
         } else {
             Arc::new(EncodedStream::from_nodes(
-                &group.nodes,
+                &nodes,
                 anchor_stream.first_start,
                 anchor_stream.last_end,
                 &group.sharing,

@@ -2,6 +2,7 @@
 //! again each time it is walked, nothing is materialised — and a member's own nodes with
 //! its share of a shared stream's statistics ([`Shares`]).
 
+use super::pending::{self, Pending};
 use super::*;
 
 /// One node read from an encoded stream.
@@ -81,6 +82,11 @@ pub struct Body<'a> {
     /// The walked member's place among the stream's members: its own offset ranges of
     /// leaves that keep each member's.
     pub(super) walked: Walked,
+    /// What was posted before this body in the walked rank's view (a part only some ranks
+    /// have continues the body around it; any other body starts from nothing), and
+    /// whether the stream keeps completions against it ([`pending`](super::pending)).
+    pub(super) pending: Pending,
+    pub(super) counts_pending: bool,
 }
 
 impl<'a> Body<'a> {
@@ -98,18 +104,46 @@ impl<'a> Body<'a> {
         self.nodes == 0
     }
 
-    /// The nodes in order. The stream was checked when it was opened, so reading cannot fail.
+    /// The nodes in order, as the walked rank has them. The stream was checked when it was
+    /// opened, so reading cannot fail.
     pub fn iter(&self) -> impl Iterator<Item = Item<'a>> + 'a {
         let mut reader = ByteReader::new(self.data, "event stream");
         let body = *self;
+        let mut pending = self.pending;
+        (0..self.nodes).map_while(move |_| {
+            let mut item = read_item(&mut reader, &body).ok()?;
+            pending::step(&mut pending, &mut item, body.counts_pending);
+            Some(item)
+        })
+    }
+
+    /// The nodes as stored: completions kept against what their body posted stay so, to
+    /// be written back with the stream's [`Sharing`].
+    fn iter_stored(&self) -> impl Iterator<Item = Item<'a>> + 'a {
+        let mut reader = ByteReader::new(self.data, "event stream");
+        let body = *self;
         (0..self.nodes).map_while(move |_| read_item(&mut reader, &body).ok())
+    }
+
+    /// What the walked rank has posted at the end of this body (a part: to go on with
+    /// the body around it).
+    pub(super) fn pending_after(&self) -> Pending {
+        let mut reader = ByteReader::new(self.data, "event stream");
+        let mut pending = self.pending;
+        for _ in 0..self.nodes {
+            let Ok(mut item) = read_item(&mut reader, self) else {
+                break;
+            };
+            pending::step(&mut pending, &mut item, self.counts_pending);
+        }
+        pending
     }
 
     /// The nodes as stored (memory proportional to the folded size, not the event count):
     /// a part only some ranks have stays a loop run once, to be written back with the
     /// stream's [`Sharing`].
     pub fn to_nodes(&self) -> Vec<Node<EventKey>> {
-        self.iter()
+        self.iter_stored()
             .map(|item| match item {
                 Item::Leaf(leaf) => Node::Leaf(leaf),
                 Item::Loop {

@@ -37,7 +37,11 @@
 //! MPI's collective writes, and on a process grid the ranks that have a west neighbour —
 //! the grid's boundary ranks share the interior ranks' loop, each lacking a few of its
 //! leaves, and the sets of a grid's rows, columns and planes are nested runs whose size
-//! does not grow with the grid. So roles cost their own nodes, not a stream each.
+//! does not grow with the grid. So roles cost their own nodes, not a stream each. The
+//! `MPI_Waitall` after such an exchange names as many requests as the rank has neighbours;
+//! it comes here kept against what its body posted ([`crate::stream::pending`], marked by
+//! the caller on each member's nodes), so it is one leaf of every rank, not a part per
+//! kind of rank.
 //!
 //! Which slopes a part takes is decided by its second rank, so the first rank that joins
 //! must not teach it a wrong one. A rank is aligned with a group under natural rules (a

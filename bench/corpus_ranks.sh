@@ -24,6 +24,7 @@ build() {
     # h5pcc compiles and links in two steps and leaves the object file where it runs.
     hdf5_hyperslab) (cd "$work" && h5pcc.openmpi -O2 -o "$1" "$OLDPWD/$source_of/$1.c") ;;
     pnetcdf_vars) mpicc.openmpi -O2 -o "$work/$1" "$source_of/$1.c" -lpnetcdf ;;
+    halo_axes) mpif90.openmpi -O2 -o "$work/$1" "$source_of/$1.f90" ;;
     *) mpicc.openmpi -O2 -o "$work/$1" "$source_of/$1.c" ;;
     esac
 }
@@ -34,14 +35,14 @@ arguments() {
     hdf5_hyperslab) echo "$3 $((1024 * $2))" ;;
     imbalanced) echo "$2 $3/p" ;;
     irregular | rank_logs) echo "$2 $3/log" ;;
-    master_worker | tagged_tasks) echo "$2" ;;
+    master_worker | tagged_tasks | halo_axes) echo "$2" ;;
     *) echo "$3 $2" ;;
     esac
 }
 section() { "$cairn" dump --sections "$1" | awk -v name="$2" '$1 == name":" || $1 == name { print $3 }'; }
 printf '%-20s %7s | %7s %5s %6s | %7s %5s %6s | %8s %8s\n' program steps \
     "B@$low" PROC EVNT "B@$high" PROC EVNT "ranks +%" "x10 +%"
-programs=(comm_copy comm_reuse coupled_halves doubling halo2d hdf5_hyperslab imbalanced
+programs=(comm_copy comm_reuse coupled_halves doubling halo2d halo_axes hdf5_hyperslab imbalanced
     irregular master_worker multigrid rank_logs rank_trees slabs stencil3d tagged_tasks transpose wait_order
     wandering_neighbours)
 for program in "${programs[@]}"; do

@@ -105,18 +105,12 @@ pub fn merge_streams(
     let (streams_read, merged_as_read) = (&streams, &merged_as);
     // A completion of every request its body posted is kept against them, so that ranks
     // with more neighbours (more posts, a longer `MPI_Waitall`) share its leaf.
+    let class_of = |call: u16| calls.get(call as usize).and_then(CallInfo::class);
     let posts = |call: u16| {
-        calls.get(call as usize).is_some_and(|info| {
-            info.class()
-                .is_some_and(|class| cairn_model::posts_request(&info.name, class))
-        })
+        class_of(call)
+            .is_some_and(|class| cairn_model::posts_request(&calls[call as usize].name, class))
     };
-    let completes = |call: u16| {
-        calls
-            .get(call as usize)
-            .and_then(CallInfo::class)
-            .is_some_and(|class| class == cairn_model::CallClass::Completion)
-    };
+    let completes = |call: u16| class_of(call) == Some(cairn_model::CallClass::Completion);
     let members = ranked.iter().map(move |index| {
         let stream = &streams_read[*index];
         let key = Arc::as_ptr(&stream.events);
@@ -139,7 +133,6 @@ pub fn merge_streams(
         .filter_map(|process| process.rank)
         .max()
         .map(|rank| rank as i64 + 1);
-    let class_of = |call: u16| calls.get(call as usize).and_then(CallInfo::class);
     let groups = merge_ranks(members, job_size, &class_of, precision);
     for group in groups {
         // Times come from the member first in (process, thread) order, as when reading.

@@ -107,14 +107,16 @@ impl<'a> Body<'a> {
     /// The nodes in order, as the walked rank has them. The stream was checked when it was
     /// opened, so reading cannot fail.
     pub fn iter(&self) -> impl Iterator<Item = Item<'a>> + 'a {
-        let mut reader = ByteReader::new(self.data, "event stream");
-        let body = *self;
-        let mut pending = self.pending;
-        (0..self.nodes).map_while(move |_| {
-            let mut item = read_item(&mut reader, &body).ok()?;
-            pending::step(&mut pending, &mut item, body.counts_pending);
-            Some(item)
-        })
+        self.items()
+    }
+
+    fn items(&self) -> Items<'a> {
+        Items {
+            reader: ByteReader::new(self.data, "event stream"),
+            body: *self,
+            pending: self.pending,
+            left: self.nodes,
+        }
     }
 
     /// The nodes as stored: completions kept against what their body posted stay so, to
@@ -128,15 +130,9 @@ impl<'a> Body<'a> {
     /// What the walked rank has posted at the end of this body (a part: to go on with
     /// the body around it).
     pub(super) fn pending_after(&self) -> Pending {
-        let mut reader = ByteReader::new(self.data, "event stream");
-        let mut pending = self.pending;
-        for _ in 0..self.nodes {
-            let Ok(mut item) = read_item(&mut reader, self) else {
-                break;
-            };
-            pending::step(&mut pending, &mut item, self.counts_pending);
-        }
-        pending
+        let mut items = self.items();
+        items.by_ref().for_each(drop);
+        items.pending
     }
 
     /// The nodes as stored (memory proportional to the folded size, not the event count):
@@ -250,6 +246,29 @@ impl<'a> Body<'a> {
                 }
             }
         }
+    }
+}
+
+/// A body's nodes as read for the walked rank, with what it has posted so far
+/// ([`pending::step`]).
+struct Items<'a> {
+    reader: ByteReader<'a>,
+    body: Body<'a>,
+    pending: Pending,
+    left: u64,
+}
+
+impl<'a> Iterator for Items<'a> {
+    type Item = Item<'a>;
+
+    fn next(&mut self) -> Option<Item<'a>> {
+        self.left = self.left.checked_sub(1)?;
+        let Ok(mut item) = read_item(&mut self.reader, &self.body) else {
+            self.left = 0;
+            return None;
+        };
+        pending::step(&mut self.pending, &mut item, self.body.counts_pending);
+        Some(item)
     }
 }
 

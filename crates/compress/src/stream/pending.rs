@@ -51,8 +51,8 @@ impl Pending {
 /// its body posted since the last one so marked [`COUNTS_PENDING`], its count and bytes
 /// kept less those, and the posts it counted [`POSTED`]. Not a completion of one request
 /// (`MPI_Wait` after `MPI_Isend`): every rank's is alike anyway, and flagged keys are a
-/// byte or two longer. `posts` and `completes` say
-/// which calls post requests and which complete them.
+/// byte or two longer. `posts` and `completes` say which calls post requests and which
+/// complete them.
 pub fn mark(
     nodes: &mut [Node<EventKey>],
     posts: &dyn Fn(u16) -> bool,

@@ -4,11 +4,10 @@
 //! `MPI_STATUS_IGNORE`); a non-blocking receive's bytes are counted when a completion
 //! finishes it. In a correct program the bytes received equal the bytes sent, over the
 //! whole job; Darshan does not trace messages, and Score-P counts the posted size.
-//!
-//! Receives made through Open MPI's Fortran bindings keep the posted capacity (their
-//! status is not read): counted as received but also reported as estimated.
+//! Receives made through Fortran bindings count alike: the tracer converts their
+//! requests and reads their statuses (trace format EVNT 27 on).
 
-use cairn_model::{event_flags, MessageBytes};
+use cairn_model::MessageBytes;
 use cairn_trace::walk::Occurrence;
 use serde::Serialize;
 
@@ -18,9 +17,6 @@ pub struct MessageSummary {
     pub received_bytes: u64,
     /// The capacity of every receive posted (blocking or not).
     pub posted_receive_bytes: u64,
-    /// Of `received_bytes`: the posted capacity of receives whose arrival was not read
-    /// (Open MPI's Fortran bindings).
-    pub estimated_received_bytes: u64,
 }
 
 impl MessageSummary {
@@ -44,16 +40,12 @@ impl MessageSummary {
         } else {
             occurrence.key.request.saturating_mul(occurrence.count)
         };
-        let estimated = occurrence.key.flags & event_flags::FORTRAN != 0;
         match role {
             MessageBytes::Sent => self.sent_bytes += bytes,
             MessageBytes::Completed => self.received_bytes += bytes,
             MessageBytes::Received | MessageBytes::Posted => {
                 self.received_bytes += bytes;
                 self.posted_receive_bytes += capacity;
-                if estimated {
-                    self.estimated_received_bytes += bytes;
-                }
             }
             MessageBytes::Probed => {}
         }
@@ -63,7 +55,6 @@ impl MessageSummary {
         self.sent_bytes += other.sent_bytes;
         self.received_bytes += other.received_bytes;
         self.posted_receive_bytes += other.posted_receive_bytes;
-        self.estimated_received_bytes += other.estimated_received_bytes;
     }
 
     pub fn is_empty(&self) -> bool {

@@ -475,19 +475,8 @@ pub fn summary_text(summary: &Summary, files_limit: usize) -> String {
     if !messages.is_empty() {
         let _ = writeln!(
             out,
-            "\nMPI messages: {} bytes sent, {} received, into receives posted for {}{}",
-            messages.sent_bytes,
-            messages.received_bytes,
-            messages.posted_receive_bytes,
-            if messages.estimated_received_bytes > 0 {
-                format!(
-                    " ({} of the received bytes are the posted sizes of receives made \
-                     through Open MPI's Fortran bindings: estimated)",
-                    messages.estimated_received_bytes
-                )
-            } else {
-                String::new()
-            }
+            "\nMPI messages: {} bytes sent, {} received, into receives posted for {}",
+            messages.sent_bytes, messages.received_bytes, messages.posted_receive_bytes,
         );
     }
     if let Some(kernel) = &summary.kernel_io {

@@ -314,6 +314,13 @@ fn waits_of_each_axis_are_one_leaf_in_fortran_under(mpi: common::mpi::Mpi) {
             calls["MPI_Waitall"]["count"].as_u64(),
             Some(2 * ranks * steps)
         );
+        // What arrived, from the statuses, under both MPIs (Open MPI's Fortran layer calls
+        // PMPI itself: its hooks read the Fortran statuses), not the capacity posted.
+        assert_eq!(calls["MPI_Irecv"]["bytes"].as_u64(), Some(0));
+        assert_eq!(
+            calls["MPI_Waitall"]["bytes"].as_u64(),
+            Some(2048 * messages)
+        );
         for process in summary["process_list"].as_array().unwrap() {
             let rank = process["rank"].as_u64().unwrap();
             assert_eq!(

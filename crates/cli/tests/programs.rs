@@ -2130,7 +2130,6 @@ fn received_bytes_are_what_arrived_under(mpi: Mpi) {
         ("sent_bytes", per_rank * ranks),
         ("received_bytes", per_rank * ranks),
         ("posted_receive_bytes", posted * ranks),
-        ("estimated_received_bytes", 0),
     ] {
         assert_eq!(messages[field].as_u64(), Some(value), "{field}: {messages}");
     }
@@ -3067,12 +3066,9 @@ fn fortran_mpi_calls_are_traced_under(mpi: Mpi) {
     let ranks = 2u64;
     let (_directory, traced) = trace_mpi(mpi, "mpi_fortran", ranks as usize);
     let calls = &traced.summary["calls"];
-    // Receives posted through Open MPI's Fortran layer keep their posted size (an estimate
-    // the summary reports as such); through MPICH's, the C hooks count what arrived when
-    // the completion finishes them.
-    let mpich = mpi == Mpich;
-    let posted = |bytes: u64| if mpich { 0 } else { bytes };
-    let arrived = |bytes: u64| if mpich { bytes } else { 0 };
+    // Receives posted through either MPI's Fortran layer count what arrived when the
+    // completion finishes them: through MPICH's, the C hooks see the calls; through Open
+    // MPI's, the Fortran hooks convert the requests and read the statuses.
     for (fortran, count, bytes) in [
         ("mpi_allreduce_", 3 * ranks, 3 * 8 * ranks),
         ("mpi_bcast_", ranks, 16 * ranks),
@@ -3081,11 +3077,11 @@ fn fortran_mpi_calls_are_traced_under(mpi: Mpi) {
         ("mpi_barrier_", ranks, 0),
         ("mpi_isend_", 5 * ranks, 5 * 32 * ranks),
         // The ring's Irecvs, and rank 1's Irecv of rank 0's Ssend.
-        ("mpi_irecv_", 5 * ranks + 1, posted(5 * 32 * ranks + 12)),
-        ("mpi_waitall_", 5 * ranks, arrived(5 * 32 * ranks)),
+        ("mpi_irecv_", 5 * ranks + 1, 0),
+        ("mpi_waitall_", 5 * ranks, 5 * 32 * ranks),
         ("mpi_sendrecv_", ranks, 8 * ranks),
         ("mpi_ssend_", 1, 12),
-        ("mpi_wait_", 1, arrived(12)),
+        ("mpi_wait_", 1, 12),
         ("mpi_gather_", ranks, 4 * ranks),
         ("mpi_scatter_", ranks, 4 * ranks),
         ("mpi_allgather_", ranks, 4 * ranks),
@@ -3103,18 +3099,22 @@ fn fortran_mpi_calls_are_traced_under(mpi: Mpi) {
             &[(call.clone(), fortran_count(mpi, false, true, count))],
         );
     }
-    // Every byte sent arrives; through Open MPI's Fortran layer the receives' posted sizes
-    // (the ring's, rank 1's Irecv, the two Recvs) are reported as estimated.
+    // The Sendrecv's receiving half is its share, a C name whichever hook saw the call.
+    assert_eq!(
+        calls["MPI_Sendrecv_received"]["count"].as_u64(),
+        Some(ranks),
+        "{calls}"
+    );
+    assert_eq!(
+        calls["MPI_Sendrecv_received"]["bytes"].as_u64(),
+        Some(8 * ranks)
+    );
+    // Every byte sent arrives, under either MPI: the two Recvs, the ring's Waitalls, rank
+    // 1's Wait and the Sendrecvs' halves.
     let messages = &traced.summary["mpi_messages"];
-    let estimated = messages["estimated_received_bytes"].as_u64();
-    if mpich {
-        assert_eq!(
-            messages["received_bytes"], messages["sent_bytes"],
-            "{messages}"
-        );
-        assert_eq!(estimated, Some(0), "{messages}");
-    } else {
-        assert_eq!(estimated, Some(5 * 32 * ranks + 12 + 2 * 40), "{messages}");
+    let sent = 2 * 40 + 5 * 32 * ranks + 8 * ranks + 12;
+    for field in ["sent_bytes", "received_bytes", "posted_receive_bytes"] {
+        assert_eq!(messages[field].as_u64(), Some(sent), "{field}: {messages}");
     }
     assert_eq!(traced.summary["ranks"].as_u64(), Some(ranks));
     // Fortran's non-blocking calls count as non-blocking: rank 1 has the extra Irecv.
@@ -3176,19 +3176,16 @@ fn fortran_mpi_f08_calls_are_traced_under(mpi: Mpi) {
     let ranks = 2u64;
     let (_directory, traced) = trace_mpi(mpi, "mpi_fortran_f08", ranks as usize);
     let calls = &traced.summary["calls"];
-    // As in `fortran_mpi_calls_are_traced_under`: MPICH's completions count what arrived.
-    let mpich = mpi == Mpich;
-    let posted = |bytes: u64| if mpich { 0 } else { bytes };
-    let arrived = |bytes: u64| if mpich { bytes } else { 0 };
+    // As in `fortran_mpi_calls_are_traced_under`: the completions count what arrived.
     // (call, has a buffer, count, bytes)
     let expected = [
-        ("mpi_irecv_", true, 4 * ranks, posted(16 * 4 * ranks)),
+        ("mpi_irecv_", true, 4 * ranks, 0),
         ("mpi_isend_", true, 4 * ranks, 16 * 4 * ranks),
         ("mpi_allreduce_", true, 2 * ranks, 16 * 2 * ranks),
         ("mpi_file_write_at_all_", true, ranks, 16 * ranks),
         ("mpi_file_write_", true, ranks, 8 * ranks),
-        ("mpi_waitall_", false, 3 * ranks, arrived(16 * 3 * ranks)),
-        ("mpi_wait_", false, 2 * ranks, arrived(16 * ranks)),
+        ("mpi_waitall_", false, 3 * ranks, 16 * 3 * ranks),
+        ("mpi_wait_", false, 2 * ranks, 16 * ranks),
         ("mpi_barrier_", false, ranks, 0),
         ("mpi_file_open_", false, ranks, 0),
         ("mpi_file_sync_", false, ranks, 0),
@@ -3259,7 +3256,6 @@ fn more_fortran_calls_are_traced_under(mpi: Mpi, f08: bool) {
     let (_directory, staging, output) = run_mpi_traced(mpi, "mpi_fortran_more", flags, 2, &[]);
     let traced = merge(&staging, output);
     let calls = &traced.summary["calls"];
-    let mpich = mpi == Mpich;
     // (call, has a buffer, count, bytes) over both ranks; one integer is 4 bytes.
     let expected = [
         ("mpi_send_", true, 1, 4),
@@ -3268,10 +3264,10 @@ fn more_fortran_calls_are_traced_under(mpi: Mpi, f08: bool) {
         ("mpi_iprobe_", false, 2, 0),
         ("mpi_ibarrier_", false, 2, 0),
         ("mpi_waitany_", false, 2, 0),
-        // MPICH's completions count what arrived; Open MPI's Fortran keeps the posted size.
-        ("mpi_irecv_", true, 2, if mpich { 0 } else { 8 }),
+        // The completions count what arrived, through either MPI's Fortran layer.
+        ("mpi_irecv_", true, 2, 0),
         ("mpi_isend_", true, 2, 8),
-        ("mpi_waitall_", false, 2, if mpich { 8 } else { 0 }),
+        ("mpi_waitall_", false, 2, 8),
         ("mpi_test_", false, 2, 0),
         ("mpi_testall_", false, 2, 0),
         ("mpi_waitsome_", false, 2, 0),
@@ -3323,4 +3319,73 @@ fn more_fortran_calls_are_traced_under(mpi: Mpi, f08: bool) {
             ("closes", 2),
         ],
     );
+}
+
+#[test]
+fn fortran_receives_count_what_arrived() {
+    fortran_receives_count_what_arrived_under(OpenMpi, false);
+}
+
+#[test]
+fn fortran_f08_receives_count_what_arrived() {
+    fortran_receives_count_what_arrived_under(OpenMpi, true);
+}
+
+#[test]
+fn mpich_fortran_receives_count_what_arrived() {
+    fortran_receives_count_what_arrived_under(Mpich, false);
+}
+
+#[test]
+fn mpich_fortran_f08_receives_count_what_arrived() {
+    fortran_receives_count_what_arrived_under(Mpich, true);
+}
+
+/// `tests/programs/mpi_fortran_received.f90` at 2 ranks, `use mpi` or `use mpi_f08`:
+/// receives with room for 100 integers that get 10, each finished by another blocking or
+/// testing call, count the 40 bytes that arrived — Open MPI's Fortran layer calls PMPI
+/// itself, so its hooks convert the requests (`PMPI_Request_f2c`) and read the Fortran
+/// statuses, the tracer's own where the program passed `MPI_STATUS(ES)_IGNORE`; the
+/// program checks every status it asked for (source and count) and fails otherwise.
+fn fortran_receives_count_what_arrived_under(mpi: Mpi, f08: bool) {
+    let flags: &[&str] = if f08 { &["-cpp", "-DF08"] } else { &["-cpp"] };
+    let (_directory, staging, output) = run_mpi_traced(mpi, "mpi_fortran_received", flags, 2, &[]);
+    let traced = merge(&staging, output);
+    let messages = &traced.summary["mpi_messages"];
+    for (field, value) in [
+        ("sent_bytes", 2 * 12 * 40),
+        ("received_bytes", 2 * 12 * 40),
+        ("posted_receive_bytes", 2 * 12 * 400),
+    ] {
+        assert_eq!(messages[field].as_u64(), Some(value), "{field}: {messages}");
+    }
+    for process in traced.summary["process_list"].as_array().unwrap() {
+        assert_eq!(
+            process["mpi_messages"]["received_bytes"].as_u64(),
+            Some(12 * 40),
+            "{process}"
+        );
+    }
+    let calls = &traced.summary["calls"];
+    // (call, calls over both ranks — the tests' loops at least one a rank —, bytes)
+    for (call, count, bytes) in [
+        ("MPI_Irecv", Some(20), 0),
+        ("MPI_Recv", Some(2), 80),
+        ("MPI_Sendrecv_received", Some(2), 80),
+        ("MPI_Wait", Some(2), 80),
+        ("MPI_Waitall", Some(4), 240),
+        ("MPI_Waitany", Some(2), 80),
+        ("MPI_Waitsome", Some(2), 80),
+        ("MPI_Test", None, 80),
+        ("MPI_Testall", None, 80),
+        ("MPI_Testany", None, 80),
+        ("MPI_Testsome", None, 80),
+    ] {
+        let counted = calls[call]["count"].as_u64().unwrap_or(0);
+        match count {
+            Some(count) => assert_eq!(counted, count, "{call}: {}", calls[call]),
+            None => assert!(counted >= 2, "{call}: {}", calls[call]),
+        }
+        assert_eq!(calls[call]["bytes"].as_u64(), Some(bytes), "{call}");
+    }
 }

@@ -96,11 +96,10 @@ pub enum MessageBytes {
     /// A send: the bytes sent.
     Sent,
     /// A blocking receive: the capacity posted (request) and the bytes its status says
-    /// arrived (result). Calls made through Open MPI's Fortran bindings keep the capacity
-    /// as the result (their status is not read): an estimate, flagged `FORTRAN`.
+    /// arrived (result), whichever language binding made it.
     Received,
     /// A non-blocking receive's posting: the capacity (request); nothing arrived yet
-    /// (result 0; the capacity again from Open MPI's Fortran bindings, an estimate).
+    /// (result 0).
     Posted,
     /// A completion (`MPI_Wait*`, `MPI_Test*`): the bytes of the posted receives it
     /// finished (result).

@@ -140,8 +140,11 @@ pub unsafe fn status_source_and_tag(status: *const c_void) -> Option<(c_int, c_i
 pub unsafe fn status_bytes(status: *const c_void) -> Option<u64> {
     match family()? {
         // source, tag, error, cancelled, then `size_t _ucount`.
-        // SAFETY: an Open MPI status is 24 bytes, 8-aligned.
-        Family::OpenMpi => unsafe { Some(*status.cast::<u8>().add(16).cast::<u64>()) },
+        // SAFETY: an Open MPI status is 24 bytes; read unaligned, since a Fortran status
+        // (the same bytes as integers) may sit at any 4-byte boundary.
+        Family::OpenMpi => unsafe {
+            Some(status.cast::<u8>().add(16).cast::<u64>().read_unaligned())
+        },
         Family::Mpich => {
             let fields = status.cast::<c_int>();
             // SAFETY: `count_lo`, then `count_hi_and_cancelled` (the cancelled bit lowest).
@@ -175,6 +178,39 @@ pub fn f08_status_ignored(status: *const c_void) -> bool {
     address != 0
         && (address == cached_symbol(&IGNORE, c"MPIR_F08_MPI_STATUS_IGNORE_OBJ")
             || address == cached_symbol(&IGNORES, c"MPIR_F08_MPI_STATUSES_IGNORE_OBJ"))
+}
+
+/// Whether a status argument of Open MPI's Fortran bindings (`use mpi`, `mpif.h`, and the
+/// `ompi_x_f` functions behind `use mpi_f08`) is its `MPI_STATUS_IGNORE` or
+/// `MPI_STATUSES_IGNORE`: the address of a common block, under one of the four names a
+/// Fortran compiler may give it (Open MPI compares with all four too).
+pub fn fortran_status_ignored(status: *const c_void) -> bool {
+    static NAMES: [&CStr; 8] = [
+        c"mpi_fortran_status_ignore_",
+        c"mpi_fortran_statuses_ignore_",
+        c"mpi_fortran_status_ignore",
+        c"mpi_fortran_statuses_ignore",
+        c"mpi_fortran_status_ignore__",
+        c"mpi_fortran_statuses_ignore__",
+        c"MPI_FORTRAN_STATUS_IGNORE",
+        c"MPI_FORTRAN_STATUSES_IGNORE",
+    ];
+    // Looked up once each: a name that is absent is kept as 1 (never a status's address),
+    // so a completion does not ask `dlsym` again.
+    static ADDRESSES: [AtomicUsize; 8] = [const { AtomicUsize::new(0) }; 8];
+    let address = status as usize;
+    if address < 4096 || family() != Some(Family::OpenMpi) {
+        return false;
+    }
+    NAMES.iter().zip(&ADDRESSES).any(|(name, cache)| {
+        let mut known = cache.load(Ordering::Relaxed);
+        if known == 0 {
+            // SAFETY: looking up a symbol by its NUL-terminated name.
+            known = (unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) } as usize).max(1);
+            cache.store(known, Ordering::Relaxed);
+        }
+        known == address
+    })
 }
 
 /// `MPI_ANY_SOURCE` of the loaded library (−1 when unknown: Open MPI's, and never a rank).

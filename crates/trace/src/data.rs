@@ -18,6 +18,10 @@ use processes::{decode_processes, encode_processes};
 
 /// Section versions this reader understands.
 const VERSION: u16 = 1;
+/// Version 27 of EVNT: receives made through Open MPI's Fortran bindings hold what arrived,
+/// as C's do (a posting 0 bytes, a blocking receive and a completion the bytes their
+/// statuses say arrived, a `MPI_SENDRECV` its `MPI_Sendrecv_received` share); before, a
+/// posted capacity that readers reported as an estimate.
 /// Version 26 of EVNT: a completion may be kept against the requests its loop body posted
 /// (key flags 2^16 on it, 2^15 on the posts it counts; `compress/src/stream/pending.rs`).
 /// Version 25 of EVNT: statistics of two or three observations may be those values (the
@@ -51,7 +55,7 @@ const VERSION: u16 = 1;
 /// and implied the fullest histogram bin; version 4 added the
 /// slowest rank per leaf, version 3 streams shared by ranks and per-stream file tables,
 /// version 2 one stream per thread with trace-wide file indices, version 1 flat columns).
-const EVENTS_VERSION: u16 = 26;
+const EVENTS_VERSION: u16 = 27;
 /// Version 12 of PROC: the per-process columns ranks have alike (parent and exec'd process,
 /// forked, string entries, argument counts, group codes, ending, status, threads, untraced
 /// calls, runtime events, ranks, which have counters or lost calls) as runs of equal values

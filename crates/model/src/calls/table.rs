@@ -546,20 +546,16 @@ macro_rules! for_each_builtin_call {
             mpi_finalize_ Process Lifecycle custom;
             mpi_send_  Mpi PointToPoint generated (buf: *const c_void, count: *const c_int, datatype: *const c_int, dest: *const c_int, tag: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
                 => fortran_message(count, datatype, dest, tag, comm, ierror);
-            mpi_recv_  Mpi PointToPoint generated (buf: *mut c_void, count: *const c_int, datatype: *const c_int, source: *const c_int, tag: *const c_int, comm: *const c_int, status: *mut c_int, ierror: *mut c_int) -> ()
-                => fortran_message(count, datatype, source, tag, comm, ierror);
+            mpi_recv_ Mpi PointToPoint custom;
             mpi_ssend_ Mpi PointToPoint generated (buf: *const c_void, count: *const c_int, datatype: *const c_int, dest: *const c_int, tag: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
                 => fortran_message(count, datatype, dest, tag, comm, ierror);
             mpi_isend_ Mpi PointToPoint generated (buf: *const c_void, count: *const c_int, datatype: *const c_int, dest: *const c_int, tag: *const c_int, comm: *const c_int, request: *mut c_int, ierror: *mut c_int) -> ()
                 => fortran_message(count, datatype, dest, tag, comm, ierror);
             mpi_irecv_ Mpi PointToPoint generated (buf: *mut c_void, count: *const c_int, datatype: *const c_int, source: *const c_int, tag: *const c_int, comm: *const c_int, request: *mut c_int, ierror: *mut c_int) -> ()
-                => fortran_message(count, datatype, source, tag, comm, ierror);
-            mpi_sendrecv_ Mpi PointToPoint generated (sendbuf: *const c_void, sendcount: *const c_int, sendtype: *const c_int, dest: *const c_int, sendtag: *const c_int, recvbuf: *mut c_void, recvcount: *const c_int, recvtype: *const c_int, source: *const c_int, recvtag: *const c_int, comm: *const c_int, status: *mut c_int, ierror: *mut c_int) -> ()
-                => fortran_message(sendcount, sendtype, dest, sendtag, comm, ierror);
-            mpi_wait_  Mpi Completion generated (request: *mut c_int, status: *mut c_int, ierror: *mut c_int) -> ()
-                => fortran_completion(std::ptr::null(), ierror);
-            mpi_waitall_ Mpi Completion generated (count: *const c_int, requests: *mut c_int, statuses: *mut c_int, ierror: *mut c_int) -> ()
-                => fortran_completion(count, ierror);
+                => fortran_post_receive(count, datatype, source, tag, comm, request, ierror);
+            mpi_sendrecv_ Mpi PointToPoint custom;
+            mpi_wait_ Mpi Completion custom;
+            mpi_waitall_ Mpi Completion custom;
             mpi_gather_ Mpi Collective generated (sendbuf: *const c_void, sendcount: *const c_int, sendtype: *const c_int, recvbuf: *mut c_void, recvcount: *const c_int, recvtype: *const c_int, root: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
                 => fortran_collective(sendcount, sendtype, comm, ierror);
             mpi_scatter_ Mpi Collective generated (sendbuf: *const c_void, sendcount: *const c_int, sendtype: *const c_int, recvbuf: *mut c_void, recvcount: *const c_int, recvtype: *const c_int, root: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
@@ -623,14 +619,12 @@ macro_rules! for_each_builtin_call {
                 => fortran_message(std::ptr::null(), std::ptr::null(), source, tag, comm, ierror);
             mpi_iprobe_ Mpi PointToPoint generated (source: *const c_int, tag: *const c_int, comm: *const c_int, flag: *mut c_int, status: *mut c_int, ierror: *mut c_int) -> ()
                 => fortran_message(std::ptr::null(), std::ptr::null(), source, tag, comm, ierror);
-            mpi_test_ Mpi Completion generated (request: *mut c_int, flag: *mut c_int, status: *mut c_int, ierror: *mut c_int) -> ()
-                => fortran_completion(std::ptr::null(), ierror);
-            mpi_testall_ Mpi Completion generated (count: *const c_int, requests: *mut c_int, flag: *mut c_int, statuses: *mut c_int, ierror: *mut c_int) -> ()
-                => fortran_completion(count, ierror);
-            mpi_waitany_ Mpi Completion generated (count: *const c_int, requests: *mut c_int, index: *mut c_int, status: *mut c_int, ierror: *mut c_int) -> ()
-                => fortran_completion(count, ierror);
-            mpi_waitsome_ Mpi Completion generated (incount: *const c_int, requests: *mut c_int, outcount: *mut c_int, indices: *mut c_int, statuses: *mut c_int, ierror: *mut c_int) -> ()
-                => fortran_completion(incount, ierror);
+            mpi_test_ Mpi Completion custom;
+            mpi_testall_ Mpi Completion custom;
+            mpi_waitany_ Mpi Completion custom;
+            mpi_waitsome_ Mpi Completion custom;
+            mpi_testany_ Mpi Completion custom;
+            mpi_testsome_ Mpi Completion custom;
             mpi_ibarrier_ Mpi Collective generated (comm: *const c_int, request: *mut c_int, ierror: *mut c_int) -> ()
                 => fortran_collective(std::ptr::null(), std::ptr::null(), comm, ierror);
             mpi_ibcast_ Mpi Collective generated (buffer: *mut c_void, count: *const c_int, datatype: *const c_int, root: *const c_int, comm: *const c_int, request: *mut c_int, ierror: *mut c_int) -> ()
@@ -677,20 +671,16 @@ macro_rules! for_each_builtin_call {
             ompi_file_close_f MpiIo Close custom;
             ompi_send_f Mpi PointToPoint generated (buf: *const c_void, count: *const c_int, datatype: *const c_int, dest: *const c_int, tag: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
                 => fortran_message(count, datatype, dest, tag, comm, ierror);
-            ompi_recv_f Mpi PointToPoint generated (buf: *mut c_void, count: *const c_int, datatype: *const c_int, source: *const c_int, tag: *const c_int, comm: *const c_int, status: *mut c_int, ierror: *mut c_int) -> ()
-                => fortran_message(count, datatype, source, tag, comm, ierror);
+            ompi_recv_f Mpi PointToPoint custom;
             ompi_ssend_f Mpi PointToPoint generated (buf: *const c_void, count: *const c_int, datatype: *const c_int, dest: *const c_int, tag: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
                 => fortran_message(count, datatype, dest, tag, comm, ierror);
             ompi_isend_f Mpi PointToPoint generated (buf: *const c_void, count: *const c_int, datatype: *const c_int, dest: *const c_int, tag: *const c_int, comm: *const c_int, request: *mut c_int, ierror: *mut c_int) -> ()
                 => fortran_message(count, datatype, dest, tag, comm, ierror);
             ompi_irecv_f Mpi PointToPoint generated (buf: *mut c_void, count: *const c_int, datatype: *const c_int, source: *const c_int, tag: *const c_int, comm: *const c_int, request: *mut c_int, ierror: *mut c_int) -> ()
-                => fortran_message(count, datatype, source, tag, comm, ierror);
-            ompi_sendrecv_f Mpi PointToPoint generated (sendbuf: *const c_void, sendcount: *const c_int, sendtype: *const c_int, dest: *const c_int, sendtag: *const c_int, recvbuf: *mut c_void, recvcount: *const c_int, recvtype: *const c_int, source: *const c_int, recvtag: *const c_int, comm: *const c_int, status: *mut c_int, ierror: *mut c_int) -> ()
-                => fortran_message(sendcount, sendtype, dest, sendtag, comm, ierror);
-            ompi_wait_f Mpi Completion generated (request: *mut c_int, status: *mut c_int, ierror: *mut c_int) -> ()
-                => fortran_completion(std::ptr::null(), ierror);
-            ompi_waitall_f Mpi Completion generated (count: *const c_int, requests: *mut c_int, statuses: *mut c_int, ierror: *mut c_int) -> ()
-                => fortran_completion(count, ierror);
+                => fortran_post_receive(count, datatype, source, tag, comm, request, ierror);
+            ompi_sendrecv_f Mpi PointToPoint custom;
+            ompi_wait_f Mpi Completion custom;
+            ompi_waitall_f Mpi Completion custom;
             ompi_gather_f Mpi Collective generated (sendbuf: *const c_void, sendcount: *const c_int, sendtype: *const c_int, recvbuf: *mut c_void, recvcount: *const c_int, recvtype: *const c_int, root: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
                 => fortran_collective(sendcount, sendtype, comm, ierror);
             ompi_scatter_f Mpi Collective generated (sendbuf: *const c_void, sendcount: *const c_int, sendtype: *const c_int, recvbuf: *mut c_void, recvcount: *const c_int, recvtype: *const c_int, root: *const c_int, comm: *const c_int, ierror: *mut c_int) -> ()
@@ -733,14 +723,12 @@ macro_rules! for_each_builtin_call {
                 => fortran_message(std::ptr::null(), std::ptr::null(), source, tag, comm, ierror);
             ompi_iprobe_f Mpi PointToPoint generated (source: *const c_int, tag: *const c_int, comm: *const c_int, flag: *mut c_int, status: *mut c_int, ierror: *mut c_int) -> ()
                 => fortran_message(std::ptr::null(), std::ptr::null(), source, tag, comm, ierror);
-            ompi_test_f Mpi Completion generated (request: *mut c_int, flag: *mut c_int, status: *mut c_int, ierror: *mut c_int) -> ()
-                => fortran_completion(std::ptr::null(), ierror);
-            ompi_testall_f Mpi Completion generated (count: *const c_int, requests: *mut c_int, flag: *mut c_int, statuses: *mut c_int, ierror: *mut c_int) -> ()
-                => fortran_completion(count, ierror);
-            ompi_waitany_f Mpi Completion generated (count: *const c_int, requests: *mut c_int, index: *mut c_int, status: *mut c_int, ierror: *mut c_int) -> ()
-                => fortran_completion(count, ierror);
-            ompi_waitsome_f Mpi Completion generated (incount: *const c_int, requests: *mut c_int, outcount: *mut c_int, indices: *mut c_int, statuses: *mut c_int, ierror: *mut c_int) -> ()
-                => fortran_completion(incount, ierror);
+            ompi_test_f Mpi Completion custom;
+            ompi_testall_f Mpi Completion custom;
+            ompi_waitany_f Mpi Completion custom;
+            ompi_waitsome_f Mpi Completion custom;
+            ompi_testany_f Mpi Completion custom;
+            ompi_testsome_f Mpi Completion custom;
             ompi_ibarrier_f Mpi Collective generated (comm: *const c_int, request: *mut c_int, ierror: *mut c_int) -> ()
                 => fortran_collective(std::ptr::null(), std::ptr::null(), comm, ierror);
             ompi_ibcast_f Mpi Collective generated (buffer: *mut c_void, count: *const c_int, datatype: *const c_int, root: *const c_int, comm: *const c_int, request: *mut c_int, ierror: *mut c_int) -> ()
@@ -783,10 +771,10 @@ macro_rules! for_each_builtin_call {
             // the profiling names of the `use mpi` layer instead; reported as `mpi_x_`.
             pmpi_iprobe_ Mpi PointToPoint generated (source: *const c_int, tag: *const c_int, comm: *const c_int, flag: *mut c_int, status: *mut c_int, ierror: *mut c_int) -> ()
                 => fortran_message(std::ptr::null(), std::ptr::null(), source, tag, comm, ierror);
-            pmpi_test_ Mpi Completion generated (request: *mut c_int, flag: *mut c_int, status: *mut c_int, ierror: *mut c_int) -> ()
-                => fortran_completion(std::ptr::null(), ierror);
-            pmpi_testall_ Mpi Completion generated (count: *const c_int, requests: *mut c_int, flag: *mut c_int, statuses: *mut c_int, ierror: *mut c_int) -> ()
-                => fortran_completion(count, ierror);
+            pmpi_test_ Mpi Completion custom;
+            pmpi_testall_ Mpi Completion custom;
+            pmpi_testany_ Mpi Completion custom;
+            pmpi_testsome_ Mpi Completion custom;
             // `use mpi_f08` start and end (MPICH's reach PMPI_Init/PMPI_Finalize directly).
             mpi_init_f08_ Process Lifecycle custom;
             mpi_finalize_f08_ Process Lifecycle custom;
@@ -807,6 +795,8 @@ macro_rules! for_each_builtin_call {
             mpi_testall_f08_ Mpi Completion custom;
             mpi_waitany_f08_ Mpi Completion custom;
             mpi_waitsome_f08_ Mpi Completion custom;
+            mpi_testany_f08_ Mpi Completion custom;
+            mpi_testsome_f08_ Mpi Completion custom;
             mpi_ibarrier_f08_ Mpi Collective generated (comm: *const c_int, request: *mut c_int, ierror: *mut c_int) -> ()
                 => fortran_collective(std::ptr::null(), std::ptr::null(), comm, ierror);
             mpi_file_seek_f08_ MpiIo Seek generated (file: *const c_int, offset: *const MpiOffset, whence: *const c_int, ierror: *mut c_int) -> ()

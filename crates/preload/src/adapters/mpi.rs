@@ -470,6 +470,14 @@ pub(crate) fn c_communicator(fortran: c_int) -> MpiHandle {
     c_handle(fortran, &COMM_F2C, c"PMPI_Comm_f2c")
 }
 
+static REQUEST_F2C: AtomicUsize = AtomicUsize::new(0);
+
+/// The C request of a Fortran one (null for a finished or unknown one): how a Fortran
+/// completion finds the receives its requests stand for.
+pub(crate) fn c_request(fortran: c_int) -> MpiHandle {
+    c_handle(fortran, &REQUEST_F2C, c"PMPI_Request_f2c")
+}
+
 fn read_int(value: *const c_int) -> c_int {
     if value.is_null() {
         0
@@ -511,6 +519,63 @@ pub fn fortran_message(
         read_int(comm) as usize as MpiHandle,
         ret,
     )
+}
+
+/// Fortran `MPI_RECV` (and `MPI_SENDRECV`'s receiving half) where its own hook traces it:
+/// as C's [`mpi_received`], the bytes from the status the hook made the call fill.
+#[allow(clippy::too_many_arguments)]
+pub fn fortran_received(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    count: *const c_int,
+    datatype: *const c_int,
+    source: *const c_int,
+    tag: *const c_int,
+    comm: *const c_int,
+    status: *mut c_int,
+    ierror: *const c_int,
+) -> bool {
+    mpi_received(
+        event,
+        state,
+        read_int(count),
+        c_datatype(datatype),
+        read_int(source),
+        read_int(tag),
+        read_int(comm) as usize as MpiHandle,
+        status.cast(),
+        read_int(ierror),
+    )
+}
+
+/// Fortran `MPI_IRECV` where its own hook traces it (Open MPI's bindings call `PMPI_Irecv`,
+/// which no hook sees): as C's [`mpi_post_receive`] — nothing has arrived yet, and the
+/// request is remembered under its C handle, so the completion that finishes it (a
+/// Fortran one, which converts its requests alike) counts the bytes its status says
+/// arrived rather than the capacity posted.
+#[allow(clippy::too_many_arguments)]
+pub fn fortran_post_receive(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    count: *const c_int,
+    datatype: *const c_int,
+    source: *const c_int,
+    tag: *const c_int,
+    comm: *const c_int,
+    request: *const c_int,
+    ierror: *mut c_int,
+    _ret: (),
+) -> bool {
+    let ret = read_int(ierror);
+    fortran_message(event, state, count, datatype, source, tag, comm, ierror, ());
+    if ret == 0 && !request.is_null() {
+        event.result = 0;
+        let handle = c_request(read_int(request));
+        if !handle.is_null() {
+            files::remember_receive(mpi_abi::handle_value(handle));
+        }
+    }
+    true
 }
 
 /// The file a Fortran string names: `length` bytes padded with blanks, not NUL-terminated.
@@ -657,18 +722,6 @@ pub fn fortran_file_length(
     let handle = read_int(file) as u32 as usize as MpiHandle;
     let size = read_offset(size, 0);
     mpi_file_length(event, state, handle, size, read_int(ierror))
-}
-
-/// Fortran `MPI_WAIT` (`count` null: one request) and `MPI_WAITALL`.
-pub fn fortran_completion(
-    event: &mut RawEvent,
-    state: &mut ThreadState,
-    count: *const c_int,
-    ierror: *mut c_int,
-    _ret: (),
-) -> bool {
-    let count = if count.is_null() { 1 } else { read_int(count) };
-    mpi_completion(event, state, count, read_int(ierror))
 }
 
 pub fn fortran_collective(

@@ -5,10 +5,11 @@
 # number of RANKS, CELLS² cells in all, STEPS steps, one OpenMP thread a rank, lossless:
 # the trace's bytes and how much they grow from the first rank count, its streams, the
 # whole `mpirun` wall untraced and traced (alternating, medians, ratio), and every
-# message's count and bytes as sent and as posted. CloverLeaf's halo exchange posts an
-# MPI_Irecv and an MPI_Isend per neighbour, left/right then bottom/top, each followed by an
-# MPI_Waitall of as many requests as the rank has neighbours on that axis: a corner chunk
-# waits for 2, an edge chunk for 2 or 4, an interior one for 4.
+# message's count, and the bytes sent and received (from the statuses). CloverLeaf's
+# halo exchange posts an MPI_Irecv and an MPI_Isend per neighbour, left/right then
+# bottom/top, each followed by an MPI_Waitall of as many requests as the rank has
+# neighbours on that axis: a corner chunk waits for 2, an edge chunk for 2 or 4, an
+# interior one for 4.
 #
 # Usage: bench/cloverleaf.sh PATH_TO_CLOVER_LEAF_OR_SOURCE [rounds=3] [ranks="4 16"] [cells=128] [steps=20]
 set -euo pipefail
@@ -53,7 +54,7 @@ EOF
 # CloverLeaf prints its steps on its standard error too.
 run() { mpirun.openmpi --oversubscribe -x OMP_NUM_THREADS -np "$np" "$@" "$clover" >/dev/null 2>&1; }
 printf '%-5s %10s %8s %7s %10s %10s %7s %s\n' ranks "trace B" "+%" streams "untraced s" "traced s" ratio \
-    "Isend n/B = Irecv n/B"
+    "Isend/Irecv n, sent/received B"
 first=""
 for np in $ranks; do
     untraced=()
@@ -71,9 +72,10 @@ for np in $ranks; do
     first=${first:-$bytes}
     messages=$("$cairn" summary --json trace.cairn | python3 -c '
 import json, sys
-calls = json.load(sys.stdin)["calls"]
-sent, posted = [(calls[name]["count"], calls[name]["bytes"]) for name in ("MPI_Isend", "MPI_Irecv")]
-print("%d/%d %s %d/%d" % (sent + ("=" if sent == posted else "!=",) + posted))')
+summary = json.load(sys.stdin)
+calls, messages = summary["calls"], summary["mpi_messages"]
+print("%d/%d %d/%d" % (calls["MPI_Isend"]["count"], calls["MPI_Irecv"]["count"],
+                       messages["sent_bytes"], messages["received_bytes"]))')
     streams=$("$cairn" dump trace.cairn | grep '^pid ' | grep -vc '; as pid ' || true)
     # shellcheck disable=SC2086
     awk -v r="$np" -v b="$bytes" -v f="$first" -v n="$streams" -v u="$(median ${untraced[*]})" \

@@ -40,7 +40,7 @@
 
 use std::sync::Arc;
 
-use cairn_format::bytes::{ByteReader, ByteWriter};
+use cairn_format::bytes::{unzigzag, zigzag, ByteReader, ByteWriter};
 use cairn_format::{FormatError, Result};
 use cairn_model::{event_flags, positional, CallClass, Event};
 
@@ -204,12 +204,42 @@ fn encode_key(key: &EventKey, out: &mut ByteWriter) {
         OffsetRef::Blurred => out.u64(4),
     }
     out.u64(key.request);
-    out.i64(key.result);
+    out.u64(result_code(key.request, key.result));
     out.i64(key.errno as i64);
     out.u64(key.aux);
     out.u64(key.flags as u64);
     out.u64(key.order as u64);
     out.u64(key.parameters as u64);
+}
+
+/// A key's result (result − request) as written: zigzag, except that a call that moved
+/// nothing of what it asked for (result 0: a receive's posting, a read at the end of a
+/// file) is 1, one byte whatever the request, the codes from 1 up to that value's zigzag
+/// moving up by one (since EVNT version 27; a posting's capacity was two or three bytes
+/// again).
+fn result_code(request: u64, result: i64) -> u64 {
+    let code = zigzag(result);
+    let nothing = zigzag((request as i64).wrapping_neg());
+    if request == 0 || code == 0 || code > nothing {
+        code
+    } else if code == nothing {
+        1
+    } else {
+        code + 1
+    }
+}
+
+/// The inverse of [`result_code`].
+fn result_of_code(request: u64, code: u64) -> i64 {
+    let nothing = zigzag((request as i64).wrapping_neg());
+    let code = if request == 0 || code == 0 || code > nothing {
+        code
+    } else if code == 1 {
+        nothing
+    } else {
+        code - 1
+    };
+    unzigzag(code)
 }
 
 fn decode_key(reader: &mut ByteReader) -> Result<EventKey> {
@@ -232,14 +262,16 @@ fn decode_key(reader: &mut ByteReader) -> Result<EventKey> {
         4 => OffsetRef::Blurred,
         _ => return Err(reader.corrupt("unknown offset encoding")),
     };
+    let request = reader.u64()?;
+    let result = result_of_code(request, reader.u64()?);
     Ok(EventKey {
         call,
         context,
         handle,
         file,
         offset,
-        request: reader.u64()?,
-        result: reader.i64()?,
+        request,
+        result,
         errno: reader.i32()?,
         aux: reader.u64()?,
         flags: reader.u32()?,

@@ -18,7 +18,8 @@ use processes::{decode_processes, encode_processes};
 
 /// Section versions this reader understands.
 const VERSION: u16 = 1;
-/// Version 27 of EVNT: receives made through Open MPI's Fortran bindings hold what arrived,
+/// Version 27 of EVNT: a key's result is a code in which a call that moved nothing (a
+/// receive's posting) is one byte; receives made through Open MPI's Fortran bindings hold what arrived,
 /// as C's do (a posting 0 bytes, a blocking receive and a completion the bytes their
 /// statuses say arrived, a `MPI_SENDRECV` its `MPI_Sendrecv_received` share); before, a
 /// posted capacity that readers reported as an estimate.

@@ -1765,3 +1765,43 @@ proptest! {
         }
     }
 }
+
+/// A key's result is written as a code that gives "moved nothing" one byte: every pair of
+/// request and result round-trips, the edges included, and a posting's costs one byte.
+#[test]
+fn result_codes_round_trip_and_nothing_costs_a_byte() {
+    let edges = [
+        0u64,
+        1,
+        2,
+        3,
+        4096,
+        11040,
+        i64::MAX as u64,
+        1 << 63,
+        u64::MAX,
+    ];
+    let results = [0i64, 1, -1, 2, -2, 4095, -4096, -11040, i64::MIN, i64::MAX];
+    for request in edges {
+        for result in results
+            .iter()
+            .copied()
+            .chain([(request as i64).wrapping_neg()])
+        {
+            let code = result_code(request, result);
+            assert_eq!(result_of_code(request, code), result, "{request} {result}");
+        }
+        if request != 0 {
+            assert_eq!(result_code(request, (request as i64).wrapping_neg()), 1);
+        }
+    }
+    assert_eq!(result_code(4096, 0), 0);
+}
+
+proptest! {
+    #[test]
+    fn result_codes_are_a_bijection(request in any::<u64>(), result in any::<i64>(), code in any::<u64>()) {
+        prop_assert_eq!(result_of_code(request, result_code(request, result)), result);
+        prop_assert_eq!(result_code(request, result_of_code(request, code)), code);
+    }
+}

@@ -47,7 +47,7 @@ impl MessageSummary {
                 self.received_bytes += bytes;
                 self.posted_receive_bytes += capacity;
             }
-            MessageBytes::Probed => {}
+            MessageBytes::Probed | MessageBytes::Described => {}
         }
     }
 

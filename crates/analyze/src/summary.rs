@@ -575,13 +575,16 @@ impl Visitor for Builder {
         // What a library (HDF5) did inside the program's call is not the program's call.
         match occurrence.class {
             _ if occurrence.inside_library() => {}
-            // `MPI_Isend` from C, `mpi_isend_` from Fortran.
+            // A persistent request's init moves nothing (its starts count).
+            CallClass::PointToPoint if occurrence.call.name.ends_with("_init") => {}
+            // `MPI_Isend` from C, `mpi_isend_` from Fortran; a persistent request's start.
             CallClass::PointToPoint
                 if occurrence
                     .call
                     .name
                     .get(..5)
-                    .is_some_and(|prefix| prefix.eq_ignore_ascii_case("MPI_I")) =>
+                    .is_some_and(|prefix| prefix.eq_ignore_ascii_case("MPI_I"))
+                    || occurrence.call.name.starts_with("MPI_Start_") =>
             {
                 kinds.non_blocking += count
             }

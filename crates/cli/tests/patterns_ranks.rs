@@ -356,6 +356,84 @@ fn waits_of_each_axis_are_one_leaf_in_fortran_under(mpi: common::mpi::Mpi) {
     );
 }
 
+fn persistent_requests_count_every_message_under(mpi: common::mpi::Mpi) {
+    // tests/programs/patterns/persistent_halo.c, PETSc's scatter on persistent requests: a
+    // ring's halo set up once (MPI_Send_init / MPI_Recv_init per neighbour), then each step
+    // MPI_Startall, MPI_Waitall and an Allreduce; every fifth step an MPI_Start'ed Ssend /
+    // Recv pair. Each start counts its message as MPI_Isend and MPI_Irecv would (a share per
+    // request: MPI_Start_send, MPI_Start_recv), the waits get what arrived, every rank
+    // shares one stream whose Waitall is one leaf, and the trace holds from N to 10 N steps
+    // (5%) and from 4 to 16 ranks (10%).
+    let _alone = alone();
+    let mut bytes = std::collections::BTreeMap::new();
+    for (ranks, steps) in [(4u64, 20u64), (4, 200), (16, 20)] {
+        let directory = tempfile::tempdir().unwrap();
+        let program = directory.path().join("persistent_halo");
+        mpi.compile("patterns/persistent_halo", &program, &[]);
+        let trace = directory.path().join("trace.cairn");
+        succeeded(
+            mpi.mpirun(ranks as usize)
+                .arg(cairn_binary())
+                .args(["run", "-q", "-o"])
+                .arg(&trace)
+                .arg("--")
+                .arg(&program)
+                .arg(directory.path())
+                .arg(steps.to_string()),
+        );
+        let summary = summary_json(&trace, &[]);
+        let calls = &summary["calls"];
+        let count = |call: &str| calls[call]["count"].as_u64();
+        let halo = 2 * (ranks - 1) * steps;
+        let checks = ranks * (steps / 5);
+        assert_eq!(count("MPI_Send_init"), Some(2 * (ranks - 1)));
+        assert_eq!(count("MPI_Recv_init"), Some(2 * (ranks - 1) + ranks));
+        assert_eq!(count("MPI_Ssend_init"), Some(ranks));
+        assert_eq!(count("MPI_Startall"), Some(ranks * steps));
+        assert_eq!(count("MPI_Start"), Some(2 * checks));
+        assert_eq!(count("MPI_Start_send"), Some(halo + checks));
+        assert_eq!(count("MPI_Start_recv"), Some(halo + checks));
+        assert_eq!(calls["MPI_Waitall"]["bytes"].as_u64(), Some(4096 * halo));
+        assert_eq!(calls["MPI_Wait"]["bytes"].as_u64(), Some(4 * checks));
+        let sent = 4096 * halo + 4 * checks;
+        let messages = &summary["mpi_messages"];
+        for field in ["sent_bytes", "received_bytes", "posted_receive_bytes"] {
+            assert_eq!(messages[field].as_u64(), Some(sent), "{field}: {messages}");
+        }
+        for process in summary["process_list"].as_array().unwrap() {
+            let rank = process["rank"].as_u64().unwrap();
+            let neighbours = if rank == 0 || rank + 1 == ranks { 1 } else { 2 };
+            assert_eq!(
+                process["mpi_messages"]["received_bytes"].as_u64(),
+                Some(4096 * neighbours * steps + 4 * (steps / 5)),
+                "rank {rank}"
+            );
+            // The inits move nothing; each start is a non-blocking call.
+            assert_eq!(
+                process["calls_by_kind"]["non_blocking"].as_f64(),
+                Some((2 * neighbours * steps + 2 * (steps / 5)) as f64),
+                "rank {rank}"
+            );
+        }
+        assert_eq!(
+            shared_streams(&trace),
+            [format!("one of {ranks} ranks sharing a stream")]
+        );
+        let folded = dump(&trace, &[]);
+        assert_eq!(folded.matches("MPI_Waitall(").count(), 1, "{folded}");
+        bytes.insert((ranks, steps), trace_bytes(&trace));
+    }
+    eprintln!("persistent_halo traces (ranks, steps): {bytes:?} B");
+    assert!(20 * bytes[&(4, 200)] <= 21 * bytes[&(4, 20)], "{bytes:?}");
+    assert!(10 * bytes[&(16, 20)] <= 11 * bytes[&(4, 20)], "{bytes:?}");
+}
+
+under_both_mpis!(
+    persistent_requests_count_every_message_under_open_mpi,
+    persistent_requests_count_every_message_under_mpich,
+    persistent_requests_count_every_message_under
+);
+
 under_both_mpis!(
     waits_of_each_axis_are_one_leaf_in_fortran_under_open_mpi,
     waits_of_each_axis_are_one_leaf_in_fortran_under_mpich,

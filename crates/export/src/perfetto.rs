@@ -292,7 +292,9 @@ impl Messages {
             MessageBytes::Received | MessageBytes::Posted => {
                 ((peer, rank, tag), &mut self.received)
             }
-            MessageBytes::Completed | MessageBytes::Probed => return None,
+            MessageBytes::Completed | MessageBytes::Probed | MessageBytes::Described => {
+                return None
+            }
         };
         let index = order.entry(key).or_default();
         let k = *index;

@@ -106,6 +106,9 @@ pub enum MessageBytes {
     Completed,
     /// A probe: no bytes.
     Probed,
+    /// A persistent request's init (`MPI_Send_init`, `MPI_Recv_init`): the message each
+    /// start of it moves (its peer, tag and size in the key), no bytes itself.
+    Described,
 }
 
 /// What a call does, independent of its layer; analyses count by class.
@@ -205,7 +208,10 @@ pub fn posts_request(name: &str, class: CallClass) -> bool {
     match class {
         CallClass::PointToPoint | CallClass::Collective => {
             // `MPI_Iprobe` and `MPI_Improbe` post nothing to wait for.
-            prefix("MPI_I") && !prefix("MPI_Iprobe") && !prefix("MPI_Improbe")
+            // A persistent request's start is a share per request (`MPI_Start_send`,
+            // `MPI_Start_recv`).
+            (prefix("MPI_I") && !prefix("MPI_Iprobe") && !prefix("MPI_Improbe"))
+                || prefix("MPI_Start_")
         }
         CallClass::Read | CallClass::Write => prefix("MPI_File_i"),
         _ => false,
@@ -358,10 +364,11 @@ impl Call {
                     | "MPI_Mrecv"
                     | "MPI_Sendrecv_received"
                     | "MPI_Sendrecv_replace_received" => MessageBytes::Received,
-                    "MPI_Irecv" | "MPI_Imrecv" => MessageBytes::Posted,
+                    "MPI_Irecv" | "MPI_Imrecv" | "MPI_Start_recv" => MessageBytes::Posted,
                     "MPI_Probe" | "MPI_Iprobe" | "MPI_Mprobe" | "MPI_Improbe" => {
                         MessageBytes::Probed
                     }
+                    _ if name.ends_with("_init") => MessageBytes::Described,
                     _ => MessageBytes::Sent,
                 })
             }

@@ -118,9 +118,11 @@ pub fn lock_tables() {
     MPI_FILES.lock();
     SUBMISSIONS.lock();
     RECEIVES.lock();
+    crate::persistent::lock_table();
 }
 
 pub fn unlock_tables() {
+    crate::persistent::unlock_table();
     RECEIVES.unlock();
     SUBMISSIONS.unlock();
     MPI_FILES.unlock();

@@ -43,6 +43,7 @@ mod lifecycle;
 /// The MPI binary interfaces, shared with the replayer (`cairn-mpi-abi`).
 use cairn_mpi_abi as mpi_abi;
 mod pairs;
+mod persistent;
 mod phases;
 mod real;
 mod receives;

@@ -329,12 +329,19 @@ fn listed(outcount: *const c_int, indices: *const c_int, first: c_int) -> Finish
 }
 
 /// `MPI_Request_free` of a receive no completion call finished: what arrived, read before
-/// the request goes; nothing when it has not arrived yet (its bytes then go unseen).
+/// the request goes; nothing when it has not arrived yet (its bytes then go unseen). A
+/// persistent request freed is forgotten (its handle may come back for another).
 #[cfg_attr(not(cairn_wrap), no_mangle)]
 #[cfg_attr(cairn_wrap, export_name = "__wrap_MPI_Request_free")]
 pub unsafe extern "C" fn MPI_Request_free(request: *mut MpiHandle) -> c_int {
     let (real, scope) = real_or_forward!(MPI_Request_free, (*mut MpiHandle), (request));
     let mut received = 0;
+    if !request.is_null() {
+        // SAFETY: the program passes its request handle.
+        if let Some(handle) = unsafe { mpi_abi::handle_at(request.cast(), 0) } {
+            crate::persistent::forget(mpi_abi::handle_value(handle));
+        }
+    }
     if files::receives_pending() && !request.is_null() {
         // SAFETY: the program passes its request handle.
         if let Some(handle) = unsafe { mpi_abi::handle_at(request.cast(), 0) } {

@@ -144,6 +144,7 @@ impl Scaling {
                     name,
                     "MPI_Recv"
                         | "MPI_Irecv"
+                        | "MPI_Start_recv"
                         | "MPI_Sendrecv_received"
                         | "MPI_Sendrecv_replace_received"
                 );

@@ -355,6 +355,24 @@ macro_rules! for_each_builtin_call {
                 => mpi_collective(count, datatype, root, comm);
             MPI_Iallreduce Mpi Collective generated (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MpiHandle, op: MpiHandle, comm: MpiHandle, request: *mut MpiHandle) -> c_int
                 => mpi_collective(count, datatype, -1, comm);
+            // Persistent requests: the init keeps the message (nothing moves: a point-to-point
+            // call whose peer merges across ranks as a send's does); each start
+            // is an `MPI_Start(all)` event and a share per request it started, sending or
+            // posting as `MPI_Isend` and `MPI_Irecv` do (preload/src/persistent.rs).
+            MPI_Send_init Mpi PointToPoint generated (buf: *const c_void, count: c_int, datatype: MpiHandle, dest: c_int, tag: c_int, comm: MpiHandle, request: *mut MpiHandle) -> c_int
+                => mpi_send_init(count, datatype, dest, tag, comm, request);
+            MPI_Ssend_init Mpi PointToPoint generated (buf: *const c_void, count: c_int, datatype: MpiHandle, dest: c_int, tag: c_int, comm: MpiHandle, request: *mut MpiHandle) -> c_int
+                => mpi_send_init(count, datatype, dest, tag, comm, request);
+            MPI_Rsend_init Mpi PointToPoint generated (buf: *const c_void, count: c_int, datatype: MpiHandle, dest: c_int, tag: c_int, comm: MpiHandle, request: *mut MpiHandle) -> c_int
+                => mpi_send_init(count, datatype, dest, tag, comm, request);
+            MPI_Bsend_init Mpi PointToPoint generated (buf: *const c_void, count: c_int, datatype: MpiHandle, dest: c_int, tag: c_int, comm: MpiHandle, request: *mut MpiHandle) -> c_int
+                => mpi_send_init(count, datatype, dest, tag, comm, request);
+            MPI_Recv_init Mpi PointToPoint generated (buf: *mut c_void, count: c_int, datatype: MpiHandle, source: c_int, tag: c_int, comm: MpiHandle, request: *mut MpiHandle) -> c_int
+                => mpi_recv_init(count, datatype, source, tag, comm, request);
+            MPI_Start Mpi Meta custom;
+            MPI_Startall Mpi Meta custom;
+            MPI_Start_send Mpi PointToPoint share;
+            MPI_Start_recv Mpi PointToPoint share;
             MPI_Sendrecv_replace Mpi PointToPoint custom;
             MPI_Sendrecv_replace_received Mpi PointToPoint share;
             MPI_Testany Mpi Completion custom;

@@ -199,6 +199,81 @@ fn posted(event: &mut RawEvent, request: *mut MpiHandle, ret: c_int) {
     }
 }
 
+/// `MPI_Send_init` and its kin: the message each start of the request will send (its
+/// bytes, peer and tag in the key, nothing moved now), remembered for `MPI_Start`.
+#[allow(clippy::too_many_arguments)]
+pub fn mpi_send_init(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    count: c_int,
+    datatype: MpiHandle,
+    dest: c_int,
+    tag: c_int,
+    comm: MpiHandle,
+    request: *mut MpiHandle,
+    ret: c_int,
+) -> bool {
+    persistent_init(
+        event,
+        state,
+        (count, datatype, dest, tag, comm),
+        request,
+        false,
+        ret,
+    )
+}
+
+/// `MPI_Recv_init`: as [`mpi_send_init`], the receive each start will post.
+#[allow(clippy::too_many_arguments)]
+pub fn mpi_recv_init(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    count: c_int,
+    datatype: MpiHandle,
+    source: c_int,
+    tag: c_int,
+    comm: MpiHandle,
+    request: *mut MpiHandle,
+    ret: c_int,
+) -> bool {
+    persistent_init(
+        event,
+        state,
+        (count, datatype, source, tag, comm),
+        request,
+        true,
+        ret,
+    )
+}
+
+fn persistent_init(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    (count, datatype, peer, tag, comm): (c_int, MpiHandle, c_int, c_int, MpiHandle),
+    request: *mut MpiHandle,
+    receive: bool,
+    ret: c_int,
+) -> bool {
+    mpi_message(event, state, count, datatype, peer, tag, comm, ret);
+    if ret != 0 {
+        return true;
+    }
+    event.result = 0;
+    if !request.is_null() {
+        // SAFETY: the call succeeded and wrote the request handle.
+        if let Some(handle) = unsafe { mpi_abi::handle_at(request.cast(), 0) } {
+            crate::persistent::remember(crate::persistent::Persistent {
+                request: mpi_abi::handle_value(handle),
+                receive,
+                bytes: event.request,
+                handle: event.handle,
+                aux: event.aux,
+            });
+        }
+    }
+    true
+}
+
 /// `MPI_Mrecv`: the message was matched by a probe, which named the peer; the bytes are
 /// the status's (the capacity when the program ignored the status).
 pub fn mpi_matched_receive(

@@ -62,6 +62,7 @@ pub(crate) fn sends(name: &str) -> bool {
             | "MPI_Issend"
             | "MPI_Irsend"
             | "MPI_Ibsend"
+            | "MPI_Start_send"
             | "MPI_Sendrecv"
             | "MPI_Sendrecv_replace"
     )
@@ -73,6 +74,7 @@ pub(super) fn receives(name: &str) -> bool {
         name,
         "MPI_Recv"
             | "MPI_Irecv"
+            | "MPI_Start_recv"
             | "MPI_Probe"
             | "MPI_Iprobe"
             | "MPI_Mprobe"

@@ -533,6 +533,9 @@ pub(crate) fn recorded(name: &str, event: &Event) -> Moved {
     if is_completion(name) || name.ends_with("_received") || name == "MPI_Recv" {
         Moved::Read(event.result.max(0) as u64)
     } else if name.starts_with("MPI_Irecv")
+        || name == "MPI_Start_recv"
+        // A persistent request's init moves nothing (its starts do).
+        || name.ends_with("_init")
         || name.contains("probe")
         || name.contains("Probe")
         || name.starts_with("MPI_Init")

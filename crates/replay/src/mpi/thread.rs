@@ -445,7 +445,8 @@ impl<'a, 't> Thread<'a, 't> {
                 unsafe { (f.ssend)(buffer, bytes, c.byte, peer, tag, world) };
                 sent
             }
-            "MPI_Isend" | "MPI_Issend" | "MPI_Irsend" | "MPI_Ibsend" => {
+            // A persistent request's start replays as the non-blocking call it stands for.
+            "MPI_Isend" | "MPI_Issend" | "MPI_Irsend" | "MPI_Ibsend" | "MPI_Start_send" => {
                 let mut pending = Pending {
                     request: 0,
                     buffer: vec![b'c'; bytes as usize],
@@ -490,7 +491,7 @@ impl<'a, 't> Thread<'a, 't> {
                     unsafe { cairn_mpi_abi::status_bytes(status_pointer) }.unwrap_or(0),
                 ))
             }
-            "MPI_Irecv" => {
+            "MPI_Irecv" | "MPI_Start_recv" => {
                 let pending = self.start_receive(source, receive_tag, event.request, world);
                 self.pending.push_back(pending);
                 Some(Moved::Nothing)
@@ -672,6 +673,12 @@ impl<'a, 't> Thread<'a, 't> {
                     (0..named.max(1).min(self.pending.len())).collect()
                 };
                 let requests: Vec<u64> = chosen.iter().map(|i| self.pending[*i].request).collect();
+                if name == "MPI_Request_free" && requests.is_empty() {
+                    // A persistent request freed after its last completion (its starts
+                    // replay as non-blocking calls): nothing to free, and freeing
+                    // MPI_REQUEST_NULL is an error.
+                    return Some(Moved::Nothing);
+                }
                 let mut array = self.request_array(&requests);
                 if name != "MPI_Waitall" && name != "MPI_Testall" && requests.is_empty() {
                     // Nothing pending: the call on MPI_REQUEST_NULL, as a program may make it.

@@ -1,0 +1,162 @@
+//! Persistent requests (`MPI_Send_init`, `MPI_Recv_init` and the like, then `MPI_Start` /
+//! `MPI_Startall` each time, as PETSc's scatters and many stencil codes do): the init call
+//! says what the request sends or receives, once; each start is when it happens. So the
+//! init is kept as a local call (the message it describes in its key, nothing moved), and
+//! each start records, after the `MPI_Start(all)` event, one share per request it started:
+//! `MPI_Start_send` with the bytes sent, or `MPI_Start_recv` posting the receive (0 bytes,
+//! the request remembered like an `MPI_Irecv`'s), so that the completion that finishes it
+//! counts what arrived and every byte sent or received is counted as for `MPI_Isend` and
+//! `MPI_Irecv`. The table of persistent requests is bounded; a request beyond it starts
+//! unseen (counted in no message).
+
+#![allow(clippy::missing_safety_doc)]
+
+use cairn_model::Call;
+use libc::c_int;
+
+use crate::adapters;
+use crate::files;
+use crate::hooks::{missing, record, traced_with, MpiHandle, Times};
+use crate::mpi_abi;
+use crate::recorder::Scope;
+use crate::spin::SpinLock;
+
+/// What a persistent request does each time it starts.
+#[derive(Clone, Copy)]
+pub struct Persistent {
+    pub request: u64,
+    pub receive: bool,
+    /// Bytes sent, or the capacity of the receive.
+    pub bytes: u64,
+    /// The event's communicator and peer and tag, as the init's event keeps them.
+    pub handle: u64,
+    pub aux: u64,
+}
+
+const MAX_PERSISTENT: usize = 1 << 12;
+static PERSISTENT: SpinLock<Vec<Persistent>> = SpinLock::new(Vec::new());
+
+/// Remembers a persistent request an init call made (its handle as a number).
+pub fn remember(persistent: Persistent) {
+    PERSISTENT.with(|table| {
+        if let Some(known) = table.iter_mut().find(|k| k.request == persistent.request) {
+            *known = persistent;
+        } else if table.len() < MAX_PERSISTENT {
+            table.push(persistent);
+        }
+    });
+}
+
+fn find(request: u64) -> Option<Persistent> {
+    PERSISTENT.with(|table| table.iter().find(|k| k.request == request).copied())
+}
+
+/// Forgets a request `MPI_Request_free` freed (its handle may be reused by another).
+pub fn forget(request: u64) {
+    PERSISTENT.with(|table| table.retain(|k| k.request != request));
+}
+
+pub fn lock_table() {
+    PERSISTENT.lock();
+}
+
+pub fn unlock_table() {
+    PERSISTENT.unlock();
+}
+
+/// The persistent requests among `count` handles, read before the call.
+fn started(count: c_int, requests: *const MpiHandle) -> Vec<Persistent> {
+    let mut found = Vec::new();
+    if requests.is_null() || PERSISTENT.with(|table| table.is_empty()) {
+        return found;
+    }
+    for index in 0..count.max(0) as usize {
+        // SAFETY: the program passes `count` request handles.
+        let Some(handle) = (unsafe { mpi_abi::handle_at(requests.cast(), index) }) else {
+            break;
+        };
+        if let Some(persistent) = find(mpi_abi::handle_value(handle)) {
+            found.push(persistent);
+        }
+    }
+    found
+}
+
+/// `MPI_Start` or `MPI_Startall`: the call, then a share per request it started. Inlined
+/// into the hooks, so that the call's context starts at the program's call site.
+#[inline(always)]
+fn start(
+    scope: &Scope,
+    call: Call,
+    (count, requests): (c_int, *mut MpiHandle),
+    invoke: impl FnOnce() -> c_int,
+) -> c_int {
+    let starting = started(count, requests);
+    traced_with(scope, call, invoke, |scope, times, ret| {
+        record(scope, call, times, |event, state| {
+            adapters::mpi_completion(event, state, count, ret)
+        });
+        if ret != 0 {
+            return;
+        }
+        let share = Times {
+            start: times.end,
+            ..times
+        };
+        for persistent in &starting {
+            let share_call = if persistent.receive {
+                files::remember_receive(persistent.request);
+                Call::MPI_Start_recv
+            } else {
+                Call::MPI_Start_send
+            };
+            record(scope, share_call, share, |event, _| {
+                event.handle = persistent.handle;
+                event.aux = persistent.aux;
+                event.request = persistent.bytes;
+                event.result = if persistent.receive {
+                    0
+                } else {
+                    persistent.bytes as i64
+                };
+                true
+            });
+        }
+    })
+}
+
+macro_rules! real_or_forward {
+    ($call:ident, ($($ty:ty),*) , ($($arg:expr),*)) => {{
+        type Real = unsafe extern "C" fn($($ty),*) -> c_int;
+        let Some(real) = crate::real::get(Call::$call) else {
+            return missing();
+        };
+        // SAFETY: the next definition of this symbol.
+        let real = unsafe { std::mem::transmute::<usize, Real>(real) };
+        let Some(scope) = Scope::enter() else {
+            // SAFETY: forwarding the caller's arguments.
+            return unsafe { real($($arg),*) };
+        };
+        (real, scope)
+    }};
+}
+
+#[cfg_attr(not(cairn_wrap), no_mangle)]
+#[cfg_attr(cairn_wrap, export_name = "__wrap_MPI_Start")]
+pub unsafe extern "C" fn MPI_Start(request: *mut MpiHandle) -> c_int {
+    let (real, scope) = real_or_forward!(MPI_Start, (*mut MpiHandle), (request));
+    // SAFETY: forwarding the caller's argument.
+    start(&scope, Call::MPI_Start, (1, request), || unsafe {
+        real(request)
+    })
+}
+
+#[cfg_attr(not(cairn_wrap), no_mangle)]
+#[cfg_attr(cairn_wrap, export_name = "__wrap_MPI_Startall")]
+pub unsafe extern "C" fn MPI_Startall(count: c_int, requests: *mut MpiHandle) -> c_int {
+    let (real, scope) = real_or_forward!(MPI_Startall, (c_int, *mut MpiHandle), (count, requests));
+    // SAFETY: forwarding the caller's arguments.
+    start(&scope, Call::MPI_Startall, (count, requests), || unsafe {
+        real(count, requests)
+    })
+}

@@ -3389,3 +3389,63 @@ fn fortran_receives_count_what_arrived_under(mpi: Mpi, f08: bool) {
         assert_eq!(calls[call]["bytes"].as_u64(), Some(bytes), "{call}");
     }
 }
+
+#[test]
+fn fortran_persistent_requests_count_every_message() {
+    fortran_persistent_requests_under(OpenMpi, false);
+}
+
+#[test]
+fn fortran_f08_persistent_requests_count_every_message() {
+    fortran_persistent_requests_under(OpenMpi, true);
+}
+
+#[test]
+fn mpich_fortran_persistent_requests_count_every_message() {
+    fortran_persistent_requests_under(Mpich, false);
+}
+
+#[test]
+fn mpich_fortran_f08_persistent_requests_count_every_message() {
+    fortran_persistent_requests_under(Mpich, true);
+}
+
+/// `tests/programs/mpi_fortran_persistent.f90` at 2 ranks, `use mpi` or `use mpi_f08`:
+/// each start of a persistent request from Fortran counts its message (a share per request
+/// after `MPI_Startall`/`MPI_Start`), the waits what arrived, the inits and frees once each
+/// — whichever hook (Fortran's under Open MPI and for MPICH's `mpi_f08` starts, C's
+/// otherwise) saw the call.
+fn fortran_persistent_requests_under(mpi: Mpi, f08: bool) {
+    let flags: &[&str] = if f08 { &["-cpp", "-DF08"] } else { &["-cpp"] };
+    let (_directory, staging, output) =
+        run_mpi_traced(mpi, "mpi_fortran_persistent", flags, 2, &[]);
+    let traced = merge(&staging, output);
+    let calls = &traced.summary["calls"];
+    for (call, count, bytes) in [
+        ("MPI_Send_init", 2, 0),
+        ("MPI_Ssend_init", 2, 0),
+        ("MPI_Recv_init", 4, 0),
+        ("MPI_Startall", 20, 0),
+        ("MPI_Start", 12, 0),
+        ("MPI_Start_send", 26, 2 * 652),
+        ("MPI_Start_recv", 26, 0),
+        ("MPI_Waitall", 20, 2 * 10 * 64),
+        ("MPI_Wait", 12, 2 * 3 * 4),
+        ("MPI_Request_free", 8, 0),
+    ] {
+        assert_eq!(
+            calls[call]["count"].as_u64(),
+            Some(count),
+            "{call}: {calls}"
+        );
+        assert_eq!(calls[call]["bytes"].as_u64(), Some(bytes), "{call}");
+    }
+    let messages = &traced.summary["mpi_messages"];
+    for field in ["sent_bytes", "received_bytes", "posted_receive_bytes"] {
+        assert_eq!(
+            messages[field].as_u64(),
+            Some(2 * 652),
+            "{field}: {messages}"
+        );
+    }
+}

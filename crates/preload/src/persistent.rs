@@ -64,34 +64,46 @@ pub fn unlock_table() {
     PERSISTENT.unlock();
 }
 
-/// The persistent requests among `count` handles, read before the call.
-fn started(count: c_int, requests: *const MpiHandle) -> Vec<Persistent> {
+/// The persistent requests among a start's request handles (as numbers; `None` ends the
+/// list: the family, and so the layout, is unknown), read before the call.
+pub(crate) fn starting(handles: impl Iterator<Item = Option<u64>>) -> Vec<Persistent> {
     let mut found = Vec::new();
-    if requests.is_null() || PERSISTENT.with(|table| table.is_empty()) {
+    if PERSISTENT.with(|table| table.is_empty()) {
         return found;
     }
-    for index in 0..count.max(0) as usize {
-        // SAFETY: the program passes `count` request handles.
-        let Some(handle) = (unsafe { mpi_abi::handle_at(requests.cast(), index) }) else {
+    for handle in handles {
+        let Some(handle) = handle else {
             break;
         };
-        if let Some(persistent) = find(mpi_abi::handle_value(handle)) {
+        if let Some(persistent) = find(handle) {
             found.push(persistent);
         }
     }
     found
 }
 
-/// `MPI_Start` or `MPI_Startall`: the call, then a share per request it started. Inlined
-/// into the hooks, so that the call's context starts at the program's call site.
+/// The persistent requests among `count` C handles.
+fn started(count: c_int, requests: *const MpiHandle) -> Vec<Persistent> {
+    if requests.is_null() {
+        return Vec::new();
+    }
+    starting((0..count.max(0) as usize).map(|index| {
+        // SAFETY: the program passes `count` request handles.
+        unsafe { mpi_abi::handle_at(requests.cast(), index) }.map(mpi_abi::handle_value)
+    }))
+}
+
+/// `MPI_Start` or `MPI_Startall` (from C or Fortran, `invoke` giving the error code): the
+/// call, then a share per request it started. Inlined into the hooks, so that the call's
+/// context starts at the program's call site.
 #[inline(always)]
-fn start(
+pub(crate) fn start(
     scope: &Scope,
     call: Call,
-    (count, requests): (c_int, *mut MpiHandle),
+    count: c_int,
+    starting: Vec<Persistent>,
     invoke: impl FnOnce() -> c_int,
 ) -> c_int {
-    let starting = started(count, requests);
     traced_with(scope, call, invoke, |scope, times, ret| {
         record(scope, call, times, |event, state| {
             adapters::mpi_completion(event, state, count, ret)
@@ -145,8 +157,9 @@ macro_rules! real_or_forward {
 #[cfg_attr(cairn_wrap, export_name = "__wrap_MPI_Start")]
 pub unsafe extern "C" fn MPI_Start(request: *mut MpiHandle) -> c_int {
     let (real, scope) = real_or_forward!(MPI_Start, (*mut MpiHandle), (request));
+    let starting = started(1, request);
     // SAFETY: forwarding the caller's argument.
-    start(&scope, Call::MPI_Start, (1, request), || unsafe {
+    start(&scope, Call::MPI_Start, 1, starting, || unsafe {
         real(request)
     })
 }
@@ -155,8 +168,9 @@ pub unsafe extern "C" fn MPI_Start(request: *mut MpiHandle) -> c_int {
 #[cfg_attr(cairn_wrap, export_name = "__wrap_MPI_Startall")]
 pub unsafe extern "C" fn MPI_Startall(count: c_int, requests: *mut MpiHandle) -> c_int {
     let (real, scope) = real_or_forward!(MPI_Startall, (c_int, *mut MpiHandle), (count, requests));
+    let starting = started(count, requests);
     // SAFETY: forwarding the caller's arguments.
-    start(&scope, Call::MPI_Startall, (count, requests), || unsafe {
+    start(&scope, Call::MPI_Startall, count, starting, || unsafe {
         real(count, requests)
     })
 }

@@ -335,22 +335,12 @@ fn listed(outcount: *const c_int, indices: *const c_int, first: c_int) -> Finish
 #[cfg_attr(cairn_wrap, export_name = "__wrap_MPI_Request_free")]
 pub unsafe extern "C" fn MPI_Request_free(request: *mut MpiHandle) -> c_int {
     let (real, scope) = real_or_forward!(MPI_Request_free, (*mut MpiHandle), (request));
-    let mut received = 0;
-    if !request.is_null() {
+    let received = if request.is_null() {
+        0
+    } else {
         // SAFETY: the program passes its request handle.
-        if let Some(handle) = unsafe { mpi_abi::handle_at(request.cast(), 0) } {
-            crate::persistent::forget(mpi_abi::handle_value(handle));
-        }
-    }
-    if files::receives_pending() && !request.is_null() {
-        // SAFETY: the program passes its request handle.
-        if let Some(handle) = unsafe { mpi_abi::handle_at(request.cast(), 0) } {
-            let value = mpi_abi::handle_value(handle);
-            if files::take_receive(value) {
-                received = arrived_bytes(handle).unwrap_or(0);
-            }
-        }
-    }
+        freeing(unsafe { mpi_abi::handle_at(request.cast(), 0) })
+    };
     traced_with(
         &scope,
         Call::MPI_Request_free,
@@ -362,6 +352,22 @@ pub unsafe extern "C" fn MPI_Request_free(request: *mut MpiHandle) -> c_int {
             })
         },
     )
+}
+
+/// What freeing a request (C or Fortran, its C handle) does to the tables: a persistent
+/// request is forgotten (its handle may come back for another), a posted receive taken,
+/// with the bytes that had arrived by then.
+fn freeing(handle: Option<MpiHandle>) -> u64 {
+    let Some(handle) = handle.filter(|handle| !handle.is_null()) else {
+        return 0;
+    };
+    let value = mpi_abi::handle_value(handle);
+    crate::persistent::forget(value);
+    if files::receives_pending() && files::take_receive(value) {
+        arrived_bytes(handle).unwrap_or(0)
+    } else {
+        0
+    }
 }
 
 /// The bytes a receive request's message brought, if it has arrived, without completing or

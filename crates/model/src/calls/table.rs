@@ -642,6 +642,20 @@ macro_rules! for_each_builtin_call {
             mpi_waitany_ Mpi Completion custom;
             mpi_waitsome_ Mpi Completion custom;
             mpi_testany_ Mpi Completion custom;
+            // Persistent requests (the hooks in preload/src/persistent.rs and receives/fortran.rs).
+            mpi_send_init_ Mpi PointToPoint generated (buf: *const c_void, count: *const c_int, datatype: *const c_int, dest: *const c_int, tag: *const c_int, comm: *const c_int, request: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_send_init(count, datatype, dest, tag, comm, request, ierror);
+            mpi_ssend_init_ Mpi PointToPoint generated (buf: *const c_void, count: *const c_int, datatype: *const c_int, dest: *const c_int, tag: *const c_int, comm: *const c_int, request: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_send_init(count, datatype, dest, tag, comm, request, ierror);
+            mpi_rsend_init_ Mpi PointToPoint generated (buf: *const c_void, count: *const c_int, datatype: *const c_int, dest: *const c_int, tag: *const c_int, comm: *const c_int, request: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_send_init(count, datatype, dest, tag, comm, request, ierror);
+            mpi_bsend_init_ Mpi PointToPoint generated (buf: *const c_void, count: *const c_int, datatype: *const c_int, dest: *const c_int, tag: *const c_int, comm: *const c_int, request: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_send_init(count, datatype, dest, tag, comm, request, ierror);
+            mpi_recv_init_ Mpi PointToPoint generated (buf: *mut c_void, count: *const c_int, datatype: *const c_int, source: *const c_int, tag: *const c_int, comm: *const c_int, request: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_recv_init(count, datatype, source, tag, comm, request, ierror);
+            mpi_start_ Mpi Meta custom;
+            mpi_request_free_ Mpi Completion custom;
+            mpi_startall_ Mpi Meta custom;
             mpi_testsome_ Mpi Completion custom;
             mpi_ibarrier_ Mpi Collective generated (comm: *const c_int, request: *mut c_int, ierror: *mut c_int) -> ()
                 => fortran_collective(std::ptr::null(), std::ptr::null(), comm, ierror);
@@ -746,6 +760,19 @@ macro_rules! for_each_builtin_call {
             ompi_waitany_f Mpi Completion custom;
             ompi_waitsome_f Mpi Completion custom;
             ompi_testany_f Mpi Completion custom;
+            ompi_send_init_f Mpi PointToPoint generated (buf: *const c_void, count: *const c_int, datatype: *const c_int, dest: *const c_int, tag: *const c_int, comm: *const c_int, request: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_send_init(count, datatype, dest, tag, comm, request, ierror);
+            ompi_ssend_init_f Mpi PointToPoint generated (buf: *const c_void, count: *const c_int, datatype: *const c_int, dest: *const c_int, tag: *const c_int, comm: *const c_int, request: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_send_init(count, datatype, dest, tag, comm, request, ierror);
+            ompi_rsend_init_f Mpi PointToPoint generated (buf: *const c_void, count: *const c_int, datatype: *const c_int, dest: *const c_int, tag: *const c_int, comm: *const c_int, request: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_send_init(count, datatype, dest, tag, comm, request, ierror);
+            ompi_bsend_init_f Mpi PointToPoint generated (buf: *const c_void, count: *const c_int, datatype: *const c_int, dest: *const c_int, tag: *const c_int, comm: *const c_int, request: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_send_init(count, datatype, dest, tag, comm, request, ierror);
+            ompi_recv_init_f Mpi PointToPoint generated (buf: *mut c_void, count: *const c_int, datatype: *const c_int, source: *const c_int, tag: *const c_int, comm: *const c_int, request: *mut c_int, ierror: *mut c_int) -> ()
+                => fortran_recv_init(count, datatype, source, tag, comm, request, ierror);
+            ompi_start_f Mpi Meta custom;
+            ompi_request_free_f Mpi Completion custom;
+            ompi_startall_f Mpi Meta custom;
             ompi_testsome_f Mpi Completion custom;
             ompi_ibarrier_f Mpi Collective generated (comm: *const c_int, request: *mut c_int, ierror: *mut c_int) -> ()
                 => fortran_collective(std::ptr::null(), std::ptr::null(), comm, ierror);
@@ -814,6 +841,9 @@ macro_rules! for_each_builtin_call {
             mpi_waitany_f08_ Mpi Completion custom;
             mpi_waitsome_f08_ Mpi Completion custom;
             mpi_testany_f08_ Mpi Completion custom;
+            mpi_start_f08_ Mpi Meta custom;
+            mpi_request_free_f08_ Mpi Completion custom;
+            mpi_startall_f08_ Mpi Meta custom;
             mpi_testsome_f08_ Mpi Completion custom;
             mpi_ibarrier_f08_ Mpi Collective generated (comm: *const c_int, request: *mut c_int, ierror: *mut c_int) -> ()
                 => fortran_collective(std::ptr::null(), std::ptr::null(), comm, ierror);

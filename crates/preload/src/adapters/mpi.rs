@@ -653,6 +653,90 @@ pub fn fortran_post_receive(
     true
 }
 
+/// Fortran `MPI_SEND_INIT` and its kin where their own hook traces them: as C's
+/// [`mpi_send_init`], the request remembered under its C handle.
+#[allow(clippy::too_many_arguments)]
+pub fn fortran_send_init(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    count: *const c_int,
+    datatype: *const c_int,
+    dest: *const c_int,
+    tag: *const c_int,
+    comm: *const c_int,
+    request: *const c_int,
+    ierror: *mut c_int,
+    _ret: (),
+) -> bool {
+    fortran_persistent_init(
+        event,
+        state,
+        (count, datatype, dest, tag, comm),
+        request,
+        false,
+        ierror,
+    )
+}
+
+/// Fortran `MPI_RECV_INIT`, as [`fortran_send_init`].
+#[allow(clippy::too_many_arguments)]
+pub fn fortran_recv_init(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    count: *const c_int,
+    datatype: *const c_int,
+    source: *const c_int,
+    tag: *const c_int,
+    comm: *const c_int,
+    request: *const c_int,
+    ierror: *mut c_int,
+    _ret: (),
+) -> bool {
+    fortran_persistent_init(
+        event,
+        state,
+        (count, datatype, source, tag, comm),
+        request,
+        true,
+        ierror,
+    )
+}
+
+type FortranMessage = (
+    *const c_int,
+    *const c_int,
+    *const c_int,
+    *const c_int,
+    *const c_int,
+);
+
+fn fortran_persistent_init(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    (count, datatype, peer, tag, comm): FortranMessage,
+    request: *const c_int,
+    receive: bool,
+    ierror: *mut c_int,
+) -> bool {
+    let ret = read_int(ierror);
+    fortran_message(event, state, count, datatype, peer, tag, comm, ierror, ());
+    if ret != 0 || request.is_null() {
+        return true;
+    }
+    event.result = 0;
+    let handle = c_request(read_int(request));
+    if !handle.is_null() {
+        crate::persistent::remember(crate::persistent::Persistent {
+            request: mpi_abi::handle_value(handle),
+            receive,
+            bytes: event.request,
+            handle: event.handle,
+            aux: event.aux,
+        });
+    }
+    true
+}
+
 /// The file a Fortran string names: `length` bytes padded with blanks, not NUL-terminated.
 fn fortran_path(
     state: &mut ThreadState,

@@ -13,7 +13,7 @@
 use cairn_model::Call;
 use libc::{c_int, c_void};
 
-use super::{completion, listed, written, Finished, Requests};
+use super::{completion, freeing, listed, written, Finished, Requests};
 use crate::adapters;
 use crate::hooks::{record, traced_with};
 use crate::mpi_abi;
@@ -409,3 +409,100 @@ macro_rules! fortran_sendrecv {
 }
 
 fortran_sendrecv!(mpi_sendrecv_, ompi_sendrecv_f);
+
+/// Fortran `MPI_START` and `MPI_STARTALL` (Open MPI's `mpi_x_` and `ompi_x_f`, MPICH's
+/// `use mpi_f08` glue, which calls PMPI): as C's (`crate::persistent`), the requests
+/// converted to C handles.
+macro_rules! fortran_start {
+    ($($name:ident),+) => {$(
+        #[cfg_attr(not(cairn_wrap), no_mangle)]
+        #[cfg_attr(cairn_wrap, export_name = concat!("__wrap_", stringify!($name)))]
+        pub unsafe extern "C" fn $name(request: *mut c_int, ierror: *mut c_int) {
+            let (real, scope) =
+                fortran_real_or_forward!($name, (*mut c_int, *mut c_int), (request, ierror));
+            let starting = fortran_starting(1, request);
+            crate::persistent::start(&scope, Call::$name, 1, starting, || {
+                // SAFETY: forwarding the caller's arguments.
+                unsafe { real(request, ierror) };
+                fortran_error(ierror)
+            });
+        }
+    )+};
+}
+
+macro_rules! fortran_startall {
+    ($($name:ident),+) => {$(
+        #[cfg_attr(not(cairn_wrap), no_mangle)]
+        #[cfg_attr(cairn_wrap, export_name = concat!("__wrap_", stringify!($name)))]
+        pub unsafe extern "C" fn $name(
+            count: *const c_int,
+            requests: *mut c_int,
+            ierror: *mut c_int,
+        ) {
+            let (real, scope) = fortran_real_or_forward!(
+                $name,
+                (*const c_int, *mut c_int, *mut c_int),
+                (count, requests, ierror)
+            );
+            let starting = fortran_starting(written(count), requests);
+            crate::persistent::start(&scope, Call::$name, written(count), starting, || {
+                // SAFETY: forwarding the caller's arguments.
+                unsafe { real(count, requests, ierror) };
+                fortran_error(ierror)
+            });
+        }
+    )+};
+}
+
+fortran_start!(mpi_start_, ompi_start_f, mpi_start_f08_);
+fortran_startall!(mpi_startall_, ompi_startall_f, mpi_startall_f08_);
+
+/// The persistent requests among `count` Fortran requests.
+fn fortran_starting(count: c_int, requests: *mut c_int) -> Vec<crate::persistent::Persistent> {
+    if requests.is_null() {
+        return Vec::new();
+    }
+    let requests = Requests::Fortran(requests);
+    crate::persistent::starting((0..count.max(0) as usize).map(|index| {
+        // SAFETY: the program passes `count` requests.
+        unsafe { requests.handle(index) }
+    }))
+}
+
+/// Fortran `MPI_REQUEST_FREE`, as C's: the request converted to its C handle first.
+macro_rules! fortran_request_free {
+    ($($name:ident),+) => {$(
+        #[cfg_attr(not(cairn_wrap), no_mangle)]
+        #[cfg_attr(cairn_wrap, export_name = concat!("__wrap_", stringify!($name)))]
+        pub unsafe extern "C" fn $name(request: *mut c_int, ierror: *mut c_int) {
+            let (real, scope) =
+                fortran_real_or_forward!($name, (*mut c_int, *mut c_int), (request, ierror));
+            let received = if request.is_null() || mpi_abi::family().is_none() {
+                0
+            } else {
+                // SAFETY: the program passes its request.
+                freeing(Some(adapters::c_request(unsafe { *request })))
+            };
+            traced_with(
+                &scope,
+                Call::$name,
+                || {
+                    // SAFETY: forwarding the caller's arguments.
+                    unsafe { real(request, ierror) };
+                    fortran_error(ierror)
+                },
+                |scope, times, ret| {
+                    record(scope, Call::$name, times, |event, state| {
+                        adapters::mpi_completion_received(event, state, 1, (received, None), ret)
+                    })
+                },
+            );
+        }
+    )+};
+}
+
+fortran_request_free!(
+    mpi_request_free_,
+    ompi_request_free_f,
+    mpi_request_free_f08_
+);

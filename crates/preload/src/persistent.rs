@@ -16,8 +16,9 @@ use libc::c_int;
 
 use crate::adapters;
 use crate::files;
-use crate::hooks::{missing, record, traced_with, MpiHandle, Times};
+use crate::hooks::{record, traced_with, MpiHandle, Times};
 use crate::mpi_abi;
+use crate::receives::real_or_forward;
 use crate::recorder::Scope;
 use crate::spin::SpinLock;
 
@@ -135,22 +136,6 @@ pub(crate) fn start(
             });
         }
     })
-}
-
-macro_rules! real_or_forward {
-    ($call:ident, ($($ty:ty),*) , ($($arg:expr),*)) => {{
-        type Real = unsafe extern "C" fn($($ty),*) -> c_int;
-        let Some(real) = crate::real::get(Call::$call) else {
-            return missing();
-        };
-        // SAFETY: the next definition of this symbol.
-        let real = unsafe { std::mem::transmute::<usize, Real>(real) };
-        let Some(scope) = Scope::enter() else {
-            // SAFETY: forwarding the caller's arguments.
-            return unsafe { real($($arg),*) };
-        };
-        (real, scope)
-    }};
 }
 
 #[cfg_attr(not(cairn_wrap), no_mangle)]

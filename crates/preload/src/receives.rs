@@ -16,7 +16,7 @@ use libc::{c_int, c_void};
 
 use crate::adapters;
 use crate::files;
-use crate::hooks::{missing, record, traced_with, MpiHandle};
+use crate::hooks::{record, traced_with, MpiHandle};
 use crate::mpi_abi;
 use crate::recorder::Scope;
 
@@ -193,21 +193,24 @@ fn written(value: *const c_int) -> c_int {
     unsafe { value.as_ref() }.copied().unwrap_or(0)
 }
 
+/// A C MPI hook's front: the real function and the scope, or the call forwarded untraced
+/// (no real function: the failure value; re-entered: straight through).
 macro_rules! real_or_forward {
     ($call:ident, ($($ty:ty),*) , ($($arg:expr),*)) => {{
-        type Real = unsafe extern "C" fn($($ty),*) -> c_int;
-        let Some(real) = crate::real::get(Call::$call) else {
-            return missing();
+        type Real = unsafe extern "C" fn($($ty),*) -> ::libc::c_int;
+        let Some(real) = crate::real::get(::cairn_model::Call::$call) else {
+            return crate::hooks::missing();
         };
         // SAFETY: the next definition of this symbol.
         let real = unsafe { std::mem::transmute::<usize, Real>(real) };
-        let Some(scope) = Scope::enter() else {
+        let Some(scope) = crate::recorder::Scope::enter() else {
             // SAFETY: forwarding the caller's arguments.
             return unsafe { real($($arg),*) };
         };
         (real, scope)
     }};
 }
+pub(crate) use real_or_forward;
 
 /// `MPI_UNDEFINED` in both families: no request was active.
 const UNDEFINED: c_int = -32766;

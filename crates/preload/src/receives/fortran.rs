@@ -70,7 +70,8 @@ fn fortran_completion(
 }
 
 /// Fortran completion hooks, one per name, as [`c_completion`]: every argument by
-/// reference, the error in `ierror`, indices 1-based.
+/// reference, the error in `ierror`; `FIRST`, in `$finished`, the index of the first
+/// request ([`first_index`]).
 macro_rules! fortran_completion {
     ([$($name:ident),+] $arguments:tt, $count:expr, $requests:expr, $statuses:ident,
      $ierror:ident, $finished:expr) => {$(
@@ -81,6 +82,8 @@ macro_rules! fortran_completion {
         #[cfg_attr(not(cairn_wrap), no_mangle)]
         #[cfg_attr(cairn_wrap, export_name = concat!("__wrap_", stringify!($name)))]
         pub unsafe extern "C" fn $name($($arg: $ty),*) {
+            #[allow(dead_code)]
+            const FIRST: c_int = first_index(Call::$name);
             let (real, scope) = fortran_real_or_forward!($name, ($($ty),*), ($($arg),*));
             fortran_completion(
                 &scope,
@@ -154,11 +157,8 @@ fortran_completion!(
         _ => Finished::All,
     }
 );
-// The first request's index: 1 where the hooked function is Fortran's own (Open MPI's,
-// which adds 1 to the C index), 0 in MPICH's `mpi_x_f08_` glue (C's index, to which its
-// Fortran wrapper adds 1 afterwards).
 fortran_completion!(
-    [mpi_waitany_, ompi_waitany_f](
+    [mpi_waitany_, ompi_waitany_f, mpi_waitany_f08_](
         count: *const c_int,
         requests: *mut c_int,
         index: *mut c_int,
@@ -169,24 +169,10 @@ fortran_completion!(
     requests,
     status,
     ierror,
-    |_| one_of(index, 1)
+    |_| one_of(index, FIRST)
 );
 fortran_completion!(
-    [mpi_waitany_f08_](
-        count: *const c_int,
-        requests: *mut c_int,
-        index: *mut c_int,
-        status: *mut c_int,
-        ierror: *mut c_int
-    ),
-    written(count),
-    requests,
-    status,
-    ierror,
-    |_| one_of(index, 0)
-);
-fortran_completion!(
-    [mpi_testany_, pmpi_testany_, ompi_testany_f](
+    [mpi_testany_, pmpi_testany_, ompi_testany_f, mpi_testany_f08_](
         count: *const c_int,
         requests: *mut c_int,
         index: *mut c_int,
@@ -200,29 +186,19 @@ fortran_completion!(
     ierror,
     |_| match written(flag) {
         0 => Finished::None,
-        _ => one_of(index, 1),
+        _ => one_of(index, FIRST),
     }
 );
 fortran_completion!(
-    [mpi_testany_f08_](
-        count: *const c_int,
-        requests: *mut c_int,
-        index: *mut c_int,
-        flag: *mut c_int,
-        status: *mut c_int,
-        ierror: *mut c_int
-    ),
-    written(count),
-    requests,
-    status,
-    ierror,
-    |_| match written(flag) {
-        0 => Finished::None,
-        _ => one_of(index, 0),
-    }
-);
-fortran_completion!(
-    [mpi_waitsome_, ompi_waitsome_f, mpi_testsome_, pmpi_testsome_, ompi_testsome_f](
+    [
+        mpi_waitsome_,
+        ompi_waitsome_f,
+        mpi_testsome_,
+        pmpi_testsome_,
+        ompi_testsome_f,
+        mpi_waitsome_f08_,
+        mpi_testsome_f08_
+    ](
         incount: *const c_int,
         requests: *mut c_int,
         outcount: *mut c_int,
@@ -234,23 +210,18 @@ fortran_completion!(
     requests,
     statuses,
     ierror,
-    |_| listed(outcount, indices, 1)
+    |_| listed(outcount, indices, FIRST)
 );
-fortran_completion!(
-    [mpi_waitsome_f08_, mpi_testsome_f08_](
-        incount: *const c_int,
-        requests: *mut c_int,
-        outcount: *mut c_int,
-        indices: *mut c_int,
-        statuses: *mut c_int,
-        ierror: *mut c_int
-    ),
-    written(incount),
-    requests,
-    statuses,
-    ierror,
-    |_| listed(outcount, indices, 0)
-);
+
+/// The index a Fortran completion gives its first request: 1 where the hooked function is
+/// Fortran's own (Open MPI's, which adds 1 to the C index), 0 in MPICH's `mpi_x_f08_` glue
+/// (C's index, to which its Fortran wrapper adds 1 afterwards).
+const fn first_index(call: Call) -> c_int {
+    match call.fortran_binding() {
+        cairn_model::FortranBinding::F08 => 0,
+        _ => 1,
+    }
+}
 
 /// What `Waitany`/`Testany` (having finished one) finished: request `index` − `first`;
 /// nothing when no request was active (`MPI_UNDEFINED`).

@@ -1,7 +1,8 @@
 //! Persistent requests (`MPI_Send_init`, `MPI_Recv_init` and the like, then `MPI_Start` /
 //! `MPI_Startall` each time, as PETSc's scatters and many stencil codes do): the init call
 //! says what the request sends or receives, once; each start is when it happens. So the
-//! init is kept as a local call (the message it describes in its key, nothing moved), and
+//! init is kept as a point-to-point call that moves nothing (the message it describes in
+//! its key, its peer merging across ranks as a send's; `MessageBytes::Described`), and
 //! each start records, after the `MPI_Start(all)` event, one share per request it started:
 //! `MPI_Start_send` with the bytes sent, or `MPI_Start_recv` posting the receive (0 bytes,
 //! the request remembered like an `MPI_Irecv`'s), so that the completion that finishes it

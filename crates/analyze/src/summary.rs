@@ -871,8 +871,10 @@ pub fn summarize(trace: &Trace, options: Options) -> Result<Summary> {
         summary.diagnostics.push(format!(
             "{untraced} calls were let through untraced and are not in the trace: made while \
              their thread was inside the tracer (signal handlers interrupting it, or library \
-             functions calling hooked functions), or by threads beyond those the tracer records \
-             at once (a note of the process says how many)"
+             functions calling hooked functions), by threads beyond those the tracer records \
+             at once (a note of the process says how many), or MPI persistent requests started \
+             whose set-up the tracer did not keep (beyond 4,096 a process, or persistent \
+             collectives): their messages"
         ));
     }
     // First among the notes: the figures above leave these calls out.

@@ -3449,3 +3449,43 @@ fn fortran_persistent_requests_under(mpi: Mpi, f08: bool) {
         );
     }
 }
+
+under_both_mpis!(
+    persistent_requests_beyond_the_table_are_counted_untraced,
+    mpich_persistent_requests_beyond_the_table_are_counted_untraced,
+    persistent_requests_beyond_the_table_are_counted_untraced_under
+);
+
+/// `tests/programs/mpi_persistent_many.c` at 2 ranks: 4,200 persistent requests a rank, the
+/// tracer keeps 4,096: those requests' messages are traced exactly (2,048 sends and
+/// receives of one int a rank), the other 104 starts a rank are counted as calls let
+/// through untraced, and the summary says so.
+fn persistent_requests_beyond_the_table_are_counted_untraced_under(mpi: Mpi) {
+    let (_directory, traced) = trace_mpi(mpi, "mpi_persistent_many", 2);
+    let calls = &traced.summary["calls"];
+    for (call, count, bytes) in [
+        ("MPI_Recv_init", 2 * 2100, 0),
+        ("MPI_Send_init", 2 * 2100, 0),
+        ("MPI_Startall", 2, 0),
+        ("MPI_Start_send", 2 * 2048, 2 * 2048 * 4),
+        ("MPI_Start_recv", 2 * 2048, 0),
+        ("MPI_Waitall", 2, 2 * 2048 * 4),
+        ("MPI_Request_free", 2 * 4200, 0),
+    ] {
+        assert_eq!(
+            calls[call]["count"].as_u64(),
+            Some(count),
+            "{call}: {calls}"
+        );
+        assert_eq!(calls[call]["bytes"].as_u64(), Some(bytes), "{call}");
+    }
+    for process in traced.summary["process_list"].as_array().unwrap() {
+        assert_eq!(process["untraced_calls"].as_u64(), Some(104), "{process}");
+    }
+    let notes = traced.summary["diagnostics"].to_string();
+    assert!(
+        notes.contains("208 calls were let through untraced")
+            && notes.contains("MPI persistent requests started"),
+        "{notes}"
+    );
+}

@@ -442,8 +442,16 @@ fn lines_of_their_own_lengths_read_back_fold_below_100() {
     assert_eq!(exact["calls"]["fgets"][0], 20_001);
     assert_eq!(exact["calls"]["getline"][0], 20_001);
     for precision in [90, 0] {
-        let (small, _, _) = run(precision, 2_000);
-        let (large, figures, summary) = run(precision, 20_000);
+        // Medians of three runs each: the timing statistics' bytes vary from run to run by
+        // a few percent under load (+5.4% once in CI against +1.7…3.0% alone).
+        let median = |lines| {
+            let mut runs: Vec<(u64, Value, Value)> =
+                (0..3).map(|_| run(precision, lines)).collect();
+            runs.sort_by_key(|(bytes, _, _)| *bytes);
+            runs.swap_remove(1)
+        };
+        let (small, _, _) = median(2_000);
+        let (large, figures, summary) = median(20_000);
         assert_eq!(figures, exact, "at {precision}");
         assert_eq!(spread(&summary), spread(&exact_summary), "at {precision}");
         let blurred = blurred_entries(&summary);

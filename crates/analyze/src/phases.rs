@@ -161,8 +161,8 @@ impl Phases {
                 name,
                 ..PhaseSummary::default()
             });
-        let bytes = if occurrence.class.moves_data() && !occurrence.failed() {
-            occurrence.bytes()
+        let bytes = if !occurrence.failed() {
+            occurrence.counted_bytes()
         } else {
             0
         };

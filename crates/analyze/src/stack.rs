@@ -81,9 +81,7 @@ struct Pending {
 impl Pending {
     fn add(&mut self, occurrence: &Occurrence) {
         self.count += occurrence.count;
-        if occurrence.class.moves_data() {
-            self.bytes += occurrence.bytes();
-        }
+        self.bytes += occurrence.counted_bytes();
         self.time += occurrence.time / 1e9;
         self.max_latency = self.max_latency.max(occurrence.duration.max as f64 / 1e9);
     }
@@ -138,9 +136,7 @@ impl Stack {
                 .or_default();
             entry.layer = occurrence.layer.name().to_string();
             entry.count += occurrence.count;
-            if occurrence.class.moves_data() {
-                entry.bytes += occurrence.bytes();
-            }
+            entry.bytes += occurrence.counted_bytes();
             entry.time += occurrence.time / 1e9;
             entry.mpiio_subcalls += pending.mpiio.count;
             entry.mpiio_bytes += pending.mpiio.bytes;
@@ -171,9 +167,7 @@ impl Stack {
                 .entry(occurrence.call.name.clone())
                 .or_default();
             entry.count += occurrence.count;
-            if occurrence.class.moves_data() {
-                entry.bytes += occurrence.bytes();
-            }
+            entry.bytes += occurrence.counted_bytes();
             entry.time += occurrence.time / 1e9;
             entry.posix_subcalls += pending.count;
             entry.posix_bytes += pending.bytes;

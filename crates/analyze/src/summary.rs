@@ -11,7 +11,7 @@ pub use crate::stack::{LibraryCallSummary, MpiIoCallSummary};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use cairn_compress::histogram::Histogram;
-use cairn_model::{CallClass, Layer};
+use cairn_model::CallClass;
 use cairn_trace::symbols::{self, Symbolizer};
 use cairn_trace::walk::{self, Occurrence, Visitor};
 use cairn_trace::{Result, Trace};
@@ -488,10 +488,7 @@ fn add_call(summary: &mut CallSummary, occurrence: &Occurrence) {
     summary.class = occurrence.class.name().to_string();
     summary.count += occurrence.count;
     // An MPI completion's bytes are those of the receives it finished.
-    let completed = occurrence.layer == Layer::Mpi && occurrence.class == CallClass::Completion;
-    if occurrence.class.moves_data() || completed {
-        summary.bytes += occurrence.bytes();
-    }
+    summary.bytes += occurrence.counted_bytes();
     summary.time += occurrence.time / 1e9;
     if occurrence.failed() {
         summary.failures += occurrence.count;
@@ -619,9 +616,7 @@ impl Visitor for Builder {
             .entry((occurrence.key.context, occurrence.key.call))
             .or_default();
         site.0 += occurrence.count;
-        if occurrence.class.moves_data() {
-            site.1 += occurrence.bytes();
-        }
+        site.1 += occurrence.counted_bytes();
         site.2 += occurrence.time / 1e9;
         add_call(
             summary

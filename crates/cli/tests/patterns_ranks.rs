@@ -764,6 +764,13 @@ fn a_multigrid_solver_on_a_3d_grid_keeps_every_message() {
         );
         assert_eq!(count("MPI_Allreduce"), Some(3 * ranks * iterations));
         traced.assert_no_block_lost();
+        // Each wait's site counts the bytes its receive got, as the wait's row does.
+        assert_eq!(
+            calls["MPI_Wait"]["bytes"].as_u64(),
+            Some(bytes * iterations),
+            "@{ranks}"
+        );
+        traced.assert_sites_add_up();
         // Every kind of rank (on 3 × 3 × 3, 8 corners, 12 edges, 6 faces, the interior)
         // shares one stream. The iteration's body is hundreds of nodes, which the rank
         // merge once would not align (at 27 ranks five streams, 176 KB of events); an edge

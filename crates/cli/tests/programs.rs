@@ -3388,6 +3388,7 @@ fn fortran_receives_count_what_arrived_under(mpi: Mpi, f08: bool) {
         }
         assert_eq!(calls[call]["bytes"].as_u64(), Some(bytes), "{call}");
     }
+    traced.assert_sites_add_up();
 }
 
 #[test]

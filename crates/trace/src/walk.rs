@@ -117,6 +117,19 @@ impl<'a> Occurrence<'a> {
         }
     }
 
+    /// The bytes the call tables count for these events: what reads, writes, messages
+    /// and collectives moved, and what an MPI completion's receives got (`MPI_Wait` of a
+    /// receive) — 0 for every other call. One rule for every table that adds bytes by
+    /// call, so a call's sites add up to its row (the sites of `MPI_Wait` once said 0).
+    pub fn counted_bytes(&self) -> u64 {
+        let completion = self.layer == Layer::Mpi && self.class == CallClass::Completion;
+        if self.class.moves_data() || completion {
+            self.bytes()
+        } else {
+            0
+        }
+    }
+
     /// The capacity the `count` receives posted, of a leaf whose capacities are a
     /// histogram ([`BLURRED_CAPACITY`]: receives that got nothing yet): this visit's share
     /// of its exact sum. `None` for other leaves (their key holds their capacity).

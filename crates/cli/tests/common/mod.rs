@@ -132,6 +132,28 @@ impl Traced {
         );
     }
 
+    /// Asserts that every call's sites add up to its row of the calls table, count and
+    /// bytes (a completion's sites once counted none of the bytes its receives got).
+    pub fn assert_sites_add_up(&self) {
+        let mut sums = std::collections::BTreeMap::<String, (u64, u64)>::new();
+        for site in self.summary["call_sites"].as_array().unwrap() {
+            let sum = sums
+                .entry(site["call"].as_str().unwrap().to_string())
+                .or_default();
+            sum.0 += site["count"].as_u64().unwrap();
+            sum.1 += site["bytes"].as_u64().unwrap();
+        }
+        let calls = self.summary["calls"].as_object().unwrap();
+        let rows: std::collections::BTreeMap<String, (u64, u64)> = calls
+            .iter()
+            .map(|(call, row)| {
+                let figure = |field: &str| row[field].as_u64().unwrap();
+                (call.clone(), (figure("count"), figure("bytes")))
+            })
+            .collect();
+        assert_eq!(sums, rows);
+    }
+
     /// Asserts that the summary lists exactly these files (by path suffix, in any order).
     pub fn assert_files(&self, suffixes: &[&str]) {
         let paths = self.paths();

@@ -204,7 +204,7 @@ pub struct Process {
     pub group_times: bool,
     /// Whether `kernel_io`, `runtime_bytes_dropped` and `runtime_events_dropped` are
     /// estimates from its group's statistics (of the members whose counters lie close to
-    /// the group's medians: bytes within 1/16, calls and events within a quarter; the
+    /// the group's medians: bytes within 1/16 or 4 KiB, calls and events within a quarter; the
     /// others keep their own): their sums over those members are exact, and so are the
     /// extremes at the ranks that had them.
     pub group_counters: bool,

@@ -869,7 +869,8 @@ pub fn summarize(trace: &Trace, options: Options) -> Result<Summary> {
              functions calling hooked functions), by threads beyond those the tracer records \
              at once (a note of the process says how many), or MPI persistent requests started \
              whose set-up the tracer did not keep (beyond 4,096 a process, or persistent \
-             collectives): their messages"
+             collectives): their messages; or MPI receives posted while 65,536 others were \
+             pending in the process: what they received"
         ));
     }
     // First among the notes: the figures above leave these calls out.

@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use cairn_format::segment::{kind, path_origin};
 use libc::{c_char, c_int};
 
+use crate::handles::HandleTable;
 use crate::recorder::ThreadState;
 use crate::spin::SpinLock;
 use crate::sys::{self, PathBuffer};
@@ -458,20 +459,23 @@ pub fn take_submission(request: usize) -> Option<Submission> {
     })
 }
 
-/// Receives posted by `MPI_Irecv`/`MPI_Imrecv` and not completed yet, by request handle, so
-/// that their completion counts the bytes that arrived. Beyond the bound, a receive's
-/// completion counts nothing (its capacity stays in the posting event).
+/// Receives posted by `MPI_Irecv`/`MPI_Imrecv` (or a persistent receive's start) and not
+/// completed yet, by request handle, so that their completion counts the bytes that
+/// arrived. A receive posted while the table is full is counted as a call let through
+/// untraced: what it receives is not in the trace, and the summary says so.
 const MAX_RECEIVES: usize = 1 << 16;
-static RECEIVES: SpinLock<Vec<u64>> = SpinLock::new(Vec::new());
+static RECEIVES: SpinLock<HandleTable<(), MAX_RECEIVES>> = SpinLock::new(HandleTable::new());
 static RECEIVE_COUNT: AtomicU32 = AtomicU32::new(0);
 
 pub fn remember_receive(request: u64) {
-    RECEIVES.with(|receives| {
-        if receives.len() < MAX_RECEIVES {
-            receives.push(request);
-            RECEIVE_COUNT.store(receives.len() as u32, Ordering::Relaxed);
-        }
+    let kept = RECEIVES.with(|receives| {
+        let kept = receives.insert(request, ());
+        RECEIVE_COUNT.store(receives.len() as u32, Ordering::Relaxed);
+        kept
     });
+    if !kept {
+        crate::header_page::count_untraced();
+    }
 }
 
 /// Whether any posted receive is waiting (a completion without any needs no look-up).
@@ -483,17 +487,14 @@ pub fn receives_pending() -> bool {
 /// Keeps, of (index, request) pairs, those whose request is a posted receive (they stay
 /// remembered until [`take_receive`]).
 pub fn keep_receives(requests: &mut Vec<(usize, u64)>) {
-    RECEIVES.with(|receives| requests.retain(|(_, request)| receives.contains(request)));
+    RECEIVES.with(|receives| requests.retain(|(_, request)| receives.contains(*request)));
 }
 
 /// Forgets a completed receive; true if it was one.
 pub fn take_receive(request: u64) -> bool {
     RECEIVES.with(|receives| {
-        let Some(index) = receives.iter().rposition(|known| *known == request) else {
-            return false;
-        };
-        receives.swap_remove(index);
+        let taken = receives.remove(request).is_some();
         RECEIVE_COUNT.store(receives.len() as u32, Ordering::Relaxed);
-        true
+        taken
     })
 }

@@ -37,6 +37,7 @@ mod communicators;
 mod context;
 mod files;
 mod finalize;
+mod handles;
 mod header_page;
 mod hooks;
 mod lifecycle;

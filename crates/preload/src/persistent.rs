@@ -18,6 +18,7 @@ use libc::c_int;
 
 use crate::adapters;
 use crate::files;
+use crate::handles::HandleTable;
 use crate::hooks::{record, traced_with, MpiHandle, Times};
 use crate::mpi_abi;
 use crate::receives::real_or_forward;
@@ -37,26 +38,22 @@ pub struct Persistent {
 }
 
 const MAX_PERSISTENT: usize = 1 << 12;
-static PERSISTENT: SpinLock<Vec<Persistent>> = SpinLock::new(Vec::new());
+static PERSISTENT: SpinLock<HandleTable<Persistent, MAX_PERSISTENT>> =
+    SpinLock::new(HandleTable::new());
 
-/// Remembers a persistent request an init call made (its handle as a number).
+/// Remembers a persistent request an init call made (its handle as a number); beyond the
+/// table's bound its starts are counted untraced ([`starting`]).
 pub fn remember(persistent: Persistent) {
-    PERSISTENT.with(|table| {
-        if let Some(known) = table.iter_mut().find(|k| k.request == persistent.request) {
-            *known = persistent;
-        } else if table.len() < MAX_PERSISTENT {
-            table.push(persistent);
-        }
-    });
+    PERSISTENT.with(|table| table.insert(persistent.request, persistent));
 }
 
 fn find(request: u64) -> Option<Persistent> {
-    PERSISTENT.with(|table| table.iter().find(|k| k.request == request).copied())
+    PERSISTENT.with(|table| table.get(request))
 }
 
 /// Forgets a request `MPI_Request_free` freed (its handle may be reused by another).
 pub fn forget(request: u64) {
-    PERSISTENT.with(|table| table.retain(|k| k.request != request));
+    PERSISTENT.with(|table| table.remove(request));
 }
 
 pub fn lock_table() {

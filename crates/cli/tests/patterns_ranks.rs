@@ -441,6 +441,72 @@ under_both_mpis!(
 );
 
 #[test]
+fn rank_0_reporting_lines_of_their_own_sizes_shares_the_others_stream() {
+    // patterns/progress_log.c: the ranks exchange on a ring and reduce every step; rank 0
+    // alone then writes a report, a line a step of a length of its own, with one fprintf
+    // site whose sizes go to the stream's column. A stream with a column was its rank's
+    // own, so rank 0 (as real LULESH's, which prints its summary through C++ streams)
+    // kept a copy of everything the others share; since EVNT 28 the column goes with
+    // rank 0's part of the shared stream. Every line's size comes back exact.
+    let _alone = alone();
+    let steps = 50;
+    let mut bytes = Vec::new();
+    for ranks in [4u64, 16] {
+        let (directory, traced) = trace_mpi_pattern("progress_log", ranks, steps);
+        assert_eq!(
+            shared_streams(&traced.trace),
+            [format!("one of {ranks} ranks sharing a stream")]
+        );
+        let log = std::fs::read(directory.path().join("progress.log")).unwrap();
+        let lines: Vec<u64> = log
+            .split_inclusive(|byte| *byte == b'\n')
+            .map(|line| line.len() as u64)
+            .collect();
+        assert_eq!(lines.len() as u64, steps);
+        let calls = &traced.summary["calls"];
+        assert_eq!(calls["fprintf"]["count"].as_u64(), Some(steps));
+        assert_eq!(calls["fprintf"]["bytes"].as_u64(), Some(log.len() as u64));
+        assert_eq!(calls["MPI_Sendrecv"]["count"].as_u64(), Some(ranks * steps));
+        assert_eq!(
+            calls["MPI_Allreduce"]["count"].as_u64(),
+            Some(ranks * steps)
+        );
+        for process in traced.summary["process_list"].as_array().unwrap() {
+            let written = if process["rank"].as_u64() == Some(0) {
+                log.len() as u64
+            } else {
+                0
+            };
+            assert_eq!(
+                process["bytes_written"].as_u64(),
+                Some(written),
+                "{process}"
+            );
+        }
+        // Rank 0's expansion gives each line's own size, in order; no other rank's has any.
+        let expanded = dump(&traced.trace, &["--expand", "--limit", "100000"]);
+        let streams: Vec<&str> = expanded.split("\npid ").skip(1).collect();
+        assert_eq!(streams.len() as u64, ranks);
+        let sizes = |stream: &str| -> Vec<u64> {
+            stream
+                .lines()
+                .filter(|line| line.contains("fprintf("))
+                .map(|line| {
+                    let (_, result) = line.rsplit_once(") = ").unwrap();
+                    result.split_whitespace().next().unwrap().parse().unwrap()
+                })
+                .collect()
+        };
+        let mut with_lines = streams.iter().filter(|stream| !sizes(stream).is_empty());
+        assert_eq!(sizes(with_lines.next().unwrap()), lines);
+        assert!(with_lines.next().is_none());
+        bytes.push(trace_bytes(&traced.trace));
+    }
+    eprintln!("progress_log traces at 4 and 16 ranks: {bytes:?} B");
+    assert!(10 * bytes[1] <= 11 * bytes[0], "{bytes:?}");
+}
+
+#[test]
 fn halves_with_their_own_messages_share_the_collectives_they_all_call() {
     // coupled_halves.c: the two halves' step loops have only the broadcast in common. One
     // stream for all ranks, each half's calls in parts of its ranks, the broadcast shared;

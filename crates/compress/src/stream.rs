@@ -901,6 +901,7 @@ impl StreamEncoder {
             std::mem::take(&mut self.column),
             &self.body.buffer,
         )
+        .expect("a stream this encoder wrote reads back")
     }
 }
 
@@ -918,7 +919,7 @@ fn assemble(
     (shared, ranked): (bool, bool),
     column: Vec<i64>,
     body: &[u8],
-) -> EncodedStream {
+) -> cairn_format::Result<EncodedStream> {
     let ranked = ranked && !shared;
     let mut out = ByteWriter::new();
     out.u64(first_start);
@@ -958,7 +959,6 @@ fn assemble(
     // Checked as any stream read is, but for its column, which is at hand (decoding a
     // million random offsets again was a tenth of their trace build).
     EncodedStream::checked(out.into_inner(), Some((column, column_bytes)))
-        .expect("a stream this encoder wrote reads back")
 }
 
 /// The histograms of the parameters `key` says are blurred, holding `event`'s values

@@ -18,6 +18,8 @@ use processes::{decode_processes, encode_processes};
 
 /// Section versions this reader understands.
 const VERSION: u16 = 1;
+/// Version 28 of EVNT: a stream ranks share may carry the column of the one member whose
+/// parts read it (rank 0 printing lines of their own sizes shares the others' stream).
 /// Version 27 of EVNT: a key's result is a code in which a call that moved nothing (a
 /// receive's posting) is one byte; receives made through Open MPI's Fortran bindings hold what arrived,
 /// as C's do (a posting 0 bytes, a blocking receive and a completion the bytes their
@@ -56,7 +58,7 @@ const VERSION: u16 = 1;
 /// and implied the fullest histogram bin; version 4 added the
 /// slowest rank per leaf, version 3 streams shared by ranks and per-stream file tables,
 /// version 2 one stream per thread with trace-wide file indices, version 1 flat columns).
-const EVENTS_VERSION: u16 = 27;
+const EVENTS_VERSION: u16 = 28;
 /// Version 12 of PROC: the per-process columns ranks have alike (parent and exec'd process,
 /// forked, string entries, argument counts, group codes, ending, status, threads, untraced
 /// calls, runtime events, ranks, which have counters or lost calls) as runs of equal values

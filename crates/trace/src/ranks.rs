@@ -16,8 +16,11 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use cairn_compress::ranks::{merge_ranks, Member};
-use cairn_compress::stream::{pending, EncodedStream, RankView, Shares};
+use cairn_compress::fold::Node;
+use cairn_compress::ranks::{merge_ranks, Group, Member};
+use cairn_compress::stream::{
+    pending, EncodedStream, EventKey, OffsetRef, RankView, Shares, SIZE_IN_COLUMN,
+};
 use cairn_format::bytes::{ByteReader, ByteWriter};
 
 use crate::{CallInfo, Process, Result, Stream, Trace, TraceError};
@@ -77,18 +80,84 @@ pub fn merge_streams(
             None => (UNRANKED_PARTITION | stream.process as u64, *ordinal as i64),
         })
         .collect();
-    // A stream with irregular offsets in its column is its thread's own.
-    let mut ranked: Vec<usize> = (0..streams.len())
-        .filter(|index| {
+    // Streams offered to the merge: small enough, and of those with a column of their own
+    // (irregular offsets, lines printed of their own sizes) only the first in each
+    // partition, whose column then goes with its parts — rank 0 printing its progress
+    // still shares the other ranks' stream. If that column does not fit the merged stream
+    // (`group_streams` says so), the merge is made again without it.
+    let candidates = |with_column: bool| {
+        let mut ranked: Vec<usize> = (0..streams.len())
+            .filter(|index| streams[*index].events.bytes().len() <= LARGEST_MERGED_STREAM)
+            .collect();
+        ranked.sort_by_key(|index| (merged_as[*index], *index));
+        let mut column_of: HashMap<u64, *const EncodedStream> = HashMap::new();
+        ranked.retain(|index| {
             let events = &streams[*index].events;
-            events.bytes().len() <= LARGEST_MERGED_STREAM && !events.has_column()
-        })
-        .collect();
-    ranked.sort_by_key(|index| (merged_as[*index], *index));
+            if !events.has_column() {
+                return true;
+            }
+            let owner = column_of
+                .entry(merged_as[*index].0)
+                .or_insert_with(|| Arc::as_ptr(events));
+            with_column && *owner == Arc::as_ptr(events)
+        });
+        ranked
+    };
+    let mut ranked = candidates(true);
+    let built = match group_streams(processes, calls, &streams, &merged_as, &ranked, precision) {
+        Some(built) => built,
+        None => {
+            ranked = candidates(false);
+            group_streams(processes, calls, &streams, &merged_as, &ranked, precision)
+                .expect("streams without columns merge")
+        }
+    };
+    for (group, shared, offset, length) in built {
+        let members = group.members.len() as u32;
+        for (position, member) in group.members.iter().enumerate() {
+            let index = ranked[*member];
+            let (_, rank) = merged_as[index];
+            let start = process_start(processes, &streams[index]).wrapping_add(offset);
+            let stream = &mut streams[index];
+            stream.events = shared.clone();
+            stream.rank_delta = rank - group.base_rank;
+            stream.members = members;
+            stream.member = position as u32;
+            stream.first_start = start;
+            stream.last_end = start.saturating_add(length);
+        }
+    }
+    streams
+}
+
+/// Whether some leaf of `nodes` reads the stream's column.
+fn reads_column(nodes: &[Node<EventKey>]) -> bool {
+    nodes.iter().any(|node| match node {
+        Node::Leaf(leaf) => {
+            leaf.key.offset == OffsetRef::Column || leaf.key.flags & SIZE_IN_COLUMN != 0
+        }
+        Node::Loop { body, .. } => reads_column(body),
+    })
+}
+
+/// A merged group with its stream, and the offset and length of its members' times.
+type Built = (Group, Arc<EncodedStream>, u64, u64);
+
+/// The rank merge of the streams `ranked` (indices into `streams`): each group and its
+/// encoded stream. `None` when a group's leaves would not take exactly the column of the
+/// member that brought one (the caller merges again without that member).
+fn group_streams(
+    processes: &[Process],
+    calls: &[CallInfo],
+    streams: &[Stream],
+    merged_as: &[(u64, i64)],
+    ranked: &[usize],
+    precision: u8,
+) -> Option<Vec<Built>> {
     // Members of an already shared stream each take their share of its statistics: the
     // members' distances from its base rank say which ranks have each part.
     let mut shares: HashMap<*const EncodedStream, (Shares, Vec<i64>)> = HashMap::new();
-    for index in &ranked {
+    for index in ranked {
         let stream = &streams[*index];
         shares
             .entry(Arc::as_ptr(&stream.events))
@@ -134,7 +203,8 @@ pub fn merge_streams(
         .max()
         .map(|rank| rank as i64 + 1);
     let groups = merge_ranks(members, job_size, &class_of, precision);
-    for group in groups {
+    let mut built = Vec::with_capacity(groups.len());
+    for mut group in groups {
         // Times come from the member first in (process, thread) order, as when reading.
         let anchor = group
             .members
@@ -150,7 +220,7 @@ pub fn merge_streams(
             .last_end
             .saturating_sub(anchor_stream.first_start);
         let single = group.members.len() == 1 && group.sharing.parameters.is_empty();
-        let mut nodes = group.nodes;
+        let mut nodes = std::mem::take(&mut group.nodes);
         if group.members.len() == 1 {
             // A rank alone keeps its own values.
             pending::resolve(&mut nodes);
@@ -158,29 +228,32 @@ pub fn merge_streams(
         let shared = if single && anchor_stream.members == 1 {
             anchor_stream.events.clone()
         } else {
-            Arc::new(EncodedStream::from_nodes(
-                &nodes,
-                anchor_stream.first_start,
-                anchor_stream.last_end,
-                &group.sharing,
-                group.members.len() > 1,
-            ))
+            let times = (anchor_stream.first_start, anchor_stream.last_end);
+            let several = group.members.len() > 1;
+            // The one member with a column (see `merge_streams`), if its parts read it.
+            let column = group
+                .members
+                .iter()
+                .map(|member| &streams[ranked[*member]].events)
+                .find(|events| events.has_column())
+                .filter(|_| reads_column(&nodes));
+            Arc::new(match column {
+                Some(events) => EncodedStream::from_nodes_with_column(
+                    &nodes,
+                    times,
+                    &group.sharing,
+                    several,
+                    events.column(),
+                )
+                .ok()?,
+                None => {
+                    EncodedStream::from_nodes(&nodes, times.0, times.1, &group.sharing, several)
+                }
+            })
         };
-        let members = group.members.len() as u32;
-        for (position, member) in group.members.iter().enumerate() {
-            let index = ranked[*member];
-            let (_, rank) = merged_as[index];
-            let start = process_start(processes, &streams[index]).wrapping_add(offset);
-            let stream = &mut streams[index];
-            stream.events = shared.clone();
-            stream.rank_delta = rank - group.base_rank;
-            stream.members = members;
-            stream.member = position as u32;
-            stream.first_start = start;
-            stream.last_end = start.saturating_add(length);
-        }
+        built.push((group, shared, offset, length));
     }
-    streams
+    Some(built)
 }
 
 /// Writes the trace's streams: each shared stream once, then its members by columns.

@@ -230,7 +230,7 @@ fn mutated_sections_never_panic() {
 /// and their sections, mutated, must not make the reader panic either.
 #[test]
 fn the_fuzz_targets_real_samples_open_and_survive_mutation() {
-    let samples: [(&str, &[u8]); 4] = [
+    let samples: [(&str, &[u8]); 5] = [
         (
             "sample.cairn",
             include_bytes!("../../../fuzz/fuzz_targets/sample.cairn"),
@@ -246,6 +246,10 @@ fn the_fuzz_targets_real_samples_open_and_survive_mutation() {
         (
             "sample_orders.cairn",
             include_bytes!("../../../fuzz/fuzz_targets/sample_orders.cairn"),
+        ),
+        (
+            "sample_column.cairn",
+            include_bytes!("../../../fuzz/fuzz_targets/sample_column.cairn"),
         ),
     ];
     for (index, (name, bytes)) in samples.into_iter().enumerate() {

@@ -443,10 +443,9 @@ pub(super) fn read_leaf(
     if key.flags & BLURRED_TAG != 0 {
         blurred.get_or_insert_with(Box::<Blurred>::default).tag = Some(Histogram::decode(reader)?);
     }
+    // In a stream ranks share, only the parts of the one rank that brought the column
+    // read it (EVNT version 28), so a leaf's sizes are that rank's.
     let column_sizes = if key.flags & SIZE_IN_COLUMN != 0 {
-        if shared {
-            return Err(reader.corrupt("sizes in the column of a stream ranks share"));
-        }
         Some(Box::new(ColumnSizes::decode(reader, duration.count)?))
     } else {
         None

@@ -115,9 +115,6 @@ impl EncodedStream {
                 column
             }
         };
-        if shared && !column.is_empty() {
-            return Err(reader.corrupt("a stream several ranks share has an offset column"));
-        }
         let body_start = data.len() - reader.remaining();
         struct Check {
             dictionary: Vec<EventKey>,
@@ -339,8 +336,9 @@ impl EncodedStream {
         &self.data
     }
 
-    /// Whether some of the stream's offsets are in its column (irregular accesses): such
-    /// a stream is one thread's own, never shared.
+    /// Whether some of the stream's offsets or sizes are in its column (irregular
+    /// accesses, lines of their own sizes): such a stream is shared only with ranks whose
+    /// parts do not read it (EVNT version 28: rank 0's prints in the others' stream).
     pub fn has_column(&self) -> bool {
         !self.column.is_empty()
     }
@@ -477,6 +475,7 @@ impl EncodedStream {
             self.column.clone(),
             &self.data[self.body_start..],
         )
+        .expect("a stream read back is written again")
     }
 
     /// The same stream with every key passed through `change` (a merged trace renumbers
@@ -549,6 +548,20 @@ impl EncodedStream {
         Self::encode_nodes(nodes, first_start, last_end, sharing, shared, &[])
     }
 
+    /// As [`EncodedStream::from_nodes`], with the column of the one member whose leaves
+    /// read it (ranks merged with a rank that printed lines of their own sizes: only that
+    /// rank's parts read the column, in its own order). An error when the leaves would not
+    /// take exactly the column's entries (the caller then keeps that rank apart).
+    pub fn from_nodes_with_column(
+        nodes: &[Node<EventKey>],
+        (first_start, last_end): (u64, u64),
+        sharing: &Sharing,
+        shared: bool,
+        column: &[i64],
+    ) -> cairn_format::Result<EncodedStream> {
+        Self::try_encode_nodes(nodes, first_start, last_end, sharing, shared, column)
+    }
+
     fn encode_nodes(
         nodes: &[Node<EventKey>],
         first_start: u64,
@@ -557,6 +570,18 @@ impl EncodedStream {
         shared: bool,
         column: &[i64],
     ) -> EncodedStream {
+        Self::try_encode_nodes(nodes, first_start, last_end, sharing, shared, column)
+            .expect("a stream this encoder wrote reads back")
+    }
+
+    fn try_encode_nodes(
+        nodes: &[Node<EventKey>],
+        first_start: u64,
+        last_end: u64,
+        sharing: &Sharing,
+        shared: bool,
+        column: &[i64],
+    ) -> cairn_format::Result<EncodedStream> {
         let mut writer = NodeWriter {
             shared,
             sharing,

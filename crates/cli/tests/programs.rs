@@ -3465,26 +3465,47 @@ under_both_mpis!(
 /// a word.)
 fn receives_beyond_the_table_are_counted_untraced_under(mpi: Mpi) {
     let (_directory, traced) = trace_mpi(mpi, "mpi_receives_many", 2);
+    assert_beyond_a_table(
+        &traced,
+        &[
+            ("MPI_Irecv", 2 * 70_000, 0),
+            ("MPI_Send", 2 * 70_000, 2 * 70_000 * 4),
+            ("MPI_Waitall", 2, 2 * 65_536 * 4),
+        ],
+        4_464,
+        "receives posted while 65,536 others were pending",
+    );
+}
+
+/// The calls' (name, count, bytes) of a run whose every process let `untraced` calls
+/// through untraced beyond one of the tracer's tables, and the summary's note naming it.
+fn assert_beyond_a_table(
+    traced: &Traced,
+    expected: &[(&str, u64, u64)],
+    untraced: u64,
+    note: &str,
+) {
     let calls = &traced.summary["calls"];
-    for (call, count, bytes) in [
-        ("MPI_Irecv", 2 * 70_000, 0),
-        ("MPI_Send", 2 * 70_000, 2 * 70_000 * 4),
-        ("MPI_Waitall", 2, 2 * 65_536 * 4),
-    ] {
+    for (call, count, bytes) in expected {
         assert_eq!(
             calls[call]["count"].as_u64(),
-            Some(count),
+            Some(*count),
             "{call}: {calls}"
         );
-        assert_eq!(calls[call]["bytes"].as_u64(), Some(bytes), "{call}");
+        assert_eq!(calls[call]["bytes"].as_u64(), Some(*bytes), "{call}");
     }
-    for process in traced.summary["process_list"].as_array().unwrap() {
-        assert_eq!(process["untraced_calls"].as_u64(), Some(4_464), "{process}");
+    let processes = traced.summary["process_list"].as_array().unwrap();
+    for process in processes {
+        assert_eq!(
+            process["untraced_calls"].as_u64(),
+            Some(untraced),
+            "{process}"
+        );
     }
     let notes = traced.summary["diagnostics"].to_string();
+    let total = untraced * processes.len() as u64;
     assert!(
-        notes.contains("8928 calls were let through untraced")
-            && notes.contains("receives posted while 65,536 others were pending"),
+        notes.contains(&format!("{total} calls were let through untraced")) && notes.contains(note),
         "{notes}"
     );
 }
@@ -3501,30 +3522,18 @@ under_both_mpis!(
 /// through untraced, and the summary says so.
 fn persistent_requests_beyond_the_table_are_counted_untraced_under(mpi: Mpi) {
     let (_directory, traced) = trace_mpi(mpi, "mpi_persistent_many", 2);
-    let calls = &traced.summary["calls"];
-    for (call, count, bytes) in [
-        ("MPI_Recv_init", 2 * 2100, 0),
-        ("MPI_Send_init", 2 * 2100, 0),
-        ("MPI_Startall", 2, 0),
-        ("MPI_Start_send", 2 * 2048, 2 * 2048 * 4),
-        ("MPI_Start_recv", 2 * 2048, 0),
-        ("MPI_Waitall", 2, 2 * 2048 * 4),
-        ("MPI_Request_free", 2 * 4200, 0),
-    ] {
-        assert_eq!(
-            calls[call]["count"].as_u64(),
-            Some(count),
-            "{call}: {calls}"
-        );
-        assert_eq!(calls[call]["bytes"].as_u64(), Some(bytes), "{call}");
-    }
-    for process in traced.summary["process_list"].as_array().unwrap() {
-        assert_eq!(process["untraced_calls"].as_u64(), Some(104), "{process}");
-    }
-    let notes = traced.summary["diagnostics"].to_string();
-    assert!(
-        notes.contains("208 calls were let through untraced")
-            && notes.contains("MPI persistent requests started"),
-        "{notes}"
+    assert_beyond_a_table(
+        &traced,
+        &[
+            ("MPI_Recv_init", 2 * 2100, 0),
+            ("MPI_Send_init", 2 * 2100, 0),
+            ("MPI_Startall", 2, 0),
+            ("MPI_Start_send", 2 * 2048, 2 * 2048 * 4),
+            ("MPI_Start_recv", 2 * 2048, 0),
+            ("MPI_Waitall", 2, 2 * 2048 * 4),
+            ("MPI_Request_free", 2 * 4200, 0),
+        ],
+        104,
+        "MPI persistent requests started",
     );
 }

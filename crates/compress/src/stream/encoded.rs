@@ -536,6 +536,18 @@ impl EncodedStream {
         ))
     }
 
+    fn encode_nodes(
+        nodes: &[Node<EventKey>],
+        first_start: u64,
+        last_end: u64,
+        sharing: &Sharing,
+        shared: bool,
+        column: &[i64],
+    ) -> EncodedStream {
+        Self::from_nodes_with_column(nodes, (first_start, last_end), sharing, shared, column)
+            .expect("a stream this encoder wrote reads back")
+    }
+
     /// Encodes a tree of nodes (e.g. several ranks' streams merged) with its rank slopes
     /// and sets; `shared`: several ranks share it (their leaves' `slowest` is kept).
     pub fn from_nodes(
@@ -555,29 +567,6 @@ impl EncodedStream {
     pub fn from_nodes_with_column(
         nodes: &[Node<EventKey>],
         (first_start, last_end): (u64, u64),
-        sharing: &Sharing,
-        shared: bool,
-        column: &[i64],
-    ) -> cairn_format::Result<EncodedStream> {
-        Self::try_encode_nodes(nodes, first_start, last_end, sharing, shared, column)
-    }
-
-    fn encode_nodes(
-        nodes: &[Node<EventKey>],
-        first_start: u64,
-        last_end: u64,
-        sharing: &Sharing,
-        shared: bool,
-        column: &[i64],
-    ) -> EncodedStream {
-        Self::try_encode_nodes(nodes, first_start, last_end, sharing, shared, column)
-            .expect("a stream this encoder wrote reads back")
-    }
-
-    fn try_encode_nodes(
-        nodes: &[Node<EventKey>],
-        first_start: u64,
-        last_end: u64,
         sharing: &Sharing,
         shared: bool,
         column: &[i64],

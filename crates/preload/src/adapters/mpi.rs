@@ -641,16 +641,14 @@ pub fn fortran_post_receive(
     ierror: *mut c_int,
     _ret: (),
 ) -> bool {
-    let ret = read_int(ierror);
-    fortran_message(event, state, count, datatype, source, tag, comm, ierror, ());
-    if ret == 0 && !request.is_null() {
-        event.result = 0;
-        let handle = c_request(read_int(request));
-        if !handle.is_null() {
-            files::remember_receive(mpi_abi::handle_value(handle));
-        }
-    }
-    true
+    fortran_request(
+        event,
+        state,
+        (count, datatype, source, tag, comm),
+        request,
+        ierror,
+        |_, handle| files::remember_receive(handle),
+    )
 }
 
 /// Fortran `MPI_SEND_INIT` and its kin where their own hook traces them: as C's
@@ -713,10 +711,32 @@ type FortranMessage = (
 fn fortran_persistent_init(
     event: &mut RawEvent,
     state: &mut ThreadState,
-    (count, datatype, peer, tag, comm): FortranMessage,
+    message: FortranMessage,
     request: *const c_int,
     receive: bool,
     ierror: *mut c_int,
+) -> bool {
+    fortran_request(event, state, message, request, ierror, |event, handle| {
+        crate::persistent::remember(crate::persistent::Persistent {
+            request: handle,
+            receive,
+            bytes: event.request,
+            handle: event.handle,
+            aux: event.aux,
+        })
+    })
+}
+
+/// A Fortran call that makes a request from a message (a receive's posting, a persistent
+/// request's init): the message is the event, nothing moved, and if the call succeeded
+/// `remember` gets the event and the request's C handle (as a number).
+fn fortran_request(
+    event: &mut RawEvent,
+    state: &mut ThreadState,
+    (count, datatype, peer, tag, comm): FortranMessage,
+    request: *const c_int,
+    ierror: *mut c_int,
+    remember: impl FnOnce(&RawEvent, u64),
 ) -> bool {
     let ret = read_int(ierror);
     fortran_message(event, state, count, datatype, peer, tag, comm, ierror, ());
@@ -726,13 +746,7 @@ fn fortran_persistent_init(
     event.result = 0;
     let handle = c_request(read_int(request));
     if !handle.is_null() {
-        crate::persistent::remember(crate::persistent::Persistent {
-            request: mpi_abi::handle_value(handle),
-            receive,
-            bytes: event.request,
-            handle: event.handle,
-            aux: event.aux,
-        });
+        remember(event, mpi_abi::handle_value(handle));
     }
     true
 }

@@ -41,6 +41,30 @@ fn compile_mpi_pattern(name: &str, directory: &std::path::Path) -> std::path::Pa
     program
 }
 
+/// `patterns/name` built with `mpi` into `directory` and traced on `ranks` ranks of it
+/// with `arguments` (which must succeed): the trace's path.
+fn trace_pattern_under(
+    mpi: common::mpi::Mpi,
+    name: &str,
+    ranks: u64,
+    directory: &std::path::Path,
+    arguments: &[&std::ffi::OsStr],
+) -> std::path::PathBuf {
+    let program = directory.join(name);
+    mpi.compile(&format!("patterns/{name}"), &program, &[]);
+    let trace = directory.join("trace.cairn");
+    succeeded(
+        mpi.mpirun(ranks as usize)
+            .arg(cairn_binary())
+            .args(["run", "-q", "-o"])
+            .arg(&trace)
+            .arg("--")
+            .arg(&program)
+            .args(arguments),
+    );
+    trace
+}
+
 /// `mpirun.openmpi -np ranks cairn run -q -o TRACE -- PROGRAM DIRECTORY n`, which must succeed.
 fn trace_mpi_program(
     program: &std::path::Path,
@@ -284,17 +308,13 @@ fn waits_of_each_axis_are_one_leaf_in_fortran_under(mpi: common::mpi::Mpi) {
     let mut whole_bytes = Vec::new();
     for (ranks, side) in [(4u64, 2u64), (16, 4)] {
         let directory = tempfile::tempdir().unwrap();
-        let program = directory.path().join("halo_axes");
-        mpi.compile("patterns/halo_axes", &program, &[]);
-        let trace = directory.path().join("trace.cairn");
-        succeeded(
-            mpi.mpirun(ranks as usize)
-                .arg(cairn_binary())
-                .args(["run", "-q", "-o"])
-                .arg(&trace)
-                .arg("--")
-                .arg(&program)
-                .arg(steps.to_string()),
+        let steps_argument = steps.to_string();
+        let trace = trace_pattern_under(
+            mpi,
+            "halo_axes",
+            ranks,
+            directory.path(),
+            &[steps_argument.as_ref()],
         );
         let summary = summary_json(&trace, &[]);
         let neighbours = |rank: u64| {
@@ -368,18 +388,13 @@ fn persistent_requests_count_every_message_under(mpi: common::mpi::Mpi) {
     let mut bytes = std::collections::BTreeMap::new();
     for (ranks, steps) in [(4u64, 20u64), (4, 200), (16, 20)] {
         let directory = tempfile::tempdir().unwrap();
-        let program = directory.path().join("persistent_halo");
-        mpi.compile("patterns/persistent_halo", &program, &[]);
-        let trace = directory.path().join("trace.cairn");
-        succeeded(
-            mpi.mpirun(ranks as usize)
-                .arg(cairn_binary())
-                .args(["run", "-q", "-o"])
-                .arg(&trace)
-                .arg("--")
-                .arg(&program)
-                .arg(directory.path())
-                .arg(steps.to_string()),
+        let steps_argument = steps.to_string();
+        let trace = trace_pattern_under(
+            mpi,
+            "persistent_halo",
+            ranks,
+            directory.path(),
+            &[directory.path().as_os_str(), steps_argument.as_ref()],
         );
         let summary = summary_json(&trace, &[]);
         let calls = &summary["calls"];

@@ -43,7 +43,7 @@ section() { "$cairn" dump --sections "$1" | awk -v name="$2" '$1 == name":" || $
 printf '%-20s %7s | %7s %5s %6s | %7s %5s %6s | %8s %8s\n' program steps \
     "B@$low" PROC EVNT "B@$high" PROC EVNT "ranks +%" "x10 +%"
 programs=(comm_copy comm_reuse coupled_halves doubling halo2d halo_axes hdf5_hyperslab imbalanced
-    irregular master_worker multigrid persistent_halo progress_log rank_logs rank_trees slabs stencil3d tagged_tasks transpose wait_order
+    irregular master_worker multigrid persistent_halo progress_log rank_logs rank_trees residual_history slabs stencil3d tagged_tasks transpose wait_order
     wandering_neighbours)
 for program in "${programs[@]}"; do
     build "$program"

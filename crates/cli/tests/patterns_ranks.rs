@@ -522,6 +522,68 @@ fn rank_0_reporting_lines_of_their_own_sizes_shares_the_others_stream() {
 }
 
 #[test]
+fn a_progress_line_printed_every_step_keeps_its_lengths_in_the_column() {
+    // patterns/residual_history.c: rank 0 prints "step %ld residual %g" inside the step
+    // loop, after the ring exchange and the reduction every rank does. The line's length
+    // changes every few steps (rarely twice in a row), so its sizes go to the column: the
+    // trace grows by what the lengths say, not by a loop per change (before, 12.2 KB at
+    // 2,000 steps and 109 KB at 20,000: 5.4 B a step; now about 2.1 and 4.8 KB). Every
+    // line's size comes back exact, in order, and so do the log's positions (those of the
+    // lines the tracer staged with their sizes were lost: at 20,000 steps the file's
+    // consecutive writes were 289 and its largest offset 9,009, not 19,999 and 622,262). Rank 0's loop has a call the others' lack, so its stream is its own; the
+    // other ranks share one, at any number of ranks.
+    let _alone = alone();
+    let mut bytes = Vec::new();
+    for (ranks, steps) in [(4u64, 2_000u64), (4, 20_000), (16, 2_000)] {
+        let (directory, traced) = trace_mpi_pattern("residual_history", ranks, steps);
+        assert_eq!(
+            shared_streams(&traced.trace),
+            [format!("one of {} ranks sharing a stream", ranks - 1)]
+        );
+        let log = std::fs::read(directory.path().join("residuals.log")).unwrap();
+        let lines: Vec<u64> = log
+            .split_inclusive(|byte| *byte == b'\n')
+            .map(|line| line.len() as u64)
+            .collect();
+        assert_eq!(lines.len() as u64, steps);
+        let calls = &traced.summary["calls"];
+        assert_eq!(calls["fprintf"]["count"].as_u64(), Some(steps));
+        assert_eq!(calls["fprintf"]["bytes"].as_u64(), Some(log.len() as u64));
+        assert_eq!(calls["MPI_Sendrecv"]["count"].as_u64(), Some(ranks * steps));
+        assert_eq!(
+            calls["MPI_Allreduce"]["count"].as_u64(),
+            Some(ranks * steps)
+        );
+        assert_fields(
+            traced.file("/residuals.log"),
+            &[
+                ("writes", steps),
+                ("bytes_written", log.len() as u64),
+                ("consecutive_writes", steps - 1),
+                ("sequential_writes", steps - 1),
+                ("max_offset", log.len() as u64),
+            ],
+        );
+        if steps == 2_000 {
+            let expanded = dump(&traced.trace, &["--expand", "--limit", "100000"]);
+            let sizes: Vec<u64> = expanded
+                .lines()
+                .filter(|line| line.contains("fprintf("))
+                .map(|line| {
+                    let (_, result) = line.rsplit_once(") = ").unwrap();
+                    result.split_whitespace().next().unwrap().parse().unwrap()
+                })
+                .collect();
+            assert_eq!(sizes, lines);
+        }
+        bytes.push(trace_bytes(&traced.trace));
+    }
+    eprintln!("residual_history traces (4 ranks 2,000 and 20,000 steps, 16 ranks): {bytes:?} B");
+    assert!(2 * (bytes[1] - bytes[0]) <= 18_000, "{bytes:?}");
+    assert!(10 * bytes[2] <= 11 * bytes[0], "{bytes:?}");
+}
+
+#[test]
 fn halves_with_their_own_messages_share_the_collectives_they_all_call() {
     // coupled_halves.c: the two halves' step loops have only the broadcast in common. One
     // stream for all ranks, each half's calls in parts of its ranks, the broadcast shared;

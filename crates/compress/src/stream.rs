@@ -774,6 +774,10 @@ impl StreamEncoder {
                 self.relative
                     .encode(&position.nth(count - 1), position.class);
             }
+            for position in body {
+                self.relative
+                    .repeat_sizes(&position.event, position.class, count - 3);
+            }
         }
         for position in body {
             self.last_end = self.last_end.max(position.last_end);

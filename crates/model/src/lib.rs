@@ -331,8 +331,12 @@ impl IrregularSteps {
 /// site's sizes follow a cycle (one size, 4 KiB and 512 B in turn, a loop over twenty
 /// variables of their own sizes); on a size that does not, the period becomes the distance
 /// to that size's last occurrence among the last [`WanderingSizes::KEPT`] (none if absent).
-/// Sizes wander once [`WanderingSizes::WANDERING_FROM`] in a row were unexpected, and stop
-/// once as many in a row were expected. Unlike offsets' rule ([`IrregularSteps`]: a step
+/// Sizes wander once [`WanderingSizes::WANDERING_FROM`] of the last 64 were unexpected
+/// — in a row (random sizes, deflated chunks) or not: a progress line printed every step
+/// (`"step %ld residual %g"`, 20 to 30 bytes) keeps one length for a few steps, then
+/// another, and as runs and blocks of equal sizes it cost a loop per change (12.5 KB for
+/// 2,000 steps) — and stop once [`WanderingSizes::REGULAR_FROM`] in a row were expected
+/// (a long run of one size folds as well in the keys). Unlike offsets' rule ([`IrregularSteps`]: a step
 /// seen among the last 64 distinct counts as regular), a size that merely occurred lately
 /// is not expected: sizes that drift within a narrow band (an HDF5 dataset's deflated
 /// chunks, a few thousand bytes each) repeat recent ones by chance, and under the
@@ -347,7 +351,8 @@ pub struct WanderingSizes {
     kept: u8,
     /// The cycle the sizes are expected to follow (0: none yet).
     period: u8,
-    unexpected_in_a_row: u32,
+    /// A bit per step among the last 64, newest lowest, set where the size was unexpected.
+    unexpected: u64,
     expected_in_a_row: u32,
     wandering: bool,
 }
@@ -359,7 +364,7 @@ impl Default for WanderingSizes {
             next: 0,
             kept: 0,
             period: 0,
-            unexpected_in_a_row: 0,
+            unexpected: 0,
             expected_in_a_row: 0,
             wandering: false,
         }
@@ -370,9 +375,11 @@ impl WanderingSizes {
     /// The longest cycle of sizes followed: as many as a loop body the folder can find
     /// has events.
     pub const KEPT: usize = 64;
-    /// Unexpected sizes in a row that make a site's sizes wander, and expected ones in a
-    /// row that end it.
-    pub const WANDERING_FROM: u32 = 16;
+    /// Unexpected sizes among the last 64 that make a site's sizes wander.
+    pub const WANDERING_FROM: u32 = 8;
+    /// Expected sizes in a row that end it: as many as the unexpected ones are counted
+    /// over, so a site that stops wandering starts again only after 16 new changes.
+    pub const REGULAR_FROM: u32 = 64;
 
     /// The size `distance` (1 = the last) back, if kept.
     fn back(&self, distance: usize) -> Option<u64> {
@@ -383,26 +390,83 @@ impl WanderingSizes {
     /// Takes the next size; whether the site's sizes wander now.
     #[inline]
     pub fn step(&mut self, size: u64) -> bool {
-        if self.period > 0 && self.back(self.period as usize) == Some(size) {
-            self.unexpected_in_a_row = 0;
+        self.take(size, false)
+    }
+
+    /// Takes the next size as the tracer sees a site: only where its repetitions stopped
+    /// being equal (the rest of the time they are folded into runs and blocks) or within
+    /// one burst of calls, whose state the next other call resets. Eight changes among
+    /// its last 64 samples can then be eight among thousands of calls (a CG iteration's
+    /// halo reads, four levels' face, edge and corner sizes), and staging them apart broke
+    /// the iteration's block every time (1.4 MB staged instead of 320 KB). There the
+    /// sizes wander only once [`WanderingSizes::SAMPLED_IN_A_ROW`] samples in a row were
+    /// unexpected; they stop as [`WanderingSizes::step`]'s do.
+    #[inline]
+    pub fn step_sampled(&mut self, size: u64) -> bool {
+        self.take(size, true)
+    }
+
+    /// Unexpected samples in a row that make a sampled site's sizes wander.
+    pub const SAMPLED_IN_A_ROW: u32 = 16;
+
+    #[inline]
+    fn take(&mut self, size: u64, sampled: bool) -> bool {
+        let expected = self.period > 0 && self.back(self.period as usize) == Some(size);
+        if expected {
             self.expected_in_a_row = self.expected_in_a_row.saturating_add(1);
-            if self.expected_in_a_row >= Self::WANDERING_FROM {
-                self.wandering = false;
-            }
         } else {
             self.period = (1..=self.kept as usize)
                 .find(|distance| self.back(*distance) == Some(size))
                 .unwrap_or(0) as u8;
             self.expected_in_a_row = 0;
-            self.unexpected_in_a_row = self.unexpected_in_a_row.saturating_add(1);
-            if self.unexpected_in_a_row >= Self::WANDERING_FROM {
-                self.wandering = true;
-            }
+        }
+        self.unexpected = self.unexpected << 1 | !expected as u64;
+        if self.wandering {
+            self.wandering = self.expected_in_a_row < Self::REGULAR_FROM;
+        } else if sampled {
+            let in_a_row = (1u64 << Self::SAMPLED_IN_A_ROW) - 1;
+            self.wandering = self.unexpected & in_a_row == in_a_row;
+        } else {
+            self.wandering = self.unexpected.count_ones() >= Self::WANDERING_FROM;
         }
         self.sizes[self.next as usize] = size;
         self.next = ((self.next as usize + 1) % Self::KEPT) as u8;
         self.kept = (self.kept as usize + 1).min(Self::KEPT) as u8;
         self.wandering
+    }
+
+    /// Takes `times` more sizes that each repeat the one a period back (a loop's
+    /// repetitions folded as a block: the period its first repetitions found holds for
+    /// the others), at the cost of at most `KEPT + period` steps. Without a period (no
+    /// size taken yet) it does nothing.
+    pub fn repeat(&mut self, times: u64) {
+        let period = self.period as u64;
+        if period == 0 || times == 0 {
+            return;
+        }
+        // The kept sizes after `times` more of the cycle: the cycle at the phase `times`
+        // leaves it.
+        let steps = if times > Self::KEPT as u64 {
+            Self::KEPT as u64 + (times - Self::KEPT as u64) % period
+        } else {
+            times
+        };
+        for _ in 0..steps {
+            let size = self.back(period as usize).unwrap_or(0);
+            self.sizes[self.next as usize] = size;
+            self.next = ((self.next as usize + 1) % Self::KEPT) as u8;
+            self.kept = (self.kept as usize + 1).min(Self::KEPT) as u8;
+        }
+        self.unexpected = self
+            .unexpected
+            .checked_shl(times.min(64) as u32)
+            .unwrap_or(0);
+        self.expected_in_a_row = self
+            .expected_in_a_row
+            .saturating_add(times.min(u32::MAX as u64) as u32);
+        if self.wandering {
+            self.wandering = self.expected_in_a_row < Self::REGULAR_FROM;
+        }
     }
 
     /// Forgets every size (a new call site): a few stores (the kept sizes are not read
@@ -412,7 +476,7 @@ impl WanderingSizes {
         self.next = 0;
         self.kept = 0;
         self.period = 0;
-        self.unexpected_in_a_row = 0;
+        self.unexpected = 0;
         self.expected_in_a_row = 0;
         self.wandering = false;
     }
@@ -558,23 +622,23 @@ mod irregular_tests {
             (state >> 33) % range
         };
         // Sizes drawn from a band of 100 values (deflated chunks): offsets' rule turns
-        // regular again and again; the sizes wander from the sixteenth on.
+        // regular again and again; the sizes wander from the eighth on.
         let (mut offsets_rule, mut sizes_rule) =
             (IrregularSteps::default(), WanderingSizes::default());
         let (mut regular_offsets, mut kept_sizes) = (0, 0);
         for index in 0..10_000 {
             let size = 6000 + draw(100);
             regular_offsets += (!offsets_rule.step(size as i64) && index >= 16) as u32;
-            kept_sizes += (!sizes_rule.step(size) && index >= 15) as u32;
+            kept_sizes += (!sizes_rule.step(size) && index >= 7) as u32;
         }
         assert!(regular_offsets > 5_000, "{regular_offsets}");
         assert_eq!(kept_sizes, 0);
         // One size repeated: expected from the third (the second finds the period), back
-        // in the keys at the sixteenth expected one.
+        // in the keys at the 64th expected one.
         assert!(sizes_rule.step(4096));
         assert!(sizes_rule.step(4096));
-        for expected in 1..=16 {
-            assert_eq!(sizes_rule.step(4096), expected < 16, "expected {expected}");
+        for expected in 1..=64 {
+            assert_eq!(sizes_rule.step(4096), expected < 64, "expected {expected}");
         }
         // A cycle of a a b never wanders; one of twenty sizes of their own (a loop over
         // variables) wanders in its first round (all new), and stops in the second.
@@ -592,11 +656,58 @@ mod irregular_tests {
                 wandering.push(variables.step(*size));
             }
         }
-        // Wandering from the 16th size of the first round until the 16th expected one
-        // (the second round's first finds the period, the next 15 are expected).
+        // Wandering from the 8th size of the first round until the 64th expected one
+        // (the second round's first finds the period, the next 63 are expected).
         let first = wandering.iter().position(|w| *w).unwrap();
         let last = wandering.iter().rposition(|w| *w).unwrap();
-        assert_eq!((first, last), (15, 35));
+        assert_eq!((first, last), (7, 83));
         assert!(wandering[last + 1..].iter().all(|w| !w));
+        // A size that changes every few steps among a handful (a progress line's length:
+        // a residual printed with `%g`) wanders, though rarely twice in a row; one that
+        // changes once in a hundred steps (a step number's digits) never does.
+        let mut progress = WanderingSizes::default();
+        let mut length = 28;
+        let lengths: Vec<bool> = (0..640)
+            .map(|_| {
+                if draw(5) == 0 {
+                    length = 27 + draw(4);
+                }
+                progress.step(length)
+            })
+            .collect();
+        let first = lengths.iter().position(|w| *w).unwrap();
+        assert!((8..64).contains(&first), "{first}");
+        assert!(lengths[first..].iter().all(|w| *w));
+        // A block's repetitions taken at once leave the rule as taking them one by one.
+        for times in [1u64, 5, 63, 64, 65, 200] {
+            let (mut one_by_one, mut at_once) =
+                (WanderingSizes::default(), WanderingSizes::default());
+            for size in [
+                100u64, 200, 300, 100, 200, 300, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+            ] {
+                one_by_one.step(size);
+                at_once.step(size);
+            }
+            for size in [100u64, 200, 300, 100, 200, 300] {
+                one_by_one.step(size);
+                at_once.step(size);
+            }
+            let cycle = [100u64, 200, 300];
+            for index in 0..times {
+                one_by_one.step(cycle[index as usize % 3]);
+            }
+            at_once.repeat(times);
+            for size in [100u64, 200, 300, 100, 42] {
+                assert_eq!(
+                    one_by_one.step(size),
+                    at_once.step(size),
+                    "{times} then {size}"
+                );
+            }
+        }
+        let mut digits = WanderingSizes::default();
+        for step in 1..100_000u64 {
+            assert!(!digits.step(20 + step.ilog10() as u64), "step {step}");
+        }
     }
 }

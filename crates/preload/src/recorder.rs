@@ -135,6 +135,12 @@ pub struct ThreadState {
     last_block: (u64, usize, u64),
     /// Signatures of events that never fold (each different from any other).
     unique: u64,
+    /// Events the thread wrote (folded or not), counting this one, and where the block
+    /// that closed last started and ended in that count, with its period: whether a short
+    /// body's sizes were seen contiguously (`irregular.rs`).
+    events_seen: u64,
+    block_started_at: u64,
+    closed_block: (usize, u64, u64),
     /// The open block: its record in the current chunk (null if none), its period (0 if
     /// none) and how many events of the repetition being completed it holds (the rest of
     /// it is in [`History`]).
@@ -243,6 +249,10 @@ struct History {
     /// its own, then calls unchanged), and the site they are of: (call, context, period).
     body_sizes: WanderingSizes,
     body_sizes_site: (u32, u32, u32),
+    /// `events_seen` at the last size `body_sizes` took, and the repetitions of its body
+    /// it has seen contiguously since it started afresh.
+    body_sizes_at: u64,
+    body_sizes_repeated: u64,
     /// The irregular body: per position its call and event (the first position's as last
     /// repeated), and the repetition being completed: (start, duration, gap).
     irregular_body: [(u32, RawEvent); MAX_OFFSETS_PERIOD],
@@ -499,6 +509,9 @@ impl ThreadState {
             plain_events: 0,
             last_block: (0, 0, 0),
             unique: 0,
+            events_seen: 0,
+            block_started_at: 0,
+            closed_block: (0, 0, 0),
             block: std::ptr::null_mut(),
             block_period: 0,
             block_filled: 0,
@@ -715,6 +728,7 @@ impl ThreadState {
     #[inline(always)]
     pub fn write_event(&mut self, call: u32, event: &RawEvent, folding: u8) {
         let repeatable = folding != fold::NEVER && RUNS.load(Ordering::Relaxed);
+        self.events_seen = self.events_seen.wrapping_add(1);
         let previous_end = self.previous.start.saturating_add(self.previous.duration);
         let gap = event.start.saturating_sub(previous_end);
         if self.block_period > 0 {
@@ -816,7 +830,7 @@ impl ThreadState {
         }
         if other_size {
             // Sizes that keep being new (`irregular.rs`).
-            if self.history.sizes.step(event.request) {
+            if self.history.sizes.step_sampled(event.request) {
                 let varying = if event.offset >= 0 {
                     segment::varying::OFFSET_AND_SIZE
                 } else {
@@ -1159,6 +1173,7 @@ impl ThreadState {
         }
         self.block = body;
         self.block_period = period;
+        self.block_started_at = self.events_seen;
         self.bodies.block_pending[0] = (event.start, event.duration, gap);
         self.block_filled = 1;
         self.plain_events = 0;
@@ -1292,6 +1307,7 @@ impl ThreadState {
         self.block_period = 0;
         self.block_filled = 0;
         self.candidate_stride = None;
+        self.closed_block = (period, self.block_started_at, self.events_seen);
         // Its repetitions are events like the others to a longer block around it (the
         // trace builder reads them back from the block record): the first is the body
         // as last repeated, `count - 1` strides back.

@@ -1326,6 +1326,12 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                     // descriptor's position lands where the seek before it went, or where
                     // the transfer before it left it.
                     let mut deferred = Vec::with_capacity(positions.len());
+                    // Per position, its entry in `deferred` (none for an unknown call): the
+                    // event as the tracker knows it, with the process's own descriptor and
+                    // stream handles (the prepared event's are renumbered, and a stream
+                    // renumbered is one the tracker never saw: every repetition after the
+                    // first lost its position).
+                    let mut entries = Vec::with_capacity(positions.len());
                     let prepared: Vec<Option<(Call, Event)>> = positions
                         .iter()
                         .enumerate()
@@ -1335,7 +1341,8 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                                     .iter()
                                     .fold(0u64, |sum, size| sum.saturating_add(*size))
                             });
-                            prepare(
+                            let entry = deferred.len();
+                            let prepared = prepare(
                                 &mut tracker,
                                 slot,
                                 position.call,
@@ -1343,21 +1350,27 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                                 count,
                                 sizes,
                                 Some(&mut deferred),
-                            )
+                            );
+                            entries.push((deferred.len() > entry).then_some(entry));
+                            prepared
                         })
                         .collect();
                     let first_offset = positions[0].event.offset;
                     let mut resolved = Vec::with_capacity(offsets.len() * positions.len());
                     for (repetition, offset) in offsets.iter().enumerate() {
-                        for (index, prepared) in prepared.iter().enumerate() {
-                            let Some((call, event)) = prepared else {
+                        for (index, (prepared, entry)) in prepared.iter().zip(&entries).enumerate()
+                        {
+                            let Some(entry) = entry else {
                                 continue;
                             };
+                            let (call, tracked) = &deferred[*entry];
                             if repetition == 0 {
-                                resolved.push(event.offset);
+                                if let Some((_, event)) = prepared {
+                                    resolved.push(event.offset);
+                                }
                                 continue;
                             }
-                            let mut event = event.clone();
+                            let mut event = tracked.clone();
                             if index == 0 && !sizes.is_empty() {
                                 let size = sizes[repetition];
                                 (event.request, event.result) = (size, size as i64);
@@ -1371,7 +1384,9 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                                 event.offset = *offset;
                             }
                             tracker.apply(*call, &mut event);
-                            resolved.push(event.offset);
+                            if prepared.is_some() {
+                                resolved.push(event.offset);
+                            }
                         }
                     }
                     let body: Vec<BlockPosition> = prepared

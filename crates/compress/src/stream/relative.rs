@@ -283,6 +283,21 @@ impl Relative {
         self.encode_with(event, class, Some(column), blurring)
     }
 
+    /// Takes `times` more repetitions of `event` (a block's, beyond the three its keys
+    /// were encoded from) into its site's sizes rule, so a loop the tracer folded counts
+    /// its repetitions there as one pushed event by event would: a size that changes once
+    /// in a thousand steps is not a size that keeps being new.
+    pub(super) fn repeat_sizes(&mut self, event: &Event, class: Option<CallClass>, times: u64) {
+        if matches!(class, Some(CallClass::Read | CallClass::Write))
+            && event.flags & event_flags::FAILED == 0
+            && (event.request as i64) >= 0
+        {
+            if let Some(sizes) = self.context_sizes.get_mut(&event.context) {
+                sizes.repeat(times);
+            }
+        }
+    }
+
     /// `blurring`: the precision level judges this event's values (events pushed one by one
     /// and repetitions of blocks; not a block's probe for whether its keys repeat).
     fn encode_with(

@@ -24,6 +24,7 @@ use cairn_format::segment::{
 
 use super::{add_repetition, repeats, resized, signature, ThreadState};
 use crate::header_page;
+use cairn_model::WanderingSizes;
 
 impl ThreadState {
     /// Takes `event` if it continues the irregular body: the first position at a new
@@ -78,14 +79,15 @@ impl ThreadState {
             return false;
         }
         if position == 0 {
-            let sizes = if period == 1 {
-                &mut history.sizes
+            if !(resized(expected, event) || repeats(expected, event).is_some()) {
+                return false;
+            }
+            let wandering = if period == 1 {
+                history.sizes.step_sampled(event.request)
             } else {
-                &mut history.body_sizes
+                history.body_sizes.step_sampled(event.request)
             };
-            if !(resized(expected, event) || repeats(expected, event).is_some())
-                || !sizes.step(event.request)
-            {
+            if !wandering {
                 return false;
             }
             history.irregular_body[0].1 = *event;
@@ -127,13 +129,40 @@ impl ThreadState {
             if !self.others_unchanged(period) {
                 continue;
             }
+            // Seen contiguously when only the body's repetitions came since the site's
+            // last size: a few as event records, or a block of this body that closed at
+            // this event (a progress line whose length changed after some equal ones).
+            // Then its sizes are taken as the trace builder takes them, the block's
+            // repetitions as repeating, once the body has repeated as many times as the
+            // rule looks back. Seen among other calls (a halo exchange's reads at each
+            // level of a CG iteration, a body of two within the exchange), or in a body
+            // that has not repeated that long, they are a sample: the site starts afresh
+            // at each sample seen apart, and only 16 new in a row make its sizes wander
+            // (`WanderingSizes::step_sampled`).
+            let now = self.events_seen;
+            let (closed_period, started, closed) = self.closed_block;
             let history = &mut *self.history;
+            let since = now.wrapping_sub(history.body_sizes_at);
+            let near = |at: u64| at.wrapping_sub(history.body_sizes_at) <= 3 * period as u64;
+            let contiguous = since.is_multiple_of(period as u64)
+                && (near(now) || (closed_period == period && closed == now && near(started)));
+            history.body_sizes_at = now;
             let site = (call, event.context, period as u32);
-            if history.body_sizes_site != site {
+            if history.body_sizes_site != site || !contiguous {
                 history.body_sizes.reset();
                 history.body_sizes_site = site;
+                history.body_sizes_repeated = 0;
             }
-            return history.body_sizes.step(event.request).then_some(period);
+            if contiguous {
+                history.body_sizes.repeat(since / period as u64 - 1);
+            }
+            history.body_sizes_repeated += if contiguous { since / period as u64 } else { 1 };
+            let wandering = if history.body_sizes_repeated >= WanderingSizes::KEPT as u64 {
+                history.body_sizes.step(event.request)
+            } else {
+                history.body_sizes.step_sampled(event.request)
+            };
+            return wandering.then_some(period);
         }
         None
     }

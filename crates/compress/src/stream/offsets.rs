@@ -115,6 +115,7 @@ impl StreamEncoder {
         sizes: &[u64],
     ) -> Option<Folded> {
         let mut state = self.relative.clone();
+        state.record_sizes = !sizes.is_empty();
         let mut entries = Vec::with_capacity(offsets.len() + sizes.len());
         let period = body.len();
         if period == 1 && sizes.is_empty() {
@@ -178,6 +179,7 @@ impl StreamEncoder {
                 }
             }
         }
+        state.record_sizes = false;
         Some(Folded {
             state,
             entries,

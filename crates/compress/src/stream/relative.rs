@@ -42,6 +42,13 @@ pub struct Relative {
     /// Encoding only: per context, the sizes of reads and writes seen last: sizes that
     /// keep being new go to the column too ([`SIZE_IN_COLUMN`]).
     context_sizes: FastMap<u32, WanderingSizes>,
+    /// Encoding only: the events being encoded are an offsets record's whose sizes the
+    /// tracer staged as wandering — a body it saw repeat contiguously — so a site's sizes
+    /// are taken by the rule over its last 64 ([`WanderingSizes::step`]); events pushed
+    /// one at a time may be a sample among many other calls (a terminal's line written
+    /// now and then in a hydro code's step), and take 16 new in a row
+    /// ([`WanderingSizes::step_sampled`]): once wandering, a site is so for both.
+    pub(super) record_sizes: bool,
     /// Encoding only: files (index + 1) whose last event was a seek to an irregular
     /// offset: the access after it (IOR's `lseek` then `write` at random offsets) goes to
     /// the column too, since its access order is as irregular as the seek's offset.
@@ -500,11 +507,14 @@ impl Relative {
             && matches!(class, Some(CallClass::Read | CallClass::Write))
             && event.flags & event_flags::FAILED == 0
             && (request as i64) >= 0
-            && self
-                .context_sizes
-                .entry(event.context)
-                .or_default()
-                .step(request)
+            && {
+                let sizes = self.context_sizes.entry(event.context).or_default();
+                if self.record_sizes {
+                    sizes.step(request)
+                } else {
+                    sizes.step_sampled(request)
+                }
+            }
             && column.is_some();
         if let (true, Some(column)) = (size_in_column, column) {
             column.push(request as i64);

@@ -472,19 +472,11 @@ fn rank_0_reporting_lines_of_their_own_sizes_shares_the_others_stream() {
             shared_streams(&traced.trace),
             [format!("one of {ranks} ranks sharing a stream")]
         );
-        let log = std::fs::read(directory.path().join("progress.log")).unwrap();
-        let lines: Vec<u64> = log
-            .split_inclusive(|byte| *byte == b'\n')
-            .map(|line| line.len() as u64)
-            .collect();
-        assert_eq!(lines.len() as u64, steps);
-        let calls = &traced.summary["calls"];
-        assert_eq!(calls["fprintf"]["count"].as_u64(), Some(steps));
-        assert_eq!(calls["fprintf"]["bytes"].as_u64(), Some(log.len() as u64));
-        assert_eq!(calls["MPI_Sendrecv"]["count"].as_u64(), Some(ranks * steps));
-        assert_eq!(
-            calls["MPI_Allreduce"]["count"].as_u64(),
-            Some(ranks * steps)
+        let (log, lines) = ring_steps_and_lines(
+            &directory.path().join("progress.log"),
+            &traced,
+            ranks,
+            steps,
         );
         for process in traced.summary["process_list"].as_array().unwrap() {
             let written = if process["rank"].as_u64() == Some(0) {
@@ -502,18 +494,10 @@ fn rank_0_reporting_lines_of_their_own_sizes_shares_the_others_stream() {
         let expanded = dump(&traced.trace, &["--expand", "--limit", "100000"]);
         let streams: Vec<&str> = expanded.split("\npid ").skip(1).collect();
         assert_eq!(streams.len() as u64, ranks);
-        let sizes = |stream: &str| -> Vec<u64> {
-            stream
-                .lines()
-                .filter(|line| line.contains("fprintf("))
-                .map(|line| {
-                    let (_, result) = line.rsplit_once(") = ").unwrap();
-                    result.split_whitespace().next().unwrap().parse().unwrap()
-                })
-                .collect()
-        };
-        let mut with_lines = streams.iter().filter(|stream| !sizes(stream).is_empty());
-        assert_eq!(sizes(with_lines.next().unwrap()), lines);
+        let mut with_lines = streams
+            .iter()
+            .filter(|stream| !fprintf_results(stream).is_empty());
+        assert_eq!(fprintf_results(with_lines.next().unwrap()), lines);
         assert!(with_lines.next().is_none());
         bytes.push(trace_bytes(&traced.trace));
     }
@@ -540,19 +524,11 @@ fn a_progress_line_printed_every_step_keeps_its_lengths_in_the_column() {
             shared_streams(&traced.trace),
             [format!("one of {} ranks sharing a stream", ranks - 1)]
         );
-        let log = std::fs::read(directory.path().join("residuals.log")).unwrap();
-        let lines: Vec<u64> = log
-            .split_inclusive(|byte| *byte == b'\n')
-            .map(|line| line.len() as u64)
-            .collect();
-        assert_eq!(lines.len() as u64, steps);
-        let calls = &traced.summary["calls"];
-        assert_eq!(calls["fprintf"]["count"].as_u64(), Some(steps));
-        assert_eq!(calls["fprintf"]["bytes"].as_u64(), Some(log.len() as u64));
-        assert_eq!(calls["MPI_Sendrecv"]["count"].as_u64(), Some(ranks * steps));
-        assert_eq!(
-            calls["MPI_Allreduce"]["count"].as_u64(),
-            Some(ranks * steps)
+        let (log, lines) = ring_steps_and_lines(
+            &directory.path().join("residuals.log"),
+            &traced,
+            ranks,
+            steps,
         );
         assert_fields(
             traced.file("/residuals.log"),
@@ -566,15 +542,7 @@ fn a_progress_line_printed_every_step_keeps_its_lengths_in_the_column() {
         );
         if steps == 2_000 {
             let expanded = dump(&traced.trace, &["--expand", "--limit", "100000"]);
-            let sizes: Vec<u64> = expanded
-                .lines()
-                .filter(|line| line.contains("fprintf("))
-                .map(|line| {
-                    let (_, result) = line.rsplit_once(") = ").unwrap();
-                    result.split_whitespace().next().unwrap().parse().unwrap()
-                })
-                .collect();
-            assert_eq!(sizes, lines);
+            assert_eq!(fprintf_results(&expanded), lines);
         }
         bytes.push(trace_bytes(&traced.trace));
     }
@@ -801,6 +769,44 @@ fn dump(trace: &std::path::Path, extra: &[&str]) -> String {
 }
 
 /// How each stream several ranks share says so in the dump, once per shared stream.
+/// The ring programs' common checks (progress_log.c, residual_history.c): each rank's
+/// `MPI_Sendrecv` and `MPI_Allreduce` a step, and rank 0's `fprintf` a step, its calls and
+/// bytes those of `log`: the log's bytes and its lines' lengths.
+fn ring_steps_and_lines(
+    log: &std::path::Path,
+    traced: &Traced,
+    ranks: u64,
+    steps: u64,
+) -> (Vec<u8>, Vec<u64>) {
+    let log = std::fs::read(log).unwrap();
+    let lines: Vec<u64> = log
+        .split_inclusive(|byte| *byte == b'\n')
+        .map(|line| line.len() as u64)
+        .collect();
+    assert_eq!(lines.len() as u64, steps);
+    let calls = &traced.summary["calls"];
+    assert_eq!(calls["fprintf"]["count"].as_u64(), Some(steps));
+    assert_eq!(calls["fprintf"]["bytes"].as_u64(), Some(log.len() as u64));
+    assert_eq!(calls["MPI_Sendrecv"]["count"].as_u64(), Some(ranks * steps));
+    assert_eq!(
+        calls["MPI_Allreduce"]["count"].as_u64(),
+        Some(ranks * steps)
+    );
+    (log, lines)
+}
+
+/// The results of the `fprintf` calls of an expanded dump (or part of one), in order.
+fn fprintf_results(expanded: &str) -> Vec<u64> {
+    expanded
+        .lines()
+        .filter(|line| line.contains("fprintf("))
+        .map(|line| {
+            let (_, result) = line.rsplit_once(") = ").unwrap();
+            result.split_whitespace().next().unwrap().parse().unwrap()
+        })
+        .collect()
+}
+
 fn shared_streams(trace: &std::path::Path) -> Vec<String> {
     dump(trace, &[])
         .lines()

@@ -334,7 +334,7 @@ impl IrregularSteps {
 /// Sizes wander once [`WanderingSizes::WANDERING_FROM`] of the last 64 were unexpected
 /// — in a row (random sizes, deflated chunks) or not: a progress line printed every step
 /// (`"step %ld residual %g"`, 20 to 30 bytes) keeps one length for a few steps, then
-/// another, and as runs and blocks of equal sizes it cost a loop per change (12.5 KB for
+/// another, and as runs and blocks of equal sizes it cost a loop per change (12.2 KB for
 /// 2,000 steps) — and stop once [`WanderingSizes::REGULAR_FROM`] in a row were expected
 /// (a long run of one size folds as well in the keys). Unlike offsets' rule ([`IrregularSteps`]: a step
 /// seen among the last 64 distinct counts as regular), a size that merely occurred lately
@@ -378,7 +378,7 @@ impl WanderingSizes {
     /// Unexpected sizes among the last 64 that make a site's sizes wander.
     pub const WANDERING_FROM: u32 = 8;
     /// Expected sizes in a row that end it: as many as the unexpected ones are counted
-    /// over, so a site that stops wandering starts again only after 16 new changes.
+    /// over, so a site that stops wandering starts again only after 8 new changes.
     pub const REGULAR_FROM: u32 = 64;
 
     /// The size `distance` (1 = the last) back, if kept.

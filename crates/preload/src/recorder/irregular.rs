@@ -82,12 +82,12 @@ impl ThreadState {
             if !(resized(expected, event) || repeats(expected, event).is_some()) {
                 return false;
             }
-            let wandering = if period == 1 {
-                history.sizes.step_sampled(event.request)
+            let sizes = if period == 1 {
+                &mut history.sizes
             } else {
-                history.body_sizes.step_sampled(event.request)
+                &mut history.body_sizes
             };
-            if !wandering {
+            if !sizes.step_sampled(event.request) {
                 return false;
             }
             history.irregular_body[0].1 = *event;

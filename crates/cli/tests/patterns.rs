@@ -713,6 +713,55 @@ fn random_seeks_then_transfers_keep_exact_offsets_in_under_two_bytes_a_call() {
 }
 
 #[test]
+fn a_monitor_line_alone_in_its_loop_keeps_its_lengths_in_the_column() {
+    // patterns/residual_monitor.c: a loop of one `fprintf` whose line (a `%g` residual)
+    // changes length every few iterations among a handful. Before, each change ended a run
+    // and started another (4.9 KB at 2,000 lines, 33.7 KB at 20,000: 1.6 B a line); the
+    // tracer now counts a run's repetitions into the sizes' rule, so the sizes wander and
+    // go to the column. Every line's size and position is exact.
+    let _alone = alone();
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile("patterns/residual_monitor", directory.path(), &[]);
+    let binary = release_cairn_binary().unwrap_or_else(|| {
+        library();
+        cairn_binary()
+    });
+    let mut bytes = Vec::new();
+    for lines in [2_000u64, 20_000] {
+        let work = tempfile::tempdir_in(directory.path()).unwrap();
+        let traced = trace_with(
+            &binary,
+            work.path(),
+            &program,
+            &[work.path().to_str().unwrap(), &lines.to_string()],
+        );
+        assert_eq!(traced.exit_code(), Some(0));
+        let log = std::fs::read(work.path().join("monitor.log")).unwrap();
+        let lengths: Vec<u64> = log
+            .split_inclusive(|byte| *byte == b'\n')
+            .map(|line| line.len() as u64)
+            .collect();
+        assert_eq!(lengths.len() as u64, lines);
+        assert_fields(
+            traced.file("/monitor.log"),
+            &[
+                ("writes", lines),
+                ("bytes_written", log.len() as u64),
+                ("consecutive_writes", lines - 1),
+                ("max_offset", log.len() as u64),
+            ],
+        );
+        if lines == 2_000 {
+            let expanded = cairn_text("dump", &["--expand", "--limit", "100000"], &traced.trace);
+            assert_eq!(fprintf_results(&expanded), lengths);
+        }
+        bytes.push(std::fs::metadata(&traced.trace).unwrap().len());
+    }
+    eprintln!("residual_monitor traces at 2,000 and 20,000 lines: {bytes:?} B");
+    assert!(bytes[1] - bytes[0] <= 18_000, "{bytes:?}");
+}
+
+#[test]
 fn a_log_line_a_byte_longer_from_step_10_100_and_1000_keeps_one_loop() {
     // patterns/step_log.c: three fields written with `pwrite` and a progress line with
     // `fprintf` each step, the line a byte longer from steps 10, 100 and 1000 on. The

@@ -795,18 +795,6 @@ fn ring_steps_and_lines(
     (log, lines)
 }
 
-/// The results of the `fprintf` calls of an expanded dump (or part of one), in order.
-fn fprintf_results(expanded: &str) -> Vec<u64> {
-    expanded
-        .lines()
-        .filter(|line| line.contains("fprintf("))
-        .map(|line| {
-            let (_, result) = line.rsplit_once(") = ").unwrap();
-            result.split_whitespace().next().unwrap().parse().unwrap()
-        })
-        .collect()
-}
-
 fn shared_streams(trace: &std::path::Path) -> Vec<String> {
     dump(trace, &[])
         .lines()

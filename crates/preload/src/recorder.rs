@@ -140,6 +140,8 @@ pub struct ThreadState {
     /// body's sizes were seen contiguously (`irregular.rs`).
     events_seen: u64,
     block_started_at: u64,
+    /// The same for the run open now (a block of one call, for the sizes' rule).
+    run_started_at: u64,
     closed_block: (usize, u64, u64),
     /// The open block: its record in the current chunk (null if none), its period (0 if
     /// none) and how many events of the repetition being completed it holds (the rest of
@@ -249,8 +251,10 @@ struct History {
     /// its own, then calls unchanged), and the site they are of: (call, context, period).
     body_sizes: WanderingSizes,
     body_sizes_site: (u32, u32, u32),
-    /// `events_seen` at the last size `body_sizes` took, and the repetitions of its body
-    /// it has seen contiguously since it started afresh.
+    /// `events_seen` at the last size `sizes` and `body_sizes` took, and the repetitions
+    /// of the call or body each has seen contiguously since it started afresh.
+    sizes_at: u64,
+    sizes_repeated: u64,
     body_sizes_at: u64,
     body_sizes_repeated: u64,
     /// The irregular body: per position its call and event (the first position's as last
@@ -511,6 +515,7 @@ impl ThreadState {
             unique: 0,
             events_seen: 0,
             block_started_at: 0,
+            run_started_at: 0,
             closed_block: (0, 0, 0),
             block: std::ptr::null_mut(),
             block_period: 0,
@@ -808,6 +813,7 @@ impl ThreadState {
                     unsafe { body.cast::<RawRun>().write(record) };
                     self.publish(segment::kind::RUN, call, RAW_RUN_BYTES);
                     self.run = body.cast();
+                    self.run_started_at = self.events_seen;
                 } else {
                     header_page::count_unrecorded();
                 }
@@ -816,6 +822,7 @@ impl ThreadState {
         }
         if !run.is_null() {
             self.remember_run(run);
+            self.closed_block = (1, self.run_started_at, self.events_seen);
         }
         self.run = std::ptr::null_mut();
         match step {
@@ -830,7 +837,7 @@ impl ThreadState {
         }
         if other_size {
             // Sizes that keep being new (`irregular.rs`).
-            if self.history.sizes.step_sampled(event.request) {
+            if self.sizes_wander(1, event.request, false) {
                 let varying = if event.offset >= 0 {
                     segment::varying::OFFSET_AND_SIZE
                 } else {
@@ -841,6 +848,7 @@ impl ThreadState {
             }
         } else if step.is_none() {
             self.history.sizes.reset();
+            self.history.sizes_repeated = 0;
         }
         let signature = if repeatable {
             signature(call, event)

@@ -536,3 +536,15 @@ pub fn staged_record_bytes(staging: &Path) -> u64 {
     }
     total
 }
+
+/// The results of the `fprintf` calls of an expanded dump (or part of one), in order.
+pub fn fprintf_results(expanded: &str) -> Vec<u64> {
+    expanded
+        .lines()
+        .filter(|line| line.contains("fprintf("))
+        .map(|line| {
+            let (_, result) = line.rsplit_once(") = ").unwrap();
+            result.split_whitespace().next().unwrap().parse().unwrap()
+        })
+        .collect()
+}

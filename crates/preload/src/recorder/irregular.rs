@@ -129,42 +129,67 @@ impl ThreadState {
             if !self.others_unchanged(period) {
                 continue;
             }
-            // Seen contiguously when only the body's repetitions came since the site's
-            // last size: a few as event records, or a block of this body that closed at
-            // this event (a progress line whose length changed after some equal ones).
-            // Then its sizes are taken as the trace builder takes them, the block's
-            // repetitions as repeating, once the body has repeated as many times as the
-            // rule looks back. Seen among other calls (a halo exchange's reads at each
-            // level of a CG iteration, a body of two within the exchange), or in a body
-            // that has not repeated that long, they are a sample: the site starts afresh
-            // at each sample seen apart, and only 16 new in a row make its sizes wander
-            // (`WanderingSizes::step_sampled`).
-            let now = self.events_seen;
-            let (closed_period, started, closed) = self.closed_block;
             let history = &mut *self.history;
-            let since = now.wrapping_sub(history.body_sizes_at);
-            let near = |at: u64| at.wrapping_sub(history.body_sizes_at) <= 3 * period as u64;
-            let contiguous = since.is_multiple_of(period as u64)
-                && (near(now) || (closed_period == period && closed == now && near(started)));
-            history.body_sizes_at = now;
             let site = (call, event.context, period as u32);
-            if history.body_sizes_site != site || !contiguous {
-                history.body_sizes.reset();
-                history.body_sizes_site = site;
-                history.body_sizes_repeated = 0;
-            }
-            if contiguous {
-                history.body_sizes.repeat(since / period as u64 - 1);
-            }
-            history.body_sizes_repeated += if contiguous { since / period as u64 } else { 1 };
-            let wandering = if history.body_sizes_repeated >= WanderingSizes::KEPT as u64 {
-                history.body_sizes.step(event.request)
-            } else {
-                history.body_sizes.step_sampled(event.request)
-            };
-            return wandering.then_some(period);
+            let fresh = history.body_sizes_site != site;
+            history.body_sizes_site = site;
+            return self
+                .sizes_wander(period, event.request, fresh)
+                .then_some(period);
         }
         None
+    }
+
+    /// Takes `size`, a call's (`period` 1: `sizes`) or a short body's first call's
+    /// (`body_sizes`), whose repetitions just stopped being equal; whether its sizes
+    /// wander now. `fresh`: another site than the last one taken.
+    ///
+    /// Seen contiguously when only the call's or body's repetitions came since the site's
+    /// last size — a few as event records, or a run or block of it that closed at this
+    /// event (a progress line whose length changed after some equal ones) — the sizes are
+    /// taken as the trace builder takes them, the folded repetitions as repeating, and
+    /// once the body has repeated as many times as the rule looks back, by the rule over
+    /// its last 64 ([`WanderingSizes::step`]). Seen among other calls (a halo exchange's
+    /// reads at each level of a CG iteration, a body of two within the exchange), or in a
+    /// body that has not repeated that long, a size is a sample: the site starts afresh
+    /// at each sample seen apart, and only 16 new in a row make its sizes wander
+    /// ([`WanderingSizes::step_sampled`]).
+    pub(super) fn sizes_wander(&mut self, period: usize, size: u64, fresh: bool) -> bool {
+        let now = self.events_seen;
+        let (closed_period, started, closed) = self.closed_block;
+        let history = &mut *self.history;
+        let (sizes, at, repeated) = if period == 1 {
+            (
+                &mut history.sizes,
+                &mut history.sizes_at,
+                &mut history.sizes_repeated,
+            )
+        } else {
+            (
+                &mut history.body_sizes,
+                &mut history.body_sizes_at,
+                &mut history.body_sizes_repeated,
+            )
+        };
+        let period = period as u64;
+        let since = now.wrapping_sub(*at);
+        let near = |event: u64| event.wrapping_sub(*at) <= 3 * period;
+        let contiguous = !fresh
+            && since.is_multiple_of(period)
+            && (near(now) || (closed_period as u64 == period && closed == now && near(started)));
+        *at = now;
+        if contiguous {
+            sizes.repeat(since / period - 1);
+            *repeated += since / period;
+        } else {
+            sizes.reset();
+            *repeated = 1;
+        }
+        if *repeated >= WanderingSizes::KEPT as u64 {
+            sizes.step(size)
+        } else {
+            sizes.step_sampled(size)
+        }
     }
 
     /// The period of a short body (2 to [`MAX_OFFSETS_PERIOD`] events) whose repetitions
@@ -259,6 +284,8 @@ impl ThreadState {
         self.history.body_steps.reset();
         self.history.sizes.reset();
         self.history.body_sizes.reset();
+        self.history.sizes_repeated = 0;
+        self.history.body_sizes_repeated = 0;
         self.irregular_varying = varying::OFFSET;
         for position in 0..filled {
             let (call, event) = self.history.irregular_body[position];

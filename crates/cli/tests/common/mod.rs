@@ -548,3 +548,29 @@ pub fn fprintf_results(expanded: &str) -> Vec<u64> {
         })
         .collect()
 }
+
+/// The bytes of the log at `path` and the lengths of its lines (each with its newline).
+pub fn line_lengths(path: &Path) -> (Vec<u8>, Vec<u64>) {
+    let log = std::fs::read(path).unwrap();
+    let lines = log
+        .split_inclusive(|byte| *byte == b'\n')
+        .map(|line| line.len() as u64)
+        .collect();
+    (log, lines)
+}
+
+/// Asserts the trace's figures for the file whose path ends in `name`, `log` written from
+/// its start a line a write: as many writes as `lines`, each right after the last, up to
+/// its end.
+pub fn assert_written_in_order(traced: &Traced, name: &str, log: &[u8], lines: u64) {
+    assert_fields(
+        traced.file(name),
+        &[
+            ("writes", lines),
+            ("bytes_written", log.len() as u64),
+            ("consecutive_writes", lines - 1),
+            ("sequential_writes", lines - 1),
+            ("max_offset", log.len() as u64),
+        ],
+    );
+}

@@ -46,6 +46,7 @@ use cairn_model::{event_flags, positional, CallClass, Event};
 
 mod blur;
 mod body;
+mod column;
 mod encoded;
 mod expand;
 mod offsets;
@@ -66,6 +67,7 @@ pub const EXPANSION_SEED: u64 = 0xca1e_5eed;
 use body::read_leaf;
 use body::Walked;
 pub use body::{Body, DecodedBodies, Item, Shares};
+pub use column::{site as column_site, Column, ColumnCursor};
 pub use encoded::EncodedStream;
 pub use relative::{column_parts, Relative, TAG_STEP};
 pub use sharing::{MemberExtents, MemberTotals, RankSet, RankSlopes, RankView, Sharing};
@@ -533,8 +535,9 @@ pub struct StreamEncoder {
     first_start: Option<u64>,
     last_end: u64,
     count: u64,
-    /// Offsets of irregular accesses, in event order ([`OffsetRef::Column`]).
-    column: Vec<i64>,
+    /// Offsets of irregular accesses, in event order ([`OffsetRef::Column`]), and sizes
+    /// that keep being new.
+    column: Column,
     /// Bins of the histograms a precision level below 100 makes, and that level.
     bins: usize,
     precision: u8,
@@ -569,7 +572,7 @@ impl StreamEncoder {
             first_start: None,
             last_end: 0,
             count: 0,
-            column: Vec::new(),
+            column: Column::default(),
             bins: DEFAULT_BINS,
             precision: 100,
             budget: None,
@@ -607,7 +610,7 @@ impl StreamEncoder {
         for node in self.folder.take_finished() {
             self.write(&node);
         }
-        let held = self.body.buffer.len() as u64 + 8 * self.column.len() as u64;
+        let held = self.body.buffer.len() as u64 + 8 * self.column.len();
         if let (Some(budget), None) = (self.budget, self.degraded_after) {
             if held > budget && self.precision > BUDGET_PRECISION {
                 self.degraded_after = Some(self.count);
@@ -673,9 +676,12 @@ impl StreamEncoder {
         };
         // The size is the column's last entry (the request as the key would keep it).
         let column_sizes = (key.flags & SIZE_IN_COLUMN != 0)
-            .then(|| self.column.last())
+            .then(|| {
+                self.column
+                    .last_size(column::site(event.call, event.context))
+            })
             .flatten()
-            .map(|size| Box::new(ColumnSizes::of(*size as u64)));
+            .map(|size| Box::new(ColumnSizes::of(size as u64)));
         self.folder.push(Leaf {
             key,
             duration: Stats::of(event.duration),
@@ -902,7 +908,7 @@ impl StreamEncoder {
             self.top_level_nodes,
             &ranked,
             (false, self.writer.rank_peers),
-            std::mem::take(&mut self.column),
+            &std::mem::take(&mut self.column),
             &self.body.buffer,
         )
         .expect("a stream this encoder wrote reads back")
@@ -921,7 +927,7 @@ fn assemble(
     top_level_nodes: u64,
     sharing: &Sharing,
     (shared, ranked): (bool, bool),
-    column: Vec<i64>,
+    column: &Column,
     body: &[u8],
 ) -> cairn_format::Result<EncodedStream> {
     let ranked = ranked && !shared;
@@ -951,18 +957,9 @@ fn assemble(
     } else if ranked {
         out.i64(sharing.base_rank);
     }
-    // Entries as they are: random steps gain nothing from differences, and small ones
-    // (an access right after an irregular seek: step 0 and its order) stay a byte.
-    out.u64(column.len() as u64);
-    let column_start = out.buffer.len();
-    for entry in &column {
-        out.i64(*entry);
-    }
-    let column_bytes = out.buffer.len() - column_start;
+    column.write(&mut out);
     out.buffer.extend_from_slice(body);
-    // Checked as any stream read is, but for its column, which is at hand (decoding a
-    // million random offsets again was a tenth of their trace build).
-    EncodedStream::checked(out.into_inner(), Some((column, column_bytes)))
+    EncodedStream::from_bytes(out.into_inner())
 }
 
 /// The histograms of the parameters `key` says are blurred, holding `event`'s values

@@ -18,6 +18,9 @@ use processes::{decode_processes, encode_processes};
 
 /// Section versions this reader understands.
 const VERSION: u16 = 1;
+/// Version 29 of EVNT: the column is kept per call site, each site's offsets' steps, access
+/// orders and sizes bit-packed in blocks (`compress/src/stream/column.rs`): 100,000 random
+/// 4 KiB-aligned reads take 2.1 bytes each, not 3.0.
 /// Version 28 of EVNT: a stream ranks share may carry the column of the one member whose
 /// parts read it (rank 0 printing lines of their own sizes shares the others' stream).
 /// Version 27 of EVNT: a key's result is a code in which a call that moved nothing (a
@@ -58,7 +61,7 @@ const VERSION: u16 = 1;
 /// and implied the fullest histogram bin; version 4 added the
 /// slowest rank per leaf, version 3 streams shared by ranks and per-stream file tables,
 /// version 2 one stream per thread with trace-wide file indices, version 1 flat columns).
-const EVENTS_VERSION: u16 = 28;
+const EVENTS_VERSION: u16 = 29;
 /// Version 12 of PROC: the per-process columns ranks have alike (parent and exec'd process,
 /// forked, string entries, argument counts, group codes, ending, status, threads, untraced
 /// calls, runtime events, ranks, which have counters or lost calls) as runs of equal values

@@ -18,6 +18,7 @@ use cairn_compress::fold::Leaf;
 use cairn_compress::hash::FastMap;
 use cairn_compress::histogram::{Blurred, Histogram};
 use cairn_compress::stats::Stats;
+use cairn_compress::stream::column_site;
 use cairn_compress::stream::{
     Body, DecodedBodies, EventKey, Item, OffsetRef, RankSet, Relative, BLURRED_CAPACITY,
     BLURRED_RESULT, BLURRED_SIZE, MEMBER_SIZES, SIZE_IN_COLUMN,
@@ -306,7 +307,7 @@ struct StreamWalk<'a, V> {
     /// and the occurrences walked so far, so the members' shares add up to it.
     loop_pools: &'a mut LoopPools,
     /// The stream's column, read in event order, when some sizes are in it.
-    column: Option<std::slice::Iter<'a, i64>>,
+    column: Option<cairn_compress::stream::ColumnCursor<'a>>,
     /// Per loop body (by where it is stored): whether it holds a leaf that reads the column.
     reads_column: FastMap<usize, bool>,
     /// The bodies that read the column, decoded once per walk: such a body is walked at
@@ -337,11 +338,12 @@ impl<'a, V: Visitor> StreamWalk<'a, V> {
         // A leaf whose sizes are in the column is only in a stream walked with its column
         // (one event a visit: the loops around it go iteration by iteration).
         let column_size = self.column.as_mut().and_then(|column| {
+            let site = column_site(key.call, key.context);
             if key.offset == OffsetRef::Column {
-                column.next();
+                column.offset(site);
             }
             (key.flags & SIZE_IN_COLUMN != 0).then(|| {
-                let request = column.next().copied().unwrap_or(0);
+                let request = column.size(site).unwrap_or(0);
                 request.saturating_add(key.result).max(0) as u64
             })
         });
@@ -692,7 +694,7 @@ fn walk_stream_counting(
         column: stream
             .events
             .has_column_sizes()
-            .then(|| stream.events.column().iter()),
+            .then(|| stream.events.column().cursor()),
         reads_column: FastMap::default(),
         decoded: DecodedBodies::default(),
     };

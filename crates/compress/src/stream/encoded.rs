@@ -9,7 +9,7 @@ use super::*;
 pub struct EncodedStream {
     data: Vec<u8>,
     /// Irregular offsets (with their access order), in event order.
-    pub(super) column: Vec<i64>,
+    pub(super) column: Column,
     body_start: usize,
     top_level_nodes: u64,
     pub(super) dictionary: Vec<EventKey>,
@@ -42,15 +42,6 @@ impl EncodedStream {
     /// Checks the whole structure once (sizes, key references, nesting depth, and that the
     /// loops add up to the event count) and builds the key dictionary.
     pub fn from_bytes(data: Vec<u8>) -> Result<EncodedStream> {
-        Self::checked(data, None)
-    }
-
-    /// [`EncodedStream::from_bytes`], given the column and its length in bytes when they
-    /// are known (the stream was just written).
-    pub(super) fn checked(
-        data: Vec<u8>,
-        known_column: Option<(Vec<i64>, usize)>,
-    ) -> Result<EncodedStream> {
         let mut reader = ByteReader::new(&data, "event stream");
         let first_start = reader.u64()?;
         let last_end = first_start.saturating_add(reader.u64()?);
@@ -97,24 +88,8 @@ impl EncodedStream {
         } else if ranked {
             base_rank = reader.i64()?;
         }
-        // Each entry takes at least a byte.
-        let entries = usize::try_from(reader.u64()?)
-            .ok()
-            .filter(|entries| *entries <= reader.remaining())
-            .ok_or_else(|| reader.corrupt("offset column larger than the stream"))?;
-        let column = match known_column {
-            Some((column, bytes)) if column.len() == entries => {
-                reader.fixed(bytes)?;
-                column
-            }
-            _ => {
-                let mut column = Vec::with_capacity(entries);
-                for _ in 0..entries {
-                    column.push(reader.i64()?);
-                }
-                column
-            }
-        };
+        // Kept packed: its blocks' headers checked, no value decoded.
+        let column = Column::read(&mut reader)?;
         let body_start = data.len() - reader.remaining();
         struct Check {
             dictionary: Vec<EventKey>,
@@ -129,9 +104,10 @@ impl EncodedStream {
             leaf_extents: Vec<Option<MemberExtents>>,
             leaf_sizes: Vec<Option<MemberTotals>>,
             leaf_orders: Vec<Option<MemberTotals>>,
-            /// Column entries the leaves take (one per occurrence of a column leaf, for its
-            /// offset and for its size).
-            column_taken: u64,
+            /// Column entries the leaves take (one per occurrence of a column leaf): offsets
+            /// and sizes.
+            offsets_taken: u64,
+            sizes_taken: u64,
             blurred_sizes: bool,
             column_sizes: bool,
             count_histograms: bool,
@@ -194,11 +170,13 @@ impl EncodedStream {
                         state.leaf_extents.push(per_member.extents.map(Into::into));
                         state.leaf_sizes.push(per_member.sizes);
                         state.leaf_orders.push(per_member.orders);
-                        let entries = (key.offset == OffsetRef::Column) as u64
-                            + (key.flags & SIZE_IN_COLUMN != 0) as u64;
-                        state.column_taken = state
-                            .column_taken
-                            .saturating_add(runs.saturating_mul(entries));
+                        let taken = |yes: bool| runs.saturating_mul(yes as u64);
+                        state.offsets_taken = state
+                            .offsets_taken
+                            .saturating_add(taken(key.offset == OffsetRef::Column));
+                        state.sizes_taken = state
+                            .sizes_taken
+                            .saturating_add(taken(key.flags & SIZE_IN_COLUMN != 0));
                         occurrences = occurrences.saturating_add(runs);
                     }
                     None => {
@@ -264,7 +242,8 @@ impl EncodedStream {
             leaf_extents: Vec::new(),
             leaf_sizes: Vec::new(),
             leaf_orders: Vec::new(),
-            column_taken: 0,
+            offsets_taken: 0,
+            sizes_taken: 0,
             blurred_sizes: false,
             column_sizes: false,
             count_histograms: false,
@@ -273,7 +252,7 @@ impl EncodedStream {
             counts_pending: false,
         };
         let occurrences = check(&mut reader, top_level_nodes, 0, 1, &mut state)?;
-        if state.column_taken != column.len() as u64 {
+        if (state.offsets_taken, state.sizes_taken) != (column.offsets(), column.sizes()) {
             return Err(FormatError::Corrupt(
                 "event stream's offset column does not match its leaves".into(),
             ));
@@ -356,7 +335,7 @@ impl EncodedStream {
 
     /// The column: each irregular offset's entry (see [`column_parts`]) and each size kept
     /// there, in event order.
-    pub fn column(&self) -> &[i64] {
+    pub fn column(&self) -> &Column {
         &self.column
     }
 
@@ -472,7 +451,7 @@ impl EncodedStream {
             self.top_level_nodes,
             &self.sharing,
             (self.shared, self.ranked),
-            self.column.clone(),
+            &self.column,
             &self.data[self.body_start..],
         )
         .expect("a stream read back is written again")
@@ -542,7 +521,7 @@ impl EncodedStream {
         last_end: u64,
         sharing: &Sharing,
         shared: bool,
-        column: &[i64],
+        column: &Column,
     ) -> EncodedStream {
         Self::from_nodes_with_column(nodes, (first_start, last_end), sharing, shared, column)
             .expect("a stream this encoder wrote reads back")
@@ -557,7 +536,14 @@ impl EncodedStream {
         sharing: &Sharing,
         shared: bool,
     ) -> EncodedStream {
-        Self::encode_nodes(nodes, first_start, last_end, sharing, shared, &[])
+        Self::encode_nodes(
+            nodes,
+            first_start,
+            last_end,
+            sharing,
+            shared,
+            &Column::default(),
+        )
     }
 
     /// As [`EncodedStream::from_nodes`], with the column of the one member whose leaves
@@ -569,7 +555,7 @@ impl EncodedStream {
         (first_start, last_end): (u64, u64),
         sharing: &Sharing,
         shared: bool,
-        column: &[i64],
+        column: &Column,
     ) -> cairn_format::Result<EncodedStream> {
         let mut writer = NodeWriter {
             shared,
@@ -587,7 +573,7 @@ impl EncodedStream {
             nodes.len() as u64,
             sharing,
             (shared, writer.rank_peers),
-            column.to_vec(),
+            column,
             &body.buffer,
         )
     }

@@ -83,7 +83,7 @@ impl EncodedStream {
             rank: self
                 .shared
                 .then(|| self.sharing.base_rank.saturating_add(view.delta)),
-            column: self.column.iter(),
+            column: self.column.cursor(),
             clock: first_start,
             started: false,
             class_of,
@@ -179,7 +179,7 @@ pub struct Events<'s, C> {
     /// the rank are drawn for it).
     rank: Option<i64>,
     /// The column's entries not yet taken.
-    column: std::slice::Iter<'s, i64>,
+    column: super::ColumnCursor<'s>,
     clock: u64,
     started: bool,
     class_of: C,
@@ -365,10 +365,13 @@ impl<'s, C: Fn(u16) -> Option<CallClass>> Events<'s, C> {
         let class = (self.class_of)(key.call);
         // The column holds an occurrence's offset, then its size (each if the key says so).
         let offset_entry = (key.offset == OffsetRef::Column)
-            .then(|| self.column.next().copied())
+            .then(|| self.column.offset(column_site(key.call, key.context)))
             .flatten();
         if key.flags & SIZE_IN_COLUMN != 0 {
-            key.request = self.column.next().map_or(0, |size| *size as u64);
+            key.request = self
+                .column
+                .size(column_site(key.call, key.context))
+                .map_or(0, |size| size as u64);
             flags &= !SIZE_IN_COLUMN;
         }
         let (file_plus_one, offset, aux) = match key.offset {

@@ -11,6 +11,7 @@
 use cairn_model::{positional, Event};
 
 use super::sizes::ColumnSizes;
+use super::Column;
 use super::{
     BlockPosition, EventKey, Relative, StreamEncoder, CONSECUTIVE, SEQUENTIAL, SIZE_IN_COLUMN,
 };
@@ -46,7 +47,7 @@ impl StreamEncoder {
         if self.precision == 100 {
             if let Some(mut folded) = self.encode_whole(&at, body, offsets, sizes) {
                 self.relative = folded.state;
-                self.column.extend_from_slice(&folded.entries);
+                self.column.extend(&folded.entries);
                 if self.first_start.is_none() {
                     self.first_start = Some(body[0].event.start);
                 }
@@ -116,7 +117,7 @@ impl StreamEncoder {
     ) -> Option<Folded> {
         let mut state = self.relative.clone();
         state.record_sizes = !sizes.is_empty();
-        let mut entries = Vec::with_capacity(offsets.len() + sizes.len());
+        let mut entries = Column::default();
         let period = body.len();
         if period == 1 && sizes.is_empty() {
             let mut order_counts = [0u64; 2];
@@ -225,7 +226,7 @@ impl BlockPosition {
 /// the furthest end of its accesses, and its sizes' figures when they are in the column.
 struct Folded {
     state: Relative,
-    entries: Vec<i64>,
+    entries: Column,
     keys: Vec<EventKey>,
     order_counts: Vec<[u64; 2]>,
     extents: Vec<(i64, i64)>,

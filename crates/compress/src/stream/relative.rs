@@ -12,8 +12,9 @@ use super::blur::{
     Blur, BLURRED_CAPACITY, BLURRED_PEER, BLURRED_RESULT, BLURRED_SIZE, BLURRED_TAG, ORDER_IN_LEAF,
     PEER_DOUBLED, PEER_HALVED,
 };
+use super::column::site;
 use super::sizes::SIZE_IN_COLUMN;
-use super::{EventKey, FileRef, OffsetRef, CONSECUTIVE, SEQUENTIAL};
+use super::{Column, EventKey, FileRef, OffsetRef, CONSECUTIVE, SEQUENTIAL};
 use crate::hash::FastMap;
 
 /// The state both sides of the relative encodings keep, per thread.
@@ -284,7 +285,7 @@ impl Relative {
         &mut self,
         event: &Event,
         class: Option<CallClass>,
-        column: &mut Vec<i64>,
+        column: &mut Column,
     ) -> (EventKey, u8) {
         let blurring = !self.blur.is_lossless();
         self.encode_with(event, class, Some(column), blurring)
@@ -311,7 +312,7 @@ impl Relative {
         &mut self,
         event: &Event,
         class: Option<CallClass>,
-        mut column: Option<&mut Vec<i64>>,
+        mut column: Option<&mut Column>,
         blurring: bool,
     ) -> (EventKey, u8) {
         let file_plus_one = event.file.map_or(0, |file| file as u64 + 1);
@@ -395,7 +396,7 @@ impl Relative {
             if let (Some(column), Some(entry)) = (column.as_deref_mut(), column_entry(delta, order))
             {
                 if irregular {
-                    column.push(entry);
+                    column.push_offset(site(event.call, event.context), entry);
                     offset = OffsetRef::Column;
                     key_order = 0;
                     if class == Some(CallClass::Seek) {
@@ -517,7 +518,7 @@ impl Relative {
             }
             && column.is_some();
         if let (true, Some(column)) = (size_in_column, column) {
-            column.push(request as i64);
+            column.push_size(site(event.call, event.context), request as i64);
             flags |= SIZE_IN_COLUMN;
         }
         if blur_result {
@@ -570,7 +571,7 @@ impl Relative {
         at: &dyn Fn(i64) -> Event,
         class: Option<CallClass>,
         offsets: &[i64],
-        column: &mut Vec<i64>,
+        column: &mut Column,
         order_counts: &mut [u64; 2],
     ) -> Option<EventKey> {
         let (&head, rest) = offsets.split_first()?;
@@ -624,7 +625,7 @@ impl Relative {
             if !steps.step(delta) {
                 return None;
             }
-            column.push(column_entry(delta, order)?);
+            column.push_offset(site(first.call, first.context), column_entry(delta, order)?);
             count(order);
             previous = *offset;
         }

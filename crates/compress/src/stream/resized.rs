@@ -19,7 +19,10 @@
 //! [`MOST_ENTRIES`] column entries keeps its loops as they were (a size that changed inside
 //! a long inner loop is better as two loops than as a million entries).
 
-use super::{ColumnSizes, EventKey, CONSECUTIVE, ORDER_IN_LEAF, SEQUENTIAL, SIZE_IN_COLUMN};
+use super::column::site;
+use super::{
+    Column, ColumnSizes, EventKey, CONSECUTIVE, ORDER_IN_LEAF, SEQUENTIAL, SIZE_IN_COLUMN,
+};
 use crate::fold::{Leaf, Node};
 
 /// Most column entries the merged loops of one stream may take.
@@ -56,7 +59,7 @@ pub fn merge_resized_loops(
     nodes: &[Node<EventKey>],
     io: &dyn Fn(u16) -> bool,
     resize: bool,
-) -> Option<(Vec<Node<EventKey>>, Vec<i64>)> {
+) -> Option<(Vec<Node<EventKey>>, Column)> {
     let mut drafts = drafts_of(nodes)?;
     let mut merges = 0;
     merge_siblings(&mut drafts, (io, resize), &mut merges);
@@ -68,7 +71,7 @@ pub fn merge_resized_loops(
     if entries > MOST_ENTRIES {
         return None;
     }
-    let mut column = Vec::with_capacity(entries as usize);
+    let mut column = Column::default();
     let mut cursors = Vec::new();
     walk_sizes(&drafts, &mut cursors, &mut 0, &mut column);
     Some((nodes_of(drafts), column))
@@ -353,17 +356,17 @@ fn walk_sizes(
     drafts: &[Draft],
     cursors: &mut Vec<(usize, u64)>,
     next: &mut usize,
-    column: &mut Vec<i64>,
+    column: &mut Column,
 ) {
     for draft in drafts {
         match draft {
             Draft::Leaf(_, None) => {}
-            Draft::Leaf(_, Some((_, sizes))) => {
+            Draft::Leaf(leaf, Some((_, sizes))) => {
                 if cursors.len() <= *next {
                     cursors.resize(*next + 1, (0, 0));
                 }
                 let (run, taken) = &mut cursors[*next];
-                column.push(sizes[*run].0 as i64);
+                column.push_size(site(leaf.key.call, leaf.key.context), sizes[*run].0 as i64);
                 *taken += 1;
                 if *taken == sizes[*run].1 {
                     // A walk of the merged loop ends with the last run: the next starts over.

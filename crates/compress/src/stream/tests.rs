@@ -1201,8 +1201,10 @@ fn a_stream_over_its_budget_keeps_its_irregular_offsets_as_histograms() {
         (1_000..3_000).contains(&after),
         "degraded after {after} events"
     );
+    // Exact, the column takes about 17 bits a read: 15 for the step (4 KiB-aligned, within
+    // ±64 MiB), 2 for the access order.
     assert!(
-        exact_stream.bytes().len() > 300_000,
+        (200_000..230_000).contains(&exact_stream.bytes().len()),
         "{}",
         exact_stream.bytes().len()
     );

@@ -1,0 +1,550 @@
+//! A stream's column: the values that did not fold into keys, one per occurrence of the
+//! leaves that take them, in event order — irregular offsets (each an offset delta and an
+//! access order, [`column_entry`](super::relative)) and sizes of their own.
+//!
+//! Design decisions:
+//! - Each call site (call and calling context) keeps its own three sequences: its offsets'
+//!   deltas, their access orders and its sizes. A leaf takes its offset from the first two
+//!   and its size from the third, so readers keep a cursor in each and nothing says which
+//!   entry is which; sites are numbered in the order they first took a value, so keys
+//!   renumbered by a merge still find theirs. Kept apart, each sequence's values are
+//!   alike: a size of 1–8 KiB takes 13 bits, not the 16 of a varint beside 5-byte offset
+//!   entries; 4 KiB-aligned random offsets share their divisor; the transfer right after a
+//!   seek to a random offset (step 0) costs nothing beside the seek's 15 bits.
+//! - Each sequence is cut into blocks of up to [`BLOCK`] values, each written as its
+//!   minimum, the greatest common divisor of the values' distances from it and those
+//!   quotients bit-packed at the width of the largest — or as varints when that is
+//!   smaller (one outlier would widen every value of a packed block). Random values take
+//!   their entropy and no more; a block of equal values takes 4 bytes.
+//! - The column stays packed in memory, written as it grows (values wait in an open block
+//!   of at most [`BLOCK`]), and is read block by block through a [`ColumnCursor`]: a
+//!   trace's column costs its bytes in memory, never more, however many values a corrupt
+//!   file claims.
+
+use cairn_format::bytes::{ByteReader, ByteWriter};
+use cairn_format::{FormatError, Result};
+
+use crate::hash::FastMap;
+
+/// Most values in a block.
+pub const BLOCK: usize = 128;
+
+/// A sequence of integers, packed block by block.
+#[derive(Clone, Debug, Default)]
+struct Packed {
+    /// Whole blocks, as written.
+    bytes: Vec<u8>,
+    /// Values not yet in a block.
+    open: Vec<i64>,
+    len: u64,
+    last: Option<i64>,
+}
+
+impl Packed {
+    fn push(&mut self, value: i64) {
+        self.open.push(value);
+        self.len += 1;
+        self.last = Some(value);
+        if self.open.len() == BLOCK {
+            let mut out = ByteWriter {
+                buffer: std::mem::take(&mut self.bytes),
+            };
+            write_block(&self.open, &mut out);
+            self.bytes = out.buffer;
+            self.open.clear();
+        }
+    }
+
+    fn iter(&self) -> PackedIter<'_> {
+        PackedIter {
+            reader: ByteReader::new(&self.bytes, "column"),
+            block: [0; BLOCK],
+            at: 0,
+            filled: 0,
+            open: &self.open,
+            open_at: 0,
+        }
+    }
+
+    /// `u` values, `u` bytes, the blocks (the open values written as a last, shorter one).
+    fn write(&self, out: &mut ByteWriter) {
+        let mut blocks = ByteWriter {
+            buffer: self.bytes.clone(),
+        };
+        if !self.open.is_empty() {
+            write_block(&self.open, &mut blocks);
+        }
+        out.u64(self.len);
+        out.bytes(&blocks.buffer);
+    }
+
+    /// What [`Packed::write`] wrote, every block's header and length checked.
+    fn read(reader: &mut ByteReader) -> Result<Packed> {
+        let len = reader.u64()?;
+        let bytes = reader.bytes()?;
+        let mut blocks = ByteReader::new(bytes, "column");
+        let mut values = 0u64;
+        while !blocks.is_empty() {
+            values += skip_block(&mut blocks)? as u64;
+        }
+        if values != len {
+            return Err(reader.corrupt("column's blocks do not hold its length"));
+        }
+        Ok(Packed {
+            bytes: bytes.to_vec(),
+            open: Vec::new(),
+            len,
+            // Only a column being written is asked for its last value.
+            last: None,
+        })
+    }
+}
+
+impl PartialEq for Packed {
+    fn eq(&self, other: &Packed) -> bool {
+        self.len == other.len && self.iter().eq(other.iter())
+    }
+}
+
+/// Writes one block: `u` values − 1, `i` minimum, `u` divisor, `u` width · 2 + form, then
+/// the quotients (value − minimum) / divisor: form 0 bit-packed, `width` bits each, least
+/// significant first; form 1 a varint each.
+fn write_block(values: &[i64], out: &mut ByteWriter) {
+    let min = values.iter().copied().min().unwrap_or(0);
+    let divisor = values.iter().fold(0u64, |g, value| {
+        gcd(g, (*value as u64).wrapping_sub(min as u64))
+    });
+    let quotient = |value: i64| {
+        (value as u64)
+            .wrapping_sub(min as u64)
+            .checked_div(divisor)
+            .unwrap_or(0)
+    };
+    let largest = values.iter().map(|v| quotient(*v)).max().unwrap_or(0);
+    let width = 64 - largest.leading_zeros() as u64;
+    let packed = (values.len() as u64 * width).div_ceil(8);
+    let varints: u64 = values.iter().map(|v| varint_len(quotient(*v))).sum();
+    out.u64(values.len() as u64 - 1);
+    out.i64(min);
+    out.u64(divisor);
+    if varints < packed {
+        out.u64(width << 1 | 1);
+        for value in values {
+            out.u64(quotient(*value));
+        }
+        return;
+    }
+    out.u64(width << 1);
+    let mut bits = 0u128;
+    let mut held = 0;
+    for value in values {
+        bits |= u128::from(quotient(*value)) << held;
+        held += width;
+        while held >= 8 {
+            out.buffer.push(bits as u8);
+            bits >>= 8;
+            held -= 8;
+        }
+    }
+    if held > 0 {
+        out.buffer.push(bits as u8);
+    }
+}
+
+/// A block's header: (values, minimum, divisor, width, varints).
+fn block_header(reader: &mut ByteReader) -> Result<(usize, i64, u64, u32, bool)> {
+    let values = reader.u64()?;
+    if values >= BLOCK as u64 {
+        return Err(reader.corrupt("column block larger than a block"));
+    }
+    let min = reader.i64()?;
+    let divisor = reader.u64()?;
+    let form = reader.u64()?;
+    let width = form >> 1;
+    if width > 64 {
+        return Err(reader.corrupt("column block wider than 64 bits"));
+    }
+    Ok((
+        values as usize + 1,
+        min,
+        divisor,
+        width as u32,
+        form & 1 != 0,
+    ))
+}
+
+/// Checks one block and moves past it: its number of values.
+fn skip_block(reader: &mut ByteReader) -> Result<usize> {
+    let (values, _, _, width, varints) = block_header(reader)?;
+    if varints {
+        for _ in 0..values {
+            reader.u64()?;
+        }
+    } else {
+        reader.fixed((values * width as usize).div_ceil(8))?;
+    }
+    Ok(values)
+}
+
+/// Decodes one block (checked when the column was read) into `block`: its number of values.
+fn read_block(reader: &mut ByteReader, block: &mut [i64; BLOCK]) -> Result<usize> {
+    let (values, min, divisor, width, varints) = block_header(reader)?;
+    let value = |quotient: u64| min.wrapping_add(quotient.wrapping_mul(divisor) as i64);
+    if varints {
+        for slot in &mut block[..values] {
+            *slot = value(reader.u64()?);
+        }
+        return Ok(values);
+    }
+    let bytes = reader.fixed((values * width as usize).div_ceil(8))?;
+    let mask = if width == 64 {
+        u64::MAX
+    } else {
+        (1u64 << width) - 1
+    };
+    let mut bits = 0u128;
+    let mut held = 0;
+    let mut next = bytes.iter();
+    for slot in &mut block[..values] {
+        while held < width {
+            bits |= u128::from(*next.next().unwrap_or(&0)) << held;
+            held += 8;
+        }
+        *slot = value(bits as u64 & mask);
+        bits >>= width;
+        held -= width;
+    }
+    Ok(values)
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+fn varint_len(value: u64) -> u64 {
+    (64 - value.leading_zeros() as u64).div_ceil(7).max(1)
+}
+
+struct PackedIter<'a> {
+    reader: ByteReader<'a>,
+    block: [i64; BLOCK],
+    at: usize,
+    filled: usize,
+    open: &'a [i64],
+    open_at: usize,
+}
+
+impl Iterator for PackedIter<'_> {
+    type Item = i64;
+
+    fn next(&mut self) -> Option<i64> {
+        if self.at == self.filled && !self.reader.is_empty() {
+            // Checked when read or written: a failure here leaves the rest unread.
+            self.filled = read_block(&mut self.reader, &mut self.block).unwrap_or(0);
+            self.at = 0;
+            if self.filled == 0 {
+                self.reader = ByteReader::new(&[], "column");
+            }
+        }
+        if self.at < self.filled {
+            self.at += 1;
+            return Some(self.block[self.at - 1]);
+        }
+        let value = self.open.get(self.open_at).copied();
+        self.open_at += 1;
+        value
+    }
+}
+
+/// A call site's key in a column: its call and calling context.
+pub fn site(call: u16, context: u32) -> u64 {
+    u64::from(call) << 32 | u64::from(context)
+}
+
+/// One call site's values.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Slot {
+    deltas: Packed,
+    orders: Packed,
+    sizes: Packed,
+}
+
+/// A stream's column (see the module's documentation).
+#[derive(Clone, Debug, Default)]
+pub struct Column {
+    /// In the order the sites first took a value.
+    slots: Vec<Slot>,
+    /// Each slot's site, and the slot of each site (a column being written: one read back
+    /// is only read or written again whole).
+    sites: Vec<u64>,
+    slot_of: FastMap<u64, usize>,
+}
+
+impl PartialEq for Column {
+    fn eq(&self, other: &Column) -> bool {
+        self.slots == other.slots
+    }
+}
+
+impl Column {
+    fn slot(&mut self, site: u64) -> &mut Slot {
+        let next = self.slots.len();
+        let index = *self.slot_of.entry(site).or_insert(next);
+        if index == next {
+            self.slots.push(Slot::default());
+            self.sites.push(site);
+        }
+        &mut self.slots[index]
+    }
+
+    /// An irregular offset's entry at `site`: 4 × delta + access order.
+    pub fn push_offset(&mut self, site: u64, entry: i64) {
+        let slot = self.slot(site);
+        slot.deltas.push(entry >> 2);
+        slot.orders.push(entry & 3);
+    }
+
+    pub fn push_size(&mut self, site: u64, size: i64) {
+        self.slot(site).sizes.push(size);
+    }
+
+    /// The size pushed last at `site` (by this encoder: a column read back has none).
+    pub fn last_size(&self, site: u64) -> Option<i64> {
+        self.slots[*self.slot_of.get(&site)?].sizes.last
+    }
+
+    pub fn offsets(&self) -> u64 {
+        self.slots.iter().map(|slot| slot.deltas.len).sum()
+    }
+
+    pub fn sizes(&self) -> u64 {
+        self.slots.iter().map(|slot| slot.sizes.len).sum()
+    }
+
+    /// Offsets and sizes.
+    pub fn len(&self) -> u64 {
+        self.offsets() + self.sizes()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// Appends another column being written (its sites in the order they first took a
+    /// value: as if its values had been pushed here).
+    pub fn extend(&mut self, other: &Column) {
+        for (slot, site) in other.slots.iter().zip(&other.sites) {
+            let into = self.slot(*site);
+            for (delta, order) in slot.deltas.iter().zip(slot.orders.iter()) {
+                into.deltas.push(delta);
+                into.orders.push(order);
+            }
+            for size in slot.sizes.iter() {
+                into.sizes.push(size);
+            }
+        }
+    }
+
+    /// Reads the column from its start.
+    pub fn cursor(&self) -> ColumnCursor<'_> {
+        ColumnCursor {
+            column: self,
+            slots: Vec::new(),
+            slot_of: FastMap::default(),
+        }
+    }
+
+    /// `u` sites, then each site's: `u` offsets, `u` bytes, their deltas; `u` offsets
+    /// again, `u` bytes, their orders; `u` sizes, `u` bytes, the sizes (see
+    /// [`write_block`]).
+    pub(super) fn write(&self, out: &mut ByteWriter) {
+        out.u64(self.slots.len() as u64);
+        for slot in &self.slots {
+            slot.deltas.write(out);
+            slot.orders.write(out);
+            slot.sizes.write(out);
+        }
+    }
+
+    pub(super) fn read(reader: &mut ByteReader) -> Result<Column> {
+        // Each site takes at least six bytes.
+        let sites = reader.count(6)?;
+        let mut slots = Vec::with_capacity(sites);
+        for _ in 0..sites {
+            let slot = Slot {
+                deltas: Packed::read(reader)?,
+                orders: Packed::read(reader)?,
+                sizes: Packed::read(reader)?,
+            };
+            if slot.deltas.len != slot.orders.len {
+                return Err(FormatError::Corrupt(
+                    "column's offsets and access orders differ in number".into(),
+                ));
+            }
+            slots.push(slot);
+        }
+        Ok(Column {
+            slots,
+            ..Column::default()
+        })
+    }
+}
+
+/// Takes a column's offsets and sizes, each site's in order: a site's first value is from
+/// the next slot not yet taken (sites meet their values in the order they were pushed).
+pub struct ColumnCursor<'a> {
+    column: &'a Column,
+    slots: Vec<(PackedIter<'a>, PackedIter<'a>, PackedIter<'a>)>,
+    slot_of: FastMap<u64, usize>,
+}
+
+impl<'a> ColumnCursor<'a> {
+    fn slot(&mut self, site: u64) -> Option<&mut (PackedIter<'a>, PackedIter<'a>, PackedIter<'a>)> {
+        let next = self.slots.len();
+        let index = *self.slot_of.entry(site).or_insert(next);
+        if index == next {
+            let slot = self.column.slots.get(next)?;
+            self.slots
+                .push((slot.deltas.iter(), slot.orders.iter(), slot.sizes.iter()));
+        }
+        self.slots.get_mut(index)
+    }
+
+    /// `site`'s next offset entry (4 × delta + access order).
+    pub fn offset(&mut self, site: u64) -> Option<i64> {
+        let (deltas, orders, _) = self.slot(site)?;
+        let delta = deltas.next()?;
+        let order = orders.next()?;
+        Some(delta.wrapping_mul(4) | order & 3)
+    }
+
+    /// `site`'s next size.
+    pub fn size(&mut self, site: u64) -> Option<i64> {
+        self.slot(site)?.2.next()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn round_trip(column: &Column) -> Column {
+        let mut out = ByteWriter::new();
+        column.write(&mut out);
+        let mut reader = ByteReader::new(&out.buffer, "test");
+        let read = Column::read(&mut reader).expect("reads back");
+        assert!(reader.is_empty());
+        read
+    }
+
+    /// Each value's site, then whether it is an offset, then the value.
+    type Pushed = Vec<(u64, bool, i64)>;
+
+    fn taken(column: &Column, pushed: &Pushed) -> Vec<Option<i64>> {
+        let mut cursor = column.cursor();
+        pushed
+            .iter()
+            .map(|(site, offset, _)| match offset {
+                true => cursor.offset(*site),
+                false => cursor.size(*site),
+            })
+            .collect()
+    }
+
+    fn bytes(column: &Column) -> usize {
+        let mut out = ByteWriter::new();
+        column.write(&mut out);
+        out.buffer.len()
+    }
+
+    proptest! {
+        #[test]
+        fn values_come_back_in_order(
+            pushed in proptest::collection::vec((0u64..4, any::<bool>(), any::<i64>()), 0..900),
+        ) {
+            let mut column = Column::default();
+            for (site, offset, value) in &pushed {
+                match offset {
+                    true => column.push_offset(*site, *value),
+                    false => column.push_size(*site, *value),
+                }
+            }
+            let values: Vec<Option<i64>> = pushed.iter().map(|(_, _, value)| Some(*value)).collect();
+            prop_assert_eq!(&taken(&column, &pushed), &values);
+            let read = round_trip(&column);
+            prop_assert_eq!(&taken(&read, &pushed), &values);
+            prop_assert_eq!(&read, &column);
+            prop_assert_eq!(read.len(), pushed.len() as u64);
+            // Two halves pushed apart and joined are the column pushed whole.
+            let (first, second) = pushed.split_at(pushed.len() / 2);
+            let mut halves = [Column::default(), Column::default()];
+            for (half, values) in halves.iter_mut().zip([first, second]) {
+                for (site, offset, value) in values {
+                    match offset {
+                        true => half.push_offset(*site, *value),
+                        false => half.push_size(*site, *value),
+                    }
+                }
+            }
+            let [mut joined, second] = halves;
+            joined.extend(&second);
+            prop_assert_eq!(&joined, &column);
+        }
+
+        #[test]
+        fn corrupt_columns_are_errors_not_panics(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+            let mut reader = ByteReader::new(&bytes, "test");
+            if let Ok(column) = Column::read(&mut reader) {
+                let mut cursor = column.cursor();
+                let mut offsets = 0;
+                while cursor.offset(0).is_some() {
+                    offsets += 1;
+                }
+                prop_assert!(offsets <= column.offsets());
+            }
+        }
+    }
+
+    #[test]
+    fn random_values_take_their_bits_and_each_site_its_own_width() {
+        let mut state = 7u64;
+        let mut random = |range: i64| {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+            (state >> 33) as i64 % range
+        };
+        // Sizes of 1 – 8 KiB: 13 bits each, packed; varints would take 16.
+        let mut column = Column::default();
+        for _ in 0..1280 {
+            column.push_size(1, 1024 + random(7169));
+        }
+        assert!(
+            bytes(&column) < 1280 * 13 / 8 + 10 * 16,
+            "{}",
+            bytes(&column)
+        );
+        // A seek to a 4 KiB-aligned step within ±64 MiB: 15 bits, 2 for the order; the
+        // transfer right after it (step 0, always consecutive) at a site of its own costs
+        // next to nothing.
+        let mut column = Column::default();
+        for index in 0..1280 {
+            let delta = (random(32768) - 16384) * 4096;
+            column.push_offset(1, (delta * 4) | if index % 3 == 0 { 0 } else { 2 });
+            column.push_offset(2, 3);
+        }
+        assert!(
+            bytes(&column) < 1280 * 17 / 8 + 20 * 24,
+            "{}",
+            bytes(&column)
+        );
+        // Equal values: a few bytes a block.
+        let mut column = Column::default();
+        for _ in 0..1280 {
+            column.push_size(1, 4096);
+        }
+        assert!(bytes(&column) <= 10 * 5 + 8, "{}", bytes(&column));
+    }
+}

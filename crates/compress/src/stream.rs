@@ -674,7 +674,7 @@ impl StreamEncoder {
         } else {
             (-1, -1)
         };
-        // The size is the column's last entry (the request as the key would keep it).
+        // The size is its site's last in the column (the request as the key would keep it).
         let column_sizes = (key.flags & SIZE_IN_COLUMN != 0)
             .then(|| {
                 self.column
@@ -908,7 +908,7 @@ impl StreamEncoder {
             self.top_level_nodes,
             &ranked,
             (false, self.writer.rank_peers),
-            &std::mem::take(&mut self.column),
+            &self.column,
             &self.body.buffer,
         )
         .expect("a stream this encoder wrote reads back")

@@ -8,7 +8,7 @@ use super::*;
 #[derive(Clone, Debug, PartialEq)]
 pub struct EncodedStream {
     data: Vec<u8>,
-    /// Irregular offsets (with their access order), in event order.
+    /// Irregular offsets (with their access order) and sizes of their own, per call site.
     pub(super) column: Column,
     body_start: usize,
     top_level_nodes: u64,
@@ -334,7 +334,7 @@ impl EncodedStream {
     }
 
     /// The column: each irregular offset's entry (see [`column_parts`]) and each size kept
-    /// there, in event order.
+    /// there, per call site in event order.
     pub fn column(&self) -> &Column {
         &self.column
     }

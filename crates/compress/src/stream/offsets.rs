@@ -117,7 +117,7 @@ impl StreamEncoder {
     ) -> Option<Folded> {
         let mut state = self.relative.clone();
         state.record_sizes = !sizes.is_empty();
-        let mut entries = Column::default();
+        let mut entries = Column::draft();
         let period = body.len();
         if period == 1 && sizes.is_empty() {
             let mut order_counts = [0u64; 2];

@@ -15,7 +15,9 @@
 //!   minimum, the greatest common divisor of the values' distances from it and those
 //!   quotients bit-packed at the width of the largest — or as varints when that is
 //!   smaller (one outlier would widen every value of a packed block). Random values take
-//!   their entropy and no more; a block of equal values takes 4 bytes.
+//!   their entropy and no more; a block of equal values takes 4 bytes. A site's sizes that
+//!   all fit a byte (a text log's line lengths) are written a byte each instead, for the
+//!   section's zstd to find their order ([`Column::write`]).
 //! - The column stays packed in memory, written as it grows (values wait in an open block
 //!   of at most [`BLOCK`]), and is read block by block through a [`ColumnCursor`]: a
 //!   trace's column costs its bytes in memory, never more, however many values a corrupt

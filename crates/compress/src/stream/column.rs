@@ -73,10 +73,15 @@ impl Packed {
     /// `bytewise`: values that all fit a byte are written a byte each, as they are (see
     /// [`Column::write`]).
     fn write(&self, out: &mut ByteWriter, bytewise: bool) {
-        if bytewise && self.iter().all(|value| (0..=255).contains(&value)) {
-            out.u64(self.len << 1 | 1);
-            out.bytes(&self.iter().map(|value| value as u8).collect::<Vec<u8>>());
-            return;
+        if bytewise {
+            // One pass: the bytes, unless some value does not fit one.
+            let bytes: Option<Vec<u8>> =
+                self.iter().map(|value| u8::try_from(value).ok()).collect();
+            if let Some(bytes) = bytes {
+                out.u64(self.len << 1 | 1);
+                out.bytes(&bytes);
+                return;
+            }
         }
         let mut blocks = ByteWriter {
             buffer: self.bytes.clone(),

@@ -27,10 +27,7 @@ fn folds_at_any_size(name: &str, n: u64, check: impl Fn(&Traced, u64)) -> (u64, 
     let directory = tempfile::tempdir().unwrap();
     let program = compile(&format!("patterns/{name}"), directory.path(), &[]);
     // The release build when it is fresh (what users run; scripts/test.sh builds it).
-    let binary = release_cairn_binary().unwrap_or_else(|| {
-        library();
-        cairn_binary()
-    });
+    let binary = measuring_cairn_binary();
     let mut medians = Vec::new();
     for size in [n, 10 * n] {
         let mut runs = Vec::new();
@@ -729,10 +726,7 @@ fn a_monitor_line_alone_in_its_loop_keeps_its_lengths_in_the_column() {
     let _alone = alone();
     let directory = tempfile::tempdir().unwrap();
     let program = compile("patterns/residual_monitor", directory.path(), &[]);
-    let binary = release_cairn_binary().unwrap_or_else(|| {
-        library();
-        cairn_binary()
-    });
+    let binary = measuring_cairn_binary();
     let mut bytes = Vec::new();
     for lines in [2_000u64, 20_000] {
         let work = tempfile::tempdir_in(directory.path()).unwrap();

@@ -28,10 +28,7 @@ fn loop_structured_trace_does_not_grow_with_iterations() {
     let program = compile("loops", directory.path(), &[]);
     // The release build when there is a fresh one: at 10^6 iterations the debug build's
     // slower hook sees more timer interrupts inside the calls it times.
-    let binary = release_cairn_binary().unwrap_or_else(|| {
-        library();
-        cairn_binary()
-    });
+    let binary = measuring_cairn_binary();
     // The median of seven runs at each size; measured twice if the first comparison is
     // off, since this machine's timer noise moves the growth by about a percent.
     let measure = || -> (f64, f64) {

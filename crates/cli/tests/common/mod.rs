@@ -204,6 +204,15 @@ pub fn release_cairn_binary() -> Option<PathBuf> {
     fresh.then_some(release)
 }
 
+/// [`release_cairn_binary`] when it is fresh, else the build under test (its
+/// `libcairn.so` built first): for tests that measure trace sizes.
+pub fn measuring_cairn_binary() -> PathBuf {
+    release_cairn_binary().unwrap_or_else(|| {
+        library();
+        cairn_binary()
+    })
+}
+
 /// [`trace`] with a given `cairn` binary (and the `libcairn.so` beside it).
 pub fn trace_with(binary: &Path, directory: &Path, program: &Path, arguments: &[&str]) -> Traced {
     let trace = directory.join("trace.cairn");

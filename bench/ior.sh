@@ -37,14 +37,14 @@ for mode in "${modes[@]}"; do
         start=$(now)
         # shellcheck disable=SC2086
         mpirun --oversubscribe -np "$ranks" "$ior" $options -o /dev/shm/cairn-bench-ior >/dev/null
-        middle=$(now)
+        untraced+=("$(echo "$(now) - $start" | bc)")
+        # The previous round's trace and staging are removed outside the timed runs.
         rm -rf "$work/t.cairn" "$work"/.t.cairn.staging-*
+        start=$(now)
         # shellcheck disable=SC2086
         mpirun --oversubscribe -np "$ranks" "$cairn" run -q --keep-staging -o "$work/t.cairn" -- \
             "$ior" $options -o /dev/shm/cairn-bench-ior >/dev/null
-        end=$(now)
-        untraced+=("$(echo "$middle - $start" | bc)")
-        traced+=("$(echo "$end - $middle" | bc)")
+        traced+=("$(echo "$(now) - $start" | bc)")
     done
     report_trace "$name" "$cairn" "$work/t.cairn" "${untraced[*]}" "${traced[*]}"
 done

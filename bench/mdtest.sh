@@ -43,14 +43,13 @@ for mode in "${modes[@]}"; do
         start=$(now)
         # shellcheck disable=SC2086
         mpirun --oversubscribe -np "$ranks" "$mdtest" -n "$items" -i 1 $options -d "$tree" >/dev/null
-        middle=$(now)
+        untraced+=("$(echo "$(now) - $start" | bc)")
         rm -rf "${tree:?}"/* "$work/t.cairn" "$work"/.t.cairn.staging-*
+        start=$(now)
         # shellcheck disable=SC2086
         mpirun --oversubscribe -np "$ranks" "$cairn" run -q --keep-staging -o "$work/t.cairn" -- \
             "$mdtest" -n "$items" -i 1 $options -d "$tree" >/dev/null
-        end=$(now)
-        untraced+=("$(echo "$middle - $start" | bc)")
-        traced+=("$(echo "$end - $middle" | bc)")
+        traced+=("$(echo "$(now) - $start" | bc)")
     done
     report_trace "$name" "$cairn" "$work/t.cairn" "${untraced[*]}" "${traced[*]}"
     small=$(stat -c %s "$work/t.cairn")

@@ -468,9 +468,10 @@ fn runs_folded_in_the_tracer_change_no_exact_figure() {
         } else if name == "interleaved" {
             // Sixteen strided streams, each a seek and a write, then sixteen strided preads,
             // 80 steps: rows of the write phase (a block of 2 each) become a block of 32,
-            // the read phase's rows (a run each) a block of 16 — about 8 KB a step of 768
-            // calls (13 KB before rows folded).
-            assert!(5 * staged[0] < staged[1], "{name}: {staged:?}");
+            // the read phase's rows (a run each) a block of 16, and from the third step
+            // the step of 768 calls one block (before, about 8 KB a step): the process
+            // header and one chunk.
+            assert_eq!(staged[0], 64 * 1024 + 256 * 1024, "{name}: {staged:?}");
         } else if name == "random seeks" {
             // IOR -z's seek to a shuffled block, then the transfer: 16,384 calls in offsets
             // records of two positions (8 bytes a pair) instead of six chunks of events.

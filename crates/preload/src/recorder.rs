@@ -126,6 +126,10 @@ pub struct ThreadState {
     /// the signature of the one that far before.
     long_period: usize,
     long_streak: usize,
+    /// Whether the long streak reaches back to the window's start: where the loop began
+    /// is then unknown (the window was cut short: the bodies grew, or a streak outlived
+    /// two periods of the ring), and a block may start at any event that repeats.
+    long_unanchored: bool,
     /// Event records at the end of what the thread staged, with no other record after them.
     plain_events: usize,
     /// The last block started: how many events had been remembered then, its period and
@@ -510,6 +514,7 @@ impl ThreadState {
             streaks: [0; SHORT_PERIODS + 1],
             long_period: 0,
             long_streak: 0,
+            long_unanchored: false,
             plain_events: 0,
             last_block: (0, 0, 0),
             unique: 0,
@@ -587,6 +592,7 @@ impl ThreadState {
         self.window_start = self.remembered;
         self.long_period = 0;
         self.long_streak = 0;
+        self.long_unanchored = false;
     }
 
     /// Releases the thread's chunk at thread exit.
@@ -952,6 +958,7 @@ impl ThreadState {
             } else {
                 self.long_period = 0;
                 self.long_streak = 0;
+                self.long_unanchored = false;
             }
         }
         // `last` may be from before the window was last reset, or another pair's (hashed):
@@ -989,6 +996,7 @@ impl ThreadState {
         if streak > 0 && (self.long_period == 0 || streak >= self.long_streak) {
             self.long_period = period;
             self.long_streak = streak;
+            self.long_unanchored = streak + period >= window;
         }
     }
 
@@ -1097,7 +1105,13 @@ impl ThreadState {
     fn start_block(&mut self, call: u32, event: &RawEvent, signature: u64, gap: u64) -> bool {
         // A whole number of repetitions since the streak began: the block starts where
         // the repeated body does, as folding the events one by one would have it. A short
-        // body is of event records only (a block of blocks is a long one).
+        // body is of event records only (a block of blocks is a long one). A long streak
+        // that reaches back to the window's start began where the window did, not where
+        // the loop does: waiting for a whole number of its periods could wait forever (a
+        // step of sixteen strided streams, 768 calls in blocks of blocks, reached the
+        // period inside an inner block, and the window of two periods never lets the
+        // streak reach the next multiple), so such a block starts at the first event that
+        // can start it.
         let short = (2..=SHORT_PERIODS).find(|period| {
             let streak = self.streaks[*period] as usize;
             streak >= *period
@@ -1109,7 +1123,7 @@ impl ThreadState {
             let (period, streak) = (self.long_period, self.long_streak);
             (period > 0
                 && streak >= period
-                && streak.is_multiple_of(period)
+                && (streak.is_multiple_of(period) || self.long_unanchored)
                 && self.signature_at(period) == signature)
                 .then_some(period)
         };

@@ -7,6 +7,8 @@
 # (which worker answers first changes from run to run): a lossless trace keeps an event per
 # message, so they grow with N.
 #
+# bt_cells (NPB BT-IO's cells) needs square rank counts.
+#
 # Usage: bench/corpus_ranks.sh [ranks="4 16"] [n=20]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,7 +44,7 @@ arguments() {
 section() { "$cairn" dump --sections "$1" | awk -v name="$2" '$1 == name":" || $1 == name { print $3 }'; }
 printf '%-20s %7s | %7s %5s %6s | %7s %5s %6s | %8s %8s\n' program steps \
     "B@$low" PROC EVNT "B@$high" PROC EVNT "ranks +%" "x10 +%"
-programs=(comm_copy comm_reuse coupled_halves doubling halo2d halo_axes hdf5_hyperslab imbalanced
+programs=(bt_cells comm_copy comm_reuse coupled_halves doubling halo2d halo_axes hdf5_hyperslab imbalanced
     irregular master_worker multigrid persistent_halo progress_log rank_logs rank_trees residual_history slabs stencil3d tagged_tasks transpose wait_order
     wandering_neighbours)
 for program in "${programs[@]}"; do

@@ -1,0 +1,108 @@
+//! The corpus's MPI-IO layouts learnt from real I/O kernels (`tests/programs/patterns/`):
+//! each program lays its file out as the real code does (its comment says which), runs
+//! under Open MPI's `mpirun` with the real preload library at several rank and step
+//! counts, and must give exact counts and bytes at every layer (the MPI-IO call and the
+//! POSIX writes the MPI library makes of it) and a trace that does not grow with the steps.
+//!
+//! A test binary of its own (as `patterns_ranks.rs`): it runs 16 ranks on two cores.
+
+mod common;
+
+use common::mpi::Mpi;
+use common::*;
+
+#[test]
+fn bt_io_cells_keep_every_row_and_fold_the_steps() {
+    // patterns/bt_cells.c: NPB BT-IO's independent method (real BT-IO, bench/btio.sh), on
+    // a 16^3 grid of 5 doubles a point (40 B): each of P = n^2 ranks writes its n cells of
+    // a step's record through a file view, and Open MPI's OMPIO writes each cell's x-rows
+    // (16 points, 640 B) with a `pwritev` each — but for one rank of four, whose first
+    // cell's last row ends where its second cell's first row begins (one `pwritev` of two
+    // rows a step). Every byte of each record at both layers.
+    let directory = tempfile::tempdir().unwrap();
+    let program = directory.path().join("bt_cells");
+    Mpi::OpenMpi.compile("patterns/bt_cells", &program, &[]);
+    let grid = 16u64;
+    let record = grid.pow(3) * 40;
+    let binary = measuring_cairn_binary();
+    // Five runs at each step count on 4 ranks (timing statistics move a trace by a few
+    // bytes from run to run: the medians are compared), one at 16 ranks.
+    let mut sizes = std::collections::BTreeMap::new();
+    let mut shapes = std::collections::BTreeMap::new();
+    for (ranks, rows, runs) in [(4u64, 511u64, 5), (16, 1024, 1)] {
+        for steps in [10u64, 100] {
+            let mut bytes = Vec::new();
+            for _ in 0..runs {
+                let work = tempfile::tempdir_in(directory.path()).unwrap();
+                let trace = work.path().join("bt.cairn");
+                succeeded(
+                    Mpi::OpenMpi
+                        .mpirun(ranks as usize)
+                        .arg(&binary)
+                        .args(["run", "-q", "-o"])
+                        .arg(&trace)
+                        .arg("--")
+                        .arg(&program)
+                        .arg(work.path())
+                        .arg(steps.to_string())
+                        .arg(grid.to_string()),
+                );
+                let summary = summary_json(&trace, &[]);
+                assert_calls(
+                    &summary["calls"],
+                    &[
+                        ("MPI_File_write", ranks * steps, record * steps),
+                        ("pwritev", rows * steps, record * steps),
+                    ],
+                );
+                let file = summary["files"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|file| file["path"].as_str().unwrap().ends_with("/bt.mpi"))
+                    .unwrap_or_else(|| panic!("{summary}"));
+                assert_fields(
+                    file,
+                    &[
+                        ("writes", ranks * steps),
+                        ("bytes_written", record * steps),
+                        ("mpiio_subcall_bytes", record * steps),
+                    ],
+                );
+                bytes.push(std::fs::metadata(&trace).unwrap().len());
+                let dump = cairn_text("dump", &[], &trace);
+                let dump = dump.replace(work.path().to_str().unwrap(), "DIR");
+                shapes.insert((ranks, steps), shape(&dump));
+            }
+            bytes.sort_unstable();
+            sizes.insert((ranks, steps), bytes[bytes.len() / 2]);
+        }
+    }
+    eprintln!("bt_cells, (ranks, steps): trace bytes {sizes:?}");
+    // On 4 ranks every rank's step folds: 10 and 100 steps within 5%. (On 16 ranks the
+    // trace is still about 2.8 times the 4 ranks' and grows by up to 10% with the steps:
+    // each rank's jumps between cells differ where its cells wrap around the grid, so its
+    // steps fold into loops of their own shapes, each kept as a part of the stream.)
+    assert_eq!(shapes[&(4, 10)], shapes[&(4, 100)], "the loops' shapes");
+    let (small, large) = (sizes[&(4, 10)], sizes[&(4, 100)]);
+    assert!(
+        large.abs_diff(small) * 20 <= small,
+        "{small} B at 10 steps, {large} B at 100"
+    );
+}
+
+/// A dump's loops and calls without what the steps change (counts, process ids and times):
+/// the trace's shape.
+fn shape(dump: &str) -> Vec<String> {
+    dump.lines()
+        .skip_while(|line| !line.starts_with("pid "))
+        .filter(|line| !line.starts_with("pid "))
+        .map(|line| {
+            line.split(['×', 'µ'])
+                .next()
+                .unwrap_or(line)
+                .trim_end()
+                .to_string()
+        })
+        .collect()
+}

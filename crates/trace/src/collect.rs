@@ -728,8 +728,11 @@ pub fn segment_files(directory: &Path) -> Result<Vec<PathBuf>> {
 /// Marks a stream or MPI handle, or a mapping address, numbered per process (see `collect`).
 pub const NUMBERED_HANDLE: u64 = 1 << 40;
 /// With [`NUMBERED_HANDLE`]: a communicator the program made, numbered in the order the
-/// process made them (the others in order of first use).
+/// process made them, a freed one's number taken again (the others in order of first use).
 pub const MADE_COMMUNICATOR: u64 = 1 << 32;
+/// With [`NUMBERED_HANDLE`]: an MPI file the program opened, numbered in the order the
+/// process opened them, a closed one's number taken again.
+pub const OPENED_MPI_FILE: u64 = 1 << 33;
 
 /// The trace's modules and calling contexts, filled as kept events use them.
 #[derive(Default)]
@@ -1073,6 +1076,13 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
         // that make the same communicators must name them alike.
         let mut handles: HashMap<u64, u64> = HashMap::new();
         let (mut used, mut made) = (0u64, 0u64);
+        // Numbers of communicators the program freed and MPI files it closed, taken again
+        // lowest first as the kernel takes descriptors: a communicator made and freed, a
+        // file opened and closed every step (PnetCDF dups a communicator for each file it
+        // creates; S3D-IO writes a file per checkpoint) is then the same handle every
+        // step, whatever memory the MPI library gave it, and the steps fold.
+        let mut freed_made: std::collections::BTreeSet<u64> = Default::default();
+        let (mut opened, mut closed_files) = (0u64, std::collections::BTreeSet::<u64>::new());
         let mut descriptors: HashMap<u64, u64> = HashMap::new();
         let mut heap = BinaryHeap::new();
         let mut pending: Vec<Option<(u32, Staged)>> = Vec::with_capacity(cursors.len());
@@ -1249,9 +1259,26 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                 _ => {}
             }
             if call == Call::MPI_Comm_made && event.handle != 0 {
-                made += 1;
-                handles.insert(event.handle, MADE_COMMUNICATOR | made);
+                let number = freed_made.pop_first().unwrap_or_else(|| {
+                    made += 1;
+                    made
+                });
+                handles.insert(event.handle, MADE_COMMUNICATOR | number);
             }
+            let layer = call.layer();
+            if layer == Layer::MpiIo && call.class() == CallClass::Open && event.handle != 0 {
+                let number = closed_files.pop_first().unwrap_or_else(|| {
+                    opened += 1;
+                    opened
+                });
+                handles.insert(event.handle, OPENED_MPI_FILE | number);
+            }
+            // A communicator freed (from C or Fortran), an MPI file closed.
+            let freed = ((layer == Layer::MpiIo && call.class() == CallClass::Close)
+                || (layer == Layer::Mpi
+                    && call.class() == CallClass::Meta
+                    && Call::reported_name(call.name()) == "MPI_Comm_free"))
+                .then_some(event.handle);
             let mut number = |address: u64| {
                 NUMBERED_HANDLE
                     | *handles.entry(address).or_insert_with(|| {
@@ -1266,6 +1293,19 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
             if call.class() == CallClass::Mmap && event.aux != 0 {
                 // The mapping's address, which only says which munmap ends which mmap.
                 event.aux = number(event.aux);
+            }
+            // The freed communicator's or closed file's number goes back to the program's;
+            // its address may name something else from now on.
+            if let Some(address) = freed.filter(|address| *address != 0) {
+                match handles.remove(&address) {
+                    Some(number) if number & MADE_COMMUNICATOR != 0 => {
+                        freed_made.insert(number & !MADE_COMMUNICATOR);
+                    }
+                    Some(number) if number & OPENED_MPI_FILE != 0 => {
+                        closed_files.insert(number & !OPENED_MPI_FILE);
+                    }
+                    _ => {}
+                }
             }
             Some((call, event))
         };

@@ -54,18 +54,7 @@ for method in 0 1 3; do
     for np in $ranks; do
         for n in $steps; do
             parameters "$method" "$n"
-            untraced=()
-            traced=()
-            for _ in $(seq "$rounds"); do
-                rm -rf "${data:?}"/* trace.cairn
-                start=$(now)
-                run
-                untraced+=("$(echo "$(now) - $start" | bc)")
-                rm -rf "${data:?}"/*
-                start=$(now)
-                run "$cairn" run -q -o trace.cairn --
-                traced+=("$(echo "$(now) - $start" | bc)")
-            done
+            alternate "$rounds" "$data"
             sizes[$np@$n]=$(stat -c %s trace.cairn)
             written=$("$cairn" summary --json trace.cairn | python3 -c '
 import json, sys

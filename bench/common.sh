@@ -58,3 +58,23 @@ ior_tree_program() {
         echo "$1"
     fi
 }
+# Alternating rounds of a job untraced and traced: `alternate ROUNDS DATA_DIR` calls the
+# caller's `run` (the job, its arguments after any prefix given) bare, then as
+# `run "$cairn" run -q -o trace.cairn --`, DATA_DIR emptied before each, ROUNDS times; the
+# walls (seconds) go to the arrays `untraced` and `traced`, the last trace stays in
+# trace.cairn.
+alternate() {
+    untraced=()
+    traced=()
+    local start
+    for _ in $(seq "$1"); do
+        rm -rf "${2:?}"/* trace.cairn
+        start=$(now)
+        run
+        untraced+=("$(echo "$(now) - $start" | bc)")
+        rm -rf "${2:?}"/*
+        start=$(now)
+        run "$cairn" run -q -o trace.cairn --
+        traced+=("$(echo "$(now) - $start" | bc)")
+    done
+}

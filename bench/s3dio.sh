@@ -51,18 +51,7 @@ for method in 0 1; do
                 mpirun.openmpi --oversubscribe -np "$np" "$@" "$work/s3d-$n/s3d_io.x" \
                     "$cells" "$cells" "$cells" "$px" "$py" "$pz" "$method" F "$data" >/dev/null
             }
-            untraced=()
-            traced=()
-            for _ in $(seq "$rounds"); do
-                rm -rf "${data:?}"/* trace.cairn
-                start=$(now)
-                run
-                untraced+=("$(echo "$(now) - $start" | bc)")
-                rm -rf "${data:?}"/*
-                start=$(now)
-                run "$cairn" run -q -o trace.cairn --
-                traced+=("$(echo "$(now) - $start" | bc)")
-            done
+            alternate "$rounds" "$data"
             sizes[$grid@$n]=$(stat -c %s trace.cairn)
             written=$("$cairn" summary --json trace.cairn | python3 -c '
 import json, sys

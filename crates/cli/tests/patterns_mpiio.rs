@@ -11,6 +11,29 @@ mod common;
 use common::mpi::Mpi;
 use common::*;
 
+/// `mpirun -np RANKS BINARY run -q -o TRACE -- PROGRAM DIRECTORY ARGUMENTS...` under Open
+/// MPI, which must succeed.
+fn traced_on(
+    ranks: u64,
+    binary: &std::path::Path,
+    trace: &std::path::Path,
+    program: &std::path::Path,
+    directory: &std::path::Path,
+    arguments: &[String],
+) {
+    succeeded(
+        Mpi::OpenMpi
+            .mpirun(ranks as usize)
+            .arg(binary)
+            .args(["run", "-q", "-o"])
+            .arg(trace)
+            .arg("--")
+            .arg(program)
+            .arg(directory)
+            .args(arguments),
+    );
+}
+
 #[test]
 fn bt_io_cells_keep_every_row_and_fold_the_steps() {
     // patterns/bt_cells.c: NPB BT-IO's independent method (real BT-IO, bench/btio.sh), on
@@ -35,18 +58,8 @@ fn bt_io_cells_keep_every_row_and_fold_the_steps() {
             for _ in 0..runs {
                 let work = tempfile::tempdir_in(directory.path()).unwrap();
                 let trace = work.path().join("bt.cairn");
-                succeeded(
-                    Mpi::OpenMpi
-                        .mpirun(ranks as usize)
-                        .arg(&binary)
-                        .args(["run", "-q", "-o"])
-                        .arg(&trace)
-                        .arg("--")
-                        .arg(&program)
-                        .arg(work.path())
-                        .arg(steps.to_string())
-                        .arg(grid.to_string()),
-                );
+                let arguments = [steps.to_string(), grid.to_string()];
+                traced_on(ranks, &binary, &trace, &program, work.path(), &arguments);
                 let summary = summary_json(&trace, &[]);
                 assert_calls(
                     &summary["calls"],
@@ -128,17 +141,8 @@ fn a_checkpoint_file_per_step_through_its_own_communicator_folds() {
             for _ in 0..runs {
                 let work = tempfile::tempdir_in(directory.path()).unwrap();
                 let trace = work.path().join("ckpt.cairn");
-                succeeded(
-                    Mpi::OpenMpi
-                        .mpirun(ranks as usize)
-                        .arg(&binary)
-                        .args(["run", "-q", "-o"])
-                        .arg(&trace)
-                        .arg("--")
-                        .arg(&program)
-                        .arg(work.path())
-                        .arg(steps.to_string()),
-                );
+                let arguments = [steps.to_string()];
+                traced_on(ranks, &binary, &trace, &program, work.path(), &arguments);
                 let summary = summary_json(&trace, &[]);
                 let block = 4096 * 8;
                 assert_calls(

@@ -112,30 +112,35 @@ fn a_short_block_that_breaks_does_not_lose_the_long_block_after_it() {
     });
 }
 
+/// interleaved.c's exact figures after `steps` steps.
+fn assert_interleaved(traced: &Traced, steps: u64) {
+    let calls = 256 * steps;
+    traced.assert_files(&["/streams.dat"]);
+    assert_fields(
+        traced.file("/streams.dat"),
+        &[
+            ("opens", 1),
+            ("closes", 1),
+            ("seeks", calls),
+            ("writes", calls),
+            ("reads", calls),
+            ("bytes_written", 4096 * calls),
+            ("bytes_read", 4096 * calls),
+            // Sixteen regions visited in order, sixteen times a step: 15 of every 16
+            // accesses lie after the one before, none right after it.
+            ("sequential_writes", 240 * steps),
+            ("sequential_reads", 240 * steps),
+            ("consecutive_writes", 0),
+            ("consecutive_reads", 0),
+            ("max_offset", 1 << 20),
+        ],
+    );
+}
+
 #[test]
 fn interleaved_strided_streams_fold() {
     folds_at_any_size("interleaved", 20, |traced, steps| {
-        let calls = 256 * steps;
-        traced.assert_files(&["/streams.dat"]);
-        assert_fields(
-            traced.file("/streams.dat"),
-            &[
-                ("opens", 1),
-                ("closes", 1),
-                ("seeks", calls),
-                ("writes", calls),
-                ("reads", calls),
-                ("bytes_written", 4096 * calls),
-                ("bytes_read", 4096 * calls),
-                // Sixteen regions visited in order, sixteen times a step: 15 of every 16
-                // accesses lie after the one before, none right after it.
-                ("sequential_writes", 240 * steps),
-                ("sequential_reads", 240 * steps),
-                ("consecutive_writes", 0),
-                ("consecutive_reads", 0),
-                ("max_offset", 1 << 20),
-            ],
-        );
+        assert_interleaved(traced, steps)
     });
 }
 
@@ -166,20 +171,7 @@ fn interleaved_streams_fold_whole_steps_while_the_program_runs() {
         assert!(output.status.success(), "{output:?}");
         staged.push(staged_record_bytes(&staging));
         let traced = merge_staging(&staging, work.path().join("t.cairn"));
-        let calls = 256 * steps;
-        assert_fields(
-            traced.file("/streams.dat"),
-            &[
-                ("seeks", calls),
-                ("writes", calls),
-                ("reads", calls),
-                ("bytes_written", 4096 * calls),
-                ("bytes_read", 4096 * calls),
-                ("sequential_writes", 240 * steps),
-                ("sequential_reads", 240 * steps),
-                ("max_offset", 1 << 20),
-            ],
-        );
+        assert_interleaved(&traced, steps);
         traced.assert_no_block_lost();
     }
     assert_eq!(staged[0], staged[1], "staged bytes at 20 and 200 steps");

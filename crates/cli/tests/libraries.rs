@@ -277,6 +277,57 @@ fn a_collective_h5dwrite_is_the_parent_of_its_mpiio_and_posix_calls() {
 }
 
 #[test]
+fn a_dataset_made_every_segment_is_one_id_in_the_trace() {
+    // patterns/dataset_per_segment.c, IOR's HDF5 backend (`ior -a HDF5 -s 20`, 1.6 API:
+    // H5Dcreate1, H5Dopen1) on 2 ranks: a dataset per segment, written in 4 independent
+    // transfers of 16 KiB a rank and closed; then every dataset opened again and read
+    // back. HDF5 gives each new dataset a new id, never the same twice, and H5Dcreate1 and
+    // H5Dopen1 were not hooked: real IOR's segments were each a new key (39.7 KB at 100
+    // segments on 4 ranks). Ids are now numbered like descriptors, a closed one's number
+    // taken again, so every segment's dataset is the same id: the file is 1, each dataset
+    // 2 (2^40 + 2^34 + 2: a numbered HDF5 id).
+    let directory = tempfile::tempdir().unwrap();
+    let program = compile_mpi_with("patterns/dataset_per_segment", directory.path(), &HDF5);
+    let trace = directory.path().join("segments.cairn");
+    succeeded(mpirun_traced(2, &trace, &program, directory.path()).arg("20"));
+    let summary = summary_json(&trace, &[]);
+    let transfer = 16384;
+    assert_calls(
+        &summary["calls"],
+        &[
+            ("H5Fcreate", 2, 0),
+            ("H5Fopen", 2, 0),
+            ("H5Fclose", 4, 0),
+            ("H5Dcreate1", 40, 0),
+            ("H5Dopen1", 40, 0),
+            ("H5Dwrite", 160, 160 * transfer),
+            ("H5Dread", 160, 160 * transfer),
+            ("H5Dclose", 80, 0),
+        ],
+    );
+    let dump = cairn_text("dump", &[], &trace);
+    let ids = |call: &str| -> BTreeSet<String> {
+        dump.lines()
+            .filter(|line| line.trim_start().starts_with(&format!("{call}(")))
+            .map(|line| {
+                let after = line.split(") = ").nth(1).expect("a result");
+                after.split_whitespace().next().unwrap().to_string()
+            })
+            .collect()
+    };
+    let dataset = ((1u64 << 40) | (1 << 34) | 2).to_string();
+    assert_eq!(
+        ids("H5Dcreate1"),
+        BTreeSet::from([dataset.clone()]),
+        "{dump}"
+    );
+    assert_eq!(ids("H5Dopen1"), BTreeSet::from([dataset]), "{dump}");
+    let file = ((1u64 << 40) | (1 << 34) | 1).to_string();
+    assert_eq!(ids("H5Fcreate"), BTreeSet::from([file.clone()]), "{dump}");
+    assert_eq!(ids("H5Fopen"), BTreeSet::from([file]), "{dump}");
+}
+
+#[test]
 fn an_hdf5_trace_replays_through_the_calls_hdf5_made() {
     let directory = tempfile::tempdir().unwrap();
     let trace = traced_hdf5(directory.path());

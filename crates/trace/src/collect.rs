@@ -23,6 +23,8 @@ mod steps;
 use steps::StepsExpansion;
 
 use crate::elf::Segments;
+use crate::handles::Handles;
+pub use crate::handles::{MADE_COMMUNICATOR, MADE_HDF5_ID, NUMBERED_HANDLE, OPENED_MPI_FILE};
 use crate::noise::{self, Noise};
 use crate::table::Table;
 use crate::{
@@ -725,15 +727,6 @@ pub fn segment_files(directory: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// Marks a stream or MPI handle, or a mapping address, numbered per process (see `collect`).
-pub const NUMBERED_HANDLE: u64 = 1 << 40;
-/// With [`NUMBERED_HANDLE`]: a communicator the program made, numbered in the order the
-/// process made them, a freed one's number taken again (the others in order of first use).
-pub const MADE_COMMUNICATOR: u64 = 1 << 32;
-/// With [`NUMBERED_HANDLE`]: an MPI file the program opened, numbered in the order the
-/// process opened them, a closed one's number taken again.
-pub const OPENED_MPI_FILE: u64 = 1 << 33;
-
 /// The trace's modules and calling contexts, filled as kept events use them.
 #[derive(Default)]
 struct ContextTable {
@@ -1068,22 +1061,9 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
         // name its files the way every other rank's do.
         let mut local_files: Vec<(HashMap<u32, u32>, Vec<u32>)> =
             cursors.iter().map(|_| Default::default()).collect();
-        // Stream and MPI handles and mapping addresses differ between processes: numbered
-        // in order of first use instead (tagged, so they never equal a descriptor). A
-        // communicator the program makes takes the next of its own numbers, whatever its
-        // address: Open MPI reuses a freed communicator's memory on some ranks and not on
-        // others (mdtest's third communicator was 1 on most ranks, 3 on one), and ranks
-        // that make the same communicators must name them alike.
-        let mut handles: HashMap<u64, u64> = HashMap::new();
-        let (mut used, mut made) = (0u64, 0u64);
-        // Numbers of communicators the program freed and MPI files it closed, taken again
-        // lowest first as the kernel takes descriptors: a communicator made and freed, a
-        // file opened and closed every step (PnetCDF dups a communicator for each file it
-        // creates; S3D-IO writes a file per checkpoint) is then the same handle every
-        // step, whatever memory the MPI library gave it, and the steps fold.
-        let mut freed_made: std::collections::BTreeSet<u64> = Default::default();
-        let (mut opened, mut closed_files) = (0u64, std::collections::BTreeSet::<u64>::new());
-        let mut descriptors: HashMap<u64, u64> = HashMap::new();
+        // Descriptors, handles, ids and addresses differ between processes and steps:
+        // numbered per process (see `handles`).
+        let mut handles = Handles::default();
         let mut heap = BinaryHeap::new();
         let mut pending: Vec<Option<(u32, Staged)>> = Vec::with_capacity(cursors.len());
         for (slot, cursor) in cursors.iter_mut().enumerate() {
@@ -1236,77 +1216,7 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                 usage.2 |= flags & library != 0;
                 event.file = Some(local(index));
             }
-            // Descriptor numbers depend on what the runtime and libraries opened first,
-            // which differs between ranks: renumbered in order of first use (0–2 kept),
-            // consistently within the process, so fd reuse still shows.
-            let mut descriptor = |fd: u64| -> u64 {
-                if fd <= 2 || fd > i32::MAX as u64 {
-                    return fd;
-                }
-                let next = descriptors.len() as u64 + 3;
-                *descriptors.entry(fd).or_insert(next)
-            };
-            match (call.layer(), call.class()) {
-                (Layer::Posix, class) => {
-                    event.handle = descriptor(event.handle);
-                    if matches!(class, CallClass::Open | CallClass::Dup) && event.result >= 0 {
-                        event.result = descriptor(event.result as u64) as i64;
-                    }
-                }
-                (Layer::Stdio, CallClass::Open | CallClass::Close) => {
-                    event.aux = descriptor(event.aux);
-                }
-                _ => {}
-            }
-            if call == Call::MPI_Comm_made && event.handle != 0 {
-                let number = freed_made.pop_first().unwrap_or_else(|| {
-                    made += 1;
-                    made
-                });
-                handles.insert(event.handle, MADE_COMMUNICATOR | number);
-            }
-            let layer = call.layer();
-            if layer == Layer::MpiIo && call.class() == CallClass::Open && event.handle != 0 {
-                let number = closed_files.pop_first().unwrap_or_else(|| {
-                    opened += 1;
-                    opened
-                });
-                handles.insert(event.handle, OPENED_MPI_FILE | number);
-            }
-            // A communicator freed (from C or Fortran), an MPI file closed.
-            let freed = ((layer == Layer::MpiIo && call.class() == CallClass::Close)
-                || (layer == Layer::Mpi
-                    && call.class() == CallClass::Meta
-                    && Call::reported_name(call.name()) == "MPI_Comm_free"))
-                .then_some(event.handle);
-            let mut number = |address: u64| {
-                NUMBERED_HANDLE
-                    | *handles.entry(address).or_insert_with(|| {
-                        used += 1;
-                        used
-                    })
-            };
-            if matches!(call.layer(), Layer::Stdio | Layer::Mpi | Layer::MpiIo) && event.handle != 0
-            {
-                event.handle = number(event.handle);
-            }
-            if call.class() == CallClass::Mmap && event.aux != 0 {
-                // The mapping's address, which only says which munmap ends which mmap.
-                event.aux = number(event.aux);
-            }
-            // The freed communicator's or closed file's number goes back to the program's;
-            // its address may name something else from now on.
-            if let Some(address) = freed.filter(|address| *address != 0) {
-                match handles.remove(&address) {
-                    Some(number) if number & MADE_COMMUNICATOR != 0 => {
-                        freed_made.insert(number & !MADE_COMMUNICATOR);
-                    }
-                    Some(number) if number & OPENED_MPI_FILE != 0 => {
-                        closed_files.insert(number & !OPENED_MPI_FILE);
-                    }
-                    _ => {}
-                }
-            }
+            handles.renumber(call, &mut event);
             Some((call, event))
         };
         while let Some(Reverse((_, slot))) = heap.pop() {

@@ -20,6 +20,7 @@
 pub mod collect;
 mod data;
 mod elf;
+mod handles;
 pub mod merge;
 mod names;
 pub mod noise;

@@ -27,6 +27,16 @@ modes=(
     "mpiio-collective|-a MPIIO -c -w -r -b 32m -t 64k"
     "posix-fpp-random|-a POSIX -F -z -w -r -b 32m -t 4k"
 )
+# HDF5 (when the IOR given has the backend): a dataset per segment, 10 and then 100
+# segments of 64 KiB a rank in 16 KiB transfers, written and read back: how the trace
+# grows with the segments.
+help=$("$ior" -h 2>&1 || true)
+if [[ $help == *"Module HDF5"* ]]; then
+    modes+=(
+        "hdf5-10-segments|-a HDF5 -w -r -b 64k -t 16k -s 10"
+        "hdf5-100-segments|-a HDF5 -w -r -b 64k -t 16k -s 100"
+    )
+fi
 report_header mode
 for mode in "${modes[@]}"; do
     name=${mode%%|*}

@@ -13,7 +13,10 @@
 //!   the lowest a freed one left first, as the kernel takes descriptors: a step that makes
 //!   and ends its own (PnetCDF dups a communicator per file, S3D-IO writes a file per
 //!   checkpoint, IOR's HDF5 backend creates a dataset per segment) names it the same every
-//!   step, whatever memory or id the library gave it, and the steps fold.
+//!   step, whatever memory or id the library gave it, and the steps fold. Ranks that make
+//!   the same objects name them alike too: Open MPI reuses a freed communicator's memory
+//!   on some ranks and not on others (mdtest's third communicator was 1 on most ranks by
+//!   first use, 3 on one).
 
 use std::collections::{BTreeSet, HashMap};
 

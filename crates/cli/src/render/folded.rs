@@ -364,6 +364,8 @@ impl View<'_> {
                     0 => "its size".to_string(),
                     less => format!("its size {less:+}"),
                 }
+            } else if let Some(id) = made_hdf5_id(trace, key) {
+                format!("id {id}")
             } else {
                 key.result().to_string()
             },
@@ -383,6 +385,17 @@ impl View<'_> {
         )?;
         Ok(())
     }
+}
+
+/// The number of the HDF5 object a create or open made (its result, numbered per process:
+/// `cairn_trace::collect::MADE_HDF5_ID`), shown as that rather than as the tagged value.
+fn made_hdf5_id(trace: &Trace, key: &EventKey) -> Option<i64> {
+    use cairn_trace::collect::{MADE_HDF5_ID, NUMBERED_HANDLE};
+    let result = key.result();
+    let tags = NUMBERED_HANDLE | MADE_HDF5_ID;
+    let layer = trace.calls[key.call as usize].layer();
+    (layer == Some(cairn_model::Layer::Hdf5) && result >= 0 && result as u64 & tags == tags)
+        .then_some(result & 0xFFFF_FFFF)
 }
 
 /// What a precision level below 100 kept of a leaf's values as histograms: their range,

@@ -999,569 +999,557 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
     let mut streams = Vec::new();
     let files_by_segment = index_files(&segments, &python_prefixes, &mut files, &mut file_use);
 
-    std::thread::scope(|scope| -> Result<()> {
-        for (process_index, segment) in segments.iter().enumerate() {
-            let header = &segment.header;
-            // Per-process ids → calls; a call enters the trace's table when a kept event first
-            // uses it (the segment names every hooked call).
-            // A library call this build has no row for (hooks a user generated into another
-            // libcairn.so) is collected as the stand-in of its class; the trace keeps its name,
-            // layer and class.
-            let calls_here: Vec<Option<Call>> = header
-                .call_names
-                .iter()
-                .enumerate()
-                .map(|(index, name)| {
-                    Call::from_name(name).or_else(|| {
-                        let (layer, class) = header.call_kinds.get(index)?;
-                        let layer = *Layer::ALL.get(*layer as usize)?;
-                        let class = *CallClass::ALL.get(*class as usize)?;
-                        if !layer.is_library() {
-                            return None;
-                        }
-                        kinds.insert(name.clone(), (layer, class));
-                        Some(Call::stand_in(class))
-                    })
+    for (process_index, segment) in segments.iter().enumerate() {
+        let header = &segment.header;
+        // Per-process ids → calls; a call enters the trace's table when a kept event first
+        // uses it (the segment names every hooked call).
+        // A library call this build has no row for (hooks a user generated into another
+        // libcairn.so) is collected as the stand-in of its class; the trace keeps its name,
+        // layer and class.
+        let calls_here: Vec<Option<Call>> = header
+            .call_names
+            .iter()
+            .enumerate()
+            .map(|(index, name)| {
+                Call::from_name(name).or_else(|| {
+                    let (layer, class) = header.call_kinds.get(index)?;
+                    let layer = *Layer::ALL.get(*layer as usize)?;
+                    let class = *CallClass::ALL.get(*class as usize)?;
+                    if !layer.is_library() {
+                        return None;
+                    }
+                    kinds.insert(name.clone(), (layer, class));
+                    Some(Call::stand_in(class))
                 })
-                .collect();
-            let mut call_numbers: Vec<Option<u16>> = vec![None; calls_here.len()];
-            let files_here = &files_by_segment[process_index];
-            // Contexts enter the trace when a kept event first uses them.
-            let mut contexts_here: HashMap<u32, u32> = HashMap::new();
+            })
+            .collect();
+        let mut call_numbers: Vec<Option<u16>> = vec![None; calls_here.len()];
+        let files_here = &files_by_segment[process_index];
+        // Contexts enter the trace when a kept event first uses them.
+        let mut contexts_here: HashMap<u32, u32> = HashMap::new();
 
-            let file = SegmentFile::open(&segment.path)?;
-            let mut buffer = Vec::new();
-            let mut cursors: Vec<ThreadCursor> = segment
-                .threads
-                .iter()
-                .map(|(thread, chunks)| ThreadCursor {
-                    thread: *thread,
-                    chunks: chunks.clone().into_iter(),
-                    events: Vec::new().into_iter(),
-                    last: None,
-                    plain: VecDeque::new(),
-                    expanding: None,
-                    ready: VecDeque::new(),
-                    lost: 0,
-                })
-                .collect();
-            cursors.sort_by_key(|cursor| cursor.thread);
-            let encoders: Vec<StreamEncoder> = cursors
-                .iter()
-                .map(|_| {
-                    let mut encoder = StreamEncoder::default();
-                    encoder.set_rank(header.rank.map(i64::from));
-                    if let Some(precision) = run.precision.filter(|precision| *precision < 100) {
-                        encoder.set_precision(precision, run.histogram_bins);
-                    }
-                    if let Some(budget) = run.stream_budget {
-                        encoder.set_budget(budget);
-                    }
-                    encoder
-                })
-                .collect();
-            // Each thread's own file table (trace-wide index → position), so a rank's events
-            // name its files the way every other rank's do.
-            let mut local_files: Vec<(HashMap<u32, u32>, Vec<u32>)> =
-                cursors.iter().map(|_| Default::default()).collect();
-            // Descriptors, handles, ids and addresses differ between processes and steps:
-            // numbered per process (see `handles`).
-            let mut handles = Handles::default();
-            let mut heap = BinaryHeap::new();
-            let mut pending: Vec<Option<(u32, Staged)>> = Vec::with_capacity(cursors.len());
-            for (slot, cursor) in cursors.iter_mut().enumerate() {
-                let next = cursor.next(&file, &mut buffer);
-                if let Some((_, staged)) = &next {
-                    heap.push(Reverse((staged.first().start, slot)));
+        let file = SegmentFile::open(&segment.path)?;
+        let mut buffer = Vec::new();
+        let mut cursors: Vec<ThreadCursor> = segment
+            .threads
+            .iter()
+            .map(|(thread, chunks)| ThreadCursor {
+                thread: *thread,
+                chunks: chunks.clone().into_iter(),
+                events: Vec::new().into_iter(),
+                last: None,
+                plain: VecDeque::new(),
+                expanding: None,
+                ready: VecDeque::new(),
+                lost: 0,
+            })
+            .collect();
+        cursors.sort_by_key(|cursor| cursor.thread);
+        let encoders: Vec<StreamEncoder> = cursors
+            .iter()
+            .map(|_| {
+                let mut encoder = StreamEncoder::default();
+                encoder.set_rank(header.rank.map(i64::from));
+                if let Some(precision) = run.precision.filter(|precision| *precision < 100) {
+                    encoder.set_precision(precision, run.histogram_bins);
                 }
-                pending.push(next);
+                if let Some(budget) = run.stream_budget {
+                    encoder.set_budget(budget);
+                }
+                encoder
+            })
+            .collect();
+        // Each thread's own file table (trace-wide index → position), so a rank's events
+        // name its files the way every other rank's do.
+        let mut local_files: Vec<(HashMap<u32, u32>, Vec<u32>)> =
+            cursors.iter().map(|_| Default::default()).collect();
+        // Descriptors, handles, ids and addresses differ between processes and steps:
+        // numbered per process (see `handles`).
+        let mut handles = Handles::default();
+        let mut heap = BinaryHeap::new();
+        let mut pending: Vec<Option<(u32, Staged)>> = Vec::with_capacity(cursors.len());
+        for (slot, cursor) in cursors.iter_mut().enumerate() {
+            let next = cursor.next(&file, &mut buffer);
+            if let Some((_, staged)) = &next {
+                heap.push(Reverse((staged.first().start, slot)));
             }
-            let main_known = segment.main_start.is_some();
-            let runtime_counted_only = header.rank.is_some()
-                && match run.runtime_io {
-                    RuntimeIo::FirstRank => header.rank != first_rank,
-                    RuntimeIo::AllRanks => false,
-                    RuntimeIo::NoRank => true,
-                };
-            // Per thread: whether it did anything but the runtime's I/O.
-            let mut program_seen = vec![false; cursors.len()];
-            let mut dropped = 0u64;
-            // Bytes (read, written) of the POSIX and stdio calls not kept (for the comparison
-            // with the kernel's counters), and per thread of those kept.
-            let mut dropped_bytes = [0u64; 2];
-            let mut kept_bytes = vec![[0u64; 2]; cursors.len()];
-            let mut tracker = OffsetTracker::default();
-            // One staged event (or the first of a run's or a block position's `occurrences`)
-            // made the trace's: calls, contexts, files, descriptors and handles numbered,
-            // offsets resolved (and moved on by the other occurrences, or, for a block's
-            // positions, listed in `deferred` to be moved on once all are resolved); `None` if
-            // it is not kept. `sizes`: what all the occurrences moved, when each has a size of
-            // its own (an offsets record of sizes), instead of the first's bytes each.
-            let mut prepare = |tracker: &mut OffsetTracker,
-                               slot: usize,
-                               call_id: u32,
-                               raw: RawEvent,
-                               occurrences: u64,
-                               sizes: Option<u64>,
-                               deferred: Option<&mut Vec<(Call, Event)>>|
-             -> Option<(Call, Event)> {
-                let Some(Some(call)) = calls_here.get(call_id as usize).copied() else {
-                    diagnostics.push(format!(
-                        "pid {}: event of unknown call #{call_id} skipped",
-                        header.pid
-                    ));
-                    return None;
-                };
-                let mut flags = raw.flags;
-                if !main_known {
-                    flags &= !event_flags::BEFORE_MAIN;
-                }
-                // Named as the C call it stands for (`Call::reported_name`): the binding is kept.
-                if call.fortran_binding() != cairn_model::FortranBinding::None {
-                    flags |= event_flags::FORTRAN;
-                }
-                if call == Call::MPI_Comm_made {
-                    flags |= event_flags::AUX_IS_RANKS;
-                }
-                let file_index = files_here.get(&raw.file).copied();
-                let start = segment.clock.nanoseconds(raw.start);
-                let end = segment
-                    .clock
-                    .nanoseconds(raw.start.saturating_add(raw.duration))
-                    .max(start);
-                // The tracer keeps a seek's positions relative to the position reached.
-                let (request, result) =
-                    positional::absolute(flags, raw.offset, raw.request, raw.result);
-                // An AIO completion holds its submission's clock reading: the latency from
-                // submission to completion is kept instead (0 when the submission is unknown).
-                let aux = if call.latency_in_aux() && raw.aux != 0 {
-                    end.saturating_sub(segment.clock.nanoseconds(raw.aux))
-                } else {
-                    raw.aux
-                };
-                let mut event = Event {
-                    call: 0,
-                    start: relative(start),
-                    duration: end - start,
-                    file: file_index,
-                    handle: raw.handle,
-                    offset: raw.offset,
-                    request,
-                    result,
-                    errno: raw.errno,
-                    context: 0,
-                    aux,
-                    flags,
-                };
-                tracker.apply(call, &mut event);
-                match deferred {
-                    Some(deferred) => deferred.push((call, event.clone())),
-                    None if occurrences > 1 => tracker.repeat(call, &event, occurrences - 1),
-                    None => {}
-                }
-                let runtime_file = flags & event_flags::INSIDE_MPIIO != 0
-                    && file_index.is_some()
-                    && !segment.program_files.contains(&raw.file);
-                let direction = match (call.layer(), call.class()) {
-                    (Layer::Posix | Layer::Stdio, CallClass::Read) => Some(0),
-                    (Layer::Posix | Layer::Stdio, CallClass::Write) => Some(1),
-                    _ => None,
-                };
-                let moved = match sizes {
-                    Some(sizes) if !event.failed() => sizes,
-                    _ => (event.result.max(0) as u64).saturating_mul(occurrences),
-                };
-                if runtime_counted_only && (flags & event_flags::RUNTIME != 0 || runtime_file) {
-                    dropped += occurrences;
-                    if let Some(direction) = direction {
-                        dropped_bytes[direction] += moved;
-                    }
-                    return None;
-                }
-                if let Some(direction) = direction {
-                    kept_bytes[slot][direction] += moved;
-                }
-                event.call = *call_numbers[call_id as usize].get_or_insert_with(|| {
-                    let name = &header.call_names[call_id as usize];
-                    calls.intern(&Call::reported_name(name).into_owned()) as u16
-                });
-                event.context = match contexts_here.get(&raw.context) {
-                    Some(index) => *index,
-                    None => {
-                        let index = context_table.intern(segment, raw.context);
-                        contexts_here.insert(raw.context, index);
-                        index
-                    }
-                };
-                let (positions, table) = &mut local_files[slot];
-                let mut local = |index: u32| {
-                    *positions.entry(index).or_insert_with(|| {
-                        table.push(index);
-                        table.len() as u32 - 1
-                    })
-                };
-                if matches!(call, Call::rename | Call::renameat | Call::renameat2) {
-                    // aux holds the per-process file id of the new name: made the stream's.
-                    event.aux = files_here
-                        .get(&(raw.aux as u32))
-                        .map_or(0, |index| local(*index) as u64 + 1);
-                    if event.aux != 0 && file_index.is_some() {
-                        event.flags |= event_flags::AUX_IS_FILE;
-                    }
-                }
-                program_seen[slot] |=
-                    file_index.is_none_or(|index| files[index as usize].noise.is_none());
-                if let Some(index) = file_index {
-                    let usage = &mut file_use[index as usize];
-                    usage.0 = true;
-                    let library = event_flags::IN_RUNTIME | event_flags::INSIDE_MPIIO;
-                    usage.1 |= flags & (event_flags::RUNTIME | library) == 0;
-                    usage.2 |= flags & library != 0;
-                    event.file = Some(local(index));
-                }
-                handles.renumber(call, &mut event);
-                Some((call, event))
+            pending.push(next);
+        }
+        let main_known = segment.main_start.is_some();
+        let runtime_counted_only = header.rank.is_some()
+            && match run.runtime_io {
+                RuntimeIo::FirstRank => header.rank != first_rank,
+                RuntimeIo::AllRanks => false,
+                RuntimeIo::NoRank => true,
             };
-            // A large process's encoding runs beside the reading (see `Sink`).
-            let chunks: usize = segment.threads.values().map(Vec::len).sum();
-            let mut sink = Sink::new(scope, encoders, chunks >= PIPELINE_CHUNKS);
-            while let Some(Reverse((_, slot))) = heap.pop() {
-                let Some((call_id, staged)) = pending[slot].take() else {
-                    continue;
-                };
-                let next = cursors[slot].next(&file, &mut buffer);
-                if let Some((_, next_staged)) = &next {
-                    heap.push(Reverse((next_staged.first().start, slot)));
+        // Per thread: whether it did anything but the runtime's I/O.
+        let mut program_seen = vec![false; cursors.len()];
+        let mut dropped = 0u64;
+        // Bytes (read, written) of the POSIX and stdio calls not kept (for the comparison
+        // with the kernel's counters), and per thread of those kept.
+        let mut dropped_bytes = [0u64; 2];
+        let mut kept_bytes = vec![[0u64; 2]; cursors.len()];
+        let mut tracker = OffsetTracker::default();
+        // One staged event (or the first of a run's or a block position's `occurrences`)
+        // made the trace's: calls, contexts, files, descriptors and handles numbered,
+        // offsets resolved (and moved on by the other occurrences, or, for a block's
+        // positions, listed in `deferred` to be moved on once all are resolved); `None` if
+        // it is not kept. `sizes`: what all the occurrences moved, when each has a size of
+        // its own (an offsets record of sizes), instead of the first's bytes each.
+        let mut prepare = |tracker: &mut OffsetTracker,
+                           slot: usize,
+                           call_id: u32,
+                           raw: RawEvent,
+                           occurrences: u64,
+                           sizes: Option<u64>,
+                           deferred: Option<&mut Vec<(Call, Event)>>|
+         -> Option<(Call, Event)> {
+            let Some(Some(call)) = calls_here.get(call_id as usize).copied() else {
+                diagnostics.push(format!(
+                    "pid {}: event of unknown call #{call_id} skipped",
+                    header.pid
+                ));
+                return None;
+            };
+            let mut flags = raw.flags;
+            if !main_known {
+                flags &= !event_flags::BEFORE_MAIN;
+            }
+            // Named as the C call it stands for (`Call::reported_name`): the binding is kept.
+            if call.fortran_binding() != cairn_model::FortranBinding::None {
+                flags |= event_flags::FORTRAN;
+            }
+            if call == Call::MPI_Comm_made {
+                flags |= event_flags::AUX_IS_RANKS;
+            }
+            let file_index = files_here.get(&raw.file).copied();
+            let start = segment.clock.nanoseconds(raw.start);
+            let end = segment
+                .clock
+                .nanoseconds(raw.start.saturating_add(raw.duration))
+                .max(start);
+            // The tracer keeps a seek's positions relative to the position reached.
+            let (request, result) =
+                positional::absolute(flags, raw.offset, raw.request, raw.result);
+            // An AIO completion holds its submission's clock reading: the latency from
+            // submission to completion is kept instead (0 when the submission is unknown).
+            let aux = if call.latency_in_aux() && raw.aux != 0 {
+                end.saturating_sub(segment.clock.nanoseconds(raw.aux))
+            } else {
+                raw.aux
+            };
+            let mut event = Event {
+                call: 0,
+                start: relative(start),
+                duration: end - start,
+                file: file_index,
+                handle: raw.handle,
+                offset: raw.offset,
+                request,
+                result,
+                errno: raw.errno,
+                context: 0,
+                aux,
+                flags,
+            };
+            tracker.apply(call, &mut event);
+            match deferred {
+                Some(deferred) => deferred.push((call, event.clone())),
+                None if occurrences > 1 => tracker.repeat(call, &event, occurrences - 1),
+                None => {}
+            }
+            let runtime_file = flags & event_flags::INSIDE_MPIIO != 0
+                && file_index.is_some()
+                && !segment.program_files.contains(&raw.file);
+            let direction = match (call.layer(), call.class()) {
+                (Layer::Posix | Layer::Stdio, CallClass::Read) => Some(0),
+                (Layer::Posix | Layer::Stdio, CallClass::Write) => Some(1),
+                _ => None,
+            };
+            let moved = match sizes {
+                Some(sizes) if !event.failed() => sizes,
+                _ => (event.result.max(0) as u64).saturating_mul(occurrences),
+            };
+            if runtime_counted_only && (flags & event_flags::RUNTIME != 0 || runtime_file) {
+                dropped += occurrences;
+                if let Some(direction) = direction {
+                    dropped_bytes[direction] += moved;
                 }
-                pending[slot] = next;
-                match staged {
-                    Staged::Event(raw) => {
-                        if let Some((call, event)) =
-                            prepare(&mut tracker, slot, call_id, raw, 1, None, None)
-                        {
-                            sink.push(Push::Event(slot, event, Some(call.class())));
-                        }
+                return None;
+            }
+            if let Some(direction) = direction {
+                kept_bytes[slot][direction] += moved;
+            }
+            event.call = *call_numbers[call_id as usize].get_or_insert_with(|| {
+                let name = &header.call_names[call_id as usize];
+                calls.intern(&Call::reported_name(name).into_owned()) as u16
+            });
+            event.context = match contexts_here.get(&raw.context) {
+                Some(index) => *index,
+                None => {
+                    let index = context_table.intern(segment, raw.context);
+                    contexts_here.insert(raw.context, index);
+                    index
+                }
+            };
+            let (positions, table) = &mut local_files[slot];
+            let mut local = |index: u32| {
+                *positions.entry(index).or_insert_with(|| {
+                    table.push(index);
+                    table.len() as u32 - 1
+                })
+            };
+            if matches!(call, Call::rename | Call::renameat | Call::renameat2) {
+                // aux holds the per-process file id of the new name: made the stream's.
+                event.aux = files_here
+                    .get(&(raw.aux as u32))
+                    .map_or(0, |index| local(*index) as u64 + 1);
+                if event.aux != 0 && file_index.is_some() {
+                    event.flags |= event_flags::AUX_IS_FILE;
+                }
+            }
+            program_seen[slot] |=
+                file_index.is_none_or(|index| files[index as usize].noise.is_none());
+            if let Some(index) = file_index {
+                let usage = &mut file_use[index as usize];
+                usage.0 = true;
+                let library = event_flags::IN_RUNTIME | event_flags::INSIDE_MPIIO;
+                usage.1 |= flags & (event_flags::RUNTIME | library) == 0;
+                usage.2 |= flags & library != 0;
+                event.file = Some(local(index));
+            }
+            handles.renumber(call, &mut event);
+            Some((call, event))
+        };
+        // A large process's encoding runs beside the reading (see `Sink`).
+        let chunks: usize = segment.threads.values().map(Vec::len).sum();
+        let mut sink = Sink::new(encoders, chunks >= PIPELINE_CHUNKS);
+        while let Some(Reverse((_, slot))) = heap.pop() {
+            let Some((call_id, staged)) = pending[slot].take() else {
+                continue;
+            };
+            let next = cursors[slot].next(&file, &mut buffer);
+            if let Some((_, next_staged)) = &next {
+                heap.push(Reverse((next_staged.first().start, slot)));
+            }
+            pending[slot] = next;
+            match staged {
+                Staged::Event(raw) => {
+                    if let Some((call, event)) =
+                        prepare(&mut tracker, slot, call_id, raw, 1, None, None)
+                    {
+                        sink.push(Push::Event(slot, event, Some(call.class())));
                     }
-                    Staged::Run(first, run) => {
-                        let Some((call, event)) =
-                            prepare(&mut tracker, slot, call_id, first, run.count, None, None)
-                        else {
-                            continue;
-                        };
-                        let scale = segment.clock.scale(first.start);
-                        let stride = if first.offset >= 0 {
-                            run.stride
-                        } else {
-                            // At the descriptor's position: each occurrence moves it on.
-                            event.bytes() as i64
-                        };
-                        // Seeks moving by a stride leave the position where the last one went.
-                        if run.count > 1 {
-                            tracker.seeks_moved(
-                                call,
-                                &event,
-                                stride.wrapping_mul(run.count as i64 - 1),
-                            );
-                        }
-                        sink.push(Push::Run {
-                            slot,
-                            event,
-                            class: Some(call.class()),
-                            count: run.count,
-                            stride,
-                            last_end: relative(segment.clock.nanoseconds(run.last_end)),
-                            statistics: Box::new((
-                                run_statistics(
-                                    &run.duration,
-                                    Some(&run.histogram),
-                                    run.count,
-                                    scale,
-                                ),
-                                run_statistics(&run.gap, None, run.count, scale),
-                            )),
-                        });
+                }
+                Staged::Run(first, run) => {
+                    let Some((call, event)) =
+                        prepare(&mut tracker, slot, call_id, first, run.count, None, None)
+                    else {
+                        continue;
+                    };
+                    let scale = segment.clock.scale(first.start);
+                    let stride = if first.offset >= 0 {
+                        run.stride
+                    } else {
+                        // At the descriptor's position: each occurrence moves it on.
+                        event.bytes() as i64
+                    };
+                    // Seeks moving by a stride leave the position where the last one went.
+                    if run.count > 1 {
+                        tracker.seeks_moved(
+                            call,
+                            &event,
+                            stride.wrapping_mul(run.count as i64 - 1),
+                        );
                     }
-                    Staged::Offsets(positions, offsets, sizes) => {
-                        let count = offsets.len() as u64;
-                        let scale = segment.clock.scale(positions[0].event.start);
-                        // Each position made the trace's once (its first repetition applied to
-                        // the offsets tracked, its bytes counted for every repetition, or the
-                        // sizes' sum); the others are then resolved in turn — a transfer at the
-                        // descriptor's position lands where the seek before it went, or where
-                        // the transfer before it left it.
-                        let mut deferred = Vec::with_capacity(positions.len());
-                        // Per position, its entry in `deferred` (none for an unknown call): the
-                        // event as the tracker knows it, with the process's own descriptor and
-                        // stream handles (the prepared event's are renumbered, and a stream
-                        // renumbered is one the tracker never saw: every repetition after the
-                        // first lost its position).
-                        let mut entries = Vec::with_capacity(positions.len());
-                        let prepared: Vec<Option<(Call, Event)>> = positions
-                            .iter()
-                            .enumerate()
-                            .map(|(index, position)| {
-                                let sizes = (index == 0 && !sizes.is_empty()).then(|| {
-                                    sizes
-                                        .iter()
-                                        .fold(0u64, |sum, size| sum.saturating_add(*size))
-                                });
-                                let entry = deferred.len();
-                                let prepared = prepare(
-                                    &mut tracker,
-                                    slot,
-                                    position.call,
-                                    position.event,
-                                    count,
-                                    sizes,
-                                    Some(&mut deferred),
-                                );
-                                entries.push((deferred.len() > entry).then_some(entry));
-                                prepared
-                            })
-                            .collect();
-                        let first_offset = positions[0].event.offset;
-                        let mut resolved = Vec::with_capacity(offsets.len() * positions.len());
-                        for (repetition, offset) in offsets.iter().enumerate() {
-                            for (index, (prepared, entry)) in
-                                prepared.iter().zip(&entries).enumerate()
-                            {
-                                let Some(entry) = entry else {
-                                    continue;
-                                };
-                                let (call, tracked) = &deferred[*entry];
-                                if repetition == 0 {
-                                    if let Some((_, event)) = prepared {
-                                        resolved.push(event.offset);
-                                    }
-                                    continue;
-                                }
-                                let mut event = tracked.clone();
-                                if index == 0 && !sizes.is_empty() {
-                                    let size = sizes[repetition];
-                                    (event.request, event.result) = (size, size as i64);
-                                    if *offset >= 0 {
-                                        event.offset = *offset;
-                                    }
-                                } else if index == 0 {
-                                    let by = offset.wrapping_sub(first_offset);
-                                    (event.request, event.result) = positional::moved(
-                                        event.flags,
-                                        by,
-                                        event.request,
-                                        event.result,
-                                    );
-                                    event.offset = *offset;
-                                }
-                                tracker.apply(*call, &mut event);
-                                if prepared.is_some() {
-                                    resolved.push(event.offset);
-                                }
-                            }
-                        }
-                        let body: Vec<BlockPosition> = prepared
-                            .into_iter()
-                            .zip(&positions)
-                            .filter_map(|(prepared, position)| {
-                                let (call, event) = prepared?;
-                                let run = &position.run;
-                                Some(BlockPosition {
-                                    event,
-                                    class: Some(call.class()),
-                                    stride: 0,
-                                    last_end: relative(segment.clock.nanoseconds(run.last_end)),
-                                    duration: run_statistics(
-                                        &run.duration,
-                                        Some(&run.histogram),
-                                        count,
-                                        scale,
-                                    ),
-                                    gap: run_statistics(&run.gap, None, count, scale),
-                                })
-                            })
-                            .collect();
-                        sink.push(Push::Offsets {
-                            slot,
-                            body,
-                            offsets: resolved,
-                            sizes,
-                            count,
-                        });
-                    }
-                    // Expanded by the thread's cursor before it gets here.
-                    Staged::Steps(_) => {}
-                    Staged::Block(block) => {
-                        let scale = segment.clock.scale(block.first[0].start);
-                        let mut body = Vec::with_capacity(block.first.len());
-                        let mut deferred = Vec::with_capacity(block.first.len());
-                        let mut kept = Vec::with_capacity(block.first.len());
-                        // Per position, its entry in `deferred` (none for an unknown call).
-                        let mut entries = Vec::with_capacity(block.first.len());
-                        for (call_id, first) in block.calls.iter().zip(&block.first) {
+                    sink.push(Push::Run {
+                        slot,
+                        event,
+                        class: Some(call.class()),
+                        count: run.count,
+                        stride,
+                        last_end: relative(segment.clock.nanoseconds(run.last_end)),
+                        statistics: Box::new((
+                            run_statistics(&run.duration, Some(&run.histogram), run.count, scale),
+                            run_statistics(&run.gap, None, run.count, scale),
+                        )),
+                    });
+                }
+                Staged::Offsets(positions, offsets, sizes) => {
+                    let count = offsets.len() as u64;
+                    let scale = segment.clock.scale(positions[0].event.start);
+                    // Each position made the trace's once (its first repetition applied to
+                    // the offsets tracked, its bytes counted for every repetition, or the
+                    // sizes' sum); the others are then resolved in turn — a transfer at the
+                    // descriptor's position lands where the seek before it went, or where
+                    // the transfer before it left it.
+                    let mut deferred = Vec::with_capacity(positions.len());
+                    // Per position, its entry in `deferred` (none for an unknown call): the
+                    // event as the tracker knows it, with the process's own descriptor and
+                    // stream handles (the prepared event's are renumbered, and a stream
+                    // renumbered is one the tracker never saw: every repetition after the
+                    // first lost its position).
+                    let mut entries = Vec::with_capacity(positions.len());
+                    let prepared: Vec<Option<(Call, Event)>> = positions
+                        .iter()
+                        .enumerate()
+                        .map(|(index, position)| {
+                            let sizes = (index == 0 && !sizes.is_empty()).then(|| {
+                                sizes
+                                    .iter()
+                                    .fold(0u64, |sum, size| sum.saturating_add(*size))
+                            });
                             let entry = deferred.len();
-                            // A position only the runtime made (and not kept) leaves the body.
-                            kept.push(prepare(
+                            let prepared = prepare(
                                 &mut tracker,
                                 slot,
-                                *call_id,
-                                *first,
-                                block.count,
-                                None,
+                                position.call,
+                                position.event,
+                                count,
+                                sizes,
                                 Some(&mut deferred),
-                            ));
+                            );
                             entries.push((deferred.len() > entry).then_some(entry));
-                        }
-                        // Each repetition moves a descriptor's position by what its calls at
-                        // that position moved in one — unless one of them is a seek (it returned
-                        // the same position in every repetition) or the body opens the
-                        // descriptor or stream (with the same flags each time): then each
-                        // repetition leaves it where the first did. The repetitions before the
-                        // block ended likewise, so even calls before that open in the body find
-                        // it where the first repetition did.
-                        let restarted: Vec<(u64, Layer)> = deferred
-                            .iter()
-                            .filter_map(|(call, event)| match (call.layer(), call.class()) {
-                                (Layer::Posix | Layer::Stdio, CallClass::Seek) => {
-                                    Some((event.handle, call.layer()))
-                                }
-                                (Layer::Posix, CallClass::Open) if !event.failed() => {
-                                    Some((event.result as u64, Layer::Posix))
-                                }
-                                (Layer::Stdio, CallClass::Open) if !event.failed() => {
-                                    Some((event.handle, Layer::Stdio))
-                                }
-                                _ => None,
-                            })
-                            .collect();
-                        let moves = |event: &Event, call: Call| {
-                            OffsetTracker::moves_position(call, event)
-                                && !restarted.contains(&(event.handle, call.layer()))
-                        };
-                        let advance = |handle: u64, layer: Layer| -> i64 {
-                            deferred
-                                .iter()
-                                .filter(|(call, event)| {
-                                    moves(event, *call)
-                                        && event.handle == handle
-                                        && call.layer() == layer
-                                })
-                                .map(|(_, event)| event.bytes() as i64)
-                                .sum()
-                        };
-                        // A seek moving by a stride (IOR's `lseek(fd, i * size)`) moves the
-                        // calls at the descriptor's position after it by the same stride; calls
-                        // before the body's first seek follow the body's last one (of the
-                        // repetition before).
-                        let seek_stride =
-                            |index: usize, handle: u64, layer: Layer| -> Option<i64> {
-                                let is_seek = |i: &usize| {
-                                    entries[*i].is_some_and(|entry| {
-                                        let (call, event) = &deferred[entry];
-                                        call.class() == CallClass::Seek
-                                            && call.layer() == layer
-                                            && event.handle == handle
-                                            && event.offset >= 0
-                                    })
-                                };
-                                (0..index)
-                                    .rev()
-                                    .find(is_seek)
-                                    .or_else(|| (index..entries.len()).rev().find(is_seek))
-                                    .map(|i| block.positions[i].stride)
-                            };
-                        let strides: Vec<i64> = entries
-                            .iter()
-                            .enumerate()
-                            .zip(&block.positions)
-                            .map(|((index, entry), run)| {
-                                match entry.map(|entry| &deferred[entry]) {
-                                    Some((call, event)) if moves(event, *call) => {
-                                        advance(event.handle, call.layer())
-                                    }
-                                    Some((call, event))
-                                        if OffsetTracker::moves_position(*call, event)
-                                            && event.offset >= 0 =>
-                                    {
-                                        seek_stride(index, event.handle, call.layer())
-                                            .unwrap_or(run.stride)
-                                    }
-                                    _ => run.stride,
-                                }
-                            })
-                            .collect();
-                        if block.count > 1 {
-                            for (call, event) in &deferred {
-                                if !restarted.contains(&(event.handle, call.layer())) {
-                                    tracker.repeat(*call, event, block.count - 1);
-                                }
-                            }
-                            // The position each seek-restarted descriptor is left at moves by
-                            // the stride of the body's last seek on it.
-                            let mut last_seeks: Vec<(Call, &Event, i64)> = Vec::new();
-                            for (entry, run) in entries.iter().zip(&block.positions) {
-                                if let Some((call, event)) = entry.map(|entry| &deferred[entry]) {
-                                    if call.class() == CallClass::Seek {
-                                        last_seeks.retain(|(c, e, _)| {
-                                            !(e.handle == event.handle && c.layer() == call.layer())
-                                        });
-                                        last_seeks.push((*call, event, run.stride));
-                                    }
-                                }
-                            }
-                            let more = block.count as i64 - 1;
-                            for (call, event, stride) in last_seeks {
-                                tracker.seeks_moved(call, event, stride.wrapping_mul(more));
-                            }
-                        }
-                        for ((prepared, run), stride) in
-                            kept.into_iter().zip(&block.positions).zip(strides)
+                            prepared
+                        })
+                        .collect();
+                    let first_offset = positions[0].event.offset;
+                    let mut resolved = Vec::with_capacity(offsets.len() * positions.len());
+                    for (repetition, offset) in offsets.iter().enumerate() {
+                        for (index, (prepared, entry)) in prepared.iter().zip(&entries).enumerate()
                         {
-                            let Some((call, event)) = prepared else {
+                            let Some(entry) = entry else {
                                 continue;
                             };
-                            body.push(BlockPosition {
+                            let (call, tracked) = &deferred[*entry];
+                            if repetition == 0 {
+                                if let Some((_, event)) = prepared {
+                                    resolved.push(event.offset);
+                                }
+                                continue;
+                            }
+                            let mut event = tracked.clone();
+                            if index == 0 && !sizes.is_empty() {
+                                let size = sizes[repetition];
+                                (event.request, event.result) = (size, size as i64);
+                                if *offset >= 0 {
+                                    event.offset = *offset;
+                                }
+                            } else if index == 0 {
+                                let by = offset.wrapping_sub(first_offset);
+                                (event.request, event.result) =
+                                    positional::moved(event.flags, by, event.request, event.result);
+                                event.offset = *offset;
+                            }
+                            tracker.apply(*call, &mut event);
+                            if prepared.is_some() {
+                                resolved.push(event.offset);
+                            }
+                        }
+                    }
+                    let body: Vec<BlockPosition> = prepared
+                        .into_iter()
+                        .zip(&positions)
+                        .filter_map(|(prepared, position)| {
+                            let (call, event) = prepared?;
+                            let run = &position.run;
+                            Some(BlockPosition {
                                 event,
                                 class: Some(call.class()),
-                                stride,
+                                stride: 0,
                                 last_end: relative(segment.clock.nanoseconds(run.last_end)),
                                 duration: run_statistics(
                                     &run.duration,
                                     Some(&run.histogram),
-                                    block.count,
+                                    count,
                                     scale,
                                 ),
-                                gap: run_statistics(&run.gap, None, block.count, scale),
-                            });
-                        }
-                        sink.push(Push::Block {
+                                gap: run_statistics(&run.gap, None, count, scale),
+                            })
+                        })
+                        .collect();
+                    sink.push(Push::Offsets {
+                        slot,
+                        body,
+                        offsets: resolved,
+                        sizes,
+                        count,
+                    });
+                }
+                // Expanded by the thread's cursor before it gets here.
+                Staged::Steps(_) => {}
+                Staged::Block(block) => {
+                    let scale = segment.clock.scale(block.first[0].start);
+                    let mut body = Vec::with_capacity(block.first.len());
+                    let mut deferred = Vec::with_capacity(block.first.len());
+                    let mut kept = Vec::with_capacity(block.first.len());
+                    // Per position, its entry in `deferred` (none for an unknown call).
+                    let mut entries = Vec::with_capacity(block.first.len());
+                    for (call_id, first) in block.calls.iter().zip(&block.first) {
+                        let entry = deferred.len();
+                        // A position only the runtime made (and not kept) leaves the body.
+                        kept.push(prepare(
+                            &mut tracker,
                             slot,
-                            body,
-                            count: block.count,
+                            *call_id,
+                            *first,
+                            block.count,
+                            None,
+                            Some(&mut deferred),
+                        ));
+                        entries.push((deferred.len() > entry).then_some(entry));
+                    }
+                    // Each repetition moves a descriptor's position by what its calls at
+                    // that position moved in one — unless one of them is a seek (it returned
+                    // the same position in every repetition) or the body opens the
+                    // descriptor or stream (with the same flags each time): then each
+                    // repetition leaves it where the first did. The repetitions before the
+                    // block ended likewise, so even calls before that open in the body find
+                    // it where the first repetition did.
+                    let restarted: Vec<(u64, Layer)> = deferred
+                        .iter()
+                        .filter_map(|(call, event)| match (call.layer(), call.class()) {
+                            (Layer::Posix | Layer::Stdio, CallClass::Seek) => {
+                                Some((event.handle, call.layer()))
+                            }
+                            (Layer::Posix, CallClass::Open) if !event.failed() => {
+                                Some((event.result as u64, Layer::Posix))
+                            }
+                            (Layer::Stdio, CallClass::Open) if !event.failed() => {
+                                Some((event.handle, Layer::Stdio))
+                            }
+                            _ => None,
+                        })
+                        .collect();
+                    let moves = |event: &Event, call: Call| {
+                        OffsetTracker::moves_position(call, event)
+                            && !restarted.contains(&(event.handle, call.layer()))
+                    };
+                    let advance = |handle: u64, layer: Layer| -> i64 {
+                        deferred
+                            .iter()
+                            .filter(|(call, event)| {
+                                moves(event, *call)
+                                    && event.handle == handle
+                                    && call.layer() == layer
+                            })
+                            .map(|(_, event)| event.bytes() as i64)
+                            .sum()
+                    };
+                    // A seek moving by a stride (IOR's `lseek(fd, i * size)`) moves the
+                    // calls at the descriptor's position after it by the same stride; calls
+                    // before the body's first seek follow the body's last one (of the
+                    // repetition before).
+                    let seek_stride = |index: usize, handle: u64, layer: Layer| -> Option<i64> {
+                        let is_seek = |i: &usize| {
+                            entries[*i].is_some_and(|entry| {
+                                let (call, event) = &deferred[entry];
+                                call.class() == CallClass::Seek
+                                    && call.layer() == layer
+                                    && event.handle == handle
+                                    && event.offset >= 0
+                            })
+                        };
+                        (0..index)
+                            .rev()
+                            .find(is_seek)
+                            .or_else(|| (index..entries.len()).rev().find(is_seek))
+                            .map(|i| block.positions[i].stride)
+                    };
+                    let strides: Vec<i64> = entries
+                        .iter()
+                        .enumerate()
+                        .zip(&block.positions)
+                        .map(
+                            |((index, entry), run)| match entry.map(|entry| &deferred[entry]) {
+                                Some((call, event)) if moves(event, *call) => {
+                                    advance(event.handle, call.layer())
+                                }
+                                Some((call, event))
+                                    if OffsetTracker::moves_position(*call, event)
+                                        && event.offset >= 0 =>
+                                {
+                                    seek_stride(index, event.handle, call.layer())
+                                        .unwrap_or(run.stride)
+                                }
+                                _ => run.stride,
+                            },
+                        )
+                        .collect();
+                    if block.count > 1 {
+                        for (call, event) in &deferred {
+                            if !restarted.contains(&(event.handle, call.layer())) {
+                                tracker.repeat(*call, event, block.count - 1);
+                            }
+                        }
+                        // The position each seek-restarted descriptor is left at moves by
+                        // the stride of the body's last seek on it.
+                        let mut last_seeks: Vec<(Call, &Event, i64)> = Vec::new();
+                        for (entry, run) in entries.iter().zip(&block.positions) {
+                            if let Some((call, event)) = entry.map(|entry| &deferred[entry]) {
+                                if call.class() == CallClass::Seek {
+                                    last_seeks.retain(|(c, e, _)| {
+                                        !(e.handle == event.handle && c.layer() == call.layer())
+                                    });
+                                    last_seeks.push((*call, event, run.stride));
+                                }
+                            }
+                        }
+                        let more = block.count as i64 - 1;
+                        for (call, event, stride) in last_seeks {
+                            tracker.seeks_moved(call, event, stride.wrapping_mul(more));
+                        }
+                    }
+                    for ((prepared, run), stride) in
+                        kept.into_iter().zip(&block.positions).zip(strides)
+                    {
+                        let Some((call, event)) = prepared else {
+                            continue;
+                        };
+                        body.push(BlockPosition {
+                            event,
+                            class: Some(call.class()),
+                            stride,
+                            last_end: relative(segment.clock.nanoseconds(run.last_end)),
+                            duration: run_statistics(
+                                &run.duration,
+                                Some(&run.histogram),
+                                block.count,
+                                scale,
+                            ),
+                            gap: run_statistics(&run.gap, None, block.count, scale),
                         });
                     }
+                    sink.push(Push::Block {
+                        slot,
+                        body,
+                        count: block.count,
+                    });
                 }
             }
-            let encoders = sink.finish();
-            for ((((cursor, encoder), (_, table)), program), kept) in cursors
-                .iter()
-                .zip(encoders)
-                .zip(local_files)
-                .zip(program_seen)
-                .zip(&kept_bytes)
-            {
-                if runtime_counted_only && !program {
-                    dropped += encoder.len();
-                    dropped_bytes[0] += kept[0];
-                    dropped_bytes[1] += kept[1];
-                    continue;
-                }
-                if cursor.lost > 0 {
-                    diagnostics.push(format!(
+        }
+        let encoders = sink.finish();
+        for ((((cursor, encoder), (_, table)), program), kept) in cursors
+            .iter()
+            .zip(encoders)
+            .zip(local_files)
+            .zip(program_seen)
+            .zip(&kept_bytes)
+        {
+            if runtime_counted_only && !program {
+                dropped += encoder.len();
+                dropped_bytes[0] += kept[0];
+                dropped_bytes[1] += kept[1];
+                continue;
+            }
+            if cursor.lost > 0 {
+                diagnostics.push(format!(
                     "pid {} thread {}: {} events of folded repetitions could not be read back (the events they repeat were in a damaged chunk) and are not in the trace",
                     header.pid, cursor.thread, cursor.lost
                 ));
-                }
-                if let Some(after) = encoder.degraded_after() {
-                    diagnostics.push(format!(
+            }
+            if let Some(after) = encoder.degraded_after() {
+                diagnostics.push(format!(
                     "pid {} thread {}: its stream passed its budget of {} bytes after {after} of its {} events; the rest keep their changing sizes, offsets and loop counts as histograms (precision {}), counts and bytes exact",
                     header.pid,
                     cursor.thread,
@@ -1569,21 +1557,19 @@ pub fn collect_segments(paths: &[PathBuf], run: RunInfo) -> Result<Trace> {
                     encoder.len(),
                     cairn_compress::stream::BUDGET_PRECISION,
                 ));
-                }
-                if !encoder.is_empty() {
-                    streams.push(Stream::new(
-                        process_index as u32,
-                        cursor.thread,
-                        encoder.finish(),
-                        table,
-                    ));
-                }
             }
-            processes[process_index].runtime_events_dropped = dropped;
-            processes[process_index].runtime_bytes_dropped = dropped_bytes;
+            if !encoder.is_empty() {
+                streams.push(Stream::new(
+                    process_index as u32,
+                    cursor.thread,
+                    encoder.finish(),
+                    table,
+                ));
+            }
         }
-        Ok(())
-    })?;
+        processes[process_index].runtime_events_dropped = dropped;
+        processes[process_index].runtime_bytes_dropped = dropped_bytes;
+    }
     // (used at all, used by the program itself, used inside the MPI runtime)
     for (file, (used, used_by_program, used_by_runtime)) in files.iter_mut().zip(&file_use) {
         if file.noise.is_none() && *used && !used_by_program {

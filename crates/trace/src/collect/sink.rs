@@ -6,7 +6,7 @@
 //! the same bytes.
 
 use std::sync::mpsc::{sync_channel, SyncSender};
-use std::thread::{Scope, ScopedJoinHandle};
+use std::thread::JoinHandle;
 
 use cairn_compress::stats::Stats;
 use cairn_compress::stream::{BlockPosition, StreamEncoder};
@@ -91,23 +91,20 @@ pub enum Handover {
 }
 
 /// The encoders, here or on their thread.
-pub enum Sink<'scope> {
+pub enum Sink {
     Here(Vec<StreamEncoder>),
     Piped {
         batch: Vec<Push>,
         weight: usize,
         sender: SyncSender<Handover>,
-        encoding: ScopedJoinHandle<'scope, Vec<StreamEncoder>>,
+        encoding: JoinHandle<Vec<StreamEncoder>>,
     },
 }
 
-impl<'scope> Sink<'scope> {
-    /// `piped`: the encoders go to a thread of `scope`.
-    pub fn new<'env>(
-        scope: &'scope Scope<'scope, 'env>,
-        encoders: Vec<StreamEncoder>,
-        piped: bool,
-    ) -> Sink<'scope> {
+impl Sink {
+    /// `piped`: the encoders go to a thread of their own (which owns all it uses: a panic
+    /// on this side drops the sender, and it ends).
+    pub fn new(encoders: Vec<StreamEncoder>, piped: bool) -> Sink {
         if !piped {
             return Sink::Here(encoders);
         }
@@ -115,7 +112,7 @@ impl<'scope> Sink<'scope> {
         let (sender, receiver) = sync_channel::<Handover>(2);
         let spawned = std::thread::Builder::new()
             .name("cairn-encode".into())
-            .spawn_scoped(scope, move || {
+            .spawn(move || {
                 let mut encoders = Vec::new();
                 for handover in receiver {
                     match handover {
@@ -219,18 +216,16 @@ mod tests {
     }
 
     fn encoded(piped: bool) -> Vec<Vec<u8>> {
-        std::thread::scope(|scope| {
-            let encoders = vec![StreamEncoder::default(), StreamEncoder::default()];
-            let mut sink = Sink::new(scope, encoders, piped);
-            assert_eq!(matches!(sink, Sink::Piped { .. }), piped);
-            for push in pushes() {
-                sink.push(push);
-            }
-            sink.finish()
-                .into_iter()
-                .map(|encoder| encoder.finish().bytes().to_vec())
-                .collect()
-        })
+        let encoders = vec![StreamEncoder::default(), StreamEncoder::default()];
+        let mut sink = Sink::new(encoders, piped);
+        assert_eq!(matches!(sink, Sink::Piped { .. }), piped);
+        for push in pushes() {
+            sink.push(push);
+        }
+        sink.finish()
+            .into_iter()
+            .map(|encoder| encoder.finish().bytes().to_vec())
+            .collect()
     }
 
     #[test]

@@ -464,25 +464,16 @@ impl Column {
         self.slots.is_empty()
     }
 
-    /// Appends another column being written (its sites in the order they first took a
-    /// value: as if its values had been pushed here).
-    pub fn extend(&mut self, other: &Column) {
+    /// Appends a draft ([`Column::draft`]: its values all unpacked), its sites in the order
+    /// they first took a value: as if its values had been pushed here.
+    pub fn extend(&mut self, draft: &Column) {
+        debug_assert!(draft.draft, "only a draft's values are all at hand");
         let seal = !self.draft;
-        for (slot, site) in other.slots.iter().zip(&other.sites) {
+        for (slot, site) in draft.slots.iter().zip(&draft.sites) {
             let into = self.slot(*site);
-            if other.draft {
-                into.deltas.extend(slot.deltas.unsealed(), seal);
-                into.orders.extend(slot.orders.unsealed(), seal);
-                into.sizes.extend(slot.sizes.unsealed(), seal);
-                continue;
-            }
-            for (delta, order) in slot.deltas.iter().zip(slot.orders.iter()) {
-                into.deltas.push(delta, seal);
-                into.orders.push(order, seal);
-            }
-            for size in slot.sizes.iter() {
-                into.sizes.push(size, seal);
-            }
+            into.deltas.extend(slot.deltas.unsealed(), seal);
+            into.orders.extend(slot.orders.unsealed(), seal);
+            into.sizes.extend(slot.sizes.unsealed(), seal);
         }
     }
 

@@ -24,7 +24,7 @@ source_of=tests/programs/patterns
 build() {
     case $1 in
     # h5pcc compiles and links in two steps and leaves the object file where it runs.
-    hdf5_hyperslab) (cd "$work" && h5pcc.openmpi -O2 -o "$1" "$OLDPWD/$source_of/$1.c") ;;
+    hdf5_hyperslab | dataset_per_segment) (cd "$work" && h5pcc.openmpi -O2 -o "$1" "$OLDPWD/$source_of/$1.c") ;;
     pnetcdf_vars) mpicc.openmpi -O2 -o "$work/$1" "$source_of/$1.c" -lpnetcdf ;;
     halo_axes) mpif90.openmpi -O2 -o "$work/$1" "$source_of/$1.f90" ;;
     *) mpicc.openmpi -O2 -o "$work/$1" "$source_of/$1.c" ;;
@@ -44,7 +44,7 @@ arguments() {
 section() { "$cairn" dump --sections "$1" | awk -v name="$2" '$1 == name":" || $1 == name { print $3 }'; }
 printf '%-20s %7s | %7s %5s %6s | %7s %5s %6s | %8s %8s\n' program steps \
     "B@$low" PROC EVNT "B@$high" PROC EVNT "ranks +%" "x10 +%"
-programs=(bt_cells comm_copy comm_reuse coupled_halves doubling halo2d halo_axes hdf5_hyperslab imbalanced
+programs=(bt_cells comm_copy comm_reuse coupled_halves dataset_per_segment doubling halo2d halo_axes hdf5_hyperslab imbalanced
     irregular master_worker multigrid persistent_halo progress_log rank_logs rank_trees residual_history slabs stencil3d tagged_tasks transpose wait_order
     wandering_neighbours)
 for program in "${programs[@]}"; do

@@ -40,6 +40,7 @@ patterns=(
     "random_sizes 2000"
     "deflated_chunks 200"
     "step_log 200"
+    "indexed_records 1000"
 )
 report_header pattern
 for spec in "${patterns[@]}"; do

@@ -1,5 +1,5 @@
 //! One thread's events as a folded tree: value encodings that make repetitions equal, the
-//! folding itself, and the bytes of the result (EVNT section version 14, docs/FORMAT.md).
+//! folding itself, and the bytes of the result (EVNT section, docs/FORMAT.md).
 //!
 //! Value encodings (what makes the 100th iteration's key equal to the first's):
 //! - **file**: `Bound` when the file is the one already bound to the event's descriptor or
@@ -15,7 +15,14 @@
 //!   offsets go to the stream's **column** with their access order, so the key repeats and
 //!   the events fold; readers that do not expand get the order counts from the leaf
 //!   (`relative.rs`). The tracer stages such calls in offsets records, which
-//!   [`StreamEncoder::push_offsets`] takes whole (`offsets.rs`).
+//!   [`StreamEncoder::push_offsets`] takes whole (`offsets.rs`). Jumps (nonzero steps)
+//!   that take a few close values in no period (`cairn_model::JitterSteps`: HDF5's
+//!   metadata blocks among a dataset per step's data) go to the column too, a block's
+//!   repetitions included, so those steps fold as one loop.
+//!   When the difference keeps changing while the difference to the last access of the
+//!   same call, context and size repeats — several strided streams at one call site, an
+//!   index entry then its record — the offset is taken from that one
+//!   ([`OffsetRef::OwnDelta`]).
 //! - **result**: relative to the request (0 when a call moved what it asked for).
 //! - **MPI tag** (point-to-point calls): itself, so a halo exchange's tags (one per
 //!   direction) are the same on every rank whichever neighbours it lacks; minus the last tag
@@ -23,7 +30,8 @@
 //!   step (`MPI_Isend(…, tag = step, …)`) folds like offsets do.
 //! - **MPI-IO explicit offset** (in aux): minus the last one at the same calling context,
 //!   so `MPI_File_write_at_all` advancing by its transfer folds even though the aggregator's
-//!   `pwritev` calls in between access the same file elsewhere.
+//!   `pwritev` calls in between access the same file elsewhere; in the column when its
+//!   jumps jitter (HDF5's MPI-IO driver writing a dataset per step).
 //! - **seek positions** (`lseek(fd, i * size, SEEK_SET)` and its result): minus the
 //!   position reached (`cairn_model::positional`), so a loop of seeks repeats its key.
 //! - calls, contexts, handles, sizes, flags, whence, errno: exact — unless a precision level
@@ -98,6 +106,12 @@ pub enum OffsetRef {
     First(i64),
     /// Offset minus the end of the previous access to the same file.
     Delta(i64),
+    /// Offset minus the end of the previous access to the same file by the same call at the
+    /// same calling context with the same size (reads and writes whose size the key keeps;
+    /// EVNT version 30): one of several strided streams a call site interleaves — an index
+    /// entry, then its record; an HDF5 object header, then its dataset's data — whose
+    /// distance to the previous access keeps changing while each stream's stride does not.
+    OwnDelta(i64),
     /// Irregular: the offset (as a [`OffsetRef::Delta`] would hold it) and the access order
     /// of each occurrence are the next entry of the stream's column, in event order.
     Column,
@@ -204,6 +218,10 @@ fn encode_key(key: &EventKey, out: &mut ByteWriter) {
         }
         OffsetRef::Column => out.u64(3),
         OffsetRef::Blurred => out.u64(4),
+        OffsetRef::OwnDelta(delta) => {
+            out.u64(5);
+            out.i64(delta);
+        }
     }
     out.u64(key.request);
     out.u64(result_code(key.request, key.result));
@@ -262,6 +280,7 @@ fn decode_key(reader: &mut ByteReader) -> Result<EventKey> {
         2 => OffsetRef::First(reader.i64()?),
         3 => OffsetRef::Column,
         4 => OffsetRef::Blurred,
+        5 => OffsetRef::OwnDelta(reader.i64()?),
         _ => return Err(reader.corrupt("unknown offset encoding")),
     };
     let request = reader.u64()?;
@@ -743,13 +762,28 @@ impl StreamEncoder {
         // get the same keys and fold together.
         let blurring = self.precision < 100;
         let before = (count > 1 || blurring).then(|| self.relative.clone());
+        // A position whose jump jitters keeps its offsets in the column, as it would
+        // pushed alone: each repetition's entry (the first repetition's jump is from what
+        // came before the block, the others' from the repetition before, all alike).
+        let mut first_entries = Vec::new();
+        // Per position, the access order of its first repetition and of the others, when
+        // its offsets are in the column (the leaf then counts them).
+        let mut orders: Vec<[u8; 2]> = vec![[0; 2]; body.len()];
         let keys: Vec<EventKey> = body
             .iter()
-            .map(|position| {
-                self.relative
-                    .encode_blurring(&position.event, position.class)
+            .zip(orders.iter_mut())
+            .map(|(position, order)| {
+                let key = self
+                    .relative
+                    .encode_blurring(&position.event, position.class);
+                let jittered = self.relative.take_jitter();
+                if let Some((_, entry)) = jittered {
+                    *order = [column_parts(entry).1; 2];
+                }
+                jitter_key(key, jittered, &mut first_entries)
             })
             .collect();
+        let mut next_entries = Vec::new();
         if let Some(before) = before {
             // Each repetition must have the first one's keys (the tracer only folds bodies
             // whose accesses to one file move together); if not, one by one. Offsets
@@ -757,7 +791,15 @@ impl StreamEncoder {
             let mut probe = self.relative.clone();
             let second: Vec<EventKey> = if count > 1 {
                 body.iter()
-                    .map(|position| probe.encode_blurring(&position.nth(1), position.class))
+                    .zip(orders.iter_mut())
+                    .map(|(position, order)| {
+                        let key = probe.encode_blurring(&position.nth(1), position.class);
+                        let jittered = probe.take_jitter();
+                        if let Some((_, entry)) = jittered {
+                            order[1] = column_parts(entry).1;
+                        }
+                        jitter_key(key, jittered, &mut next_entries)
+                    })
                     .collect()
             } else {
                 keys.clone()
@@ -772,13 +814,31 @@ impl StreamEncoder {
             }
             self.relative = probe;
         }
+        for (site, entry) in &first_entries {
+            self.column.push_offset(*site, *entry);
+        }
+        for _ in 1..count {
+            for (site, entry) in &next_entries {
+                self.column.push_offset(*site, *entry);
+            }
+        }
         if count > 2 {
             // The relative state after the last repetition, as if each had been pushed
             // (its precision sites already judged the repetitions alike: the jump from the
             // second to the last is not a step of the program's).
             for position in body {
-                self.relative
+                let key = self
+                    .relative
                     .encode(&position.nth(count - 1), position.class);
+                let jump = match key.offset {
+                    OffsetRef::Delta(delta) | OffsetRef::OwnDelta(delta) => delta,
+                    OffsetRef::Unknown if key.flags & event_flags::OFFSET_IN_AUX != 0 => {
+                        key.aux as i64
+                    }
+                    _ => 0,
+                };
+                self.relative
+                    .repeat_jitter(position.event.context, jump, count - 3);
             }
             for position in body {
                 self.relative
@@ -802,9 +862,9 @@ impl StreamEncoder {
             let all = start + repetitions >= count;
             let leaves = body
                 .iter()
-                .zip(&keys)
+                .zip(keys.iter().zip(&orders))
                 .zip(rest.iter_mut().zip(set_aside.iter_mut()))
-                .map(|((position, key), ((duration, gap), aside))| {
+                .map(|((position, (key, orders)), ((duration, gap), aside))| {
                     let first = position.nth(start);
                     let moved = if first.offset >= 0
                         && matches!(position.class, Some(CallClass::Read | CallClass::Write))
@@ -840,6 +900,19 @@ impl StreamEncoder {
                         }
                         (std::mem::take(duration), std::mem::take(gap))
                     };
+                    // The access orders of these repetitions, when the column has
+                    // their offsets: the first repetition's own, the others alike.
+                    let order_counts = if key.offset == OffsetRef::Column {
+                        let firsts = (start == 0) as u64;
+                        let others = repetitions - firsts;
+                        let counted = |bit: u8| {
+                            firsts * (orders[0] & bit != 0) as u64
+                                + others * (orders[1] & bit != 0) as u64
+                        };
+                        [counted(CONSECUTIVE), counted(SEQUENTIAL)]
+                    } else {
+                        [0; 2]
+                    };
                     Leaf {
                         key: *key,
                         duration,
@@ -847,7 +920,7 @@ impl StreamEncoder {
                         offset_low,
                         offset_high,
                         slowest: 0,
-                        order_counts: [0; 2],
+                        order_counts,
                         order_of: 0,
                         // Blurred sizes, peers and tags: every repetition's (the same) value.
                         blurred: blurred_values(bins, precision, key, &position.event, repetitions),
@@ -1105,4 +1178,23 @@ pub(crate) fn decode_extents(reader: &mut ByteReader) -> Result<Vec<(i64, i64)>>
         .into_iter()
         .map(|(low, length)| (low, low.wrapping_add(length)))
         .collect())
+}
+
+/// `key` with its offset in the column when it jitters (`jittered`: the column entry its
+/// encoding gave, kept in `entries`).
+fn jitter_key(
+    mut key: EventKey,
+    jittered: Option<(u64, i64)>,
+    entries: &mut Vec<(u64, i64)>,
+) -> EventKey {
+    if let Some(entry) = jittered {
+        key.offset = OffsetRef::Column;
+        key.order = 0;
+        if key.flags & event_flags::OFFSET_IN_AUX != 0 {
+            // An MPI-IO explicit offset's jump (encoded without a column, the key kept it).
+            key.aux = 0;
+        }
+        entries.push(entry);
+    }
+    key
 }

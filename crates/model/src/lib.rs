@@ -8,8 +8,10 @@
 //! and its metadata from the row, the preload crate derives the hook.
 
 mod calls;
+mod jitter;
 
 pub use calls::{posts_request, Call, CallClass, FortranBinding, Layer, MessageBytes};
+pub use jitter::JitterSteps;
 
 /// Marks an offset or file that is not known.
 pub const UNKNOWN: i64 = -1;

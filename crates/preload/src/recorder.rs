@@ -1221,9 +1221,11 @@ impl ThreadState {
     }
 
     /// Whether, in the body of the last `period` events, accesses to one file at explicit
-    /// offsets move by one stride: else where each lands against the others would change
-    /// from one repetition to the next (the trace keeps offsets relative to the previous
-    /// access to the same file). One pass, with a table of each file's stride.
+    /// offsets by one call, context and size move by one stride: else where each lands
+    /// against the others would change from one repetition to the next (the trace keeps
+    /// offsets relative to the previous access to the same file, or to the last of the
+    /// same call, context and size when that one repeats: several streams of their own
+    /// strides). One pass, with a table of each stream's stride.
     fn files_move_together(&mut self, period: usize) -> bool {
         const EMPTY: (u64, u64) = (0, 0);
         let slots = (2 * period)
@@ -1236,11 +1238,19 @@ impl ThreadState {
             if event.offset < 0 {
                 continue;
             }
-            // Files by id, descriptors without one by handle; never (0, 0).
+            // Files by id, descriptors without one by handle; never (0, 0). Accesses of
+            // one call, context and size are one stream of the file, which the trace
+            // builder takes from its own last access (an index entry, then its record):
+            // only those must move together. (A hash collision only asks more of them.)
+            let (call, _) = self.recent_at(period - position);
+            let own = (call as u64) << 32 ^ event.context as u64 ^ event.request.rotate_left(17);
             let key = if event.file != 0 {
-                (1, event.file as u64)
+                (
+                    1,
+                    event.file as u64 ^ own.wrapping_mul(0x9e37_79b9_7f4a_7c15),
+                )
             } else {
-                (2, event.handle)
+                (2, event.handle ^ own.wrapping_mul(0x9e37_79b9_7f4a_7c15))
             };
             let mut slot = (key.1.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32) as usize & (slots - 1);
             loop {

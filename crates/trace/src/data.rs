@@ -61,7 +61,7 @@ const VERSION: u16 = 1;
 /// and implied the fullest histogram bin; version 4 added the
 /// slowest rank per leaf, version 3 streams shared by ranks and per-stream file tables,
 /// version 2 one stream per thread with trace-wide file indices, version 1 flat columns).
-const EVENTS_VERSION: u16 = 29;
+const EVENTS_VERSION: u16 = 30;
 /// Version 12 of PROC: the per-process columns ranks have alike (parent and exec'd process,
 /// forked, string entries, argument counts, group codes, ending, status, threads, untraced
 /// calls, runtime events, ranks, which have counters or lost calls) as runs of equal values

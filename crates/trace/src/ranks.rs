@@ -83,23 +83,23 @@ pub fn merge_streams(
     // Streams offered to the merge: small enough, and of those with a column of their own
     // (irregular offsets, lines printed of their own sizes) only the first in each
     // partition, whose column then goes with its parts — rank 0 printing its progress
-    // still shares the other ranks' stream. If that column does not fit the merged stream
+    // still shares the other ranks' stream — and those whose column is that one's value
+    // for value (the jumps of a dataset per step, alike on every rank: each rank reads
+    // them after its own previous access). If that column does not fit the merged stream
     // (`group_streams` says so), the merge is made again without it.
     let candidates = |with_column: bool| {
         let mut ranked: Vec<usize> = (0..streams.len())
             .filter(|index| streams[*index].events.bytes().len() <= LARGEST_MERGED_STREAM)
             .collect();
         ranked.sort_by_key(|index| (merged_as[*index], *index));
-        let mut column_of: HashMap<u64, *const EncodedStream> = HashMap::new();
+        let mut column_of: HashMap<u64, usize> = HashMap::new();
         ranked.retain(|index| {
             let events = &streams[*index].events;
             if !events.has_column() {
                 return true;
             }
-            let owner = column_of
-                .entry(merged_as[*index].0)
-                .or_insert_with(|| Arc::as_ptr(events));
-            with_column && *owner == Arc::as_ptr(events)
+            let owner = &streams[*column_of.entry(merged_as[*index].0).or_insert(*index)].events;
+            with_column && (Arc::ptr_eq(owner, events) || owner.column() == events.column())
         });
         ranked
     };

@@ -326,6 +326,7 @@ impl View<'_> {
             OffsetRef::Delta(0) => " at +0".to_string(),
             OffsetRef::Delta(delta) => format!(" at {delta:+}"),
             OffsetRef::First(offset) => format!(" @{offset}"),
+            OffsetRef::OwnDelta(delta) => format!(" at {delta:+} after its last"),
             OffsetRef::Column => " at irregular offsets".to_string(),
             OffsetRef::Blurred => " at blurred offsets".to_string(),
         };

@@ -358,6 +358,7 @@ fn shape_of(key: &EventKey) -> [u64; 5] {
         OffsetRef::First(_) => 1,
         OffsetRef::Delta(_) => 2,
         OffsetRef::Column => 3,
+        OffsetRef::OwnDelta(_) => 5,
         OffsetRef::Blurred => 4,
     };
     [

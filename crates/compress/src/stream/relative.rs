@@ -5,7 +5,7 @@
 //! column that takes irregular offsets out of the keys.
 
 use cairn_model::{
-    event_flags, positional, CallClass, Event, IrregularSteps, WanderingSizes, UNKNOWN,
+    event_flags, positional, CallClass, Event, IrregularSteps, JitterSteps, WanderingSizes, UNKNOWN,
 };
 
 use super::blur::{
@@ -31,6 +31,10 @@ pub struct Relative {
     last_file: u64,
     bound: FastMap<u64, u64>,
     file_end: FastMap<u64, i64>,
+    /// Per read or write whose size the key keeps — (file + 1, call, context, request) —
+    /// the end of its last access ([`OffsetRef::OwnDelta`]'s reference) and, encoding only,
+    /// the two deltas its last access had (to the file's previous access, to its own).
+    own_end: FastMap<(u64, u16, u32, u64), OwnEnd>,
     /// End of the last read (true) or write (false) per file: only for the access order.
     direction_end: FastMap<(u64, bool), i64>,
     /// The MPI tags of point-to-point calls at each context (see [`TagHistory`]).
@@ -40,6 +44,12 @@ pub struct Relative {
     /// Encoding only: per context, the offset deltas seen last (see
     /// [`Relative::encode_into_column`]).
     context_deltas: FastMap<u32, IrregularSteps>,
+    /// Encoding only: per context, the bands of its offset jumps (see [`JitterSteps`]):
+    /// jumps that jitter go to the column too.
+    context_jitter: FastMap<u32, JitterSteps>,
+    /// Encoding only: the column entry (site, entry) of the event just encoded without a
+    /// column whose offset jitters — a block's position ([`Relative::take_jitter`]).
+    jittered: Option<(u64, i64)>,
     /// Encoding only: per context, the sizes of reads and writes seen last: sizes that
     /// keep being new go to the column too ([`SIZE_IN_COLUMN`]).
     context_sizes: FastMap<u32, WanderingSizes>,
@@ -74,6 +84,21 @@ pub struct Relative {
     /// empty posting (capacity 0, as a solver posts to a neighbour with no atoms to send)
     /// joins the others' histogram too ([`BLURRED_CAPACITY`]).
     capacity_sites: FastMap<(u16, u32), ()>,
+}
+
+/// What [`Relative::own_end`] keeps per call, context, file and size.
+#[derive(Clone, Copy, Debug, Default)]
+struct OwnEnd {
+    end: i64,
+    /// The delta to the file's previous access and to this one's own last, the last time.
+    file_delta: i64,
+    own_delta: Option<i64>,
+}
+
+/// Whether an access with these key flags keeps its size in the key (so a reader knows
+/// the size before the offset and can find its own last access).
+fn exact_size(flags: u32) -> bool {
+    flags & (SIZE_IN_COLUMN | BLURRED_SIZE) == 0
 }
 
 /// The mask a point-to-point call's peer takes at its call site, and the key flag that
@@ -250,6 +275,12 @@ impl Relative {
                 };
                 self.file_end
                     .insert(file_plus_one, offset.wrapping_add(moved));
+                if matches!(class, Some(CallClass::Read | CallClass::Write))
+                    && exact_size(key.flags)
+                {
+                    let own = (file_plus_one, key.call, key.context, key.request);
+                    self.own_end.entry(own).or_default().end = offset.wrapping_add(moved);
+                }
             }
         }
     }
@@ -303,6 +334,23 @@ impl Relative {
             if let Some(sizes) = self.context_sizes.get_mut(&event.context) {
                 sizes.repeat(times);
             }
+        }
+    }
+
+    /// The column entry (site, entry) the event just encoded without a column would have
+    /// taken because its offset jitters ([`JitterSteps`]), if so: a block's position then
+    /// keeps its offsets in the column too, so the steps of a dataset per step fold
+    /// whether the tracer folded some of them or not.
+    pub(super) fn take_jitter(&mut self) -> Option<(u64, i64)> {
+        self.jittered.take()
+    }
+
+    /// Takes `times` more repetitions of a jump by `delta` at `context` into its jitter
+    /// rule (a block's, beyond the three its keys were encoded from), as
+    /// [`Relative::repeat_sizes`] does for sizes.
+    pub(super) fn repeat_jitter(&mut self, context: u32, delta: i64, times: u64) {
+        if let Some(jitter) = self.context_jitter.get_mut(&context) {
+            jitter.repeat(delta, times);
         }
     }
 
@@ -386,22 +434,70 @@ impl Relative {
                 }
             }
         }
-        if let OffsetRef::Delta(delta) = offset {
+        self.jittered = None;
+        // A read or write that keeps missing the file's previous access by a new distance
+        // but its own last access by the same one: one of several streams the site
+        // interleaves, each of its own stride — taken from its own last (lossless only;
+        // back to the file's if its size goes to the column, where a reader would not know
+        // it before the offset).
+        let file_delta = match offset {
+            OffsetRef::Delta(delta) => Some(delta),
+            _ => None,
+        };
+        if let (Some(file_delta), false, Some(CallClass::Read | CallClass::Write), true) =
+            (file_delta, blurring, class, file_plus_one != 0)
+        {
+            let own = (file_plus_one, event.call, event.context, request);
+            if let Some(last) = self.own_end.get_mut(&own) {
+                let own_delta = event.offset.wrapping_sub(last.end);
+                if last.own_delta == Some(own_delta) && last.file_delta != file_delta {
+                    offset = OffsetRef::OwnDelta(own_delta);
+                }
+                last.file_delta = file_delta;
+                last.own_delta = Some(own_delta);
+            } else {
+                self.own_end.insert(
+                    own,
+                    OwnEnd {
+                        end: 0,
+                        file_delta,
+                        own_delta: None,
+                    },
+                );
+            }
+        }
+        if let (OffsetRef::Delta(delta) | OffsetRef::OwnDelta(delta), Some(file_delta)) =
+            (offset, file_delta)
+        {
             let irregular = self
                 .context_deltas
                 .entry(event.context)
                 .or_default()
                 .step(delta)
                 || after_irregular_seek;
-            if let (Some(column), Some(entry)) = (column.as_deref_mut(), column_entry(delta, order))
-            {
-                if irregular {
-                    column.push_offset(site(event.call, event.context), entry);
-                    offset = OffsetRef::Column;
-                    key_order = 0;
-                    if class == Some(CallClass::Seek) {
-                        self.sought_irregularly.insert(file_plus_one, ());
+            // Jumps that jitter (HDF5's metadata blocks among a dataset per step's data)
+            // go to the column as irregular ones do; a block's too (`take_jitter`).
+            let jitters = !irregular
+                && delta != 0
+                && self
+                    .context_jitter
+                    .entry(event.context)
+                    .or_default()
+                    .step(delta);
+            if let Some(entry) = column_entry(file_delta, order) {
+                match column.as_deref_mut() {
+                    Some(column) if irregular || jitters => {
+                        column.push_offset(site(event.call, event.context), entry);
+                        offset = OffsetRef::Column;
+                        key_order = 0;
+                        if irregular && class == Some(CallClass::Seek) {
+                            self.sought_irregularly.insert(file_plus_one, ());
+                        }
                     }
+                    None if jitters && !irregular => {
+                        self.jittered = Some((site(event.call, event.context), entry));
+                    }
+                    _ => {}
                 }
             }
         }
@@ -452,7 +548,33 @@ impl Relative {
             event.aux >> 32
         } else if event.flags & event_flags::OFFSET_IN_AUX != 0 {
             let base = self.context_aux.insert(event.context, event.aux);
-            event.aux.wrapping_sub(base.unwrap_or(0))
+            let delta = event.aux.wrapping_sub(base.unwrap_or(0));
+            // An explicit offset's jumps may jitter as a file offset's do (HDF5's MPI-IO
+            // driver writes each dataset at the address HDF5 allocated): then the column
+            // keeps them, the key none. The file offset is unknown, so the column entry
+            // at this site is the explicit offset's.
+            let jitters = base.is_some()
+                && delta != 0
+                && offset == OffsetRef::Unknown
+                && self
+                    .context_jitter
+                    .entry(event.context)
+                    .or_default()
+                    .step(delta as i64);
+            match (jitters, column_entry(delta as i64, 0)) {
+                (true, Some(entry)) => {
+                    let site = site(event.call, event.context);
+                    match column.as_deref_mut() {
+                        Some(column) => {
+                            column.push_offset(site, entry);
+                            offset = OffsetRef::Column;
+                        }
+                        None => self.jittered = Some((site, entry)),
+                    }
+                    0
+                }
+                _ => delta,
+            }
         } else if event.flags & event_flags::AUX_IS_FILE != 0 {
             event.aux.wrapping_sub(file_plus_one)
         } else {
@@ -529,6 +651,12 @@ impl Relative {
         }
         if order_in_leaf {
             flags |= ORDER_IN_LEAF;
+        }
+        if size_in_column {
+            // Its own last access is found by its size, which the column now holds.
+            if let (OffsetRef::OwnDelta(_), Some(file_delta)) = (offset, file_delta) {
+                offset = OffsetRef::Delta(file_delta);
+            }
         }
         let mut key = EventKey {
             order: key_order,
@@ -631,6 +759,12 @@ impl Relative {
         }
         self.file_end
             .insert(file_plus_one, previous.wrapping_add(moved));
+        if exact_size(key.flags) {
+            // Its own last access too, as `advance` keeps it for each (closed form: reads
+            // and writes only, `key.bytes()` being `moved`).
+            let own = (file_plus_one, key.call, key.context, key.request);
+            self.own_end.entry(own).or_default().end = previous.wrapping_add(moved);
+        }
         self.direction_end.insert(
             (file_plus_one, class == Some(CallClass::Read)),
             previous.saturating_add(moved),
@@ -681,10 +815,18 @@ impl Relative {
             FileRef::Delta(delta) => self.site_file(key.context).wrapping_add(delta as u64),
         };
         let end = self.file_end.get(&file_plus_one).copied().unwrap_or(0);
+        // An MPI-IO explicit offset whose jumps jitter is in the column (its file offset
+        // is unknown, as ever).
+        let aux_in_column = key.flags & event_flags::OFFSET_IN_AUX != 0;
         let offset = match (key.offset, entry) {
+            (OffsetRef::Column, _) if aux_in_column => UNKNOWN,
             (OffsetRef::Unknown, _) | (OffsetRef::Column, None) => UNKNOWN,
             (OffsetRef::First(offset), _) => offset,
             (OffsetRef::Delta(delta), _) => end.wrapping_add(delta),
+            (OffsetRef::OwnDelta(delta), _) => self
+                .own_end
+                .get(&(file_plus_one, key.call, key.context, key.request))
+                .map_or(UNKNOWN, |own| own.end.wrapping_add(delta)),
             (OffsetRef::Column, Some(entry)) => end.wrapping_add(column_parts(entry).0),
             (OffsetRef::Blurred, _) => drawn_offset.unwrap_or(UNKNOWN),
         };
@@ -712,7 +854,11 @@ impl Relative {
             aux
         } else if key.flags & event_flags::OFFSET_IN_AUX != 0 {
             let base = self.context_aux.get(&key.context).copied().unwrap_or(0);
-            let aux = base.wrapping_add(key.aux);
+            let delta = match (key.offset, entry) {
+                (OffsetRef::Column, Some(entry)) => column_parts(entry).0 as u64,
+                _ => key.aux,
+            };
+            let aux = base.wrapping_add(delta);
             self.context_aux.insert(key.context, aux);
             aux
         } else if key.flags & event_flags::AUX_IS_FILE != 0 {

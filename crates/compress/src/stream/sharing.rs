@@ -117,7 +117,9 @@ impl RankSlopes {
             _ => 0,
         };
         let offset = match key.offset {
-            OffsetRef::First(offset) | OffsetRef::Delta(offset) => offset,
+            OffsetRef::First(offset) | OffsetRef::Delta(offset) | OffsetRef::OwnDelta(offset) => {
+                offset
+            }
             OffsetRef::Unknown | OffsetRef::Column | OffsetRef::Blurred => 0,
         };
         [
@@ -152,6 +154,7 @@ impl RankSlopes {
         key.offset = match key.offset {
             OffsetRef::First(value) => OffsetRef::First(shift(value, self.offset)),
             OffsetRef::Delta(value) => OffsetRef::Delta(shift(value, self.offset)),
+            OffsetRef::OwnDelta(value) => OffsetRef::OwnDelta(shift(value, self.offset)),
             other => other,
         };
         key.request = shift(key.request as i64, self.request) as u64;

@@ -1807,3 +1807,225 @@ proptest! {
         prop_assert_eq!(result_code(request, result_of_code(request, code)), code);
     }
 }
+
+/// IOR's HDF5 backend, a dataset per segment (`tests/programs/patterns/dataset_per_segment.c`):
+/// each segment's four transfers (an `H5Dwrite` and its `pwrite` under it), the dataset's
+/// close and the next one's create; the next segment's data starts past the other ranks'
+/// blocks, 2 KiB further when HDF5 allocated a metadata block in between (in no period).
+/// From segment `folded` on, the segments come as the tracer folds them: each run of
+/// segments whose data moves by one stride a block of one segment's calls.
+fn dataset_per_segment(segments: u64, folded: Option<u64>) -> (EncodedStream, Vec<Event>) {
+    let gaps = [3u64, 5, 5, 4, 6, 6, 3, 5, 6, 6, 5, 6, 6];
+    let mut jitters = Vec::new();
+    for gap in gaps.iter().cycle() {
+        jitters.extend(std::iter::repeat_n(0i64, *gap as usize - 1));
+        jitters.push(2048);
+        if jitters.len() as u64 >= segments {
+            break;
+        }
+    }
+    let (transfer, others) = (16_384i64, 3 * 65_536i64);
+    let (write, pwrite, close, create) = (40u16, 2u16, 41u16, 42u16);
+    let mut clock = 0u64;
+    let mut call = |call: u16, offset: i64, context: u32, size: u64| {
+        clock += 10;
+        Event {
+            call,
+            start: clock,
+            duration: 3,
+            file: Some(0),
+            handle: if offset >= 0 { 3 } else { 1 << 34 },
+            offset,
+            request: size,
+            result: size as i64,
+            errno: 0,
+            context,
+            aux: 0,
+            flags: if offset >= 0 {
+                event_flags::EXPLICIT_OFFSET
+            } else {
+                0
+            },
+        }
+    };
+    let mut start = 0i64;
+    let mut segment_events = Vec::new();
+    for segment in 0..segments {
+        let mut body = Vec::new();
+        for transfer_index in 0..4 {
+            body.push(call(
+                pwrite,
+                start + transfer_index * transfer,
+                5,
+                transfer as u64,
+            ));
+            body.push(call(write, -1, 6, transfer as u64));
+        }
+        body.push(call(close, -1, 7, 0));
+        body.push(call(create, -1, 8, 0));
+        start += 4 * transfer + others + jitters[segment as usize];
+        segment_events.push(body);
+    }
+    let events: Vec<Event> = segment_events.iter().flatten().cloned().collect();
+    let class = |call: u16| match call {
+        2 => Some(CallClass::Write),
+        _ => None,
+    };
+    let mut blocks = Vec::new();
+    let mut from = folded.unwrap_or(segments);
+    while from + 1 < segments {
+        // Segments from..from + count move by one stride.
+        let count = 1
+            + (from..segments - 1)
+                .take_while(|segment| jitters[*segment as usize] == jitters[from as usize])
+                .count() as u64;
+        blocks.push((from, count));
+        from += count;
+    }
+    let mut encoder = StreamEncoder::default();
+    let mut segment = 0u64;
+    while segment < segments {
+        match blocks.iter().find(|(from, _)| *from == segment) {
+            Some((_, count)) => {
+                let body = &segment_events[segment as usize];
+                let next = &segment_events[segment as usize + 1];
+                let positions: Vec<BlockPosition> = body
+                    .iter()
+                    .zip(next)
+                    .map(|(first, second)| {
+                        let mut duration = Stats::default();
+                        let mut gap = Stats::default();
+                        for _ in 0..*count {
+                            duration.add(3);
+                            gap.add(7);
+                        }
+                        BlockPosition {
+                            event: first.clone(),
+                            class: class(first.call),
+                            stride: if first.offset >= 0 {
+                                second.offset - first.offset
+                            } else {
+                                0
+                            },
+                            last_end: 0,
+                            duration,
+                            gap,
+                        }
+                    })
+                    .collect();
+                encoder.push_block(&positions, *count);
+                segment += count;
+            }
+            None => {
+                for event in &segment_events[segment as usize] {
+                    encoder.push(event, class(event.call));
+                }
+                segment += 1;
+            }
+        }
+    }
+    (encoder.finish(), events)
+}
+
+#[test]
+fn datasets_whose_starts_jitter_fold_as_one_loop() {
+    for blocks in [None, Some(30)] {
+        let (stream, events) = dataset_per_segment(100, blocks);
+        let (_, expanded) = reread_and_expand(&stream);
+        assert_eq!(expanded.len(), events.len());
+        for (original, back) in events.iter().zip(&expanded) {
+            assert_eq!(original.offset, back.offset);
+            assert_eq!(original.call, back.call);
+        }
+        // After a score of segments the jumps are seen to jitter: one loop of the rest,
+        // its pwrite's offset in the column.
+        let nodes = stream.nodes().to_nodes();
+        let segments_loop = nodes.iter().find_map(|node| match node {
+            Node::Loop { count, body, .. } if *count >= 70 => Some(body.clone()),
+            _ => None,
+        });
+        let Some(body) = segments_loop else {
+            panic!("{blocks:?}: {nodes:?}")
+        };
+        let columned = body
+            .iter()
+            .filter(|node| matches!(node, Node::Leaf(leaf) if leaf.key.offset == OffsetRef::Column))
+            .count();
+        assert_eq!(columned, 1, "{body:?}");
+    }
+}
+
+#[test]
+fn two_streams_of_their_own_sizes_at_one_site_fold_by_their_own_strides() {
+    // patterns/indexed_records.c's read-back: a 16-byte index entry, then its 4 KiB
+    // record, through one pread site; from the 40th record on as the tracer folds them
+    // (a block of the pair, each position its own stride), or one by one.
+    let records = 200i64;
+    let data = 16 * records;
+    let mut events = Vec::new();
+    for i in 0..records {
+        events.push(positioned(1, 100 * i as u64, 3, 0, 16 * i, 16, 7));
+        events.push(positioned(
+            1,
+            100 * i as u64 + 50,
+            3,
+            0,
+            data + 4096 * i,
+            4096,
+            7,
+        ));
+    }
+    for folded_from in [None, Some(40usize)] {
+        let mut encoder = StreamEncoder::default();
+        let until = folded_from.unwrap_or(events.len() / 2);
+        for event in &events[..2 * until] {
+            encoder.push(event, class_of(event.call));
+        }
+        if folded_from.is_some() {
+            let count = records as u64 - until as u64;
+            let positions: Vec<BlockPosition> = events[2 * until..2 * until + 2]
+                .iter()
+                .map(|first| {
+                    let mut duration = Stats::default();
+                    let mut gap = Stats::default();
+                    for _ in 0..count {
+                        duration.add(3);
+                        gap.add(47);
+                    }
+                    BlockPosition {
+                        event: first.clone(),
+                        class: class_of(first.call),
+                        stride: first.request as i64,
+                        last_end: 0,
+                        duration,
+                        gap,
+                    }
+                })
+                .collect();
+            encoder.push_block(&positions, count);
+        }
+        let stream = encoder.finish();
+        let (_, expanded) = reread_and_expand(&stream);
+        assert_eq!(expanded.len(), events.len());
+        for (original, back) in events.iter().zip(&expanded) {
+            assert_eq!(exact(original), exact(back));
+        }
+        let nodes = stream.nodes().to_nodes();
+        let looped = nodes.iter().find_map(|node| match node {
+            Node::Loop { count, body, .. } => Some((*count, body.clone())),
+            Node::Leaf(_) => None,
+        });
+        let Some((count, body)) = looped else {
+            panic!("{folded_from:?}: {nodes:?}")
+        };
+        assert!(count >= records as u64 - 3, "{folded_from:?}: {nodes:?}");
+        let offsets: Vec<OffsetRef> = body
+            .iter()
+            .map(|node| match node {
+                Node::Leaf(leaf) => leaf.key.offset,
+                Node::Loop { .. } => OffsetRef::Unknown,
+            })
+            .collect();
+        assert_eq!(offsets, [OffsetRef::OwnDelta(0), OffsetRef::OwnDelta(0)]);
+    }
+}

@@ -494,7 +494,7 @@ impl Relative {
                             self.sought_irregularly.insert(file_plus_one, ());
                         }
                     }
-                    None if jitters && !irregular => {
+                    None if jitters => {
                         self.jittered = Some((site(event.call, event.context), entry));
                     }
                     _ => {}

@@ -1893,24 +1893,12 @@ fn dataset_per_segment(segments: u64, folded: Option<u64>) -> (EncodedStream, Ve
                     .iter()
                     .zip(next)
                     .map(|(first, second)| {
-                        let mut duration = Stats::default();
-                        let mut gap = Stats::default();
-                        for _ in 0..*count {
-                            duration.add(3);
-                            gap.add(7);
-                        }
-                        BlockPosition {
-                            event: first.clone(),
-                            class: class(first.call),
-                            stride: if first.offset >= 0 {
-                                second.offset - first.offset
-                            } else {
-                                0
-                            },
-                            last_end: 0,
-                            duration,
-                            gap,
-                        }
+                        let stride = if first.offset >= 0 {
+                            second.offset - first.offset
+                        } else {
+                            0
+                        };
+                        staged_position(first, class(first.call), stride, *count, (3, 7))
                     })
                     .collect();
                 encoder.push_block(&positions, *count);
@@ -1986,20 +1974,8 @@ fn two_streams_of_their_own_sizes_at_one_site_fold_by_their_own_strides() {
             let positions: Vec<BlockPosition> = events[2 * until..2 * until + 2]
                 .iter()
                 .map(|first| {
-                    let mut duration = Stats::default();
-                    let mut gap = Stats::default();
-                    for _ in 0..count {
-                        duration.add(3);
-                        gap.add(47);
-                    }
-                    BlockPosition {
-                        event: first.clone(),
-                        class: class_of(first.call),
-                        stride: first.request as i64,
-                        last_end: 0,
-                        duration,
-                        gap,
-                    }
+                    let stride = first.request as i64;
+                    staged_position(first, class_of(first.call), stride, count, (3, 47))
                 })
                 .collect();
             encoder.push_block(&positions, count);
@@ -2027,5 +2003,30 @@ fn two_streams_of_their_own_sizes_at_one_site_fold_by_their_own_strides() {
             })
             .collect();
         assert_eq!(offsets, [OffsetRef::OwnDelta(0), OffsetRef::OwnDelta(0)]);
+    }
+}
+
+/// A block's position as the tracer stages it: `first` moving by `stride`, `count`
+/// repetitions each of the same (duration, gap).
+fn staged_position(
+    first: &Event,
+    class: Option<CallClass>,
+    stride: i64,
+    count: u64,
+    (each, before): (u64, u64),
+) -> BlockPosition {
+    let mut duration = Stats::default();
+    let mut gap = Stats::default();
+    for _ in 0..count {
+        duration.add(each);
+        gap.add(before);
+    }
+    BlockPosition {
+        event: first.clone(),
+        class,
+        stride,
+        last_end: 0,
+        duration,
+        gap,
     }
 }

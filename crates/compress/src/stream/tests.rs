@@ -1827,25 +1827,19 @@ fn dataset_per_segment(segments: u64, folded: Option<u64>) -> (EncodedStream, Ve
     let (transfer, others) = (16_384i64, 3 * 65_536i64);
     let (write, pwrite, close, create) = (40u16, 2u16, 41u16, 42u16);
     let mut clock = 0u64;
+    // A pwrite at its offset, or an HDF5 call (no offset, the dataset's numbered id).
     let mut call = |call: u16, offset: i64, context: u32, size: u64| {
         clock += 10;
-        Event {
-            call,
-            start: clock,
-            duration: 3,
-            file: Some(0),
-            handle: if offset >= 0 { 3 } else { 1 << 34 },
-            offset,
-            request: size,
-            result: size as i64,
-            errno: 0,
-            context,
-            aux: 0,
-            flags: if offset >= 0 {
-                event_flags::EXPLICIT_OFFSET
-            } else {
-                0
-            },
+        let event = positioned(call, clock, 3, 0, offset.max(0), size, context);
+        if offset >= 0 {
+            event
+        } else {
+            Event {
+                handle: 1 << 34,
+                offset,
+                flags: 0,
+                ..event
+            }
         }
     };
     let mut start = 0i64;

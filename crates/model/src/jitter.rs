@@ -57,27 +57,26 @@ impl JitterSteps {
             .position(|band| Self::fits(band.anchor, step))
         {
             Some(index) => index,
-            None if self.bands.len() < Self::BANDS => {
-                self.bands.push(Band {
-                    anchor: step,
-                    values: WanderingSizes::default(),
-                    used: 0,
-                });
-                self.bands.len() - 1
-            }
             None => {
-                let (index, _) = self
-                    .bands
-                    .iter()
-                    .enumerate()
-                    .min_by_key(|(_, band)| band.used)
-                    .expect("BANDS > 0");
-                self.bands[index] = Band {
+                // A band of its own: a free one, else the least recently used.
+                let fresh = Band {
                     anchor: step,
                     values: WanderingSizes::default(),
                     used: 0,
                 };
-                index
+                if self.bands.len() < Self::BANDS {
+                    self.bands.push(fresh);
+                    self.bands.len() - 1
+                } else {
+                    let (index, _) = self
+                        .bands
+                        .iter()
+                        .enumerate()
+                        .min_by_key(|(_, band)| band.used)
+                        .expect("BANDS > 0");
+                    self.bands[index] = fresh;
+                    index
+                }
             }
         };
         let band = &mut self.bands[index];

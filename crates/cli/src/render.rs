@@ -650,6 +650,10 @@ fn call_arguments(
         _ => key.request.to_string(),
     };
     match class {
+        // A message's sizes that differ from one loop to the next are each call's own.
+        Some(CallClass::PointToPoint) if !has_file && key.flags & SIZE_IN_COLUMN != 0 => {
+            "sizes of their own".to_string()
+        }
         Some(CallClass::PointToPoint | CallClass::Collective) if !has_file => request,
         Some(CallClass::Completion) if !has_file => {
             match cairn_model::completion_source(key.aux, key.flags) {

@@ -79,7 +79,10 @@ pub use column::{site as column_site, Column, ColumnCursor};
 pub use encoded::EncodedStream;
 pub use relative::{column_parts, Relative, TAG_STEP};
 pub use sharing::{MemberExtents, MemberTotals, RankSet, RankSlopes, RankView, Sharing};
-pub use sizes::{ColumnSizes, SIZE_IN_COLUMN};
+pub use sizes::{
+    with_column_entry, ColumnRole, ColumnSizes, COLUMN_HOLDS_CAPACITY, COLUMN_HOLDS_RESULT,
+    SIZE_IN_COLUMN,
+};
 
 use crate::fold::{body_runs, Folder, Leaf, Limits, Node};
 use crate::hash::FastMap;

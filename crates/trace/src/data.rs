@@ -3,11 +3,11 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use cairn_compress::stream::{EncodedStream, RankView};
+use cairn_compress::stream::{ColumnRole, EncodedStream, RankView};
 use cairn_format::bytes::{ByteReader, ByteWriter};
 use cairn_format::container::{SectionKind, TraceFile, TraceWriter};
 pub use cairn_format::segment::KernelIo;
-use cairn_model::{Call, CallClass, Event, Layer};
+use cairn_model::{Call, CallClass, Event, Layer, MessageBytes};
 
 use crate::noise::Noise;
 use crate::{Result, TraceError};
@@ -61,7 +61,7 @@ const VERSION: u16 = 1;
 /// and implied the fullest histogram bin; version 4 added the
 /// slowest rank per leaf, version 3 streams shared by ranks and per-stream file tables,
 /// version 2 one stream per thread with trace-wide file indices, version 1 flat columns).
-const EVENTS_VERSION: u16 = 30;
+const EVENTS_VERSION: u16 = 31;
 /// Version 12 of PROC: the per-process columns ranks have alike (parent and exec'd process,
 /// forked, string entries, argument counts, group codes, ending, status, threads, untraced
 /// calls, runtime events, ranks, which have counters or lost calls) as runs of equal values
@@ -345,13 +345,22 @@ impl Stream {
 pub(crate) fn rewrite_own_streams(
     calls: &[CallInfo],
     streams: &mut [Stream],
-    rewrite: impl Fn(&EncodedStream, &dyn Fn(u16) -> bool) -> Option<EncodedStream>,
+    rewrite: impl Fn(&EncodedStream, &dyn Fn(u16) -> Option<ColumnRole>) -> Option<EncodedStream>,
 ) {
+    // What a call's column entry holds when its values differ from one loop to the next:
+    // a read's or write's size; an MPI message's size, a posted receive's capacity, a
+    // completion's received bytes.
     let io = |call: u16| {
-        matches!(
-            calls.get(call as usize).and_then(CallInfo::class),
-            Some(CallClass::Read | CallClass::Write)
-        )
+        let info = calls.get(call as usize)?;
+        match info.class()? {
+            CallClass::Read | CallClass::Write => Some(ColumnRole::Request),
+            _ => match info.call?.message_bytes()? {
+                MessageBytes::Sent | MessageBytes::Received => Some(ColumnRole::Request),
+                MessageBytes::Posted => Some(ColumnRole::Capacity),
+                MessageBytes::Completed => Some(ColumnRole::Result),
+                MessageBytes::Probed | MessageBytes::Described => None,
+            },
+        }
     };
     for stream in streams {
         if stream.members != 1 || Arc::strong_count(&stream.events) != 1 {

@@ -20,8 +20,8 @@ use cairn_compress::histogram::{Blurred, Histogram};
 use cairn_compress::stats::Stats;
 use cairn_compress::stream::column_site;
 use cairn_compress::stream::{
-    Body, DecodedBodies, EventKey, Item, OffsetRef, RankSet, Relative, BLURRED_CAPACITY,
-    BLURRED_RESULT, BLURRED_SIZE, MEMBER_SIZES, SIZE_IN_COLUMN,
+    with_column_entry, Body, DecodedBodies, EventKey, Item, OffsetRef, RankSet, Relative,
+    BLURRED_CAPACITY, BLURRED_RESULT, BLURRED_SIZE, MEMBER_SIZES, SIZE_IN_COLUMN,
 };
 use cairn_model::{Call, CallClass, Layer};
 
@@ -36,7 +36,8 @@ pub struct Occurrence<'a> {
     pub layer: Layer,
     pub class: CallClass,
     /// The exactly-kept fields (sizes, result, errno, handle, flags, offset encoding).
-    pub key: &'a EventKey,
+    /// The call's key, with its own request and result where the column held one of them.
+    pub key: EventKey,
     /// The file these `count` events touched.
     pub file: Option<u32>,
     /// How many events this visit stands for.
@@ -310,6 +311,9 @@ struct StreamWalk<'a, V> {
     column: Option<cairn_compress::stream::ColumnCursor<'a>>,
     /// Per loop body (by where it is stored): whether it holds a leaf that reads the column.
     reads_column: FastMap<usize, bool>,
+    /// Per leaf (by where it is stored) whose column entry stands for several occurrences
+    /// in a row: occurrences met, and the entry last taken.
+    repeats: FastMap<(usize, usize), (u64, i64)>,
     /// The bodies that read the column, decoded once per walk: such a body is walked at
     /// every iteration of its loops.
     decoded: DecodedBodies<'a>,
@@ -343,10 +347,24 @@ impl<'a, V: Visitor> StreamWalk<'a, V> {
                 column.offset(site);
             }
             (key.flags & SIZE_IN_COLUMN != 0).then(|| {
-                let request = column.size(site).unwrap_or(0);
-                request.saturating_add(key.result).max(0) as u64
+                let repeat = leaf.column_sizes.as_ref().map_or(1, |sizes| sizes.repeat);
+                let entry = if repeat > 1 {
+                    let (met, last) = self.repeats.entry(place).or_insert((0, 0));
+                    if *met % repeat == 0 {
+                        *last = column.size(site).unwrap_or(0);
+                    }
+                    *met += 1;
+                    *last
+                } else {
+                    column.size(site).unwrap_or(0)
+                };
+                with_column_entry(key, entry)
             })
         });
+        // The call's own request and result, where the column held one of them.
+        let key = column_size.unwrap_or(*key);
+        let key = &key;
+        let column_size = column_size.map(|own| own.result().max(0) as u64);
         let (bytes, size_position) = if key.flags & BLURRED_SIZE != 0 && !key.failed() {
             self.blurred_bytes(key, multiplier)
         } else if key.flags & SIZE_IN_COLUMN != 0 && !key.failed() {
@@ -361,7 +379,7 @@ impl<'a, V: Visitor> StreamWalk<'a, V> {
             call,
             layer,
             class,
-            key,
+            key: *key,
             file,
             count: multiplier,
             time: if call.call.is_some_and(Call::latency_in_aux) {
@@ -696,6 +714,7 @@ fn walk_stream_counting(
             .has_column_sizes()
             .then(|| stream.events.column().cursor()),
         reads_column: FastMap::default(),
+        repeats: FastMap::default(),
         decoded: DecodedBodies::default(),
     };
     // The top level is not compared with anything: resolve it item by item.

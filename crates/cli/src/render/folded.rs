@@ -17,7 +17,8 @@ use std::sync::Arc;
 use cairn_compress::fold::Leaf;
 use cairn_compress::stream::{
     Body, EventKey, Item, OffsetRef, Relative, BLURRED_CAPACITY, BLURRED_PEER, BLURRED_RESULT,
-    BLURRED_SIZE, BLURRED_TAG, SIZE_IN_COLUMN, TAG_STEP,
+    BLURRED_SIZE, BLURRED_TAG, COLUMN_HOLDS_CAPACITY, COLUMN_HOLDS_RESULT, SIZE_IN_COLUMN,
+    TAG_STEP,
 };
 use cairn_model::event_flags;
 use cairn_trace::symbols::Symbolizer;
@@ -360,10 +361,13 @@ impl View<'_> {
                     less => format!("{about} {less:+}"),
                 }
             } else if key.flags & SIZE_IN_COLUMN != 0 {
-                // The result is relative to each call's own size.
-                match key.result {
-                    0 => "its size".to_string(),
-                    less => format!("its size {less:+}"),
+                // The result is relative to each call's own size; a posted receive's is
+                // its own (0), a completion's each one's own.
+                match (key.request, key.result) {
+                    (COLUMN_HOLDS_CAPACITY, result) => result.to_string(),
+                    (COLUMN_HOLDS_RESULT, _) => "its own".to_string(),
+                    (_, 0) => "its size".to_string(),
+                    (_, less) => format!("its size {less:+}"),
                 }
             } else if let Some(id) = made_hdf5_id(trace, key) {
                 format!("id {id}")

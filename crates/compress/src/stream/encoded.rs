@@ -166,7 +166,12 @@ impl EncodedStream {
                         state.blurred_sizes |= key.flags & BLURRED_SIZE != 0;
                         state.column_sizes |= key.flags & SIZE_IN_COLUMN != 0;
                         state.counts_pending |= key.flags & pending::COUNTS_PENDING != 0;
-                        let (_, per_member) = read_leaf(reader, key, state.shared, runs, None)?;
+                        let (leaf, per_member) = read_leaf(reader, key, state.shared, runs, None)?;
+                        // One size entry stands for `repeat` occurrences in a row.
+                        let repeat = leaf.column_sizes.as_ref().map_or(1, |sizes| sizes.repeat);
+                        if !runs.is_multiple_of(repeat) {
+                            return Err(reader.corrupt("column sizes do not agree with their leaf"));
+                        }
                         state.leaf_extents.push(per_member.extents.map(Into::into));
                         state.leaf_sizes.push(per_member.sizes);
                         state.leaf_orders.push(per_member.orders);
@@ -176,7 +181,7 @@ impl EncodedStream {
                             .saturating_add(taken(key.offset == OffsetRef::Column));
                         state.sizes_taken = state
                             .sizes_taken
-                            .saturating_add(taken(key.flags & SIZE_IN_COLUMN != 0));
+                            .saturating_add(taken(key.flags & SIZE_IN_COLUMN != 0) / repeat);
                         occurrences = occurrences.saturating_add(runs);
                     }
                     None => {
@@ -479,20 +484,30 @@ impl EncodedStream {
 
     /// This stream with adjacent loops that differ only in reads' and writes' sizes merged,
     /// and iterations left beside their loops joined (`stream/resized.rs`), if any were;
-    /// `io`: whether a call is a read or a write. Only for a stream of one thread of one
+    /// `io`: what a call's column entry would hold. Only for a stream of one thread of one
     /// rank without a column (which ranks would no longer share): when the trace is written.
-    pub fn with_resized_loops_merged(&self, io: &dyn Fn(u16) -> bool) -> Option<EncodedStream> {
+    pub fn with_resized_loops_merged(
+        &self,
+        io: &dyn Fn(u16) -> Option<ColumnRole>,
+    ) -> Option<EncodedStream> {
         self.rewritten(io, true)
     }
 
     /// This stream with iterations left beside their loops joined (those that differ only
     /// in access order: a file's first access), if any were. No column is made, so ranks
     /// may still share it: for each rank's streams, before ranks merge.
-    pub fn with_iterations_joined(&self, io: &dyn Fn(u16) -> bool) -> Option<EncodedStream> {
+    pub fn with_iterations_joined(
+        &self,
+        io: &dyn Fn(u16) -> Option<ColumnRole>,
+    ) -> Option<EncodedStream> {
         self.rewritten(io, false)
     }
 
-    fn rewritten(&self, io: &dyn Fn(u16) -> bool, resize: bool) -> Option<EncodedStream> {
+    fn rewritten(
+        &self,
+        io: &dyn Fn(u16) -> Option<ColumnRole>,
+        resize: bool,
+    ) -> Option<EncodedStream> {
         // Completions kept against what their body posted would not survive loops
         // regrouped.
         if self.shared

@@ -92,6 +92,7 @@ impl EncodedStream {
             sites: self.site_histograms(),
             points: FastMap::default(),
             relative_peers: FastMap::default(),
+            repeats: FastMap::default(),
             decoded: DecodedBodies::default(),
             stack: vec![Frame::Once {
                 id: top.id(),
@@ -196,6 +197,9 @@ pub struct Events<'s, C> {
     /// Per leaf (body, node) whose peers are blurred: whether they are drawn relative to
     /// the rank ([`fewer_relative`], decided once: it walks the sets).
     relative_peers: FastMap<(usize, usize), bool>,
+    /// Per leaf (body, node) whose column entry stands for several occurrences in a row
+    /// ([`super::ColumnSizes::repeat`]): occurrences met, and the entry last taken.
+    repeats: FastMap<(usize, usize), (u64, i64)>,
     /// Loop bodies decoded once per expansion, for a body that runs more than once (a
     /// loop's): decoding a leaf's statistics again at every iteration cost more than the
     /// replayed call itself for a small I/O.
@@ -368,10 +372,22 @@ impl<'s, C: Fn(u16) -> Option<CallClass>> Events<'s, C> {
             .then(|| self.column.offset(column_site(key.call, key.context)))
             .flatten();
         if key.flags & SIZE_IN_COLUMN != 0 {
-            key.request = self
-                .column
-                .size(column_site(key.call, key.context))
-                .map_or(0, |size| size as u64);
+            let repeat = leaf.column_sizes.as_ref().map_or(1, |sizes| sizes.repeat);
+            let entry = if repeat > 1 {
+                let (met, last) = self.repeats.entry(node).or_insert((0, 0));
+                if *met % repeat == 0 {
+                    *last = self
+                        .column
+                        .size(column_site(key.call, key.context))
+                        .unwrap_or(0);
+                }
+                *met += 1;
+                Some(*last)
+            } else {
+                self.column.size(column_site(key.call, key.context))
+            };
+            let own = super::with_column_entry(&key, entry.unwrap_or(0));
+            (key.request, key.result) = (own.request, own.result);
             flags &= !SIZE_IN_COLUMN;
         }
         let (file_plus_one, offset, aux) = match key.offset {

@@ -10,6 +10,16 @@
 //! section's compression takes to almost nothing), and each keeps its exact figures
 //! ([`ColumnSizes`]).
 //!
+//! MPI messages whose sizes change every few steps are the same case (a molecular-dynamics
+//! code posts each ghost exchange for exactly the atoms its neighbour sends, a new count
+//! at every neighbour-list rebuild: LAMMPS's `CommBrick`): a send's size, a posted
+//! receive's capacity and a completion's received bytes go to the column like a write's
+//! size ([`ColumnRole`]; the key's request then says which it is). And a run of nodes
+//! that repeats but for such values — every rebuild period of a time-step loop, itself
+//! not a loop because its steps' sizes differ — is found by comparing the nodes' hashes
+//! without those values, each repetition made an iteration, and the iterations merged
+//! like loops.
+//!
 //! Iterations are joined as each rank's streams are built, before ranks merge (the joined
 //! leaf counts its access order, each member's own once ranks share it: IOR's first
 //! `lseek` + `write` of a file, then the 32,767 others, become one loop on every rank).
@@ -19,11 +29,18 @@
 //! [`MOST_ENTRIES`] column entries keeps its loops as they were (a size that changed inside
 //! a long inner loop is better as two loops than as a million entries).
 
+use std::hash::{Hash, Hasher};
+
 use super::column::site;
+use super::sizes::{ColumnRole, COLUMN_HOLDS_CAPACITY, COLUMN_HOLDS_RESULT};
 use super::{
     Column, ColumnSizes, EventKey, CONSECUTIVE, ORDER_IN_LEAF, SEQUENTIAL, SIZE_IN_COLUMN,
 };
 use crate::fold::{Leaf, Node};
+
+/// What a call's column entry would hold if its value differed: `None` for calls whose
+/// values never go to the column.
+pub type Roles<'a> = &'a dyn Fn(u16) -> Option<ColumnRole>;
 
 /// Most column entries the merged loops of one stream may take.
 const MOST_ENTRIES: u64 = 1 << 16;
@@ -31,7 +48,12 @@ const MOST_ENTRIES: u64 = 1 << 16;
 /// The longest run of nodes compared with the next as two iterations of one loop.
 const PAIRED_WIDTH: usize = 16;
 
-/// A column leaf's sizes over one walk of the loop whose merge made them: (size,
+/// The longest run of nodes taken as one iteration of a repeating run whose values differ
+/// (a time-step loop's rebuild period, thermodynamic output and all: LAMMPS's `in.lj`
+/// repeats every 100 steps, about 240 nodes).
+const PERIOD_WIDTH: usize = 512;
+
+/// A column leaf's values over one walk of the loop whose merge made them: (value,
 /// occurrences) in order. The loop itself may run several times (inside an outer loop):
 /// each walk repeats the list.
 type Sizes = Vec<(u64, u64)>;
@@ -47,17 +69,17 @@ enum Draft {
     },
 }
 
-/// `nodes` with adjacent loops that differ only in reads' and writes' sizes merged (and
-/// iterations beside them, differing only in access order, joined), and the column their
-/// sizes take, in event order; `None` if nothing merged (or the nodes do not
-/// qualify: a loop whose counts differ, a blurred leaf, sizes already in a column).
-/// `io`: whether a call's size may go to the column (a read or a write).
-/// `resize`: whether loops may merge for their sizes too (else only iterations that differ
-/// in access order join, and no column is made: what a stream several ranks will share may
-/// take).
+/// `nodes` with adjacent loops that differ only in reads' and writes' sizes (and MPI
+/// messages') merged (and iterations beside them, differing only in access order, joined),
+/// and the column their values take, in event order; `None` if nothing merged (or the
+/// nodes do not qualify: a loop whose counts differ, a blurred leaf, sizes already in a
+/// column). `io`: what a call's column entry would hold ([`ColumnRole`]; `None`: its values
+/// stay in its key). `resize`: whether loops may merge for their values too (else only
+/// iterations that differ in access order join, and no column is made: what a stream
+/// several ranks will share may take).
 pub fn merge_resized_loops(
     nodes: &[Node<EventKey>],
-    io: &dyn Fn(u16) -> bool,
+    io: Roles<'_>,
     resize: bool,
 ) -> Option<(Vec<Node<EventKey>>, Column)> {
     let mut drafts = drafts_of(nodes)?;
@@ -74,7 +96,7 @@ pub fn merge_resized_loops(
     let mut column = Column::default();
     let mut cursors = Vec::new();
     walk_sizes(&drafts, &mut cursors, &mut 0, &mut column);
-    Some((nodes_of(drafts), column))
+    Some((nodes_of(drafts, io), column))
 }
 
 /// The drafts of `nodes`; `None` if some loop's counts differ or some leaf is blurred or
@@ -102,11 +124,7 @@ fn drafts_of(nodes: &[Node<EventKey>]) -> Option<Vec<Draft>> {
 }
 
 /// Merges, inside loops first, each loop with the next while their bodies are alike.
-fn merge_siblings(
-    body: &mut Vec<Draft>,
-    (io, resize): (&dyn Fn(u16) -> bool, bool),
-    merges: &mut u32,
-) {
+fn merge_siblings(body: &mut Vec<Draft>, (io, resize): (Roles<'_>, bool), merges: &mut u32) {
     for draft in body.iter_mut() {
         if let Draft::Loop { body, .. } = draft {
             merge_siblings(body, (io, resize), merges);
@@ -157,6 +175,9 @@ fn merge_siblings(
         }
         at += 1;
     }
+    if resize {
+        wrap_repeating_runs(body, io);
+    }
     let mut at = 0;
     while at + 1 < body.len() {
         let alike = match (&body[at], &body[at + 1]) {
@@ -188,7 +209,7 @@ fn merge_siblings(
             *merge = *merges;
         }
         let first = std::mem::take(body);
-        *body = merge_bodies(first, next, (*count, next_count), *merge);
+        *body = merge_bodies(first, next, (*count, next_count), (*merge, io));
         *count += next_count;
     }
 }
@@ -226,7 +247,7 @@ fn bodies_alike(
     first: &[Draft],
     next: &[Draft],
     merge: u32,
-    (io, sizes): (&dyn Fn(u16) -> bool, bool),
+    (io, sizes): (Roles<'_>, bool),
 ) -> bool {
     first.len() == next.len()
         && first.iter().zip(next).all(|pair| match pair {
@@ -236,9 +257,13 @@ fn bodies_alike(
                     Some((of, _)) => merge != 0 && *of == merge,
                 };
                 own && (a.key == b.key
-                    || (io(a.key.call)
-                        && (sizes || a.key.request == b.key.request)
-                        && loose(&a.key) == loose(&b.key)))
+                    || io(a.key.call).is_some_and(|role| {
+                        let (first, next) = (value_of(&a.key, role), value_of(&b.key, role));
+                        first.is_some()
+                            && next.is_some()
+                            && (sizes || first == next)
+                            && loose(&a.key, role) == loose(&b.key, role)
+                    }))
             }
             (
                 Draft::Loop {
@@ -258,21 +283,34 @@ fn bodies_alike(
 
 /// `first` (run `times.0` times a walk of the merged loop) and then `next` (`times.1`
 /// times), as one body.
-fn merge_bodies(first: Vec<Draft>, next: Vec<Draft>, times: (u64, u64), merge: u32) -> Vec<Draft> {
+fn merge_bodies(
+    first: Vec<Draft>,
+    next: Vec<Draft>,
+    times: (u64, u64),
+    (merge, io): (u32, Roles<'_>),
+) -> Vec<Draft> {
     first
         .into_iter()
         .zip(next)
         .map(|pair| match pair {
             (Draft::Leaf(mut a, sizes), Draft::Leaf(b, _)) => {
+                // Leaves that differ were checked to have values of their role.
+                let value = |key: &EventKey| {
+                    io(key.call)
+                        .and_then(|role| value_of(key, role))
+                        .unwrap_or(key.request)
+                };
+                let (a_value, b_value) = (value(&a.key), value(&b.key));
                 let sizes = match sizes {
-                    None if a.key.request == b.key.request => None,
-                    None => Some(vec![(a.key.request, times.0)]),
+                    // Alike leaves of one value differ at most in access order.
+                    None if a_value == b_value => None,
+                    None => Some(vec![(a_value, times.0)]),
                     Some((_, sizes)) => Some(sizes),
                 }
                 .map(|mut sizes| {
                     match sizes.last_mut() {
-                        Some((size, count)) if *size == b.key.request => *count += times.1,
-                        _ => sizes.push((b.key.request, times.1)),
+                        Some((size, count)) if *size == b_value => *count += times.1,
+                        _ => sizes.push((b_value, times.1)),
                     }
                     (merge, sizes)
                 });
@@ -300,7 +338,12 @@ fn merge_bodies(first: Vec<Draft>, next: Vec<Draft>, times: (u64, u64), merge: u
                 },
             ) => Draft::Loop {
                 count,
-                body: merge_bodies(body, other_body, (times.0 * count, times.1 * count), merge),
+                body: merge_bodies(
+                    body,
+                    other_body,
+                    (times.0 * count, times.1 * count),
+                    (merge, io),
+                ),
                 merge: 0,
             },
             _ => unreachable!("bodies were alike"),
@@ -308,13 +351,127 @@ fn merge_bodies(first: Vec<Draft>, next: Vec<Draft>, times: (u64, u64), merge: u
         .collect()
 }
 
-/// A read's or write's key without what a merge lets differ: its size and access order.
-fn loose(key: &EventKey) -> EventKey {
+/// A key without what a merge lets differ: its value of `role` and its access order. A
+/// posted receive's result (0) is compared as it is, not against its capacity.
+fn loose(key: &EventKey, role: ColumnRole) -> EventKey {
+    let (request, result) = match role {
+        ColumnRole::Request => (0, key.result),
+        ColumnRole::Capacity => (0, key.result()),
+        ColumnRole::Result => (key.request, 0),
+    };
     EventKey {
-        request: 0,
+        request,
+        result,
         order: 0,
         flags: key.flags & !ORDER_IN_LEAF,
         ..*key
+    }
+}
+
+/// The value of `key` a column entry of `role` would hold; `None` for one it cannot (a
+/// negative result: a failed call's).
+fn value_of(key: &EventKey, role: ColumnRole) -> Option<u64> {
+    match role {
+        ColumnRole::Request | ColumnRole::Capacity => Some(key.request),
+        ColumnRole::Result => u64::try_from(key.result()).ok(),
+    }
+}
+
+/// A node's hash without what a merge lets differ (as [`loose`] keys); equal for nodes
+/// [`bodies_alike`] may take as alike, and for some others (it is checked after).
+fn loose_hash(draft: &Draft, io: Roles<'_>) -> u64 {
+    let mut hasher = crate::hash::FastHasher::default();
+    match draft {
+        Draft::Leaf(leaf, _) => {
+            0u8.hash(&mut hasher);
+            match io(leaf.key.call) {
+                Some(role) => loose(&leaf.key, role).hash(&mut hasher),
+                None => leaf.key.hash(&mut hasher),
+            }
+        }
+        Draft::Loop { count, body, merge } => {
+            (1u8, *count, *merge).hash(&mut hasher);
+            for draft in body {
+                loose_hash(draft, io).hash(&mut hasher);
+            }
+        }
+    }
+    hasher.finish()
+}
+
+/// Makes each repetition of a run of nodes that repeats but for values a merge lets differ
+/// an iteration (a loop of one), for the loops to merge: a time-step loop whose every
+/// rebuild period has messages of other sizes (a run holding a loop). At each place, the width whose repetitions
+/// cover the most nodes (the shortest of those), found from the nodes' loose hashes in
+/// O(nodes × [`PERIOD_WIDTH`]).
+fn wrap_repeating_runs(body: &mut Vec<Draft>, io: Roles<'_>) {
+    let hashes: Vec<u64> = body.iter().map(|draft| loose_hash(draft, io)).collect();
+    let length = hashes.len();
+    let widest = PERIOD_WIDTH.min(length / 2);
+    if widest == 0 {
+        return;
+    }
+    // Only runs that hold a loop are taken (a period of steps): calls that repeat in a
+    // fixed cycle of sizes (a record's three fields) stay leaves with their sizes in their
+    // keys, as the folder left them. loops[i]: the loops among the first i nodes.
+    let mut loops = vec![0u32; length + 1];
+    for (index, draft) in body.iter().enumerate() {
+        loops[index + 1] = loops[index] + matches!(draft, Draft::Loop { .. }) as u32;
+    }
+    // runs[w - 1]: how many nodes from `at` on equal the ones `w` later, for the place
+    // being looked at, updated from the place after it.
+    let mut runs = vec![0u32; widest];
+    // best[at]: (width, repetitions) covering the most nodes from `at`.
+    let mut best = vec![(0usize, 0u64); length];
+    for at in (0..length).rev() {
+        let mut chosen = (0usize, 0u64);
+        for width in 1..=widest {
+            let run = &mut runs[width - 1];
+            *run = if at + width < length && hashes[at] == hashes[at + width] {
+                *run + 1
+            } else {
+                0
+            };
+            let repetitions = 1 + *run as u64 / width as u64;
+            if repetitions >= 2
+                && repetitions * width as u64 > chosen.1 * chosen.0 as u64
+                && loops[at + width] > loops[at]
+            {
+                chosen = (width, repetitions);
+            }
+        }
+        best[at] = chosen;
+    }
+    let mut at = 0;
+    let mut shift = 0usize;
+    while at < length {
+        let (width, repetitions) = best[at];
+        if repetitions < 2 {
+            at += 1;
+            continue;
+        }
+        // Confirm each repetition against the first (hashes may collide) and wrap it.
+        let start = at - shift;
+        let mut taken = 1;
+        while taken < repetitions {
+            let next = start + taken as usize * width;
+            let (first, rest) = body.split_at(next);
+            if !starts_alike(&first[start], &rest[0])
+                || !bodies_alike(&first[start..start + width], &rest[..width], 0, (io, true))
+            {
+                break;
+            }
+            taken += 1;
+        }
+        if taken < 2 {
+            at += 1;
+            continue;
+        }
+        for iteration in (0..taken as usize).rev() {
+            wrap_iteration(body, start + iteration * width, width);
+        }
+        shift += taken as usize * (width - 1);
+        at += taken as usize * width;
     }
 }
 
@@ -334,7 +491,9 @@ fn order_counts(leaf: &Leaf<EventKey>) -> [u64; 2] {
 fn count_entries(drafts: &[Draft], entries: &mut u64) {
     for draft in drafts {
         match draft {
-            Draft::Leaf(leaf, Some(_)) => *entries = entries.saturating_add(leaf.duration.count),
+            Draft::Leaf(leaf, Some((_, sizes))) => {
+                *entries = entries.saturating_add(leaf.duration.count / repeat_of(sizes))
+            }
             Draft::Leaf(_, None) => {}
             Draft::Loop { body, .. } => count_entries(body, entries),
         }
@@ -366,7 +525,11 @@ fn walk_sizes(
                     cursors.resize(*next + 1, (0, 0));
                 }
                 let (run, taken) = &mut cursors[*next];
-                column.push_size(site(leaf.key.call, leaf.key.context), sizes[*run].0 as i64);
+                // An entry stands for `repeat` occurrences in a row (every run is a
+                // multiple of it).
+                if *taken % repeat_of(sizes) == 0 {
+                    column.push_size(site(leaf.key.call, leaf.key.context), sizes[*run].0 as i64);
+                }
                 *taken += 1;
                 if *taken == sizes[*run].1 {
                     // A walk of the merged loop ends with the last run: the next starts over.
@@ -388,13 +551,32 @@ fn walk_sizes(
     }
 }
 
-/// The nodes the drafts stand for: a leaf whose sizes differ keeps them in the column.
-fn nodes_of(drafts: Vec<Draft>) -> Vec<Node<EventKey>> {
+/// How many occurrences in a row one column entry of these sizes stands for: the greatest
+/// divisor of their runs (the iterations of the loops between the merged loop and the
+/// leaf, when each merged iteration had its own value).
+fn repeat_of(sizes: &Sizes) -> u64 {
+    fn gcd(a: u64, b: u64) -> u64 {
+        if b == 0 {
+            a
+        } else {
+            gcd(b, a % b)
+        }
+    }
+    sizes
+        .iter()
+        .fold(0, |divisor, (_, count)| gcd(divisor, *count))
+        .max(1)
+}
+
+/// The nodes the drafts stand for: a leaf whose values differ keeps them in the column,
+/// its key's request saying which value it is ([`ColumnRole`]).
+fn nodes_of(drafts: Vec<Draft>, io: Roles<'_>) -> Vec<Node<EventKey>> {
     drafts
         .into_iter()
         .map(|draft| match draft {
             Draft::Leaf(leaf, None) => Node::Leaf(*leaf),
             Draft::Leaf(mut leaf, Some((_, sizes))) => {
+                let repeat = repeat_of(&sizes);
                 let walk: u64 = sizes.iter().map(|(_, count)| count).sum();
                 let walks = leaf.duration.count / walk.max(1);
                 let mut figures: Option<ColumnSizes> = None;
@@ -405,12 +587,19 @@ fn nodes_of(drafts: Vec<Draft>) -> Vec<Node<EventKey>> {
                         None => figures = Some(run),
                     }
                 }
-                leaf.key.request = 0;
+                (leaf.key.request, leaf.key.result) = match io(leaf.key.call) {
+                    Some(ColumnRole::Capacity) => (COLUMN_HOLDS_CAPACITY, leaf.key.result()),
+                    Some(ColumnRole::Result) => (COLUMN_HOLDS_RESULT, 0),
+                    _ => (0, leaf.key.result),
+                };
                 leaf.key.flags |= SIZE_IN_COLUMN;
-                leaf.column_sizes = figures.map(Box::new);
+                leaf.column_sizes = figures.map(|mut figures| {
+                    figures.repeat = repeat;
+                    Box::new(figures)
+                });
                 Node::Leaf(*leaf)
             }
-            Draft::Loop { count, body, .. } => Node::exact_loop(count, nodes_of(body)),
+            Draft::Loop { count, body, .. } => Node::exact_loop(count, nodes_of(body, io)),
         })
         .collect()
 }

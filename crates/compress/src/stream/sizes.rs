@@ -15,10 +15,50 @@ use cairn_format::bytes::{ByteReader, ByteWriter};
 use cairn_format::Result;
 use cairn_model::{size_bin, SIZE_BIN_NAMES};
 
-/// Key flag: the requested size of each occurrence is the stream's next column entry
-/// (after its offset's, if that is in the column too); the key's request is 0 and its
-/// result, as always, the result minus the request.
+use super::EventKey;
+
+/// Key flag: a value of each occurrence is the stream's next column entry (after its
+/// offset's, if that is in the column too). Which value the key's request says
+/// ([`ColumnRole`], EVNT version 31): 0, the requested size, the key's result then, as
+/// always, the result minus the request (every read and write; an MPI send);
+/// [`COLUMN_HOLDS_CAPACITY`], a posted receive's capacity, the key's result then the
+/// result itself (0); [`COLUMN_HOLDS_RESULT`], a completion's received bytes, the request
+/// 0.
 pub const SIZE_IN_COLUMN: u32 = 1 << 18;
+
+/// The request of a [`SIZE_IN_COLUMN`] key whose column holds a posted receive's capacity.
+pub const COLUMN_HOLDS_CAPACITY: u64 = 1;
+/// The request of a [`SIZE_IN_COLUMN`] key whose column holds the call's result.
+pub const COLUMN_HOLDS_RESULT: u64 = 2;
+
+/// What the column entry of a call whose values differ holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColumnRole {
+    /// Its requested size, the result relative to it (reads, writes, MPI sends, receives
+    /// that got what they posted for).
+    Request,
+    /// A posted receive's capacity (`MPI_Irecv`); its result, 0, stays in the key.
+    Capacity,
+    /// Its result (a completion's received bytes); its request stays 0.
+    Result,
+}
+
+/// `key` (of a [`SIZE_IN_COLUMN`] leaf) with the occurrence's column entry `entry` in
+/// place: its request and result as the call had them, the flag cleared.
+pub fn with_column_entry(key: &EventKey, entry: i64) -> EventKey {
+    let entry = entry.max(0);
+    let (request, result) = match key.request {
+        COLUMN_HOLDS_CAPACITY => (entry as u64, key.result.wrapping_sub(entry)),
+        COLUMN_HOLDS_RESULT => (0, entry),
+        _ => (entry as u64, key.result),
+    };
+    EventKey {
+        request,
+        result,
+        flags: key.flags & !SIZE_IN_COLUMN,
+        ..*key
+    }
+}
 
 const BINS: usize = SIZE_BIN_NAMES.len();
 
@@ -34,6 +74,11 @@ pub struct ColumnSizes {
     /// How many sizes fall in each of Darshan's access-size bins
     /// (`cairn_model::SIZE_BINS`).
     pub bins: [u64; BINS],
+    /// How many of the leaf's occurrences in a row one column entry stands for (EVNT
+    /// version 31): a message whose size changes at each rebuild of a time-step loop's
+    /// neighbour lists, and so is one size over the period's 19 steps, takes an entry a
+    /// period, not a step. 1 for values that may change at every call.
+    pub repeat: u64,
 }
 
 impl ColumnSizes {
@@ -47,6 +92,7 @@ impl ColumnSizes {
             max: size,
             squares: size as f64 * size as f64,
             bins,
+            repeat: 1,
         }
     }
 
@@ -87,6 +133,10 @@ impl ColumnSizes {
         for (bin, other) in self.bins.iter_mut().zip(other.bins) {
             *bin = bin.saturating_add(other);
         }
+        // Only the leaves a merge of loops made repeat entries, and no fold merges those.
+        if self.repeat != other.repeat {
+            self.repeat = 1;
+        }
     }
 
     /// Written after the leaf's other figures; its count is the leaf's occurrences.
@@ -105,6 +155,7 @@ impl ColumnSizes {
         for count in self.bins.iter().filter(|count| **count > 0) {
             out.u64(*count);
         }
+        out.u64(self.repeat.max(1) - 1);
     }
 
     /// Reads what [`ColumnSizes::encode`] wrote for a leaf of `count` occurrences, checking
@@ -134,7 +185,12 @@ impl ColumnSizes {
                     .ok_or_else(|| reader.corrupt("column size bins out of range"))?;
             }
         }
-        if counted != count || count == 0 || (sum as u128) > max as u128 * count as u128 {
+        let repeat = reader.u64()?.saturating_add(1);
+        if counted != count
+            || count == 0
+            || (sum as u128) > max as u128 * count as u128
+            || !count.is_multiple_of(repeat)
+        {
             return Err(reader.corrupt("column sizes do not agree with their leaf"));
         }
         Ok(ColumnSizes {
@@ -148,6 +204,7 @@ impl ColumnSizes {
                 0.0
             },
             bins,
+            repeat,
         })
     }
 }

@@ -1695,8 +1695,9 @@ fn stepping_with_lines(repeats: u64, runs: &[(u64, u64)]) -> Vec<Event> {
     events
 }
 
-fn read_or_write(call: u16) -> bool {
+fn read_or_write(call: u16) -> Option<ColumnRole> {
     matches!(class_of(call), Some(CallClass::Read | CallClass::Write))
+        .then_some(ColumnRole::Request)
 }
 
 #[test]
@@ -1720,9 +1721,10 @@ fn loops_whose_lines_grow_a_byte_merge_into_one() {
     let nodes = merged.nodes().to_nodes();
     assert_eq!(loops(&nodes), 1);
     // The first step (each file's first access) stays before the loop; the loop's line
-    // takes a column entry a step.
+    // takes a column entry every two steps (each size's run, 8, 90 and 100 steps, is a
+    // multiple of two).
     assert!(merged.has_column_sizes());
-    assert_eq!(merged.column().len(), 198);
+    assert_eq!(merged.column().len(), 99);
     expands_to(&merged, &events, events.last().unwrap().end()).unwrap();
     assert_eq!(requested_bytes(&merged), requested_bytes(&stream));
     // The same three times over (a run restarted): the merged loop inside the loop of
@@ -2022,5 +2024,103 @@ fn staged_position(
         last_end: 0,
         duration,
         gap,
+    }
+}
+
+/// Calls of [`ghost_exchange`]: a posted receive, a send, a completion and the exchange of
+/// counts at each rebuild.
+fn ghost_class(call: u16) -> Option<CallClass> {
+    match call {
+        0 | 1 | 3 => Some(CallClass::PointToPoint),
+        2 => Some(CallClass::Completion),
+        _ => None,
+    }
+}
+
+fn ghost_role(call: u16) -> Option<ColumnRole> {
+    match call {
+        0 => Some(ColumnRole::Capacity),
+        1 => Some(ColumnRole::Request),
+        2 => Some(ColumnRole::Result),
+        _ => None,
+    }
+}
+
+/// LAMMPS's halo exchange in miniature (`patterns/md_ghosts.c`): every step, per swap,
+/// `MPI_Irecv` posted for exactly the count the neighbour sends, `MPI_Send`, `MPI_Wait`;
+/// every `period` steps a rebuild — the counts exchanged (a constant 4-byte message), the
+/// migrating atoms sent — after which every swap's counts are new ones.
+fn ghost_exchange(periods: u64, period: u64) -> Vec<Event> {
+    let mut events = Vec::new();
+    let mut clock = 0;
+    let mut push = |call: u16, request: u64, result: i64, peer: u64, context: u32| {
+        clock += 10;
+        events.push(Event {
+            call,
+            start: clock,
+            duration: 3,
+            file: None,
+            handle: 0,
+            offset: -1,
+            request,
+            result,
+            errno: 0,
+            context,
+            aux: peer,
+            flags: 0,
+        });
+    };
+    for rebuild in 0..periods {
+        for swap in 0..2u64 {
+            push(3, 4, 4, swap + 1, 5);
+            let migrants = 100 + mix(rebuild * 7 + swap) % 50;
+            push(0, migrants, 0, swap + 1, 6);
+            push(1, 96 + mix(rebuild * 5 + swap) % 50, 0, swap + 1, 7);
+            push(2, 0, migrants as i64, swap + 1, 8);
+        }
+        for _ in 0..period {
+            for swap in 0..2u64 {
+                let count = 3000 + mix(rebuild * 3 + swap) % 300;
+                push(0, count, 0, swap + 1, 1);
+                push(1, 3000 + mix(rebuild * 11 + swap) % 300, 0, swap + 1, 2);
+                push(2, 0, count as i64, swap + 1, 3);
+            }
+        }
+    }
+    // A send's result is its size; a posted receive's 0.
+    for event in &mut events {
+        if event.call == 1 {
+            event.result = event.request as i64;
+        }
+    }
+    events
+}
+
+#[test]
+fn halo_exchanges_whose_counts_change_at_each_rebuild_fold_with_their_counts_exact() {
+    // Each rebuild period is the same calls with other message sizes: the folder made a
+    // loop of the period's steps and left the rebuilds apart, every period's keys new.
+    // Merged, the periods are one loop; each message's size (a receive's capacity, a
+    // send's size, a completion's received bytes) is a column entry a period, not a call.
+    let (periods, period) = (40, 19);
+    let events = ghost_exchange(periods, period);
+    let mut encoder = StreamEncoder::default();
+    for event in &events {
+        encoder.push(event, ghost_class(event.call));
+    }
+    let stream = encoder.finish();
+    assert!(stream.nodes().to_nodes().len() >= periods as usize);
+    let merged = stream.with_resized_loops_merged(&ghost_role).unwrap();
+    let nodes = merged.nodes().to_nodes();
+    assert!(nodes.len() <= 2, "{nodes:?}");
+    // Per period: the rebuild's 6 sized calls, and 6 of the steps' calls, an entry each.
+    assert_eq!(merged.column().len(), periods * 12);
+    assert!(merged.bytes().len() * 4 < stream.bytes().len());
+    let decoded = EncodedStream::from_bytes(merged.bytes().to_vec()).unwrap();
+    let mut expanded = Vec::new();
+    decoded.expand(ghost_class, |event| expanded.push(event));
+    assert_eq!(expanded.len(), events.len());
+    for (original, back) in events.iter().zip(&expanded) {
+        assert_eq!(exact(original), exact(back));
     }
 }

@@ -350,18 +350,18 @@ pub(crate) fn rewrite_own_streams(
     // What a call's column entry holds when its values differ from one loop to the next:
     // a read's or write's size; an MPI message's size, a posted receive's capacity, a
     // completion's received bytes.
-    let io = |call: u16| {
-        let info = calls.get(call as usize)?;
-        match info.class()? {
-            CallClass::Read | CallClass::Write => Some(ColumnRole::Request),
-            _ => match info.call?.message_bytes()? {
-                MessageBytes::Sent | MessageBytes::Received => Some(ColumnRole::Request),
-                MessageBytes::Posted => Some(ColumnRole::Capacity),
-                MessageBytes::Completed => Some(ColumnRole::Result),
-                MessageBytes::Probed | MessageBytes::Described => None,
-            },
-        }
+    let role = |info: &CallInfo| match info.class()? {
+        CallClass::Read | CallClass::Write => Some(ColumnRole::Request),
+        _ => match info.call?.message_bytes()? {
+            MessageBytes::Sent | MessageBytes::Received => Some(ColumnRole::Request),
+            MessageBytes::Posted => Some(ColumnRole::Capacity),
+            MessageBytes::Completed => Some(ColumnRole::Result),
+            MessageBytes::Probed | MessageBytes::Described => None,
+        },
     };
+    // Once per call, not at every comparison of two leaves.
+    let roles: Vec<Option<ColumnRole>> = calls.iter().map(role).collect();
+    let io = |call: u16| roles.get(call as usize).copied().flatten();
     for stream in streams {
         if stream.members != 1 || Arc::strong_count(&stream.events) != 1 {
             continue;

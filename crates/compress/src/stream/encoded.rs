@@ -520,14 +520,21 @@ impl EncodedStream {
         }
         let nodes = self.nodes().to_nodes();
         let (nodes, column) = resized::merge_resized_loops(&nodes, io, resize)?;
-        Some(Self::encode_nodes(
+        let rewritten = Self::encode_nodes(
             &nodes,
             self.first_start,
             self.last_end,
             &self.sharing,
             false,
             &column,
-        ))
+        );
+        // Loops merged for their sizes trade keys for column entries: kept only when that
+        // is smaller (a farm's irregular messages merged into loops whose sizes all
+        // differ are not).
+        if resize && rewritten.bytes().len() >= self.bytes().len() {
+            return None;
+        }
+        Some(rewritten)
     }
 
     fn encode_nodes(

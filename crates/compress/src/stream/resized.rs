@@ -53,6 +53,9 @@ const PAIRED_WIDTH: usize = 16;
 /// repeats every 100 steps, about 240 nodes).
 const PERIOD_WIDTH: usize = 512;
 
+/// How many of the nearest later places of a node's hash are tried as the width of a run.
+const NEAREST_PLACES: usize = 32;
+
 /// A column leaf's values over one walk of the loop whose merge made them: (value,
 /// occurrences) in order. The loop itself may run several times (inside an outer loop):
 /// each walk repeats the list.
@@ -175,33 +178,42 @@ fn merge_siblings(body: &mut Vec<Draft>, (io, resize): (Roles<'_>, bool), merges
         }
         at += 1;
     }
-    if resize {
-        wrap_repeating_runs(body, io);
+    merge_adjacent(body, (io, resize), merges);
+    // Then runs that repeat but for their values, each repetition made a loop of one to
+    // merge likewise (after the loops beside each other merged: a run whose loops merged
+    // keeps them so).
+    if resize && wrap_repeating_runs(body, io) {
+        merge_adjacent(body, (io, resize), merges);
     }
-    let mut at = 0;
-    while at + 1 < body.len() {
-        let alike = match (&body[at], &body[at + 1]) {
+}
+
+/// Each loop merged into the one before it while they are alike (the body rebuilt in one
+/// pass: a farm's stream merges thousands).
+fn merge_adjacent(body: &mut Vec<Draft>, (io, resize): (Roles<'_>, bool), merges: &mut u32) {
+    let mut merged: Vec<Draft> = Vec::with_capacity(body.len());
+    for draft in std::mem::take(body) {
+        let alike = match (merged.last(), &draft) {
             (
-                Draft::Loop {
+                Some(Draft::Loop {
                     body: first, merge, ..
-                },
+                }),
                 Draft::Loop { body: next, .. },
             ) => bodies_alike(first, next, *merge, (io, resize)),
             _ => false,
         };
         if !alike {
-            at += 1;
+            merged.push(draft);
             continue;
         }
         let Draft::Loop {
             count: next_count,
             body: next,
             ..
-        } = body.remove(at + 1)
+        } = draft
         else {
             unreachable!("checked to be a loop")
         };
-        let Draft::Loop { count, body, merge } = &mut body[at] else {
+        let Some(Draft::Loop { count, body, merge }) = merged.last_mut() else {
             unreachable!("checked to be a loop")
         };
         if *merge == 0 {
@@ -212,6 +224,7 @@ fn merge_siblings(body: &mut Vec<Draft>, (io, resize): (Roles<'_>, bool), merges
         *body = merge_bodies(first, next, (*count, next_count), (*merge, io));
         *count += next_count;
     }
+    *body = merged;
 }
 
 /// The `width` nodes of `body` from `start` as one loop of one iteration, to be merged
@@ -400,16 +413,16 @@ fn loose_hash(draft: &Draft, io: Roles<'_>) -> u64 {
 }
 
 /// Makes each repetition of a run of nodes that repeats but for values a merge lets differ
-/// an iteration (a loop of one), for the loops to merge: a time-step loop whose every
+/// an iteration (a loop of one), for the loops to merge (whether it made any): a time-step loop whose every
 /// rebuild period has messages of other sizes (a run holding a loop). At each place, the width whose repetitions
 /// cover the most nodes (the shortest of those), found from the nodes' loose hashes in
-/// O(nodes × [`PERIOD_WIDTH`]).
-fn wrap_repeating_runs(body: &mut Vec<Draft>, io: Roles<'_>) {
+/// O(nodes × equal hashes within [`PERIOD_WIDTH`]).
+fn wrap_repeating_runs(body: &mut Vec<Draft>, io: Roles<'_>) -> bool {
     let hashes: Vec<u64> = body.iter().map(|draft| loose_hash(draft, io)).collect();
     let length = hashes.len();
     let widest = PERIOD_WIDTH.min(length / 2);
     if widest == 0 {
-        return;
+        return false;
     }
     // Only runs that hold a loop are taken (a period of steps): calls that repeat in a
     // fixed cycle of sizes (a record's three fields) stay leaves with their sizes in their
@@ -418,21 +431,32 @@ fn wrap_repeating_runs(body: &mut Vec<Draft>, io: Roles<'_>) {
     for (index, draft) in body.iter().enumerate() {
         loops[index + 1] = loops[index] + matches!(draft, Draft::Loop { .. }) as u32;
     }
-    // runs[w - 1]: how many nodes from `at` on equal the ones `w` later, for the place
-    // being looked at, updated from the place after it.
-    let mut runs = vec![0u32; widest];
+    // Per width w: the place last found equal to the one w later, and the first place from
+    // there on that is not (so the run of equal places from `at` is that place − `at`).
+    // Only widths to a later place of the same hash are looked at (the places of each hash
+    // within the widest width kept, nearest last): an irregular stream has few.
+    let mut chains = vec![(usize::MAX, 0usize); widest + 1];
+    let mut places: crate::hash::FastMap<u64, std::collections::VecDeque<usize>> =
+        crate::hash::FastMap::default();
     // best[at]: (width, repetitions) covering the most nodes from `at`.
     let mut best = vec![(0usize, 0u64); length];
     for at in (0..length).rev() {
         let mut chosen = (0usize, 0u64);
-        for width in 1..=widest {
-            let run = &mut runs[width - 1];
-            *run = if at + width < length && hashes[at] == hashes[at + width] {
-                *run + 1
-            } else {
-                0
-            };
-            let repetitions = 1 + *run as u64 / width as u64;
+        let later = places.entry(hashes[at]).or_default();
+        while later.front().is_some_and(|place| *place > at + widest) {
+            later.pop_front();
+        }
+        // The nearest places of a hash only: a farm's receive from any worker repeats
+        // every few nodes, and its hundreds of places in a window would cost as many
+        // steps at every node.
+        for place in later.iter().rev().take(NEAREST_PLACES) {
+            let width = place - at;
+            let (last, end) = &mut chains[width];
+            if *last != at + 1 {
+                *end = at + 1;
+            }
+            *last = at;
+            let repetitions = 1 + ((*end - at) / width) as u64;
             if repetitions >= 2
                 && repetitions * width as u64 > chosen.1 * chosen.0 as u64
                 && loops[at + width] > loops[at]
@@ -440,24 +464,25 @@ fn wrap_repeating_runs(body: &mut Vec<Draft>, io: Roles<'_>) {
                 chosen = (width, repetitions);
             }
         }
+        later.push_back(at);
         best[at] = chosen;
     }
+    // The repetitions to wrap (first place, width, how many), confirmed against the first
+    // (hashes may collide); then the body rebuilt once.
+    let mut wraps = Vec::new();
     let mut at = 0;
-    let mut shift = 0usize;
     while at < length {
         let (width, repetitions) = best[at];
-        if repetitions < 2 {
-            at += 1;
-            continue;
-        }
-        // Confirm each repetition against the first (hashes may collide) and wrap it.
-        let start = at - shift;
         let mut taken = 1;
         while taken < repetitions {
-            let next = start + taken as usize * width;
-            let (first, rest) = body.split_at(next);
-            if !starts_alike(&first[start], &rest[0])
-                || !bodies_alike(&first[start..start + width], &rest[..width], 0, (io, true))
+            let next = at + taken as usize * width;
+            if !starts_alike(&body[at], &body[next])
+                || !bodies_alike(
+                    &body[at..at + width],
+                    &body[next..next + width],
+                    0,
+                    (io, true),
+                )
             {
                 break;
             }
@@ -467,12 +492,27 @@ fn wrap_repeating_runs(body: &mut Vec<Draft>, io: Roles<'_>) {
             at += 1;
             continue;
         }
-        for iteration in (0..taken as usize).rev() {
-            wrap_iteration(body, start + iteration * width, width);
-        }
-        shift += taken as usize * (width - 1);
+        wraps.push((at, width, taken as usize));
         at += taken as usize * width;
     }
+    if wraps.is_empty() {
+        return false;
+    }
+    let mut drafts = std::mem::take(body).into_iter();
+    let mut place = 0;
+    for (start, width, taken) in wraps {
+        body.extend(drafts.by_ref().take(start - place));
+        for _ in 0..taken {
+            body.push(Draft::Loop {
+                count: 1,
+                body: drafts.by_ref().take(width).collect(),
+                merge: 0,
+            });
+        }
+        place = start + width * taken;
+    }
+    body.extend(drafts);
+    true
 }
 
 /// How many of a leaf's occurrences were consecutive and sequential accesses.

@@ -1727,18 +1727,19 @@ fn loops_whose_lines_grow_a_byte_merge_into_one() {
     assert_eq!(merged.column().len(), 99);
     expands_to(&merged, &events, events.last().unwrap().end()).unwrap();
     assert_eq!(requested_bytes(&merged), requested_bytes(&stream));
-    // The same three times over (a run restarted): the merged loop inside the loop of
-    // repeats, its column walked again each time.
+    // The same three times over (a run restarted): merged, the loop inside the loop of
+    // repeats would walk its column again each time, 297 entries against the three loops'
+    // keys — larger, so the stream stays as the folder made it (the merges are kept only
+    // when smaller; the proptest below expands those of other runs).
     let events = stepping_with_lines(3, &[(9, 19), (90, 20), (100, 21)]);
     let mut encoder = StreamEncoder::default();
     for event in &events {
         encoder.push(event, class_of(event.call));
     }
-    let merged = encoder
+    assert!(encoder
         .finish()
         .with_resized_loops_merged(&read_or_write)
-        .unwrap();
-    expands_to(&merged, &events, events.last().unwrap().end()).unwrap();
+        .is_none());
     // Nothing to merge: no new stream.
     let mut encoder = StreamEncoder::default();
     for event in &stepping_with_lines(1, &[(50, 19)]) {

@@ -559,6 +559,18 @@ impl<'a> ColumnCursor<'a> {
     pub fn size(&mut self, site: u64) -> Option<i64> {
         self.slot(site)?.2.next()
     }
+
+    /// The size of a leaf's next occurrence when each of its entries stands for `repeat`
+    /// occurrences in a row (`ColumnSizes::repeat`): a new entry of `site` every `repeat`
+    /// occurrences, else the last again. `met`: the leaf's occurrences met so far and the
+    /// entry last taken, kept by the reader per leaf.
+    pub fn repeated_size(&mut self, site: u64, repeat: u64, met: &mut (u64, i64)) -> i64 {
+        if met.0.is_multiple_of(repeat.max(1)) {
+            met.1 = self.size(site).unwrap_or(0);
+        }
+        met.0 += 1;
+        met.1
+    }
 }
 
 #[cfg(test)]

@@ -413,10 +413,10 @@ fn loose_hash(draft: &Draft, io: Roles<'_>) -> u64 {
 }
 
 /// Makes each repetition of a run of nodes that repeats but for values a merge lets differ
-/// an iteration (a loop of one), for the loops to merge (whether it made any): a time-step loop whose every
-/// rebuild period has messages of other sizes (a run holding a loop). At each place, the width whose repetitions
-/// cover the most nodes (the shortest of those), found from the nodes' loose hashes in
-/// O(nodes × equal hashes within [`PERIOD_WIDTH`]).
+/// an iteration (a loop of one), for the loops to merge; whether it made any. A time-step
+/// loop whose every rebuild period has messages of other sizes (a run holding a loop). At
+/// each place, the width whose repetitions cover the most nodes (the shortest of those),
+/// found from the nodes' loose hashes in O(nodes × [`NEAREST_PLACES`]).
 fn wrap_repeating_runs(body: &mut Vec<Draft>, io: Roles<'_>) -> bool {
     let hashes: Vec<u64> = body.iter().map(|draft| loose_hash(draft, io)).collect();
     let length = hashes.len();
@@ -567,7 +567,7 @@ fn walk_sizes(
                 let (run, taken) = &mut cursors[*next];
                 // An entry stands for `repeat` occurrences in a row (every run is a
                 // multiple of it).
-                if *taken % repeat_of(sizes) == 0 {
+                if taken.is_multiple_of(repeat_of(sizes)) {
                     column.push_size(site(leaf.key.call, leaf.key.context), sizes[*run].0 as i64);
                 }
                 *taken += 1;

@@ -348,16 +348,8 @@ impl<'a, V: Visitor> StreamWalk<'a, V> {
             }
             (key.flags & SIZE_IN_COLUMN != 0).then(|| {
                 let repeat = leaf.column_sizes.as_ref().map_or(1, |sizes| sizes.repeat);
-                let entry = if repeat > 1 {
-                    let (met, last) = self.repeats.entry(place).or_insert((0, 0));
-                    if *met % repeat == 0 {
-                        *last = column.size(site).unwrap_or(0);
-                    }
-                    *met += 1;
-                    *last
-                } else {
-                    column.size(site).unwrap_or(0)
-                };
+                let met = self.repeats.entry(place).or_default();
+                let entry = column.repeated_size(site, repeat, met);
                 with_column_entry(key, entry)
             })
         });

@@ -373,20 +373,10 @@ impl<'s, C: Fn(u16) -> Option<CallClass>> Events<'s, C> {
             .flatten();
         if key.flags & SIZE_IN_COLUMN != 0 {
             let repeat = leaf.column_sizes.as_ref().map_or(1, |sizes| sizes.repeat);
-            let entry = if repeat > 1 {
-                let (met, last) = self.repeats.entry(node).or_insert((0, 0));
-                if *met % repeat == 0 {
-                    *last = self
-                        .column
-                        .size(column_site(key.call, key.context))
-                        .unwrap_or(0);
-                }
-                *met += 1;
-                Some(*last)
-            } else {
-                self.column.size(column_site(key.call, key.context))
-            };
-            let own = super::with_column_entry(&key, entry.unwrap_or(0));
+            let site = column_site(key.call, key.context);
+            let met = self.repeats.entry(node).or_default();
+            let entry = self.column.repeated_size(site, repeat, met);
+            let own = super::with_column_entry(&key, entry);
             (key.request, key.result) = (own.request, own.result);
             flags &= !SIZE_IN_COLUMN;
         }

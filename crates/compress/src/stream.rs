@@ -810,7 +810,25 @@ impl StreamEncoder {
             let drawn = |key: &EventKey| {
                 key.offset == OffsetRef::Blurred || key.flags & blur::ORDER_IN_LEAF != 0
             };
-            if second != keys || keys.iter().any(drawn) {
+            // A jittering position's entries are taken as the second repetition's for every
+            // later one: so they must be the third's too. Each is a jump from the access
+            // before it, which moves by its own stride; a jump from another position that
+            // moves by another stride (a record that moves after an index that does not)
+            // differs from one repetition to the next, and the block goes one by one.
+            let mut third_entries = Vec::new();
+            if count > 2 && !next_entries.is_empty() {
+                let mut third = probe.clone();
+                for position in body {
+                    third.encode_blurring(&position.nth(2), position.class);
+                    if let Some(entry) = third.take_jitter() {
+                        third_entries.push(entry);
+                    }
+                }
+            }
+            if second != keys
+                || keys.iter().any(drawn)
+                || (count > 2 && !next_entries.is_empty() && third_entries != next_entries)
+            {
                 self.relative = before;
                 self.push_block_one_by_one(body, count);
                 return;

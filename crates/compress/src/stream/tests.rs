@@ -278,6 +278,114 @@ fn exact(event: &Event) -> (u16, Option<u32>, u64, i64, u64, i64, i32, u32, u64,
     )
 }
 
+/// Segments of calls (call, file, first offset or -1, stride, duration), each body repeated
+/// the given times.
+type BlockSegments = Vec<(Vec<(u16, u32, i64, i64, u64)>, u64)>;
+
+fn blocks_expand_to_their_events(
+    segments: BlockSegments,
+) -> std::result::Result<(), proptest::test_runner::TestCaseError> {
+    // Each segment: a body of calls repeated; pushed as the tracer stages it (two
+    // repetitions one by one, the rest as one block with summed statistics, each
+    // position's offsets its own stride apart) and expanded: every exactly kept
+    // field comes back, also when two positions on one file move apart (then the
+    // block goes in event by event).
+    let mut events = Vec::new();
+    let mut blocks = StreamEncoder::default();
+    let mut clock = 0u64;
+    let mut last_end = 0u64;
+    for (body, repetitions) in segments {
+        let mut segment: Vec<Vec<Event>> = Vec::new();
+        for repetition in 0..repetitions {
+            let mut one = Vec::new();
+            for (call, file, offset, stride, duration) in &body {
+                clock += 5;
+                one.push(Event {
+                    call: *call,
+                    start: clock,
+                    duration: *duration,
+                    file: Some(*file),
+                    handle: 3 + *file as u64,
+                    offset: if *offset < 0 {
+                        -1
+                    } else {
+                        offset + stride * repetition as i64
+                    },
+                    request: 64,
+                    result: 64,
+                    errno: 0,
+                    context: *file + 4 * *call as u32,
+                    aux: 0,
+                    flags: 0,
+                });
+                clock += duration;
+            }
+            segment.push(one);
+        }
+        for (index, one) in segment.iter().enumerate() {
+            if index < 2 || repetitions < 3 {
+                for event in one {
+                    blocks.push(event, class_of(event.call));
+                }
+            }
+        }
+        if repetitions >= 3 {
+            let mut positions = Vec::new();
+            let mut before = segment[1].last().map_or(0, Event::end);
+            let mut statistics = vec![(Stats::default(), Stats::default()); body.len()];
+            for one in &segment[2..] {
+                for (position, event) in one.iter().enumerate() {
+                    statistics[position].0.add(event.duration);
+                    statistics[position]
+                        .1
+                        .add(event.start.saturating_sub(before));
+                    before = event.end();
+                }
+            }
+            for (position, event) in segment[2].iter().enumerate() {
+                let (_, _, offset, stride, _) = body[position];
+                positions.push(BlockPosition {
+                    event: event.clone(),
+                    class: class_of(event.call),
+                    stride: if offset < 0 { 0 } else { stride },
+                    last_end: segment.last().unwrap()[position].end(),
+                    duration: statistics[position].0,
+                    gap: statistics[position].1,
+                });
+            }
+            blocks.push_block(&positions, repetitions - 2);
+        }
+        last_end = segment
+            .last()
+            .and_then(|one| one.last())
+            .map_or(last_end, Event::end);
+        events.extend(segment.into_iter().flatten());
+    }
+    let stream = blocks.finish();
+    // Blocks that did not extend a loop went in a repetition at a time: every leaf's
+    // statistics still count its occurrences.
+    prop_assert_eq!(
+        statistics_as_structure(&stream.nodes().to_nodes(), 1),
+        events.len() as u64
+    );
+    expands_to(&stream, &events, last_end)?;
+    Ok(())
+}
+
+#[test]
+fn a_jittering_block_position_after_one_of_another_stride_expands_to_its_events() {
+    // Found by the proptest below (a CI run, 2026-11-30): a tracer block whose second
+    // position's jump jitters (its offsets in the column) follows a position on the same
+    // file that moves by another stride, so its jump changes every repetition; the block
+    // took the second repetition's entry for all of them (an offset 4,096 bytes off).
+    blocks_expand_to_their_events(vec![
+        (vec![(2, 1, 4096, 0, 1)], 1),
+        (vec![(2, 1, 0, 0, 1), (2, 1, 4096, 64, 1)], 5),
+        (vec![(1, 1, 4096, 0, 1), (2, 1, 4096, 4096, 1)], 5),
+    ])
+    .unwrap();
+}
+
 proptest! {
     #[test]
     fn every_exactly_kept_field_survives(events in events()) {
@@ -591,78 +699,7 @@ proptest! {
 
     #[test]
     fn blocks_folded_by_the_tracer_expand_to_their_events(segments in proptest::collection::vec((proptest::collection::vec((1u16..3, 0u32..3, prop_oneof![Just(-1i64), (0i64..3).prop_map(|o| o * 4096)], prop_oneof![Just(0i64), Just(64), Just(4096)], 1u64..300), 1..6), 1u64..12), 0..12)) {
-        // Each segment: a body of calls repeated; pushed as the tracer stages it (two
-        // repetitions one by one, the rest as one block with summed statistics, each
-        // position's offsets its own stride apart) and expanded: every exactly kept
-        // field comes back, also when two positions on one file move apart (then the
-        // block goes in event by event).
-        let mut events = Vec::new();
-        let mut blocks = StreamEncoder::default();
-        let mut clock = 0u64;
-        let mut last_end = 0u64;
-        for (body, repetitions) in segments {
-            let mut segment: Vec<Vec<Event>> = Vec::new();
-            for repetition in 0..repetitions {
-                let mut one = Vec::new();
-                for (call, file, offset, stride, duration) in &body {
-                    clock += 5;
-                    one.push(Event {
-                        call: *call,
-                        start: clock,
-                        duration: *duration,
-                        file: Some(*file),
-                        handle: 3 + *file as u64,
-                        offset: if *offset < 0 { -1 } else { offset + stride * repetition as i64 },
-                        request: 64,
-                        result: 64,
-                        errno: 0,
-                        context: *file + 4 * *call as u32,
-                        aux: 0,
-                        flags: 0,
-                    });
-                    clock += duration;
-                }
-                segment.push(one);
-            }
-            for (index, one) in segment.iter().enumerate() {
-                if index < 2 || repetitions < 3 {
-                    for event in one {
-                        blocks.push(event, class_of(event.call));
-                    }
-                }
-            }
-            if repetitions >= 3 {
-                let mut positions = Vec::new();
-                let mut before = segment[1].last().map_or(0, Event::end);
-                let mut statistics = vec![(Stats::default(), Stats::default()); body.len()];
-                for one in &segment[2..] {
-                    for (position, event) in one.iter().enumerate() {
-                        statistics[position].0.add(event.duration);
-                        statistics[position].1.add(event.start.saturating_sub(before));
-                        before = event.end();
-                    }
-                }
-                for (position, event) in segment[2].iter().enumerate() {
-                    let (_, _, offset, stride, _) = body[position];
-                    positions.push(BlockPosition {
-                        event: event.clone(),
-                        class: class_of(event.call),
-                        stride: if offset < 0 { 0 } else { stride },
-                        last_end: segment.last().unwrap()[position].end(),
-                        duration: statistics[position].0,
-                        gap: statistics[position].1,
-                    });
-                }
-                blocks.push_block(&positions, repetitions - 2);
-            }
-            last_end = segment.last().and_then(|one| one.last()).map_or(last_end, Event::end);
-            events.extend(segment.into_iter().flatten());
-        }
-        let stream = blocks.finish();
-        // Blocks that did not extend a loop went in a repetition at a time: every leaf's
-        // statistics still count its occurrences.
-        prop_assert_eq!(statistics_as_structure(&stream.nodes().to_nodes(), 1), events.len() as u64);
-        expands_to(&stream, &events, last_end)?;
+        blocks_expand_to_their_events(segments)?;
     }
 
     #[test]

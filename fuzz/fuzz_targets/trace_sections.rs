@@ -18,7 +18,7 @@ use libfuzzer_sys::fuzz_target;
 /// 200 blocks, lossless (sizes and offsets in the column, leaves with their sizes' figures),
 /// and patterns/rank_random_seeks.c on 4 ranks, 200 blocks, at precision 0 (leaves that keep
 /// each rank's access-order counts), and patterns/progress_log.c on 4 ranks, 20 steps,
-/// lossless (a stream the ranks share with rank 0's column, EVNT 28; remade for EVNT 29, 30 and 31).
+/// lossless (a stream the ranks share with rank 0's column, EVNT 28; remade for EVNT 29, 30, 31 and 32).
 /// Remake them when a section's version changes, or the decoders are only fuzzed up to the
 /// version check (an earlier sample, rank_trees.c, fuzzed file tables of blocks).
 const SAMPLES: [&[u8]; 5] = [

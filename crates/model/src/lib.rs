@@ -389,6 +389,11 @@ impl WanderingSizes {
             .then(|| self.sizes[(self.next as usize + Self::KEPT - distance) % Self::KEPT])
     }
 
+    /// Whether the site's sizes wander (as the last step said).
+    pub fn is_wandering(&self) -> bool {
+        self.wandering
+    }
+
     /// Takes the next size; whether the site's sizes wander now.
     #[inline]
     pub fn step(&mut self, size: u64) -> bool {

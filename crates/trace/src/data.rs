@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use cairn_compress::stream::{ColumnRole, EncodedStream, RankView};
+use cairn_compress::stream::{Column, ColumnRole, EncodedStream, RankView};
 use cairn_format::bytes::{ByteReader, ByteWriter};
 use cairn_format::container::{SectionKind, TraceFile, TraceWriter};
 pub use cairn_format::segment::KernelIo;
@@ -61,7 +61,7 @@ const VERSION: u16 = 1;
 /// and implied the fullest histogram bin; version 4 added the
 /// slowest rank per leaf, version 3 streams shared by ranks and per-stream file tables,
 /// version 2 one stream per thread with trace-wide file indices, version 1 flat columns).
-const EVENTS_VERSION: u16 = 31;
+const EVENTS_VERSION: u16 = 32;
 /// Version 12 of PROC: the per-process columns ranks have alike (parent and exec'd process,
 /// forked, string entries, argument counts, group codes, ending, status, threads, untraced
 /// calls, runtime events, ranks, which have counters or lost calls) as runs of equal values
@@ -292,6 +292,10 @@ pub struct Stream {
     /// Set only in a trace made for a replay on another rank count (`cairn replay
     /// --scale-ranks`): how this rank walks the shared events ([`RankView`]); never stored.
     pub scaled: Option<RankView>,
+    /// A member's own column of irregular offsets, where the members of a shared stream
+    /// each have theirs (EVNT version 32: ranks that read the same HDF5 headers, each
+    /// reaching the column at its own event, or writing headers of their own).
+    pub column: Option<Arc<Column>>,
 }
 
 impl Stream {
@@ -308,7 +312,15 @@ impl Stream {
             files,
             events: Arc::new(events),
             scaled: None,
+            column: None,
         }
+    }
+
+    /// The column this stream's irregular offsets are taken from: its own, or its events'.
+    pub fn column(&self) -> &Column {
+        self.column
+            .as_deref()
+            .unwrap_or_else(|| self.events.column())
     }
 
     /// How this member walks the shared events.
@@ -833,11 +845,12 @@ impl Trace {
     ) -> impl Iterator<Item = Event> + Send + 't {
         stream
             .events
-            .events_for_view_seeded(
+            .events_with_column(
                 stream.view(),
                 stream.first_start,
                 move |call| self.class_of(call),
                 seed,
+                stream.column(),
             )
             .map(move |mut event| {
                 event.file = event.file.and_then(|local| stream.file(local as u64 + 1));
@@ -847,15 +860,11 @@ impl Trace {
 
     /// [`Trace::expand`] until `visit` returns false, where the walk stops.
     pub fn expand_while(&self, stream: &Stream, mut visit: impl FnMut(Event) -> bool) {
-        stream.events.expand_while_for_view(
-            stream.view(),
-            stream.first_start,
-            |call| self.class_of(call),
-            |mut event| {
-                event.file = event.file.and_then(|local| stream.file(local as u64 + 1));
-                visit(event)
-            },
-        );
+        for event in self.events(stream) {
+            if !visit(event) {
+                return;
+            }
+        }
     }
 }
 

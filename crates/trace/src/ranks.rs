@@ -19,7 +19,7 @@ use std::sync::Arc;
 use cairn_compress::fold::Node;
 use cairn_compress::ranks::{merge_ranks, Group, Member};
 use cairn_compress::stream::{
-    pending, EncodedStream, EventKey, OffsetRef, RankView, Shares, SIZE_IN_COLUMN,
+    pending, Column, EncodedStream, EventKey, OffsetRef, RankView, Shares, SIZE_IN_COLUMN,
 };
 use cairn_format::bytes::{ByteReader, ByteWriter};
 
@@ -85,8 +85,10 @@ pub fn merge_streams(
     // partition, whose column then goes with its parts — rank 0 printing its progress
     // still shares the other ranks' stream — and those whose column is that one's value
     // for value (the jumps of a dataset per step, alike on every rank: each rank reads
-    // them after its own previous access). If that column does not fit the merged stream
-    // (`group_streams` says so), the merge is made again without it.
+    // them after its own previous access), and (EVNT 32) any whose column holds offsets
+    // alone: members whose columns differ then each keep their own. If a column of sizes
+    // does not fit the merged stream (`group_streams` says so), the merge is made again
+    // without it.
     let candidates = |with_column: bool| {
         let mut ranked: Vec<usize> = (0..streams.len())
             .filter(|index| streams[*index].events.bytes().len() <= LARGEST_MERGED_STREAM)
@@ -94,12 +96,16 @@ pub fn merge_streams(
         ranked.sort_by_key(|index| (merged_as[*index], *index));
         let mut column_of: HashMap<u64, usize> = HashMap::new();
         ranked.retain(|index| {
-            let events = &streams[*index].events;
-            if !events.has_column() {
+            let column = streams[*index].column();
+            if column.is_empty() {
                 return true;
             }
-            let owner = &streams[*column_of.entry(merged_as[*index].0).or_insert(*index)].events;
-            with_column && (Arc::ptr_eq(owner, events) || owner.column() == events.column())
+            let owner = streams[*column_of.entry(merged_as[*index].0).or_insert(*index)].column();
+            // Columns of offsets alone may differ: each member then keeps its own.
+            with_column
+                && (std::ptr::eq(owner, column)
+                    || owner == column
+                    || (owner.sizes() == 0 && column.sizes() == 0))
         });
         ranked
     };
@@ -112,13 +118,14 @@ pub fn merge_streams(
                 .expect("streams without columns merge")
         }
     };
-    for (group, shared, offset, length) in built {
+    for (group, shared, offset, length, own_columns) in built {
         let members = group.members.len() as u32;
         for (position, member) in group.members.iter().enumerate() {
             let index = ranked[*member];
             let (_, rank) = merged_as[index];
             let start = process_start(processes, &streams[index]).wrapping_add(offset);
             let stream = &mut streams[index];
+            stream.column = own_columns.then(|| Arc::new(stream.column().clone()));
             stream.events = shared.clone();
             stream.rank_delta = rank - group.base_rank;
             stream.members = members;
@@ -140,8 +147,9 @@ fn reads_column(nodes: &[Node<EventKey>]) -> bool {
     })
 }
 
-/// A merged group with its stream, and the offset and length of its members' times.
-type Built = (Group, Arc<EncodedStream>, u64, u64);
+/// A merged group with its stream, the offset and length of its members' times, and
+/// whether each member keeps its own column.
+type Built = (Group, Arc<EncodedStream>, u64, u64, bool);
 
 /// The rank merge of the streams `ranked` (indices into `streams`): each group and its
 /// encoded stream. `None` when a group's leaves would not take exactly the column of the
@@ -225,33 +233,48 @@ fn group_streams(
             // A rank alone keeps its own values.
             pending::resolve(&mut nodes);
         }
-        let shared = if single && anchor_stream.members == 1 {
+        let mut own_columns = false;
+        let shared = if single && anchor_stream.members == 1 && anchor_stream.column.is_none() {
             anchor_stream.events.clone()
         } else {
             let times = (anchor_stream.first_start, anchor_stream.last_end);
             let several = group.members.len() > 1;
-            // The one member with a column (see `merge_streams`), if its parts read it.
-            let column = group
+            let columns: Vec<&Column> = group
                 .members
                 .iter()
-                .map(|member| &streams[ranked[*member]].events)
-                .find(|events| events.has_column())
-                .filter(|_| reads_column(&nodes));
-            Arc::new(match column {
-                Some(events) => EncodedStream::from_nodes_with_column(
+                .map(|member| streams[ranked[*member]].column())
+                .collect();
+            // The one column the members' parts read (one member's, or alike on all), if
+            // they read one; else, where the columns hold offsets alone, each member's own.
+            let column = columns.iter().find(|column| !column.is_empty());
+            let one = column.filter(|column| {
+                columns
+                    .iter()
+                    .all(|other| other.is_empty() || other == *column)
+            });
+            let from_one = one.filter(|_| reads_column(&nodes)).and_then(|column| {
+                EncodedStream::from_nodes_with_column(
                     &nodes,
                     times,
                     &group.sharing,
                     several,
-                    events.column(),
+                    column,
                 )
-                .ok()?,
-                None => {
+                .ok()
+            });
+            Arc::new(match (from_one, column) {
+                (Some(stream), _) => stream,
+                (None, Some(_)) if reads_column(&nodes) => {
+                    if columns.iter().any(|column| column.sizes() > 0) {
+                        return None;
+                    }
+                    own_columns = true;
                     EncodedStream::from_nodes(&nodes, times.0, times.1, &group.sharing, several)
                 }
+                _ => EncodedStream::from_nodes(&nodes, times.0, times.1, &group.sharing, several),
             })
         };
-        built.push((group, shared, offset, length));
+        built.push((group, shared, offset, length, own_columns));
     }
     Some(built)
 }
@@ -298,6 +321,33 @@ pub fn encode_streams(trace: &Trace, out: &mut ByteWriter) {
         for stream in &members {
             encode_file_table(previous, &stream.files, out);
             previous = &stream.files;
+        }
+        // Members with columns of their own (version 32): position, then 0 and the
+        // column, or 1 and the column less the previous one written here (see
+        // `Column::less`), whichever is shorter.
+        let own: Vec<(usize, &Column)> = members
+            .iter()
+            .enumerate()
+            .filter_map(|(position, stream)| Some((position, stream.column.as_deref()?)))
+            .collect();
+        out.u64(own.len() as u64);
+        let mut previous: Option<&Column> = None;
+        for (position, column) in own {
+            out.u64(position as u64);
+            let mut whole = ByteWriter::new();
+            column.write(&mut whole);
+            let mut less = ByteWriter::new();
+            if let Some(difference) = previous.and_then(|previous| column.less(previous)) {
+                difference.write(&mut less);
+            }
+            if !less.buffer.is_empty() && less.buffer.len() < whole.buffer.len() {
+                out.u64(1);
+                out.buffer.extend_from_slice(&less.buffer);
+            } else {
+                out.u64(0);
+                out.buffer.extend_from_slice(&whole.buffer);
+            }
+            previous = Some(column);
         }
     }
 }
@@ -433,6 +483,7 @@ pub fn decode_streams(reader: &mut ByteReader, processes: &[Process]) -> Result<
                 last_end: 0,
                 files: Vec::new(),
                 scaled: None,
+                column: None,
             });
         }
         let group = &mut streams[first..];
@@ -470,6 +521,28 @@ pub fn decode_streams(reader: &mut ByteReader, processes: &[Process]) -> Result<
             let (done, rest) = group.split_at_mut(index);
             let previous = done.last().map_or(&[][..], |stream| &stream.files);
             rest[0].files = decode_file_table(reader, previous, length)?;
+        }
+        let mut previous: Option<Arc<Column>> = None;
+        for _ in 0..reader.count(3)? {
+            let position = usize::try_from(reader.u64()?)
+                .ok()
+                .filter(|position| *position < group.len())
+                .ok_or_else(|| invalid("column of an unknown member"))?;
+            if !shared.column().is_empty() || group[position].column.is_some() {
+                return Err(invalid("a member's column beside another"));
+            }
+            let form = reader.u64()?;
+            let column = Column::read(reader)?;
+            let column = match (form, &previous) {
+                (0, _) => column,
+                (1, Some(previous)) => column
+                    .plus(previous)
+                    .ok_or_else(|| invalid("a member's column unlike the one it follows"))?,
+                _ => return Err(invalid("unknown form of a member's column")),
+            };
+            let column = Arc::new(column);
+            previous = Some(column.clone());
+            group[position].column = Some(column);
         }
     }
     canonical_order(&mut streams);

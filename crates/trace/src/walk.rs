@@ -704,7 +704,7 @@ fn walk_stream_counting(
         column: stream
             .events
             .has_column_sizes()
-            .then(|| stream.events.column().cursor()),
+            .then(|| stream.column().cursor()),
         reads_column: FastMap::default(),
         repeats: FastMap::default(),
         decoded: DecodedBodies::default(),

@@ -75,6 +75,20 @@ impl EncodedStream {
         class_of: C,
         seed: u64,
     ) -> Events<'_, C> {
+        self.events_with_column(view, first_start, class_of, seed, &self.column)
+    }
+
+    /// [`EncodedStream::events_for_view_seeded`] taking irregular offsets from `column`:
+    /// a member's own, in a stream ranks share whose members' columns differ (EVNT
+    /// version 32; the stream's own column is then empty).
+    pub fn events_with_column<'s, C: Fn(u16) -> Option<CallClass>>(
+        &'s self,
+        view: RankView,
+        first_start: u64,
+        class_of: C,
+        seed: u64,
+        column: &'s Column,
+    ) -> Events<'s, C> {
         let top = self.nodes_for_view(view);
         let mut relative = Relative::default();
         relative.set_rank(self.rank_for(view.delta));
@@ -83,7 +97,7 @@ impl EncodedStream {
             rank: self
                 .shared
                 .then(|| self.sharing.base_rank.saturating_add(view.delta)),
-            column: self.column.cursor(),
+            column: column.cursor(),
             clock: first_start,
             started: false,
             class_of,

@@ -44,6 +44,15 @@ pub struct Relative {
     /// Encoding only: per context, the offset deltas seen last (see
     /// [`Relative::encode_into_column`]).
     context_deltas: FastMap<u32, IrregularSteps>,
+    /// Encoding only: per context and size ([`periods_site`]), whether its nonzero
+    /// offset steps keep missing the one a period back (see [`irregular_step`]).
+    site_periods: FastMap<(u32, u64), WanderingSizes>,
+    /// Encoding only: where the last access through an MPI-IO explicit offset ended at
+    /// each context, so that the rules judge those offsets' steps as a file offset's (0:
+    /// consecutive).
+    /// (And that access's size: a step of 0 after an access of another size follows
+    /// another site's access, as a header read right after the block before it.)
+    aux_end: FastMap<u32, (u64, u64)>,
     /// Encoding only: per context, the bands of its offset jumps (see [`JitterSteps`]):
     /// jumps that jitter go to the column too.
     context_jitter: FastMap<u32, JitterSteps>,
@@ -84,6 +93,40 @@ pub struct Relative {
     /// empty posting (capacity 0, as a solver posts to a neighbour with no atoms to send)
     /// joins the others' histogram too ([`BLURRED_CAPACITY`]).
     capacity_sites: FastMap<(u16, u32), ()>,
+}
+
+/// Whether an offset step (as the key would keep it: from the end of the file's previous
+/// access, or of the site's own last one) sends the access to the column: when it is none
+/// of the context's recent steps (`seen`: random accesses), or a nonzero step that keeps
+/// missing the one a period back at its context and size (`periods`: an HDF5 reader's
+/// object headers, a few dozen distinct steps from header to header in no period a loop
+/// could hold, read by the same call at the same context as the datasets' data, whose
+/// steps repeat). A step of 0 is regular, unless the access does not follow the file's
+/// previous one (`apart`) while the steps keep missing: a dataset's data right after the
+/// previous dataset's, its header read in between.
+fn irregular_step(
+    seen: &mut IrregularSteps,
+    periods: &mut WanderingSizes,
+    step: i64,
+    apart: bool,
+) -> bool {
+    let unseen = seen.step(step);
+    if step == 0 {
+        unseen || (apart && periods.is_wandering())
+    } else {
+        let unexpected = periods.step_sampled(step as u64);
+        unseen | unexpected
+    }
+}
+
+/// Where [`Relative::site_periods`] judges an access's offset steps: per calling context
+/// and, for a read or write whose key keeps its size, per size too (sizes that wander, or
+/// blur, are one site: each size its own would never be judged).
+fn periods_site(context: u32, class: Option<CallClass>, request: u64, sized: bool) -> (u32, u64) {
+    match class {
+        Some(CallClass::Read | CallClass::Write) if sized => (context, request),
+        _ => (context, u64::MAX),
+    }
 }
 
 /// What [`Relative::own_end`] keeps per call, context, file and size.
@@ -285,6 +328,17 @@ impl Relative {
         }
     }
 
+    /// Whether an access at `context` keeps its size in the key, as far as the offset
+    /// rules need to know (their sites are per size then): lossless, its sizes not
+    /// wandering.
+    fn sized(&self, context: u32, blurring: bool) -> bool {
+        !blurring
+            && !self
+                .context_sizes
+                .get(&context)
+                .is_some_and(WanderingSizes::is_wandering)
+    }
+
     /// The file (index + 1) a [`FileRef::Delta`] at `context` is taken after: the last
     /// there, or at the call site's first use the thread's last file.
     fn site_file(&self, context: u32) -> u64 {
@@ -444,12 +498,14 @@ impl Relative {
             OffsetRef::Delta(delta) => Some(delta),
             _ => None,
         };
+        let mut own_delta_now = None;
         if let (Some(file_delta), false, Some(CallClass::Read | CallClass::Write), true) =
             (file_delta, blurring, class, file_plus_one != 0)
         {
             let own = (file_plus_one, event.call, event.context, request);
             if let Some(last) = self.own_end.get_mut(&own) {
                 let own_delta = event.offset.wrapping_sub(last.end);
+                own_delta_now = Some(own_delta);
                 if last.own_delta == Some(own_delta) && last.file_delta != file_delta {
                     offset = OffsetRef::OwnDelta(own_delta);
                 }
@@ -469,12 +525,16 @@ impl Relative {
         if let (OffsetRef::Delta(delta) | OffsetRef::OwnDelta(delta), Some(file_delta)) =
             (offset, file_delta)
         {
-            let irregular = self
-                .context_deltas
-                .entry(event.context)
-                .or_default()
-                .step(delta)
-                || after_irregular_seek;
+            let sized = self.sized(event.context, blurring);
+            let apart = file_delta != 0 || own_delta_now.is_some_and(|own| own != 0);
+            let irregular = irregular_step(
+                self.context_deltas.entry(event.context).or_default(),
+                self.site_periods
+                    .entry(periods_site(event.context, class, request, sized))
+                    .or_default(),
+                delta,
+                apart,
+            ) || after_irregular_seek;
             // Jumps that jitter (HDF5's metadata blocks among a dataset per step's data)
             // go to the column as irregular ones do; a block's too (`take_jitter`).
             let jitters = !irregular
@@ -549,11 +609,41 @@ impl Relative {
         } else if event.flags & event_flags::OFFSET_IN_AUX != 0 {
             let base = self.context_aux.insert(event.context, event.aux);
             let delta = event.aux.wrapping_sub(base.unwrap_or(0));
+            // Explicit offsets whose steps are irregular by the file offsets' rules (judged
+            // from where the context's last access ended) go to the column as file offsets
+            // do: an HDF5 reader's headers through MPI-IO, as their POSIX sub-calls.
+            let end = self
+                .aux_end
+                .insert(event.context, (event.aux.wrapping_add(request), request));
+            let irregular = match (base, end, offset) {
+                (Some(_), Some((end, size)), OffsetRef::Unknown) if !blurring => {
+                    let sized = self.sized(event.context, blurring);
+                    let step = event.aux.wrapping_sub(end) as i64;
+                    irregular_step(
+                        self.context_deltas.entry(event.context).or_default(),
+                        self.site_periods
+                            .entry(periods_site(event.context, class, request, sized))
+                            .or_default(),
+                        step,
+                        size != request,
+                    )
+                }
+                _ => false,
+            };
+            if let (true, Some(entry), Some(column)) = (
+                irregular,
+                column_entry(delta as i64, 0),
+                column.as_deref_mut(),
+            ) {
+                column.push_offset(site(event.call, event.context), entry);
+                offset = OffsetRef::Column;
+            }
             // An explicit offset's jumps may jitter as a file offset's do (HDF5's MPI-IO
             // driver writes each dataset at the address HDF5 allocated): then the column
             // keeps them, the key none. The file offset is unknown, so the column entry
             // at this site is the explicit offset's.
             let jitters = base.is_some()
+                && offset != OffsetRef::Column
                 && delta != 0
                 && offset == OffsetRef::Unknown
                 && self
@@ -562,6 +652,7 @@ impl Relative {
                     .or_default()
                     .step(delta as i64);
             match (jitters, column_entry(delta as i64, 0)) {
+                _ if offset == OffsetRef::Column => 0,
                 (true, Some(entry)) => {
                     let site = site(event.call, event.context);
                     match column.as_deref_mut() {

@@ -252,7 +252,8 @@ fn group_streams(
                     .iter()
                     .all(|other| other.is_empty() || other == *column)
             });
-            let from_one = one.filter(|_| reads_column(&nodes)).and_then(|column| {
+            let reads = reads_column(&nodes);
+            let from_one = one.filter(|_| reads).and_then(|column| {
                 EncodedStream::from_nodes_with_column(
                     &nodes,
                     times,
@@ -264,7 +265,7 @@ fn group_streams(
             });
             Arc::new(match (from_one, column) {
                 (Some(stream), _) => stream,
-                (None, Some(_)) if reads_column(&nodes) => {
+                (None, Some(_)) if reads => {
                     if columns.iter().any(|column| column.sizes() > 0) {
                         return None;
                     }

@@ -328,15 +328,30 @@ impl Relative {
         }
     }
 
-    /// Whether an access at `context` keeps its size in the key, as far as the offset
-    /// rules need to know (their sites are per size then): lossless, its sizes not
-    /// wandering.
-    fn sized(&self, context: u32, blurring: bool) -> bool {
-        !blurring
+    /// [`irregular_step`] at `context`: its recent steps, and its periods at the access's
+    /// size where the key keeps the size (lossless, the context's sizes not wandering).
+    fn irregular_step(
+        &mut self,
+        context: u32,
+        class: Option<CallClass>,
+        request: u64,
+        blurring: bool,
+        step: i64,
+        apart: bool,
+    ) -> bool {
+        let sized = !blurring
             && !self
                 .context_sizes
                 .get(&context)
-                .is_some_and(WanderingSizes::is_wandering)
+                .is_some_and(WanderingSizes::is_wandering);
+        irregular_step(
+            self.context_deltas.entry(context).or_default(),
+            self.site_periods
+                .entry(periods_site(context, class, request, sized))
+                .or_default(),
+            step,
+            apart,
+        )
     }
 
     /// The file (index + 1) a [`FileRef::Delta`] at `context` is taken after: the last
@@ -525,16 +540,10 @@ impl Relative {
         if let (OffsetRef::Delta(delta) | OffsetRef::OwnDelta(delta), Some(file_delta)) =
             (offset, file_delta)
         {
-            let sized = self.sized(event.context, blurring);
             let apart = file_delta != 0 || own_delta_now.is_some_and(|own| own != 0);
-            let irregular = irregular_step(
-                self.context_deltas.entry(event.context).or_default(),
-                self.site_periods
-                    .entry(periods_site(event.context, class, request, sized))
-                    .or_default(),
-                delta,
-                apart,
-            ) || after_irregular_seek;
+            let irregular =
+                self.irregular_step(event.context, class, request, blurring, delta, apart)
+                    || after_irregular_seek;
             // Jumps that jitter (HDF5's metadata blocks among a dataset per step's data)
             // go to the column as irregular ones do; a block's too (`take_jitter`).
             let jitters = !irregular
@@ -617,13 +626,12 @@ impl Relative {
                 .insert(event.context, (event.aux.wrapping_add(request), request));
             let irregular = match (base, end, offset) {
                 (Some(_), Some((end, size)), OffsetRef::Unknown) if !blurring => {
-                    let sized = self.sized(event.context, blurring);
                     let step = event.aux.wrapping_sub(end) as i64;
-                    irregular_step(
-                        self.context_deltas.entry(event.context).or_default(),
-                        self.site_periods
-                            .entry(periods_site(event.context, class, request, sized))
-                            .or_default(),
+                    self.irregular_step(
+                        event.context,
+                        class,
+                        request,
+                        blurring,
                         step,
                         size != request,
                     )
@@ -643,7 +651,6 @@ impl Relative {
             // keeps them, the key none. The file offset is unknown, so the column entry
             // at this site is the explicit offset's.
             let jitters = base.is_some()
-                && offset != OffsetRef::Column
                 && delta != 0
                 && offset == OffsetRef::Unknown
                 && self
